@@ -1,0 +1,293 @@
+// Package askd is the vocabulary of askd, a self-hosted inbox where AI agents ask
+// people things: asks, their kinds and states, answers, the rules every input
+// must follow, and the Store interface every database implements. It does no I/O.
+package askd
+
+import (
+	"context"
+	"encoding/json"
+	"time"
+)
+
+// Kind is what an ask is for.
+type Kind string
+
+const (
+	KindQuestion Kind = "question" // structured multiple choice; the agent blocks (SPEC §2.1)
+	KindDecision Kind = "decision" // attention asks: the agent goes on, is told later (§2.2)
+	KindAction   Kind = "action"
+	KindReady    Kind = "ready"
+	KindBlocked  Kind = "blocked"
+	KindApproval Kind = "approval" // approve / approve with edits / reject (§2.3)
+)
+
+// Kinds lists every kind, in the order the docs give them.
+var Kinds = []Kind{KindQuestion, KindDecision, KindAction, KindReady, KindBlocked, KindApproval}
+
+// IsAttention reports whether k is an attention kind: non-blocking, one pending
+// per session, its answer told to the agent later.
+func (k Kind) IsAttention() bool {
+	switch k {
+	case KindDecision, KindAction, KindReady, KindBlocked:
+		return true
+	}
+	return false
+}
+
+// Valid reports whether k is one of Kinds.
+func (k Kind) Valid() bool { return k == KindQuestion || k == KindApproval || k.IsAttention() }
+
+// Status is where an ask is in its life: pending, then answered or cancelled.
+type Status string
+
+const (
+	StatusPending   Status = "pending"
+	StatusAnswered  Status = "answered"
+	StatusCancelled Status = "cancelled"
+)
+
+// CancelReason says why an ask was cancelled. A timeout is never a person's refusal.
+type CancelReason string
+
+const (
+	ReasonTimeout   CancelReason = "timeout"   // no one answered in time
+	ReasonDismissed CancelReason = "dismissed" // a person closed it
+	ReasonWithdrawn CancelReason = "withdrawn" // the agent took it back
+	ReasonReplaced  CancelReason = "replaced"  // superseded by another ask
+)
+
+// Role is what a token may do.
+type Role string
+
+const (
+	RoleHuman Role = "human" // sees the inbox and answers
+	RoleAgent Role = "agent" // creates asks and reads its own
+)
+
+// Decisions on an approval.
+const (
+	DecisionApproved = "approved"
+	DecisionModified = "modified" // approved with an edited payload
+	DecisionRejected = "rejected"
+)
+
+// Option is one choice offered to the person.
+type Option struct {
+	Label       string `json:"label"`
+	Description string `json:"description,omitempty"`
+	Preview     string `json:"preview,omitempty"`
+}
+
+// Question is one question of a question ask, as in Claude's AskUserQuestion.
+// Its text is its key in the answers.
+type Question struct {
+	Question    string   `json:"question"`
+	Header      string   `json:"header"`
+	Options     []Option `json:"options"`
+	MultiSelect bool     `json:"multiSelect"`
+}
+
+// Ask is one thing an agent needs from a person.
+type Ask struct {
+	ID       int64  `json:"id"`
+	Kind     Kind   `json:"kind"`
+	Session  string `json:"session"`
+	Agent    string `json:"agent"` // the agent token's name
+	Status   Status `json:"status"`
+	Revision int    `json:"revision"` // 1, +1 each time a newer attention ask replaces it
+
+	// Content; which fields are set depends on Kind.
+	Questions   []Question      `json:"questions,omitempty"`   // question
+	Title       string          `json:"title,omitempty"`       // attention, approval
+	Details     string          `json:"details,omitempty"`     // attention, approval
+	Options     []Option        `json:"options,omitempty"`     // decision
+	Recommended string          `json:"recommended,omitempty"` // decision
+	Payload     json.RawMessage `json:"payload,omitempty"`     // approval: the object the person may edit
+	ToolName    string          `json:"tool_name,omitempty"`   // approval from a permission prompt
+	ToolUseID   string          `json:"tool_use_id,omitempty"` // approval: retries with it re-attach
+
+	CreatedAt    time.Time    `json:"created_at"`
+	UpdatedAt    time.Time    `json:"updated_at"`
+	Deadline     *time.Time   `json:"deadline,omitempty"`      // cancelled with reason timeout past it
+	SnoozedUntil *time.Time   `json:"snoozed_until,omitempty"` // hidden from the inbox until then
+	SettledAt    *time.Time   `json:"settled_at,omitempty"`
+	SettledBy    string       `json:"settled_by,omitempty"` // the human, or the agent for a withdrawal
+	CancelReason CancelReason `json:"cancel_reason,omitempty"`
+	Answer       *Answer      `json:"answer,omitempty"`
+
+	// Tell is true when the agent must be told of the outcome later (SPEC §5):
+	// attention asks, and approvals whose tool call already returned pending.
+	Tell   bool       `json:"tell"`
+	ToldAt *time.Time `json:"told_at,omitempty"`
+}
+
+// Key is the attention slot an ask holds: "session:<name>" for attention asks,
+// "" for the others.
+func (a *Ask) Key() string {
+	if a.Kind.IsAttention() {
+		return "session:" + a.Session
+	}
+	return ""
+}
+
+// Pending reports whether the ask still waits for a person.
+func (a *Ask) Pending() bool { return a.Status == StatusPending }
+
+// Summary is a one-line description of the ask: its title, or its first question.
+func (a *Ask) Summary() string {
+	if a.Title != "" {
+		return a.Title
+	}
+	if len(a.Questions) > 0 {
+		return a.Questions[0].Question
+	}
+	return ""
+}
+
+// MarshalJSON adds the derived "key" field.
+func (a *Ask) MarshalJSON() ([]byte, error) {
+	type plain Ask
+	return json.Marshal(struct {
+		*plain
+		Key string `json:"key,omitempty"`
+	}{(*plain)(a), a.Key()})
+}
+
+// Event actions: one per transition of an ask, kept as its history and streamed
+// to inboxes.
+const (
+	ActionCreated   = "created"
+	ActionReplaced  = "replaced"
+	ActionAnswered  = "answered"
+	ActionDismissed = "dismissed"
+	ActionTimedOut  = "timed_out"
+	ActionWithdrawn = "withdrawn"
+	ActionSnoozed   = "snoozed"
+	ActionTold      = "told"
+	ActionTellFail  = "tell_failed"
+)
+
+// EventType is the name of an event on the SSE stream.
+func EventType(action string) string {
+	switch action {
+	case ActionCreated:
+		return "ask.created"
+	case ActionAnswered, ActionDismissed, ActionTimedOut, ActionWithdrawn:
+		return "ask.settled"
+	case ActionTold:
+		return "ask.told"
+	}
+	return "ask.updated"
+}
+
+// Event is one transition of one ask: who did what, when, and the ask as it was
+// right after.
+type Event struct {
+	ID      int64     `json:"id"`
+	AskID   int64     `json:"ask_id"`
+	Session string    `json:"session"`
+	Action  string    `json:"action"`
+	Actor   string    `json:"actor"`
+	At      time.Time `json:"at"`
+	Note    string    `json:"note,omitempty"`
+	Ask     *Ask      `json:"ask,omitempty"` // the snapshot; omitted in histories
+}
+
+// Token is a credential. Only its SHA-256 hash is stored.
+type Token struct {
+	Name      string    `json:"name"`
+	Role      Role      `json:"role"`
+	Hash      string    `json:"-"`
+	CreatedAt time.Time `json:"created_at"`
+}
+
+// Caller is who is making a request: the token's name and role, and for agents
+// the session they ask in.
+type Caller struct {
+	Name    string
+	Role    Role
+	Session string
+}
+
+// SessionInfo is a session as the inbox lists it.
+type SessionInfo struct {
+	Name      string    `json:"name"`
+	Pending   int       `json:"pending"`
+	Total     int       `json:"total"`
+	LastAskAt time.Time `json:"last_ask_at"`
+}
+
+// AskFilter selects asks. Zero fields match everything.
+type AskFilter struct {
+	ID        int64
+	Status    Status
+	Session   string
+	Kind      Kind
+	ToolUseID string
+	Before    int64 // only ids below this
+	Limit     int
+	// SettledBefore matches settled asks settled before this time (purging).
+	SettledBefore time.Time
+	// DeadlineBefore matches asks with a deadline before this time (expiry).
+	DeadlineBefore time.Time
+}
+
+// Change is what a store tells its process after a commit: an event was added
+// (and so ask AskID changed), or, with Reset, that changes may have been missed
+// (a dropped connection) and everyone should re-read.
+type Change struct {
+	EventID int64
+	AskID   int64
+	Reset   bool
+}
+
+// Store is a database holding asks, their history and tokens. Implementations
+// must pass internal/storetest.
+type Store interface {
+	// Update runs fn in one read-write transaction, committed when fn returns nil.
+	// Transactions on one store are serializable with respect to each other.
+	Update(ctx context.Context, fn func(Tx) error) error
+	// View runs fn in a read-only transaction.
+	View(ctx context.Context, fn func(Tx) error) error
+	// Watch registers fn to be called, in order, for every event committed by any
+	// process sharing the database. fn must not block.
+	Watch(fn func(Change))
+	// Ping reports whether the database answers.
+	Ping(ctx context.Context) error
+	Close() error
+}
+
+// Tx is what a transaction may do. Not-found lookups return an ENOTFOUND *Error.
+type Tx interface {
+	// LockSession serializes transactions touching one session's asks (a no-op
+	// where every write transaction is already exclusive).
+	LockSession(ctx context.Context, session string) error
+
+	Ask(ctx context.Context, id int64) (*Ask, error)
+	// FindAsks returns matching asks, pending ones first, then newest first.
+	FindAsks(ctx context.Context, f AskFilter) ([]*Ask, error)
+	CountAsks(ctx context.Context, f AskFilter) (int, error)
+	// CreateAsk inserts a and sets a.ID.
+	CreateAsk(ctx context.Context, a *Ask) error
+	// UpdateAsk replaces the stored ask a.ID with a.
+	UpdateAsk(ctx context.Context, a *Ask) error
+	// DeleteAsks removes settled asks settled before t, with their events, and
+	// returns how many went.
+	DeleteAsks(ctx context.Context, settledBefore time.Time) (int, error)
+
+	// AddEvent appends e and sets e.ID; watchers hear of it after commit.
+	AddEvent(ctx context.Context, e *Event) error
+	// Events returns the events of one ask (askID > 0, oldest first, without
+	// snapshots), or those after afterID across all asks (with snapshots).
+	Events(ctx context.Context, askID, afterID int64, limit int) ([]*Event, error)
+	// LastEventID returns the newest event's id, 0 when there is none.
+	LastEventID(ctx context.Context) (int64, error)
+	Sessions(ctx context.Context) ([]*SessionInfo, error)
+
+	// CreateToken stores t; a name in use is ECONFLICT.
+	CreateToken(ctx context.Context, t *Token) error
+	TokenByHash(ctx context.Context, hash string) (*Token, error)
+	Tokens(ctx context.Context) ([]*Token, error)
+	// RevokeToken deletes the named token; ENOTFOUND when there is none.
+	RevokeToken(ctx context.Context, name string) error
+}

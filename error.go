@@ -1,0 +1,61 @@
+package askd
+
+import (
+	"errors"
+	"fmt"
+)
+
+// Error codes. Each maps to one HTTP status and one MCP outcome, in one table per
+// adapter (httpapi.statusOf, mcpserver); nothing else inspects error text.
+const (
+	EINVALID      = "invalid"      // the input breaks a rule; the message names the field
+	ENOTFOUND     = "not_found"    // no such ask (or not the caller's)
+	ECONFLICT     = "conflict"     // the ask is no longer pending
+	EFORBIDDEN    = "forbidden"    // the caller's role may not do this, or a gate refused
+	EUNAUTHORIZED = "unauthorized" // no or unknown token
+	ELIMIT        = "limit"        // a count limit (pending asks per session) is reached
+	EUNAVAILABLE  = "unavailable"  // shutting down, or the database is unreachable
+	EINTERNAL     = "internal"
+)
+
+// Error is an error a caller can act on: Code says which kind, Message says what
+// went wrong in words meant for the caller. Ask, when set, is the current state
+// of the ask a conflict was about.
+type Error struct {
+	Code    string
+	Message string
+	Ask     *Ask
+}
+
+func (e *Error) Error() string { return e.Message }
+
+// Errorf returns an *Error with the code and a formatted message.
+func Errorf(code, format string, args ...any) *Error {
+	return &Error{Code: code, Message: fmt.Sprintf(format, args...)}
+}
+
+// ErrorCode returns the code of err's first *Error, EINTERNAL for any other
+// error, and "" for nil.
+func ErrorCode(err error) string {
+	if err == nil {
+		return ""
+	}
+	var e *Error
+	if errors.As(err, &e) {
+		return e.Code
+	}
+	return EINTERNAL
+}
+
+// ErrorMessage returns the caller-facing message of err: the *Error's message,
+// or a generic text for internal errors, whose details stay in the server log.
+func ErrorMessage(err error) string {
+	if err == nil {
+		return ""
+	}
+	var e *Error
+	if errors.As(err, &e) {
+		return e.Message
+	}
+	return "internal error"
+}

@@ -1,0 +1,182 @@
+package askd
+
+import (
+	"encoding/json"
+	"fmt"
+	"unicode/utf8"
+)
+
+// AskInput is what an agent sends to create an ask: the body of POST /api/asks,
+// and, without Kind, the arguments of the MCP tools (SPEC §2.1–2.3). Which fields
+// are allowed depends on Kind; Validate refuses the others by name.
+type AskInput struct {
+	Kind Kind `json:"kind"`
+
+	// question
+	Questions []Question `json:"questions,omitempty"`
+
+	// attention asks and approvals
+	Title   string `json:"title,omitempty"`
+	Details string `json:"details,omitempty"`
+
+	// decision
+	Options     []Option `json:"options,omitempty"`
+	Recommended string   `json:"recommended,omitempty"`
+
+	// approval
+	Payload      json.RawMessage `json:"payload,omitempty"`
+	GraceSeconds *int            `json:"grace_seconds,omitempty"`
+	ToolName     string          `json:"tool_name,omitempty"`
+	ToolUseID    string          `json:"tool_use_id,omitempty"`
+}
+
+// PermissionInput is the input of Claude Code's permission prompt tool.
+type PermissionInput struct {
+	ToolName  string          `json:"tool_name"`
+	Input     json.RawMessage `json:"input"`
+	ToolUseID string          `json:"tool_use_id,omitempty"`
+}
+
+// Validate checks the input against every rule of its kind and returns one
+// EINVALID *Error naming each broken rule, or nil.
+func (in *AskInput) Validate(previewHTML bool) error {
+	var p problems
+	if !in.Kind.Valid() {
+		if in.Kind == "" {
+			p.add("kind", "required, one of question, decision, action, ready, blocked, approval")
+		} else {
+			p.add("kind", "%q is not one of question, decision, action, ready, blocked, approval", in.Kind)
+		}
+		return p.err()
+	}
+	only := func(field string, set bool, allowed string) {
+		if set {
+			p.add(field, "only on %s asks", allowed)
+		}
+	}
+	switch {
+	case in.Kind == KindQuestion:
+		validateQuestions(&p, in.Questions, previewHTML)
+		only("title", in.Title != "", "attention and approval")
+		only("details", in.Details != "", "attention and approval")
+	case in.Kind.IsAttention():
+		p.text("title", in.Title, 1, MaxTitleChars)
+		p.size("details", len(in.Details), MaxDetailsBytes)
+		if !utf8.ValidString(in.Details) {
+			p.add("details", "not valid UTF-8")
+		}
+		only("questions", in.Questions != nil, "question")
+	case in.Kind == KindApproval:
+		p.text("title", in.Title, 1, MaxTitleChars)
+		p.size("details", len(in.Details), MaxApprovalDetails)
+		if !utf8.ValidString(in.Details) {
+			p.add("details", "not valid UTF-8")
+		}
+		only("questions", in.Questions != nil, "question")
+	}
+	if in.Kind == KindDecision {
+		if in.Options != nil {
+			p.count("options", len(in.Options), MinOptions, MaxDecisionOptions)
+			validateOptions(&p, "options", in.Options, false)
+		}
+		if in.Recommended != "" {
+			if in.Options == nil {
+				p.add("recommended", "only with options")
+			} else if !hasLabel(in.Options, in.Recommended) {
+				p.add("recommended", "%q is not one of the options' labels", in.Recommended)
+			}
+		}
+	} else {
+		only("options", in.Options != nil, "decision")
+		only("recommended", in.Recommended != "", "decision")
+	}
+	if in.Kind == KindApproval {
+		if in.Payload != nil {
+			validateObject(&p, "payload", in.Payload)
+		}
+		if in.GraceSeconds != nil && (*in.GraceSeconds < 0 || *in.GraceSeconds > MaxGraceSeconds) {
+			p.add("grace_seconds", "%d, must be 0 to %d", *in.GraceSeconds, MaxGraceSeconds)
+		}
+		p.text("tool_name", in.ToolName, 0, MaxToolNameChars)
+		p.text("tool_use_id", in.ToolUseID, 0, MaxToolUseIDChars)
+	} else {
+		only("payload", in.Payload != nil, "approval")
+		only("grace_seconds", in.GraceSeconds != nil, "approval")
+		only("tool_name", in.ToolName != "", "approval")
+		only("tool_use_id", in.ToolUseID != "", "approval")
+	}
+	return p.err()
+}
+
+// Validate checks a permission prompt's input.
+func (in *PermissionInput) Validate() error {
+	var p problems
+	p.text("tool_name", in.ToolName, 1, MaxToolNameChars)
+	p.text("tool_use_id", in.ToolUseID, 0, MaxToolUseIDChars)
+	if in.Input == nil {
+		p.add("input", "required, a JSON object")
+	} else {
+		validateObject(&p, "input", in.Input)
+	}
+	return p.err()
+}
+
+func validateQuestions(p *problems, qs []Question, previewHTML bool) {
+	p.count("questions", len(qs), 1, MaxQuestions)
+	seen := map[string]int{}
+	for i, q := range qs {
+		path := fmt.Sprintf("questions[%d]", i)
+		p.text(path+".question", q.Question, 1, MaxQuestionChars)
+		if j, dup := seen[q.Question]; dup && q.Question != "" {
+			p.add(path+".question", "same text as questions[%d]; answers are keyed by the text, so each must differ", j)
+		} else {
+			seen[q.Question] = i
+		}
+		p.text(path+".header", q.Header, 1, MaxHeaderChars)
+		p.count(path+".options", len(q.Options), MinOptions, MaxOptions)
+		validateOptions(p, path+".options", q.Options, true)
+	}
+}
+
+func validateOptions(p *problems, path string, opts []Option, previews bool) {
+	seen := map[string]int{}
+	for i, o := range opts {
+		op := fmt.Sprintf("%s[%d]", path, i)
+		p.text(op+".label", o.Label, 1, MaxLabelChars)
+		if j, dup := seen[o.Label]; dup && o.Label != "" {
+			p.add(op+".label", "same label as %s[%d]; labels must differ", path, j)
+		} else {
+			seen[o.Label] = i
+		}
+		p.text(op+".description", o.Description, 0, MaxDescChars)
+		if o.Preview != "" {
+			if !previews {
+				p.add(op+".preview", "only on question options")
+			}
+			p.size(op+".preview", len(o.Preview), MaxPreviewBytes)
+			if !utf8.ValidString(o.Preview) {
+				p.add(op+".preview", "not valid UTF-8")
+			}
+		}
+	}
+}
+
+func validateObject(p *problems, path string, raw json.RawMessage) {
+	if len(raw) > MaxPayloadBytes {
+		p.size(path, len(raw), MaxPayloadBytes)
+		return
+	}
+	var m map[string]any
+	if err := json.Unmarshal(raw, &m); err != nil || m == nil {
+		p.add(path, "must be a JSON object")
+	}
+}
+
+func hasLabel(opts []Option, label string) bool {
+	for _, o := range opts {
+		if o.Label == label {
+			return true
+		}
+	}
+	return false
+}
