@@ -1,0 +1,283 @@
+// Package client is a Go client for askd's HTTP API (SPEC §3.1). The askd CLI
+// and the end-to-end tests use it; so can any Go program.
+package client
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net/http"
+	"net/url"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/askd-dev/askd"
+)
+
+// Client talks to one askd server with one token.
+type Client struct {
+	URL     string // the server's base URL, e.g. http://127.0.0.1:7777
+	Token   string
+	Session string // agents: the Askd-Session header; "" uses the token's name
+	HTTP    *http.Client
+}
+
+// New returns a client for the server at baseURL.
+func New(baseURL, token string) *Client {
+	return &Client{URL: strings.TrimRight(baseURL, "/"), Token: token, HTTP: &http.Client{}}
+}
+
+// Error is an error response from the server. It unwraps to an *askd.Error,
+// so askd.ErrorCode works on it.
+type Error struct {
+	Status  int
+	Code    string
+	Message string
+	Ask     *askd.Ask // the ask's current state, on a 409
+}
+
+func (e *Error) Error() string { return e.Message }
+
+// Unwrap returns the error as an *askd.Error.
+func (e *Error) Unwrap() error { return &askd.Error{Code: e.Code, Message: e.Message, Ask: e.Ask} }
+
+// AskDetail is an ask with its history, as people read it.
+type AskDetail struct {
+	askd.Ask
+	History []*askd.Event `json:"history"`
+}
+
+func (c *Client) do(ctx context.Context, method, path string, body, out any) error {
+	var rd io.Reader
+	if body != nil {
+		b, err := json.Marshal(body)
+		if err != nil {
+			return err
+		}
+		rd = bytes.NewReader(b)
+	}
+	req, err := http.NewRequestWithContext(ctx, method, c.URL+path, rd)
+	if err != nil {
+		return err
+	}
+	c.header(req)
+	if body != nil {
+		req.Header.Set("Content-Type", "application/json")
+	}
+	resp, err := c.http().Do(req)
+	if err != nil {
+		return fmt.Errorf("askd at %s: %w", c.URL, err)
+	}
+	defer resp.Body.Close()
+	data, err := io.ReadAll(resp.Body)
+	if err != nil {
+		return fmt.Errorf("askd at %s: %w", c.URL, err)
+	}
+	if resp.StatusCode >= 300 {
+		var e struct {
+			Error string    `json:"error"`
+			Code  string    `json:"code"`
+			Ask   *askd.Ask `json:"ask"`
+		}
+		if json.Unmarshal(data, &e) != nil || e.Error == "" {
+			return &Error{Status: resp.StatusCode, Code: askd.EINTERNAL, Message: fmt.Sprintf("askd at %s: %s: %s", c.URL, resp.Status, bytes.TrimSpace(data))}
+		}
+		return &Error{Status: resp.StatusCode, Code: e.Code, Message: e.Error, Ask: e.Ask}
+	}
+	if out != nil {
+		if err := json.Unmarshal(data, out); err != nil {
+			return fmt.Errorf("askd at %s: decode %s %s: %w", c.URL, method, path, err)
+		}
+	}
+	return nil
+}
+
+func (c *Client) header(req *http.Request) {
+	if c.Token != "" {
+		req.Header.Set("Authorization", "Bearer "+c.Token)
+	}
+	if c.Session != "" {
+		req.Header.Set("Askd-Session", c.Session)
+	}
+}
+
+func (c *Client) http() *http.Client {
+	if c.HTTP != nil {
+		return c.HTTP
+	}
+	return http.DefaultClient
+}
+
+func waitQuery(wait time.Duration) string {
+	if wait <= 0 {
+		return ""
+	}
+	return "?wait=" + url.QueryEscape(wait.String())
+}
+
+// Me returns the token's name and role (and for agents, the session).
+func (c *Client) Me(ctx context.Context) (map[string]string, error) {
+	var out map[string]string
+	return out, c.do(ctx, http.MethodGet, "/api/me", nil, &out)
+}
+
+// Create asks (agent token). With wait > 0 the call returns once the ask
+// settles or the wait ends.
+func (c *Client) Create(ctx context.Context, in *askd.AskInput, wait time.Duration) (*askd.Ask, error) {
+	var a askd.Ask
+	return &a, c.do(ctx, http.MethodPost, "/api/asks"+waitQuery(wait), in, &a)
+}
+
+// Check returns the agent's own ask, waiting up to wait for it to settle.
+func (c *Client) Check(ctx context.Context, id int64, wait time.Duration) (*askd.Ask, error) {
+	var a askd.Ask
+	return &a, c.do(ctx, http.MethodGet, fmt.Sprintf("/api/asks/%d%s", id, waitQuery(wait)), nil, &a)
+}
+
+// Open lists the agent session's pending asks.
+func (c *Client) Open(ctx context.Context) ([]*askd.Ask, error) {
+	var out struct{ Asks []*askd.Ask }
+	return out.Asks, c.do(ctx, http.MethodGet, "/api/asks", nil, &out)
+}
+
+// Withdraw cancels the agent's own pending ask.
+func (c *Client) Withdraw(ctx context.Context, id int64) (*askd.Ask, error) {
+	var a askd.Ask
+	return &a, c.do(ctx, http.MethodDelete, fmt.Sprintf("/api/asks/%d", id), nil, &a)
+}
+
+// ListOptions filter List.
+type ListOptions struct {
+	Status  askd.Status
+	Session string
+	Kind    askd.Kind
+	Limit   int
+	Before  int64
+}
+
+// List returns asks as the inbox shows them (human token).
+func (c *Client) List(ctx context.Context, o ListOptions) ([]*askd.Ask, error) {
+	q := url.Values{}
+	if o.Status != "" {
+		q.Set("status", string(o.Status))
+	}
+	if o.Session != "" {
+		q.Set("session", o.Session)
+	}
+	if o.Kind != "" {
+		q.Set("kind", string(o.Kind))
+	}
+	if o.Limit > 0 {
+		q.Set("limit", strconv.Itoa(o.Limit))
+	}
+	if o.Before > 0 {
+		q.Set("before", strconv.FormatInt(o.Before, 10))
+	}
+	path := "/api/asks"
+	if len(q) > 0 {
+		path += "?" + q.Encode()
+	}
+	var out struct{ Asks []*askd.Ask }
+	return out.Asks, c.do(ctx, http.MethodGet, path, nil, &out)
+}
+
+// Show returns one ask with its history (human token).
+func (c *Client) Show(ctx context.Context, id int64) (*AskDetail, error) {
+	var d AskDetail
+	return &d, c.do(ctx, http.MethodGet, fmt.Sprintf("/api/asks/%d", id), nil, &d)
+}
+
+// Answer settles an ask (human token).
+func (c *Client) Answer(ctx context.Context, id int64, ans *askd.Answer) (*askd.Ask, error) {
+	var a askd.Ask
+	return &a, c.do(ctx, http.MethodPost, fmt.Sprintf("/api/asks/%d/answer", id), ans, &a)
+}
+
+// Dismiss closes an ask without answering it, passing response to the agent.
+func (c *Client) Dismiss(ctx context.Context, id int64, response string) (*askd.Ask, error) {
+	var body any
+	if response != "" {
+		body = map[string]string{"response": response}
+	}
+	var a askd.Ask
+	return &a, c.do(ctx, http.MethodDelete, fmt.Sprintf("/api/asks/%d", id), body, &a)
+}
+
+// Snooze hides an ask from the inbox for d.
+func (c *Client) Snooze(ctx context.Context, id int64, d time.Duration) (*askd.Ask, error) {
+	var a askd.Ask
+	return &a, c.do(ctx, http.MethodPost, fmt.Sprintf("/api/asks/%d/snooze", id), map[string]string{"for": d.String()}, &a)
+}
+
+// Sessions lists sessions with pending counts (human token).
+func (c *Client) Sessions(ctx context.Context) ([]*askd.SessionInfo, error) {
+	var out struct{ Sessions []*askd.SessionInfo }
+	return out.Sessions, c.do(ctx, http.MethodGet, "/api/sessions", nil, &out)
+}
+
+// Event is one Server-Sent Event from /api/events.
+type Event struct {
+	ID    int64
+	Type  string
+	Event askd.Event
+}
+
+// Events opens the event stream, resuming after lastEventID when it is ≥ 0,
+// and returns events until ctx ends or the connection drops (then the channel
+// closes; call again with the last id to resume).
+func (c *Client) Events(ctx context.Context, lastEventID int64) (<-chan Event, error) {
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, c.URL+"/api/events", nil)
+	if err != nil {
+		return nil, err
+	}
+	c.header(req)
+	req.Header.Set("Accept", "text/event-stream")
+	if lastEventID >= 0 {
+		req.Header.Set("Last-Event-ID", strconv.FormatInt(lastEventID, 10))
+	}
+	resp, err := c.http().Do(req)
+	if err != nil {
+		return nil, fmt.Errorf("askd at %s: %w", c.URL, err)
+	}
+	if resp.StatusCode != http.StatusOK {
+		defer resp.Body.Close()
+		data, _ := io.ReadAll(resp.Body)
+		return nil, &Error{Status: resp.StatusCode, Code: askd.EINTERNAL, Message: fmt.Sprintf("events: %s: %s", resp.Status, bytes.TrimSpace(data))}
+	}
+	ch := make(chan Event, 64)
+	go func() {
+		defer close(ch)
+		defer resp.Body.Close()
+		sc := bufio.NewScanner(resp.Body)
+		sc.Buffer(make([]byte, 64<<10), 4<<20)
+		var ev Event
+		var data []byte
+		for sc.Scan() {
+			line := sc.Text()
+			switch {
+			case line == "":
+				if data != nil {
+					if json.Unmarshal(data, &ev.Event) == nil {
+						select {
+						case ch <- ev:
+						case <-ctx.Done():
+							return
+						}
+					}
+				}
+				ev, data = Event{}, nil
+			case strings.HasPrefix(line, "id: "):
+				ev.ID, _ = strconv.ParseInt(line[4:], 10, 64)
+			case strings.HasPrefix(line, "event: "):
+				ev.Type = line[7:]
+			case strings.HasPrefix(line, "data: "):
+				data = append(data, line[6:]...)
+			}
+		}
+	}()
+	return ch, nil
+}

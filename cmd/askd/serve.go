@@ -1,0 +1,175 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net"
+	"net/http"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/askd-dev/askd/internal/app"
+	"github.com/askd-dev/askd/internal/httpapi"
+)
+
+// serveConfig is askd serve's flags.
+type serveConfig struct {
+	addr, db, role, previewFormat, retain, publicURL, logLevel string
+	cfg                                                        app.Config
+}
+
+func cmdServe(ctx context.Context, e *env, args []string) error {
+	sc := serveConfig{cfg: app.DefaultConfig()}
+	fs := flags(e, "serve", "[flags]")
+	fs.StringVar(&sc.addr, "addr", "127.0.0.1:7777", "address to listen on")
+	fs.StringVar(&sc.db, "db", "./askd.db", "database: a SQLite file, or a postgres:// URL for PostgreSQL")
+	fs.StringVar(&sc.role, "role", "all", "which side to serve: all, agent (MCP, hooks, agent API) or inbox (page, human API); agent and inbox need PostgreSQL")
+	fs.DurationVar(&sc.cfg.QuestionTimeout, "question-timeout", sc.cfg.QuestionTimeout, "how long a question waits for an answer before it times out")
+	fs.DurationVar(&sc.cfg.ApprovalGrace, "approval-grace", sc.cfg.ApprovalGrace, "how long request_approval waits before returning pending")
+	fs.DurationVar(&sc.cfg.ApprovalTimeout, "approval-timeout", sc.cfg.ApprovalTimeout, "how long a permission prompt waits before it is denied")
+	fs.IntVar(&sc.cfg.MaxPending, "max-pending", sc.cfg.MaxPending, "pending asks allowed per session")
+	fs.StringVar(&sc.previewFormat, "preview-format", "markdown", "option previews are markdown or html")
+	fs.StringVar(&sc.retain, "retain", "", "purge settled asks older than this, e.g. 90d or 720h (default: keep all)")
+	fs.StringVar(&sc.publicURL, "public-url", "", "the inbox's URL as people reach it, for links (default: http://ADDR)")
+	fs.StringVar(&sc.logLevel, "log-level", "info", "debug, info, warn or error")
+	if err := parse(e, fs, args); err != nil {
+		return err
+	}
+	if fs.NArg() > 0 {
+		return usageError(fmt.Sprintf("serve: unexpected argument %q", fs.Arg(0)))
+	}
+	switch sc.role {
+	case httpapi.RoleAll, httpapi.RoleAgent, httpapi.RoleInbox:
+	default:
+		return usageError(fmt.Sprintf("--role: %q is not all, agent or inbox", sc.role))
+	}
+	if sc.role != httpapi.RoleAll && !isPostgres(sc.db) {
+		return usageError(fmt.Sprintf("--role %s needs PostgreSQL (--db postgres://...): on SQLite one process serves both sides, so run --role all", sc.role))
+	}
+	switch sc.previewFormat {
+	case "markdown":
+	case "html":
+		sc.cfg.PreviewHTML = true
+	default:
+		return usageError(fmt.Sprintf("--preview-format: %q is not markdown or html", sc.previewFormat))
+	}
+	if sc.retain != "" {
+		d, err := parseDays(sc.retain)
+		if err != nil || d <= 0 {
+			return usageError(fmt.Sprintf("--retain: %q is not a duration such as 90d or 720h", sc.retain))
+		}
+		sc.cfg.Retain = d
+	}
+	var level slog.Level
+	if err := level.UnmarshalText([]byte(sc.logLevel)); err != nil {
+		return usageError(fmt.Sprintf("--log-level: %q is not debug, info, warn or error", sc.logLevel))
+	}
+	log := slog.New(slog.NewTextHandler(e.stderr, &slog.HandlerOptions{Level: level}))
+	sc.cfg.Logger = log
+	return serve(ctx, e, sc, log)
+}
+
+func serve(ctx context.Context, e *env, sc serveConfig, log *slog.Logger) error {
+	store, err := openStore(ctx, sc.db)
+	if err != nil {
+		return err
+	}
+	defer store.Close()
+	svc := app.New(store, sc.cfg)
+	runCtx, stopRun := context.WithCancel(context.Background())
+	defer stopRun()
+	go svc.Run(runCtx)
+
+	ln, err := net.Listen("tcp", sc.addr)
+	if err != nil {
+		return err
+	}
+	base := sc.publicURL
+	if base == "" {
+		base = "http://" + ln.Addr().String()
+	}
+	base = strings.TrimRight(base, "/")
+
+	human, agent, err := app.Bootstrap(ctx, store)
+	if err != nil {
+		ln.Close()
+		return err
+	}
+	fmt.Fprintf(e.stdout, "askd %s listening on %s (role %s, database %s)\n", version, base, sc.role, describeDB(sc.db))
+	if human != "" {
+		fmt.Fprintf(e.stdout, "\nFirst start: created two tokens. They are shown only this once.\n")
+		fmt.Fprintf(e.stdout, "  human token (answers in the inbox): %s\n", human)
+		fmt.Fprintf(e.stdout, "  agent token (asks):                 %s\n", agent)
+		fmt.Fprintf(e.stdout, "\nOpen the inbox: %s/signin?token=%s\n", base, human)
+		fmt.Fprintf(e.stdout, "Wire an agent:  export ASKD_URL=%s ASKD_TOKEN=%s; askd install claude\n\n", base, agent)
+	}
+
+	api := httpapi.New(svc, httpapi.Options{
+		Role:   sc.role,
+		MCP:    mcpHandler(svc, log),
+		Inbox:  inboxHandler(svc, base),
+		Ready:  readiness(store),
+		Logger: log,
+	})
+	srv := &http.Server{
+		Handler:           api,
+		ReadHeaderTimeout: 10 * time.Second,
+		IdleTimeout:       2 * time.Minute,
+		// No WriteTimeout: waits and event streams last as long as they need;
+		// askd bounds each itself.
+		ErrorLog: slog.NewLogLogger(log.Handler(), slog.LevelWarn),
+	}
+	done := make(chan error, 1)
+	go func() { done <- srv.Serve(ln) }()
+	select {
+	case err := <-done:
+		return err
+	case <-ctx.Done():
+	}
+	log.Info("shutting down: answering waiting calls with a check_ask hint")
+	svc.Close() // waits return "server shutting down, call check_ask"
+	sctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	if err := srv.Shutdown(sctx); err != nil && !errors.Is(err, context.DeadlineExceeded) {
+		return err
+	}
+	return nil
+}
+
+// readiness is /readyz's check: the store answers, and where the store has a
+// change listener, it is connected.
+func readiness(store any) func(r *http.Request) error {
+	return func(r *http.Request) error {
+		if p, ok := store.(interface{ Ping(context.Context) error }); ok {
+			if err := p.Ping(r.Context()); err != nil {
+				return fmt.Errorf("database: %w", err)
+			}
+		}
+		if l, ok := store.(interface{ Listening() bool }); ok && !l.Listening() {
+			return errors.New("database change listener is reconnecting")
+		}
+		return nil
+	}
+}
+
+func describeDB(db string) string {
+	if isPostgres(db) {
+		return "PostgreSQL"
+	}
+	return "SQLite " + db
+}
+
+// parseDays parses a Go duration, also accepting whole days ("90d").
+func parseDays(s string) (time.Duration, error) {
+	if n, ok := strings.CutSuffix(s, "d"); ok {
+		days, err := strconv.Atoi(n)
+		if err != nil {
+			return 0, err
+		}
+		return time.Duration(days) * 24 * time.Hour, nil
+	}
+	return time.ParseDuration(s)
+}

@@ -1,0 +1,30 @@
+package main
+
+import (
+	"context"
+	"strings"
+
+	"github.com/askd-dev/askd"
+	"github.com/askd-dev/askd/internal/sqlite"
+)
+
+// isPostgres reports whether --db names a PostgreSQL database.
+func isPostgres(db string) bool {
+	return strings.HasPrefix(db, "postgres://") || strings.HasPrefix(db, "postgresql://")
+}
+
+// openStore opens the database --db names, applying migrations.
+func openStore(ctx context.Context, db string) (askd.Store, error) {
+	if isPostgres(db) {
+		return openPostgres(ctx, db)
+	}
+	return sqlite.Open(ctx, db)
+}
+
+// migrateDB applies migrations and returns the ones that were new.
+func migrateDB(ctx context.Context, db string) ([]string, error) {
+	if isPostgres(db) {
+		return migratePostgres(ctx, db)
+	}
+	return sqlite.Migrate(ctx, db)
+}

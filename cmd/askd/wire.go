@@ -1,0 +1,14 @@
+package main
+
+import (
+	"log/slog"
+	"net/http"
+
+	"github.com/askd-dev/askd/internal/app"
+)
+
+// mcpHandler returns the /mcp handler.
+func mcpHandler(svc *app.Service, log *slog.Logger) http.Handler { return nil }
+
+// inboxHandler returns the inbox page's handler.
+func inboxHandler(svc *app.Service, base string) http.Handler { return nil }

@@ -1,0 +1,141 @@
+// Package app holds askd's use cases — create, wait, answer, dismiss, withdraw,
+// snooze, check, tell — and every rule they follow. The MCP server, the HTTP API,
+// the hooks and the CLI call it and decide nothing themselves.
+package app
+
+import (
+	"context"
+	"log/slog"
+	"sync"
+	"time"
+
+	"github.com/askd-dev/askd"
+)
+
+// Config holds the server settings the rules depend on (SPEC §3.3).
+type Config struct {
+	QuestionTimeout time.Duration // a question ask is cancelled (timeout) after this
+	ApprovalGrace   time.Duration // request_approval waits this long before returning pending
+	ApprovalTimeout time.Duration // a permission prompt is denied after this
+	MaxPending      int           // pending asks per session
+	Retain          time.Duration // settled asks older than this are purged; 0 keeps all
+	PreviewHTML     bool          // option previews are HTML rather than Markdown
+
+	// Now is the clock; tests inject their own.
+	Now func() time.Time
+	// Logger receives operational messages.
+	Logger *slog.Logger
+}
+
+// DefaultConfig returns SPEC §3.3's defaults.
+func DefaultConfig() Config {
+	return Config{
+		QuestionTimeout: 5 * time.Minute,
+		ApprovalGrace:   30 * time.Second,
+		ApprovalTimeout: 5 * time.Minute,
+		MaxPending:      20,
+	}
+}
+
+// Service is askd's application layer over one store.
+type Service struct {
+	store   askd.Store
+	cfg     Config
+	hub     *hub
+	feed    *feed
+	Metrics *Metrics
+
+	closing   chan struct{}
+	closeOnce sync.Once
+}
+
+// New returns a Service over store. Call Run to start its background work.
+func New(store askd.Store, cfg Config) *Service {
+	def := DefaultConfig()
+	if cfg.QuestionTimeout <= 0 {
+		cfg.QuestionTimeout = def.QuestionTimeout
+	}
+	if cfg.ApprovalGrace < 0 {
+		cfg.ApprovalGrace = 0
+	}
+	if cfg.ApprovalTimeout <= 0 {
+		cfg.ApprovalTimeout = def.ApprovalTimeout
+	}
+	if cfg.MaxPending <= 0 {
+		cfg.MaxPending = def.MaxPending
+	}
+	if cfg.Now == nil {
+		cfg.Now = time.Now
+	}
+	if cfg.Logger == nil {
+		cfg.Logger = slog.New(slog.DiscardHandler)
+	}
+	s := &Service{store: store, cfg: cfg, hub: newHub(), feed: newFeed(store), closing: make(chan struct{})}
+	s.Metrics = newMetrics(s)
+	store.Watch(s.onChange)
+	return s
+}
+
+// Config returns the service's settings.
+func (s *Service) Config() Config { return s.cfg }
+
+// Store returns the store the service runs on.
+func (s *Service) Store() askd.Store { return s.store }
+
+func (s *Service) now() time.Time { return s.cfg.Now().UTC().Truncate(time.Microsecond) }
+
+// onChange is called by the store after every commit, in any process.
+func (s *Service) onChange(c askd.Change) {
+	if c.Reset {
+		s.hub.wakeAll()
+		signal(s.feed.kick)
+		return
+	}
+	if c.AskID != 0 {
+		s.hub.wake(c.AskID)
+	}
+	if c.EventID != 0 {
+		signal(s.feed.kick)
+	}
+}
+
+// Run does the background work until ctx ends: it cancels asks whose deadline
+// passed with no one waiting on them, purges old asks when Retain is set, and
+// loads events for the inbox streams.
+func (s *Service) Run(ctx context.Context) {
+	go s.feed.run(ctx)
+	signal(s.feed.kick)
+	tick := time.NewTicker(time.Second)
+	defer tick.Stop()
+	lastPurge := time.Time{}
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-tick.C:
+		}
+		if err := s.ExpireDue(ctx); err != nil && ctx.Err() == nil {
+			s.cfg.Logger.Warn("expire asks", "err", err)
+		}
+		if s.cfg.Retain > 0 && time.Since(lastPurge) > time.Hour {
+			lastPurge = time.Now()
+			if n, err := s.Purge(ctx); err != nil {
+				s.cfg.Logger.Warn("purge asks", "err", err)
+			} else if n > 0 {
+				s.cfg.Logger.Info("purged settled asks", "count", n, "older_than", s.cfg.Retain)
+			}
+		}
+	}
+}
+
+// Close makes every wait in progress return an EUNAVAILABLE error telling the
+// agent to call check_ask, so a shutting-down server drops no caller silently.
+func (s *Service) Close() {
+	s.closeOnce.Do(func() { close(s.closing) })
+}
+
+// Subscribe opens a stream of events after cursor (-1: only new ones), for the
+// inbox's live updates.
+func (s *Service) Subscribe(ctx context.Context, cursor int64) (*Stream, error) {
+	return s.feed.subscribe(ctx, cursor)
+}

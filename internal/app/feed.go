@@ -1,0 +1,174 @@
+package app
+
+import (
+	"context"
+	"sync"
+	"time"
+
+	"github.com/askd-dev/askd"
+)
+
+// feedSize is how many recent events the feed keeps in memory; older ones are
+// read from the store when a reconnecting stream asks for them.
+const feedSize = 4096
+
+// feed loads each committed event from the store once and fans it out to every
+// inbox stream of this process. A stream that falls behind never slows the
+// others: it is only signalled, and reads what it missed at its own pace.
+type feed struct {
+	store askd.Store
+	kick  chan struct{}
+
+	mu     sync.Mutex
+	ring   []*askd.Event // the newest events, ascending ids
+	last   int64         // the newest event id loaded
+	subs   map[*Stream]struct{}
+	loaded bool
+}
+
+// Stream is one subscriber to the event feed.
+type Stream struct {
+	f      *feed
+	cursor int64
+	// Ready is signalled when events after the cursor may be available.
+	Ready chan struct{}
+}
+
+func newFeed(store askd.Store) *feed {
+	return &feed{store: store, kick: make(chan struct{}, 1), subs: map[*Stream]struct{}{}}
+}
+
+// run loads new events whenever the store reports a commit, until ctx ends.
+func (f *feed) run(ctx context.Context) {
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-f.kick:
+		}
+		if err := f.load(ctx); err != nil && ctx.Err() == nil {
+			// The store is unreachable; try again shortly rather than lose events.
+			time.Sleep(100 * time.Millisecond)
+			signal(f.kick)
+		}
+	}
+}
+
+func (f *feed) load(ctx context.Context) error {
+	f.mu.Lock()
+	after, loaded := f.last, f.loaded
+	f.mu.Unlock()
+	if !loaded {
+		var last int64
+		err := f.store.View(ctx, func(tx askd.Tx) (err error) {
+			last, err = tx.LastEventID(ctx)
+			return err
+		})
+		if err != nil {
+			return err
+		}
+		f.mu.Lock()
+		f.last, f.loaded, after = last, true, last
+		f.mu.Unlock()
+	}
+	for {
+		var evs []*askd.Event
+		err := f.store.View(ctx, func(tx askd.Tx) (err error) {
+			evs, err = tx.Events(ctx, 0, after, 500)
+			return err
+		})
+		if err != nil {
+			return err
+		}
+		if len(evs) == 0 {
+			return nil
+		}
+		f.mu.Lock()
+		f.ring = append(f.ring, evs...)
+		if over := len(f.ring) - feedSize; over > 0 {
+			f.ring = append([]*askd.Event(nil), f.ring[over:]...)
+		}
+		f.last = evs[len(evs)-1].ID
+		after = f.last
+		for s := range f.subs {
+			signal(s.Ready)
+		}
+		f.mu.Unlock()
+		if len(evs) < 500 {
+			return nil
+		}
+	}
+}
+
+// subscribe starts a stream at cursor: events with larger ids will be given. A
+// cursor of -1 starts after the newest event.
+func (f *feed) subscribe(ctx context.Context, cursor int64) (*Stream, error) {
+	if cursor < 0 {
+		if err := f.load(ctx); err != nil {
+			return nil, err
+		}
+		f.mu.Lock()
+		cursor = f.last
+		f.mu.Unlock()
+	}
+	s := &Stream{f: f, cursor: cursor, Ready: make(chan struct{}, 1)}
+	f.mu.Lock()
+	f.subs[s] = struct{}{}
+	f.mu.Unlock()
+	signal(s.Ready)
+	return s, nil
+}
+
+// Close ends the stream's subscription.
+func (s *Stream) Close() {
+	s.f.mu.Lock()
+	delete(s.f.subs, s)
+	s.f.mu.Unlock()
+}
+
+// Next returns the events after the stream's cursor (at most 500) and moves the
+// cursor past them. It reads from memory when it can, from the store when the
+// stream is further behind than the feed remembers.
+func (s *Stream) Next(ctx context.Context) ([]*askd.Event, error) {
+	f := s.f
+	f.mu.Lock()
+	if f.loaded && (len(f.ring) > 0 && s.cursor >= f.ring[0].ID-1 || len(f.ring) == 0 && s.cursor >= f.last) {
+		var out []*askd.Event
+		for _, e := range f.ring {
+			if e.ID > s.cursor {
+				out = append(out, e)
+				if len(out) == 500 {
+					break
+				}
+			}
+		}
+		f.mu.Unlock()
+		if len(out) > 0 {
+			s.cursor = out[len(out)-1].ID
+		}
+		return out, nil
+	}
+	f.mu.Unlock()
+	var evs []*askd.Event
+	err := f.store.View(ctx, func(tx askd.Tx) (err error) {
+		evs, err = tx.Events(ctx, 0, s.cursor, 500)
+		return err
+	})
+	if err != nil {
+		return nil, err
+	}
+	if len(evs) > 0 {
+		s.cursor = evs[len(evs)-1].ID
+		signal(s.Ready) // there may be more
+	}
+	return evs, nil
+}
+
+// Cursor is the id of the last event the stream was given.
+func (s *Stream) Cursor() int64 { return s.cursor }
+
+func (f *feed) count() int {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return len(f.subs)
+}

@@ -1,0 +1,80 @@
+package app
+
+import "sync"
+
+// hub wakes the waiters of one process when their ask changes. Waiters register
+// before they read the ask, so a change committed between the read and the wait
+// still wakes them: no answer is lost to that race.
+type hub struct {
+	mu      sync.Mutex
+	waiters map[int64]map[*waiter]struct{}
+}
+
+type waiter struct {
+	id int64
+	ch chan struct{} // capacity 1: a pending wake-up is never lost, never blocks
+}
+
+func newHub() *hub { return &hub{waiters: map[int64]map[*waiter]struct{}{}} }
+
+func (h *hub) add(id int64) *waiter {
+	w := &waiter{id: id, ch: make(chan struct{}, 1)}
+	h.mu.Lock()
+	set := h.waiters[id]
+	if set == nil {
+		set = map[*waiter]struct{}{}
+		h.waiters[id] = set
+	}
+	set[w] = struct{}{}
+	h.mu.Unlock()
+	return w
+}
+
+func (h *hub) remove(w *waiter) {
+	h.mu.Lock()
+	if set := h.waiters[w.id]; set != nil {
+		delete(set, w)
+		if len(set) == 0 {
+			delete(h.waiters, w.id)
+		}
+	}
+	h.mu.Unlock()
+}
+
+// wake signals every waiter of ask id.
+func (h *hub) wake(id int64) {
+	h.mu.Lock()
+	for w := range h.waiters[id] {
+		signal(w.ch)
+	}
+	h.mu.Unlock()
+}
+
+// wakeAll signals every waiter, after changes may have been missed.
+func (h *hub) wakeAll() {
+	h.mu.Lock()
+	for _, set := range h.waiters {
+		for w := range set {
+			signal(w.ch)
+		}
+	}
+	h.mu.Unlock()
+}
+
+// count is the number of waiters, for metrics.
+func (h *hub) count() int {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	n := 0
+	for _, set := range h.waiters {
+		n += len(set)
+	}
+	return n
+}
+
+func signal(ch chan struct{}) {
+	select {
+	case ch <- struct{}{}:
+	default:
+	}
+}

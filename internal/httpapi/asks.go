@@ -1,0 +1,278 @@
+package httpapi
+
+import (
+	"encoding/json"
+	"net/http"
+	"strconv"
+	"time"
+
+	"github.com/askd-dev/askd"
+	"github.com/askd-dev/askd/internal/app"
+)
+
+// MaxWait bounds ?wait= on any request.
+const MaxWait = time.Hour
+
+func (s *Server) listAsks(w http.ResponseWriter, r *http.Request, c askd.Caller) error {
+	if c.Role == askd.RoleAgent {
+		// An agent sees its own session's open asks (what check_ask {} lists).
+		asks, err := s.app.Open(r.Context(), c)
+		if err != nil {
+			return err
+		}
+		writeJSON(w, http.StatusOK, map[string]any{"asks": nonNil(asks)})
+		return nil
+	}
+	q := r.URL.Query()
+	f := askd.AskFilter{Session: q.Get("session"), Status: askd.Status(q.Get("status")), Kind: askd.Kind(q.Get("kind"))}
+	switch f.Status {
+	case "", askd.StatusPending, askd.StatusAnswered, askd.StatusCancelled:
+	default:
+		return askd.Errorf(askd.EINVALID, "status: %q is not pending, answered or cancelled", f.Status)
+	}
+	if f.Kind != "" && !f.Kind.Valid() {
+		return askd.Errorf(askd.EINVALID, "kind: %q is not a kind of ask", f.Kind)
+	}
+	var err error
+	if f.Limit, err = intParam(q.Get("limit"), "limit", 1000); err != nil {
+		return err
+	}
+	before, err := intParam(q.Get("before"), "before", 1<<62)
+	if err != nil {
+		return err
+	}
+	f.Before = int64(before)
+	asks, err := s.app.List(r.Context(), c, f)
+	if err != nil {
+		return err
+	}
+	writeJSON(w, http.StatusOK, map[string]any{"asks": nonNil(asks)})
+	return nil
+}
+
+func (s *Server) getAsk(w http.ResponseWriter, r *http.Request, c askd.Caller) error {
+	id, err := askID(r)
+	if err != nil {
+		return err
+	}
+	wait, err := waitParam(r)
+	if err != nil {
+		return err
+	}
+	var a *askd.Ask
+	if wait > 0 {
+		a, err = s.app.Wait(r.Context(), c, id, time.Now().Add(wait))
+		if err != nil {
+			return err
+		}
+	}
+	if c.Role == askd.RoleAgent {
+		// An agent reading its settled ask has been told of it.
+		a, err = s.app.Check(r.Context(), c, id)
+		if err != nil {
+			return err
+		}
+		writeJSON(w, http.StatusOK, a)
+		return nil
+	}
+	if a == nil {
+		if a, err = s.app.Get(r.Context(), c, id); err != nil {
+			return err
+		}
+	}
+	hist, err := s.app.History(r.Context(), c, id)
+	if err != nil {
+		return err
+	}
+	writeJSON(w, http.StatusOK, askWithHistory{a, nonNil(hist)})
+	return nil
+}
+
+// askWithHistory is an ask's JSON with a "history" member added.
+type askWithHistory struct {
+	ask     *askd.Ask
+	history []*askd.Event
+}
+
+func (h askWithHistory) MarshalJSON() ([]byte, error) {
+	a, err := json.Marshal(h.ask)
+	if err != nil {
+		return nil, err
+	}
+	hist, err := json.Marshal(h.history)
+	if err != nil {
+		return nil, err
+	}
+	out := append(a[:len(a)-1:len(a)-1], `,"history":`...)
+	out = append(out, hist...)
+	return append(out, '}'), nil
+}
+
+func (s *Server) createAsk(w http.ResponseWriter, r *http.Request, c askd.Caller) error {
+	wait, err := waitParam(r)
+	if err != nil {
+		return err
+	}
+	var in askd.AskInput
+	if err := decode(w, r, &in); err != nil {
+		return err
+	}
+	a, err := s.app.Create(r.Context(), c, &in, app.CreateOptions{})
+	if err != nil {
+		return err
+	}
+	if wait > 0 {
+		switch a.Kind {
+		case askd.KindApproval:
+			a, err = s.app.AwaitApproval(r.Context(), c, a.ID, wait)
+		default:
+			a, err = s.app.Wait(r.Context(), c, a.ID, time.Now().Add(wait))
+		}
+		if err != nil {
+			return err
+		}
+		if !a.Pending() {
+			if a, err = s.app.Check(r.Context(), c, a.ID); err != nil {
+				return err
+			}
+		}
+	}
+	writeJSON(w, http.StatusCreated, a)
+	return nil
+}
+
+func (s *Server) answerAsk(w http.ResponseWriter, r *http.Request, c askd.Caller) error {
+	id, err := askID(r)
+	if err != nil {
+		return err
+	}
+	var ans askd.Answer
+	if err := decode(w, r, &ans); err != nil {
+		return err
+	}
+	a, err := s.app.Answer(r.Context(), c, id, &ans)
+	if err != nil {
+		return err
+	}
+	writeJSON(w, http.StatusOK, a)
+	return nil
+}
+
+func (s *Server) deleteAsk(w http.ResponseWriter, r *http.Request, c askd.Caller) error {
+	id, err := askID(r)
+	if err != nil {
+		return err
+	}
+	var a *askd.Ask
+	if c.Role == askd.RoleAgent {
+		a, err = s.app.Withdraw(r.Context(), c, id)
+	} else {
+		var body struct {
+			Response string `json:"response"`
+		}
+		if err := decodeOptional(w, r, &body); err != nil {
+			return err
+		}
+		a, err = s.app.Dismiss(r.Context(), c, id, body.Response)
+	}
+	if err != nil {
+		return err
+	}
+	writeJSON(w, http.StatusOK, a)
+	return nil
+}
+
+func (s *Server) snoozeAsk(w http.ResponseWriter, r *http.Request, c askd.Caller) error {
+	id, err := askID(r)
+	if err != nil {
+		return err
+	}
+	var body struct {
+		Until *time.Time `json:"until"`
+		For   string     `json:"for"`
+	}
+	if err := decode(w, r, &body); err != nil {
+		return err
+	}
+	var until time.Time
+	switch {
+	case body.Until != nil && body.For != "":
+		return askd.Errorf(askd.EINVALID, "for: give either until or for, not both")
+	case body.Until != nil:
+		until = *body.Until
+	case body.For != "":
+		d, err := time.ParseDuration(body.For)
+		if err != nil || d <= 0 {
+			return askd.Errorf(askd.EINVALID, "for: %q is not a positive duration such as 2h or 30m", body.For)
+		}
+		until = time.Now().Add(d)
+	default:
+		return askd.Errorf(askd.EINVALID, "until: required (RFC 3339), or for (a duration such as 2h)")
+	}
+	a, err := s.app.Snooze(r.Context(), c, id, until)
+	if err != nil {
+		return err
+	}
+	writeJSON(w, http.StatusOK, a)
+	return nil
+}
+
+func (s *Server) listSessions(w http.ResponseWriter, r *http.Request, c askd.Caller) error {
+	ss, err := s.app.Sessions(r.Context(), c)
+	if err != nil {
+		return err
+	}
+	writeJSON(w, http.StatusOK, map[string]any{"sessions": nonNil(ss)})
+	return nil
+}
+
+func askID(r *http.Request) (int64, error) {
+	id, err := strconv.ParseInt(r.PathValue("id"), 10, 64)
+	if err != nil || id <= 0 {
+		return 0, askd.Errorf(askd.EINVALID, "id: %q is not an ask id (a positive integer)", r.PathValue("id"))
+	}
+	return id, nil
+}
+
+// waitParam reads ?wait= as a duration ("30s", "10m") or whole seconds.
+func waitParam(r *http.Request) (time.Duration, error) {
+	return ParseWait(r.URL.Query().Get("wait"))
+}
+
+// ParseWait reads a wait as a duration ("30s", "10m") or whole seconds, from
+// 0 to MaxWait.
+func ParseWait(v string) (time.Duration, error) {
+	if v == "" {
+		return 0, nil
+	}
+	d, err := time.ParseDuration(v)
+	if err != nil {
+		n, nerr := strconv.Atoi(v)
+		if nerr != nil {
+			return 0, askd.Errorf(askd.EINVALID, "wait: %q is not a duration such as 30s or 10m", v)
+		}
+		d = time.Duration(n) * time.Second
+	}
+	if d < 0 || d > MaxWait {
+		return 0, askd.Errorf(askd.EINVALID, "wait: %s, must be 0 to %s", d, MaxWait)
+	}
+	return d, nil
+}
+
+func intParam(v, name string, max int) (int, error) {
+	if v == "" {
+		return 0, nil
+	}
+	n, err := strconv.Atoi(v)
+	if err != nil || n < 1 || n > max {
+		return 0, askd.Errorf(askd.EINVALID, "%s: %q, must be an integer from 1 to %d", name, v, max)
+	}
+	return n, nil
+}
+
+func nonNil[T any](s []T) []T {
+	if s == nil {
+		return []T{}
+	}
+	return s
+}

@@ -1,0 +1,95 @@
+package httpapi
+
+import (
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"strconv"
+	"time"
+
+	"github.com/askd-dev/askd"
+)
+
+// events streams the event log as Server-Sent Events: each event has its id
+// and a type (ask.created, ask.updated, ask.settled, ask.told) and carries the
+// ask as it was. Last-Event-ID (header, or ?last_event_id=) resumes from the
+// stored history without gaps; without it the stream starts with new events.
+// A comment line is sent every heartbeat so proxies and clients see life.
+func (s *Server) events(w http.ResponseWriter, r *http.Request, c askd.Caller) error {
+	cursor := int64(-1)
+	last := r.Header.Get("Last-Event-ID")
+	if last == "" {
+		last = r.URL.Query().Get("last_event_id")
+	}
+	if last != "" {
+		n, err := strconv.ParseInt(last, 10, 64)
+		if err != nil || n < 0 {
+			return askd.Errorf(askd.EINVALID, "Last-Event-ID: %q is not an event id", last)
+		}
+		cursor = n
+	}
+	session := r.URL.Query().Get("session")
+	stream, err := s.app.Subscribe(r.Context(), cursor)
+	if err != nil {
+		return err
+	}
+	defer stream.Close()
+	s.app.Metrics.SSEClients.Inc()
+	defer s.app.Metrics.SSEClients.Dec()
+
+	rc := http.NewResponseController(w)
+	_ = rc.SetWriteDeadline(time.Time{}) // a stream lives as long as the client wants
+	h := w.Header()
+	h.Set("Content-Type", "text/event-stream")
+	h.Set("Cache-Control", "no-store")
+	h.Set("X-Accel-Buffering", "no")
+	w.WriteHeader(http.StatusOK)
+	fmt.Fprintf(w, "retry: 1000\n: connected at event %d\n\n", stream.Cursor())
+	if err := rc.Flush(); err != nil {
+		return nil
+	}
+	beat := 15 * time.Second
+	if s.opts.Heartbeat != nil && s.opts.Heartbeat.Seconds() > 0 {
+		beat = time.Duration(s.opts.Heartbeat.Seconds() * float64(time.Second))
+	}
+	ticker := time.NewTicker(beat)
+	defer ticker.Stop()
+	for {
+		select {
+		case <-r.Context().Done():
+			return nil
+		case <-ticker.C:
+			// Writes to a stalled client block only this goroutine.
+			_ = rc.SetWriteDeadline(time.Now().Add(10 * time.Second))
+			if _, err := fmt.Fprint(w, ": heartbeat\n\n"); err != nil {
+				return nil
+			}
+			if rc.Flush() != nil {
+				return nil
+			}
+			_ = rc.SetWriteDeadline(time.Time{})
+		case <-stream.Ready:
+			evs, err := stream.Next(r.Context())
+			if err != nil {
+				return nil
+			}
+			_ = rc.SetWriteDeadline(time.Now().Add(10 * time.Second))
+			for _, e := range evs {
+				if session != "" && e.Session != session {
+					continue
+				}
+				data, err := json.Marshal(e)
+				if err != nil {
+					continue
+				}
+				if _, err := fmt.Fprintf(w, "id: %d\nevent: %s\ndata: %s\n\n", e.ID, askd.EventType(e.Action), data); err != nil {
+					return nil
+				}
+			}
+			if rc.Flush() != nil {
+				return nil
+			}
+			_ = rc.SetWriteDeadline(time.Time{})
+		}
+	}
+}

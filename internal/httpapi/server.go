@@ -1,0 +1,122 @@
+// Package httpapi serves askd over HTTP: the JSON API of SPEC §3.1 for people
+// and agents, the inbox's event stream, Claude Code hooks, sign-in, health and
+// metrics; and it mounts the MCP endpoint and the inbox page it is given.
+package httpapi
+
+import (
+	"log/slog"
+	"net/http"
+
+	"github.com/askd-dev/askd"
+	"github.com/askd-dev/askd/internal/app"
+	"github.com/prometheus/client_golang/prometheus/promhttp"
+)
+
+// Which side of askd a process serves (askd serve --role).
+const (
+	RoleAll   = "all"
+	RoleAgent = "agent" // MCP, hooks, agent API
+	RoleInbox = "inbox" // page, human API, events
+)
+
+// Options configure a Server.
+type Options struct {
+	Role string // RoleAll (default), RoleAgent or RoleInbox
+	// MCP serves /mcp; the server authenticates agents before calling it and
+	// puts the caller in the request context (app.CallerFrom).
+	MCP http.Handler
+	// Inbox serves the page and its assets; nil serves none.
+	Inbox http.Handler
+	// Ready reports whether the process can serve (the database answers, the
+	// change listener is connected); nil pings the store.
+	Ready func(r *http.Request) error
+	// Heartbeat is the SSE comment interval; 0 means 15 s.
+	Heartbeat interface{ Seconds() float64 }
+	Logger    *slog.Logger
+}
+
+// Server is askd's HTTP front end.
+type Server struct {
+	app  *app.Service
+	opts Options
+	log  *slog.Logger
+	mux  *http.ServeMux
+}
+
+// New returns a Server over svc.
+func New(svc *app.Service, opts Options) *Server {
+	if opts.Role == "" {
+		opts.Role = RoleAll
+	}
+	s := &Server{app: svc, opts: opts, log: opts.Logger, mux: http.NewServeMux()}
+	if s.log == nil {
+		s.log = slog.New(slog.DiscardHandler)
+	}
+	s.routes()
+	return s
+}
+
+func (s *Server) routes() {
+	m := s.mux
+	agent, inbox := s.opts.Role != RoleInbox, s.opts.Role != RoleAgent
+
+	m.HandleFunc("GET /healthz", s.healthz)
+	m.HandleFunc("GET /readyz", s.readyz)
+	m.Handle("GET /metrics", promhttp.HandlerFor(s.app.Metrics.Registry, promhttp.HandlerOpts{}))
+
+	// Shared paths: the handler decides by the caller's role.
+	m.HandleFunc("GET /api/me", s.authed("", s.me))
+	m.HandleFunc("GET /api/asks", s.authed("", s.listAsks))
+	m.HandleFunc("GET /api/asks/{id}", s.authed("", s.getAsk))
+	m.HandleFunc("DELETE /api/asks/{id}", s.authed("", s.deleteAsk))
+	m.HandleFunc("POST /api/asks", s.authed(askd.RoleAgent, s.createAsk))
+	m.HandleFunc("POST /api/asks/{id}/answer", s.authed(askd.RoleHuman, s.answerAsk))
+	m.HandleFunc("POST /api/asks/{id}/snooze", s.authed(askd.RoleHuman, s.snoozeAsk))
+	m.HandleFunc("GET /api/sessions", s.authed(askd.RoleHuman, s.listSessions))
+	m.HandleFunc("GET /api/events", s.authed(askd.RoleHuman, s.events))
+
+	if agent {
+		m.HandleFunc("POST /hooks/claude", s.claudeHook)
+		if s.opts.MCP != nil {
+			m.Handle("/mcp", s.mcp(s.opts.MCP))
+		}
+	}
+	if inbox {
+		m.HandleFunc("GET /signin", s.signIn)
+		m.HandleFunc("POST /signin", s.signIn)
+		m.HandleFunc("POST /signout", s.signOut)
+		if s.opts.Inbox != nil {
+			m.Handle("/", s.opts.Inbox)
+		}
+	}
+}
+
+// ServeHTTP implements http.Handler.
+func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	s.mux.ServeHTTP(w, r)
+}
+
+// mcp authenticates agents for the MCP handler and passes the caller on in
+// the request context.
+func (s *Server) mcp(h http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		c, err := s.caller(r)
+		if err == nil {
+			err = s.allowed(r, c, askd.RoleAgent)
+		}
+		if err != nil {
+			s.writeError(w, r, err)
+			return
+		}
+		h.ServeHTTP(w, r.WithContext(app.WithCaller(r.Context(), c)))
+	})
+}
+
+func (s *Server) me(w http.ResponseWriter, r *http.Request, c askd.Caller) error {
+	out := map[string]any{"name": c.Name, "role": c.Role}
+	if c.Role == askd.RoleAgent {
+		out["session"] = c.Session
+	}
+	writeJSON(w, http.StatusOK, out)
+	return nil
+}
