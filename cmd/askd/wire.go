@@ -9,6 +9,3 @@ import (
 
 // mcpHandler returns the /mcp handler.
 func mcpHandler(svc *app.Service, log *slog.Logger) http.Handler { return nil }
-
-// inboxHandler returns the inbox page's handler.
-func inboxHandler(svc *app.Service, base string) http.Handler { return nil }

@@ -49,8 +49,8 @@ func (s *Server) events(w http.ResponseWriter, r *http.Request, c askd.Caller) e
 		return nil
 	}
 	beat := 15 * time.Second
-	if s.opts.Heartbeat != nil && s.opts.Heartbeat.Seconds() > 0 {
-		beat = time.Duration(s.opts.Heartbeat.Seconds() * float64(time.Second))
+	if s.opts.Heartbeat > 0 {
+		beat = s.opts.Heartbeat
 	}
 	ticker := time.NewTicker(beat)
 	defer ticker.Stop()

@@ -6,6 +6,7 @@ package httpapi
 import (
 	"log/slog"
 	"net/http"
+	"time"
 
 	"github.com/askd-dev/askd"
 	"github.com/askd-dev/askd/internal/app"
@@ -31,7 +32,7 @@ type Options struct {
 	// change listener is connected); nil pings the store.
 	Ready func(r *http.Request) error
 	// Heartbeat is the SSE comment interval; 0 means 15 s.
-	Heartbeat interface{ Seconds() float64 }
+	Heartbeat time.Duration
 	Logger    *slog.Logger
 }
 

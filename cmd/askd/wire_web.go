@@ -1,0 +1,10 @@
+package main
+
+import (
+	"net/http"
+
+	"github.com/askd-dev/askd/internal/app"
+)
+
+// inboxHandler returns the inbox page's handler.
+func inboxHandler(svc *app.Service, base string) http.Handler { return nil }

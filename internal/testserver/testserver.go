@@ -1,0 +1,121 @@
+// Package testserver starts a real askd server on 127.0.0.1:0 for end-to-end
+// tests: a SQLite file in the test's temp dir (or any store given), the app
+// layer, and the HTTP API with whatever MCP and inbox handlers the test wires.
+package testserver
+
+import (
+	"context"
+	"log/slog"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"path/filepath"
+	"testing"
+	"time"
+
+	"github.com/askd-dev/askd"
+	"github.com/askd-dev/askd/client"
+	"github.com/askd-dev/askd/internal/app"
+	"github.com/askd-dev/askd/internal/httpapi"
+	"github.com/askd-dev/askd/internal/sqlite"
+)
+
+// Options adjust the server.
+type Options struct {
+	Config app.Config // zero fields take app.DefaultConfig's values
+	Role   string
+	Store  askd.Store // nil: a new SQLite file in t.TempDir()
+	DBPath string     // with Store nil: this SQLite file instead of a new one
+	// MCP and Inbox build the /mcp and / handlers; nil serves none.
+	MCP   func(svc *app.Service) http.Handler
+	Inbox func(svc *app.Service, baseURL string) http.Handler
+	// Heartbeat of the event stream; 0 keeps the default.
+	Heartbeat time.Duration
+}
+
+// Server is a running askd.
+type Server struct {
+	URL        string
+	App        *app.Service
+	Store      askd.Store
+	HumanToken string
+	AgentToken string
+	HTTP       *httptest.Server
+	DBPath     string
+}
+
+// Start starts a server and stops it in t.Cleanup.
+func Start(t testing.TB, opts Options) *Server {
+	t.Helper()
+	ctx := context.Background()
+	s := &Server{Store: opts.Store}
+	if s.Store == nil {
+		s.DBPath = opts.DBPath
+		if s.DBPath == "" {
+			s.DBPath = filepath.Join(t.TempDir(), "askd.db")
+		}
+		st, err := sqlite.Open(ctx, s.DBPath)
+		if err != nil {
+			t.Fatalf("open sqlite: %v", err)
+		}
+		s.Store = st
+	}
+	cfg := opts.Config
+	if cfg.Logger == nil && os.Getenv("ASKD_TEST_LOG") != "" {
+		cfg.Logger = slog.New(slog.NewTextHandler(os.Stderr, nil))
+	}
+	s.App = app.New(s.Store, cfg)
+	runCtx, cancel := context.WithCancel(ctx)
+	go s.App.Run(runCtx)
+
+	var err error
+	if s.HumanToken, err = app.CreateToken(ctx, s.Store, "alice", askd.RoleHuman); err != nil {
+		t.Fatalf("human token: %v", err)
+	}
+	if s.AgentToken, err = app.CreateToken(ctx, s.Store, "agent-1", askd.RoleAgent); err != nil {
+		t.Fatalf("agent token: %v", err)
+	}
+	hopts := httpapi.Options{Role: opts.Role}
+	if opts.Heartbeat > 0 {
+		hopts.Heartbeat = opts.Heartbeat
+	}
+	if opts.MCP != nil {
+		hopts.MCP = opts.MCP(s.App)
+	}
+	srv := httptest.NewUnstartedServer(nil)
+	s.HTTP = srv
+	srv.Start()
+	s.URL = srv.URL
+	if opts.Inbox != nil {
+		hopts.Inbox = opts.Inbox(s.App, s.URL)
+	}
+	srv.Config.Handler = httpapi.New(s.App, hopts)
+	t.Cleanup(func() {
+		s.App.Close()
+		srv.CloseClientConnections()
+		srv.Close()
+		cancel()
+		s.Store.Close()
+	})
+	return s
+}
+
+// Human returns a client with a human token.
+func (s *Server) Human() *client.Client { return client.New(s.URL, s.HumanToken) }
+
+// Agent returns a client with an agent token asking in session.
+func (s *Server) Agent(session string) *client.Client {
+	c := client.New(s.URL, s.AgentToken)
+	c.Session = session
+	return c
+}
+
+// Token creates another token.
+func (s *Server) Token(t testing.TB, name string, role askd.Role) string {
+	t.Helper()
+	tok, err := app.CreateToken(context.Background(), s.Store, name, role)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return tok
+}
