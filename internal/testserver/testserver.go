@@ -5,6 +5,7 @@ package testserver
 
 import (
 	"context"
+	"fmt"
 	"log/slog"
 	"net/http"
 	"net/http/httptest"
@@ -31,6 +32,8 @@ type Options struct {
 	Inbox func(svc *app.Service, baseURL string) http.Handler
 	// Heartbeat of the event stream; 0 keeps the default.
 	Heartbeat time.Duration
+
+	reuse bool // the database already has the test tokens
 }
 
 // Server is a running askd.
@@ -68,11 +71,15 @@ func Start(t testing.TB, opts Options) *Server {
 	runCtx, cancel := context.WithCancel(ctx)
 	go s.App.Run(runCtx)
 
+	human, agent := "alice", "agent-1"
+	if opts.reuse { // the first server's tokens are in the file; make new ones
+		human, agent = fmt.Sprintf("alice-%d", time.Now().UnixNano()), fmt.Sprintf("agent-%d", time.Now().UnixNano())
+	}
 	var err error
-	if s.HumanToken, err = app.CreateToken(ctx, s.Store, "alice", askd.RoleHuman); err != nil {
+	if s.HumanToken, err = app.CreateToken(ctx, s.Store, human, askd.RoleHuman); err != nil {
 		t.Fatalf("human token: %v", err)
 	}
-	if s.AgentToken, err = app.CreateToken(ctx, s.Store, "agent-1", askd.RoleAgent); err != nil {
+	if s.AgentToken, err = app.CreateToken(ctx, s.Store, agent, askd.RoleAgent); err != nil {
 		t.Fatalf("agent token: %v", err)
 	}
 	hopts := httpapi.Options{Role: opts.Role}
@@ -118,4 +125,10 @@ func (s *Server) Token(t testing.TB, name string, role askd.Role) string {
 		t.Fatal(err)
 	}
 	return tok
+}
+
+// StartAgain starts a server on an existing SQLite file, as after a restart.
+func StartAgain(t testing.TB, dbPath string) *Server {
+	t.Helper()
+	return Start(t, Options{DBPath: dbPath, reuse: true})
 }
