@@ -59,3 +59,7 @@ func ErrorMessage(err error) string {
 	}
 	return "internal error"
 }
+
+// EMISMATCH is an answer that does not fit its ask (HTTP 422); the message
+// names the field.
+const EMISMATCH = "mismatch"
