@@ -166,7 +166,9 @@ func validateObject(p *problems, path string, raw json.RawMessage) {
 		p.size(path, len(raw), MaxPayloadBytes)
 		return
 	}
-	var m map[string]any
+	// Values stay raw: decoding them would refuse valid JSON such as 1e400,
+	// which float64 cannot hold.
+	var m map[string]json.RawMessage
 	if err := json.Unmarshal(raw, &m); err != nil || m == nil {
 		p.add(path, "must be a JSON object")
 	}

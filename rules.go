@@ -3,6 +3,7 @@ package askd
 import (
 	"fmt"
 	"strings"
+	"unicode"
 	"unicode/utf8"
 )
 
@@ -30,19 +31,35 @@ const (
 	MaxToolUseIDChars  = 200
 )
 
-// problems collects the rules an input breaks, each as "path: rule".
-type problems []string
-
-func (p *problems) add(path, format string, args ...any) {
-	*p = append(*p, path+": "+fmt.Sprintf(format, args...))
+// problems collects the rules an input breaks, each as "path: rule". Past
+// maxProblems it only counts them: a 1 MiB body of repeated bad values once
+// made a message of 12 MB.
+type problems struct {
+	list []string
+	more int
 }
 
-// err returns nil, or one EINVALID *Error listing every problem.
+const maxProblems = 10
+
+func (p *problems) add(path, format string, args ...any) {
+	if len(p.list) == maxProblems {
+		p.more++
+		return
+	}
+	p.list = append(p.list, path+": "+fmt.Sprintf(format, args...))
+}
+
+// err returns nil, or one EINVALID *Error listing the problems (the first
+// maxProblems, then how many more there are).
 func (p problems) err() error {
-	if len(p) == 0 {
+	if len(p.list) == 0 {
 		return nil
 	}
-	return &Error{Code: EINVALID, Message: strings.Join(p, "; ")}
+	msg := strings.Join(p.list, "; ")
+	if p.more > 0 {
+		msg += "; and " + plural(p.more, "more problem")
+	}
+	return &Error{Code: EINVALID, Message: msg}
 }
 
 func plural(n int, word string) string {
@@ -92,7 +109,7 @@ func ValidName(what, name string) error {
 	var p problems
 	p.text(what, name, 1, MaxNameChars)
 	for _, r := range name {
-		if r < 0x20 || r == 0x7f {
+		if unicode.IsControl(r) { // C0, DEL and C1 (U+0080–U+009F)
 			p.add(what, "control characters are not allowed")
 			break
 		}

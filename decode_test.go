@@ -1,0 +1,262 @@
+package askd_test
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net/netip"
+	"reflect"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/askd-dev/askd"
+)
+
+func TestDecode(t *testing.T) {
+	type into int
+	const (
+		ask into = iota
+		answer
+		permission
+	)
+	tests := []struct {
+		name string
+		into into
+		body string
+		want string // exact message; "" for success
+		// prefix, when set, is checked instead of want for messages that quote
+		// encoding/json's own syntax errors.
+		prefix string
+	}{
+		// success
+		{name: "question ask", body: `{"kind":"question","questions":[{"question":"Which database?","header":"Database",
+			"options":[{"label":"SQLite","description":"embedded"},{"label":"Postgres","preview":"# pg"}],"multiSelect":false}]}`},
+		{name: "approval with any payload inside", body: `{"kind":"approval","title":"t","payload":{"Anything":{"deep":[1,{"x":null}]}}}`},
+		{name: "JSON whitespace around", body: " \n\t{\"kind\":\"ready\"}\r\n "},
+		{name: "null fits any field", body: `{"kind":null,"questions":null,"grace_seconds":null,"options":[null]}`},
+		{name: "answer", into: answer, body: `{"answers":{"Which database?":"SQLite","Which checks?":["lint"]},"response":"r"}`},
+		{name: "answer keys with dots and brackets", into: answer, body: `{"answers":{"a.b [c]?":"x"}}`},
+		{name: "permission input", into: permission, body: `{"tool_name":"Bash","input":{"command":"ls","Extra":1},"tool_use_id":"t1"}`},
+
+		// unknown fields, by path
+		{name: "unknown top-level field", body: `{"kind":"question","bogus":1}`, want: "bogus: unknown field"},
+		{name: "unknown field in a question", body: `{"questions":[{"question":"q","header":"h","colour":"red"}]}`,
+			want: "questions[0].colour: unknown field"},
+		{name: "unknown field in a later question", body: `{"questions":[{"question":"q"},{"question":"r","hint":"x"}]}`,
+			want: "questions[1].hint: unknown field"},
+		{name: "unknown field in a question's option", body: `{"questions":[{"options":[{"label":"a"},{"label":"b","icon":"x"}]}]}`,
+			want: "questions[0].options[1].icon: unknown field"},
+		{name: "unknown field in a decision option", body: `{"kind":"decision","options":[{"label":"a","url":"https://x"}]}`,
+			want: "options[0].url: unknown field"},
+		{name: "field names match exactly", body: `{"questions":[{"Header":"h"}]}`, want: "questions[0].Header: unknown field"},
+		{name: "Kind is not kind", body: `{"Kind":"question"}`, want: "Kind: unknown field"},
+		{name: "multiselect is not multiSelect", body: `{"questions":[{"multiselect":true}]}`, want: "questions[0].multiselect: unknown field"},
+		{name: "first unknown field in sorted order", body: `{"zeta":1,"kind":"ready","alpha":2}`, want: "alpha: unknown field"},
+		{name: "empty key quoted", body: `{"":1}`, want: `[""]: unknown field`},
+		{name: "key with a dot quoted", body: `{"title.x":1}`, want: `["title.x"]: unknown field`},
+		{name: "nested odd key quoted", body: `{"questions":[{"my header":"h"}]}`, want: `questions[0]["my header"]: unknown field`},
+		{name: "unknown answer field", into: answer, body: `{"answers":{"q":"a"},"extra":true}`, want: "extra: unknown field"},
+		{name: "unknown permission field", into: permission, body: `{"tool_name":"Bash","input":{},"toolUseId":"x"}`,
+			want: "toolUseId: unknown field"},
+
+		// wrong types, by path
+		{name: "kind a number", body: `{"kind":5}`, want: "kind: a number, want a string"},
+		{name: "header a number on the second question", body: `{"questions":[{"header":"h"},{"header":7}]}`,
+			want: "questions[1].header: a number, want a string"},
+		{name: "label a boolean", body: `{"options":[{"label":"a"},{"label":true}]}`, want: "options[1].label: a boolean, want a string"},
+		{name: "questions an object", body: `{"questions":{"question":"q"}}`, want: "questions: an object, want a list"},
+		{name: "question a string", body: `{"questions":["Which?"]}`, want: "questions[0]: a string, want an object"},
+		{name: "multiSelect a string", body: `{"questions":[{"multiSelect":"yes"}]}`, want: "questions[0].multiSelect: a string, want true or false"},
+		{name: "grace_seconds a string", body: `{"grace_seconds":"30"}`, want: "grace_seconds: a string, want an integer"},
+		{name: "grace_seconds a fraction", body: `{"grace_seconds":1.5}`, want: "grace_seconds: 1.5, want an integer"},
+		{name: "grace_seconds in exponent form", body: `{"grace_seconds":3e1}`, want: "grace_seconds: 3e1, want an integer"},
+		{name: "grace_seconds beyond int64", body: `{"grace_seconds":99999999999999999999}`,
+			want: "grace_seconds: 99999999999999999999, want an integer"},
+		{name: "title a list", body: `{"title":["a"]}`, want: "title: a list, want a string"},
+		{name: "answers a list", into: answer, body: `{"answers":["SQLite"]}`, want: "answers: a list, want an object"},
+		{name: "choice a number", into: answer, body: `{"answers":{"q":5}}`, want: "answers: each value must be a string or a list of strings"},
+		{name: "choice an object", into: answer, body: `{"answers":{"q":{"x":1}}}`, want: "answers: each value must be a string or a list of strings"},
+		{name: "choice a list of numbers", into: answer, body: `{"answers":{"q":[1,2]}}`, want: "answers: each value must be a string or a list of strings"},
+		{name: "decision a number", into: answer, body: `{"decision":1}`, want: "decision: a number, want a string"},
+		{name: "tool_name an object", into: permission, body: `{"tool_name":{}}`, want: "tool_name: an object, want a string"},
+
+		// bodies that are not one JSON object
+		{name: "empty body", body: ``, want: "body: empty, want a JSON object"},
+		{name: "whitespace body", body: " \r\n\t", want: "body: empty, want a JSON object"},
+		{name: "list body", body: `[{"kind":"ready"}]`, want: "body: a list, want a JSON object"},
+		{name: "string body", body: `"ready"`, want: "body: a string, want a JSON object"},
+		{name: "number body", body: `42`, want: "body: a number, want a JSON object"},
+		{name: "boolean body", body: `true`, want: "body: a boolean, want a JSON object"},
+		{name: "null body", body: `null`, want: "body: null, want a JSON object"},
+		{name: "two objects", body: `{"kind":"ready"} {"kind":"action"}`, want: "body: more than one JSON value"},
+		{name: "object then a word", body: `{}x`, want: "body: more than one JSON value"},
+		{name: "stray closing brace", body: `{"kind":"ready"}}`, prefix: "body: "},
+		{name: "truncated", body: `{"kind":"ready"`, prefix: "body: not valid JSON: "},
+		{name: "single quotes", body: `{'kind':'ready'}`, prefix: "body: not valid JSON: "},
+		{name: "non-JSON space before", body: "\u00a0{}", prefix: "body: not valid JSON: "},
+		{name: "byte order mark before", body: "\ufeff{}", prefix: "body: not valid JSON: "},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			var v any
+			switch tt.into {
+			case ask:
+				v = new(askd.AskInput)
+			case answer:
+				v = new(askd.Answer)
+			case permission:
+				v = new(askd.PermissionInput)
+			}
+			err := askd.Decode([]byte(tt.body), v)
+			if tt.prefix == "" {
+				wantInvalid(t, err, tt.want)
+				return
+			}
+			if askd.ErrorCode(err) != askd.EINVALID || !strings.HasPrefix(askd.ErrorMessage(err), tt.prefix) {
+				t.Errorf("got %v (code %q), want an EINVALID error starting %q", err, askd.ErrorCode(err), tt.prefix)
+			}
+		})
+	}
+}
+
+func TestDecodeValues(t *testing.T) {
+	var in askd.AskInput
+	body := `{"kind":"approval","title":"Deploy","details":"make deploy","payload":{"env":"prod"},
+		"grace_seconds":0,"tool_name":"Bash","tool_use_id":"toolu_9"}`
+	if err := askd.Decode([]byte(body), &in); err != nil {
+		t.Fatal(err)
+	}
+	want := askd.AskInput{Kind: askd.KindApproval, Title: "Deploy", Details: "make deploy",
+		Payload: json.RawMessage(`{"env":"prod"}`), GraceSeconds: intPtr(0), ToolName: "Bash", ToolUseID: "toolu_9"}
+	if !reflect.DeepEqual(in, want) {
+		t.Errorf("got  %#v\nwant %#v", in, want)
+	}
+}
+
+// encoding/json replaces invalid UTF-8 with U+FFFD, so invalid UTF-8 reaches the
+// validation rules only from Go callers; a decoded body always validates as text.
+func TestDecodeInvalidUTF8(t *testing.T) {
+	var in askd.AskInput
+	if err := askd.Decode([]byte("{\"kind\":\"ready\",\"title\":\"bad \xff byte\"}"), &in); err != nil {
+		t.Fatal(err)
+	}
+	if in.Title != "bad \ufffd byte" {
+		t.Errorf("title %q, want the bad byte replaced", in.Title)
+	}
+	if err := in.Validate(false); err != nil {
+		t.Errorf("Validate: %v", err)
+	}
+}
+
+// A body of very many keys is refused or accepted in linear-ish time: the key
+// sort once was quadratic (seconds at well under 1 MiB).
+func TestDecodeManyKeys(t *testing.T) {
+	var b strings.Builder
+	b.WriteString(`{"answers":{`)
+	const n = 40000
+	for i := range n {
+		if i > 0 {
+			b.WriteByte(',')
+		}
+		fmt.Fprintf(&b, `"%d":"x"`, (i*7919)%n)
+	}
+	b.WriteString(`}}`)
+	var ans askd.Answer
+	if err := askd.Decode([]byte(b.String()), &ans); err != nil {
+		t.Fatal(err)
+	}
+	if len(ans.Answers) != n {
+		t.Errorf("%d answers, want %d", len(ans.Answers), n)
+	}
+}
+
+func TestErrorHelpers(t *testing.T) {
+	invalid := askd.Errorf(askd.EINVALID, "title: %d characters, at most %d", 201, 200)
+	tests := []struct {
+		name    string
+		err     error
+		code    string
+		message string
+	}{
+		{name: "nil", err: nil, code: "", message: ""},
+		{name: "an *Error", err: invalid, code: askd.EINVALID, message: "title: 201 characters, at most 200"},
+		{name: "a wrapped *Error", err: fmt.Errorf("create ask: %w", invalid), code: askd.EINVALID, message: "title: 201 characters, at most 200"},
+		{name: "twice wrapped", err: fmt.Errorf("a: %w", fmt.Errorf("b: %w", askd.Errorf(askd.ENOTFOUND, "ask %d not found", 7))),
+			code: askd.ENOTFOUND, message: "ask 7 not found"},
+		{name: "joined, first *Error wins", err: errors.Join(errors.New("disk"), askd.Errorf(askd.ECONFLICT, "ask 3 is answered")),
+			code: askd.ECONFLICT, message: "ask 3 is answered"},
+		{name: "another error", err: errors.New("database is locked"), code: askd.EINTERNAL, message: "internal error"},
+		{name: "a wrapped other error", err: fmt.Errorf("store: %w", errors.New("secret detail")), code: askd.EINTERNAL, message: "internal error"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			if got := askd.ErrorCode(tt.err); got != tt.code {
+				t.Errorf("ErrorCode = %q, want %q", got, tt.code)
+			}
+			if got := askd.ErrorMessage(tt.err); got != tt.message {
+				t.Errorf("ErrorMessage = %q, want %q", got, tt.message)
+			}
+		})
+	}
+	if invalid.Error() != invalid.Message {
+		t.Errorf("Error() = %q, want the message %q", invalid.Error(), invalid.Message)
+	}
+}
+
+// Decode serves other packages' bodies too: whatever encoding/json accepts
+// (",string" numbers, json.Number, text and JSON unmarshalers, embedded
+// structs) it accepts, and it still names the indexed path of a wrong type.
+func TestDecodeOtherTypes(t *testing.T) {
+	type Embedded struct {
+		Note string `json:"note"`
+	}
+	type item struct{ N uint8 }
+	type body struct {
+		Embedded
+		Count  int         `json:"count,string"`
+		Number json.Number `json:"number"`
+		Until  time.Time   `json:"until"`
+		Addr   netip.Addr  `json:"addr"`
+		Items  []item      `json:"items"`
+		Any    any         `json:"any"`
+	}
+	tests := []struct {
+		name   string
+		body   string
+		want   string
+		prefix string
+	}{
+		{name: "every kind accepted", body: `{"note":"n","count":"12","number":1e400,"until":"2026-01-02T03:04:05Z",
+			"addr":"127.0.0.1","items":[{"N":255}],"any":{"x":[1]}}`},
+		{name: "embedded field known", body: `{"note":"n"}`},
+		{name: "embedded struct not a field itself", body: `{"Embedded":{}}`, want: "Embedded: unknown field"},
+		{name: "untagged field by its Go name only", body: `{"items":[{"n":1}]}`, want: "items[0].n: unknown field"},
+		{name: "uint8 out of range", body: `{"items":[{"N":1},{"N":256}]}`, want: "items[1].N: 256, want an integer"},
+		{name: "negative into uint8", body: `{"items":[{"N":-1}]}`, want: "items[0].N: -1, want an integer"},
+		{name: "number where a string is wanted", body: `{"note":1}`, want: "note: a number, want a string"},
+		{name: "bad time refused", body: `{"until":"tomorrow"}`, prefix: "body: "},
+		{name: "bad address refused", body: `{"addr":"not-an-ip"}`, prefix: "body: "},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			var b body
+			err := askd.Decode([]byte(tt.body), &b)
+			if tt.prefix == "" {
+				wantInvalid(t, err, tt.want)
+				return
+			}
+			if askd.ErrorCode(err) != askd.EINVALID || !strings.HasPrefix(askd.ErrorMessage(err), tt.prefix) {
+				t.Errorf("got %v (code %q), want an EINVALID error starting %q", err, askd.ErrorCode(err), tt.prefix)
+			}
+		})
+	}
+	var b body
+	if err := askd.Decode([]byte(tests[0].body), &b); err != nil {
+		t.Fatal(err)
+	}
+	if b.Note != "n" || b.Count != 12 || b.Number != "1e400" || b.Addr != netip.MustParseAddr("127.0.0.1") ||
+		b.Until.Year() != 2026 || len(b.Items) != 1 || b.Items[0].N != 255 {
+		t.Errorf("decoded %+v", b)
+	}
+}

@@ -1,0 +1,456 @@
+package askd_test
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strings"
+	"testing"
+
+	"github.com/askd-dev/askd"
+)
+
+// options returns options with the given labels and no descriptions.
+func options(labels ...string) []askd.Option {
+	opts := make([]askd.Option, len(labels))
+	for i, l := range labels {
+		opts[i] = askd.Option{Label: l}
+	}
+	return opts
+}
+
+// question returns a single-select question with the given option labels.
+func question(text, header string, labels ...string) askd.Question {
+	return askd.Question{Question: text, Header: header, Options: options(labels...)}
+}
+
+func intPtr(n int) *int { return &n }
+
+// baseInput returns a valid input of kind k that cases then break one rule at a time.
+func baseInput(k askd.Kind) askd.AskInput {
+	in := askd.AskInput{Kind: k}
+	switch {
+	case k == askd.KindQuestion:
+		in.Questions = []askd.Question{{
+			Question: "Which database?",
+			Header:   "Database",
+			Options: []askd.Option{
+				{Label: "SQLite", Description: "embedded, zero setup"},
+				{Label: "Postgres", Description: "shared, scales out"},
+			},
+		}}
+	case k == askd.KindDecision:
+		in.Title = "Deploy now?"
+		in.Details = "The release branch is green."
+		in.Options = options("Yes", "No")
+		in.Recommended = "Yes"
+	case k.IsAttention():
+		in.Title = "Run the migration by hand"
+	case k == askd.KindApproval:
+		in.Title = "Remove the build directory"
+		in.Details = "rm -rf build/"
+		in.Payload = json.RawMessage(`{"command":"rm -rf build/"}`)
+		in.GraceSeconds = intPtr(30)
+	}
+	return in
+}
+
+// wantInvalid fails the test unless err is an EINVALID *askd.Error with message
+// want, or nil when want is "".
+func wantInvalid(t *testing.T, err error, want string) {
+	t.Helper()
+	if want == "" {
+		if err != nil {
+			t.Fatalf("got error %q, want none", err)
+		}
+		return
+	}
+	if err == nil {
+		t.Fatalf("got no error, want %q", want)
+	}
+	var e *askd.Error
+	if !errors.As(err, &e) {
+		t.Fatalf("got %T %q, want an *askd.Error", err, err)
+	}
+	if e.Code != askd.EINVALID {
+		t.Errorf("code %q, want %q", e.Code, askd.EINVALID)
+	}
+	if e.Message != want {
+		t.Errorf("message\n got %q\nwant %q", e.Message, want)
+	}
+}
+
+func TestAskInputValidate(t *testing.T) {
+	const kinds = "question, decision, action, ready, blocked, approval"
+	q := askd.KindQuestion
+	tests := []struct {
+		name string
+		kind askd.Kind
+		edit func(in *askd.AskInput)
+		html bool // previewHTML
+		want string
+	}{
+		// A valid case for each kind.
+		{name: "question valid", kind: q},
+		{name: "decision valid", kind: askd.KindDecision},
+		{name: "decision without options", kind: askd.KindDecision, edit: func(in *askd.AskInput) {
+			in.Options, in.Recommended = nil, ""
+		}},
+		{name: "action valid", kind: askd.KindAction},
+		{name: "ready valid", kind: askd.KindReady},
+		{name: "blocked valid", kind: askd.KindBlocked},
+		{name: "approval valid", kind: askd.KindApproval},
+		{name: "approval with title only", kind: askd.KindApproval, edit: func(in *askd.AskInput) {
+			in.Details, in.Payload, in.GraceSeconds = "", nil, nil
+		}},
+		{name: "question with HTML previews valid", kind: q, html: true, edit: func(in *askd.AskInput) {
+			in.Questions[0].Options[0].Preview = "<b>embedded</b>"
+		}},
+
+		// kind
+		{name: "kind missing", kind: "", want: "kind: required, one of " + kinds},
+		{name: "kind unknown", kind: "poll", want: `kind: "poll" is not one of ` + kinds},
+		{name: "kind in wrong case", kind: "Question", want: `kind: "Question" is not one of ` + kinds},
+
+		// questions: count, texts, headers
+		{name: "questions none", kind: q, edit: func(in *askd.AskInput) { in.Questions = nil },
+			want: "questions: required, 1 to 4 items"},
+		{name: "questions empty list", kind: q, edit: func(in *askd.AskInput) { in.Questions = []askd.Question{} },
+			want: "questions: required, 1 to 4 items"},
+		{name: "questions four", kind: q, edit: func(in *askd.AskInput) {
+			for i := 2; i <= 4; i++ {
+				in.Questions = append(in.Questions, question(fmt.Sprintf("Question %d?", i), "H", "a", "b"))
+			}
+		}},
+		{name: "questions five", kind: q, edit: func(in *askd.AskInput) {
+			for i := 2; i <= 5; i++ {
+				in.Questions = append(in.Questions, question(fmt.Sprintf("Question %d?", i), "H", "a", "b"))
+			}
+		}, want: "questions: 5 items, at most 4"},
+		{name: "question texts duplicated", kind: q, edit: func(in *askd.AskInput) {
+			in.Questions = append(in.Questions, question("Which database?", "Again", "a", "b"))
+		}, want: "questions[1].question: same text as questions[0]; answers are keyed by the text, so each must differ"},
+		{name: "question texts differing only in case", kind: q, edit: func(in *askd.AskInput) {
+			in.Questions = append(in.Questions, question("which database?", "Again", "a", "b"))
+		}},
+		{name: "question text empty", kind: q, edit: func(in *askd.AskInput) { in.Questions[0].Question = "" },
+			want: "questions[0].question: required, 1 to 1000 characters"},
+		{name: "question text blank", kind: q, edit: func(in *askd.AskInput) { in.Questions[0].Question = " \t\n" },
+			want: "questions[0].question: blank, must have visible text"},
+		{name: "question text 1000 two-byte characters", kind: q, edit: func(in *askd.AskInput) {
+			in.Questions[0].Question = strings.Repeat("é", 1000)
+		}},
+		{name: "question text 1001 characters", kind: q, edit: func(in *askd.AskInput) {
+			in.Questions[0].Question = strings.Repeat("x", 1001)
+		}, want: "questions[0].question: 1001 characters, at most 1000"},
+		{name: "header 14 characters on the second question", kind: q, edit: func(in *askd.AskInput) {
+			in.Questions = append(in.Questions, question("Which checks?", "Checks to run", "lint", "tests"))
+			in.Questions[1].Header = "Checks to run!"
+		}, want: "questions[1].header: 14 characters, at most 12"},
+		{name: "header 12 ASCII characters", kind: q, edit: func(in *askd.AskInput) {
+			in.Questions[0].Header = "Twelve chars"
+		}},
+		{name: "header 12 multi-byte characters", kind: q, edit: func(in *askd.AskInput) {
+			in.Questions[0].Header = "データベース設定の選択肢" // 12 characters, 36 bytes
+		}},
+		{name: "header 12 emoji", kind: q, edit: func(in *askd.AskInput) {
+			in.Questions[0].Header = strings.Repeat("🙂", 12) // 48 bytes
+		}},
+		{name: "header 13 multi-byte characters", kind: q, edit: func(in *askd.AskInput) {
+			in.Questions[0].Header = "データベース設定の選択肢。"
+		}, want: "questions[0].header: 13 characters, at most 12"},
+		{name: "header empty", kind: q, edit: func(in *askd.AskInput) { in.Questions[0].Header = "" },
+			want: "questions[0].header: required, 1 to 12 characters"},
+		{name: "header blank", kind: q, edit: func(in *askd.AskInput) { in.Questions[0].Header = "   " },
+			want: "questions[0].header: blank, must have visible text"},
+		{name: "header invalid UTF-8", kind: q, edit: func(in *askd.AskInput) { in.Questions[0].Header = "Data\xffbase" },
+			want: "questions[0].header: not valid UTF-8"},
+		{name: "question text invalid UTF-8", kind: q, edit: func(in *askd.AskInput) { in.Questions[0].Question = "\xc3(" },
+			want: "questions[0].question: not valid UTF-8"},
+
+		// questions: options
+		{name: "options none", kind: q, edit: func(in *askd.AskInput) { in.Questions[0].Options = nil },
+			want: "questions[0].options: required, 2 to 4 items"},
+		{name: "options one", kind: q, edit: func(in *askd.AskInput) { in.Questions[0].Options = options("SQLite") },
+			want: "questions[0].options: 1 item, at least 2"},
+		{name: "options one on the third question", kind: q, edit: func(in *askd.AskInput) {
+			in.Questions = append(in.Questions, question("Q2?", "Two", "a", "b"), question("Q3?", "Three", "a"))
+		}, want: "questions[2].options: 1 item, at least 2"},
+		{name: "options four", kind: q, edit: func(in *askd.AskInput) { in.Questions[0].Options = options("a", "b", "c", "d") }},
+		{name: "options five", kind: q, edit: func(in *askd.AskInput) {
+			in.Questions[0].Options = options("a", "b", "c", "d", "e")
+		}, want: "questions[0].options: 5 items, at most 4"},
+		{name: "labels duplicated", kind: q, edit: func(in *askd.AskInput) {
+			in.Questions[0].Options = options("SQLite", "Postgres", "SQLite")
+		}, want: "questions[0].options[2].label: same label as questions[0].options[0]; labels must differ"},
+		{name: "same label in two questions", kind: q, edit: func(in *askd.AskInput) {
+			in.Questions = append(in.Questions, question("Which cache?", "Cache", "SQLite", "Redis"))
+		}},
+		{name: "label empty", kind: q, edit: func(in *askd.AskInput) { in.Questions[0].Options[1].Label = "" },
+			want: "questions[0].options[1].label: required, 1 to 100 characters"},
+		{name: "label 100 characters", kind: q, edit: func(in *askd.AskInput) {
+			in.Questions[0].Options[0].Label = strings.Repeat("ß", 100)
+		}},
+		{name: "label 101 characters", kind: q, edit: func(in *askd.AskInput) {
+			in.Questions[0].Options[0].Label = strings.Repeat("l", 101)
+		}, want: "questions[0].options[0].label: 101 characters, at most 100"},
+		{name: "description 500 characters", kind: q, edit: func(in *askd.AskInput) {
+			in.Questions[0].Options[0].Description = strings.Repeat("d", 500)
+		}},
+		{name: "description 501 characters", kind: q, edit: func(in *askd.AskInput) {
+			in.Questions[0].Options[1].Description = strings.Repeat("d", 501)
+		}, want: "questions[0].options[1].description: 501 characters, at most 500"},
+		{name: "description invalid UTF-8", kind: q, edit: func(in *askd.AskInput) {
+			in.Questions[0].Options[0].Description = "\xff"
+		}, want: "questions[0].options[0].description: not valid UTF-8"},
+		{name: "preview 64 KiB", kind: q, edit: func(in *askd.AskInput) {
+			in.Questions[0].Options[0].Preview = strings.Repeat("p", 64<<10)
+		}},
+		{name: "preview 64 KiB and one byte", kind: q, edit: func(in *askd.AskInput) {
+			in.Questions[0].Options[0].Preview = strings.Repeat("p", 64<<10+1)
+		}, want: "questions[0].options[0].preview: 65537 bytes, at most 65536 (64 KiB)"},
+		{name: "preview invalid UTF-8", kind: q, edit: func(in *askd.AskInput) {
+			in.Questions[0].Options[0].Preview = "# \xfe"
+		}, want: "questions[0].options[0].preview: not valid UTF-8"},
+		{name: "every problem listed", kind: q, edit: func(in *askd.AskInput) {
+			in.Questions[0].Header = ""
+			in.Questions[0].Options = options("SQLite")
+		}, want: "questions[0].header: required, 1 to 12 characters; questions[0].options: 1 item, at least 2"},
+
+		// question: fields of other kinds
+		{name: "question with title", kind: q, edit: func(in *askd.AskInput) { in.Title = "t" },
+			want: "title: only on attention and approval asks"},
+		{name: "question with details", kind: q, edit: func(in *askd.AskInput) { in.Details = "d" },
+			want: "details: only on attention and approval asks"},
+		{name: "question with options", kind: q, edit: func(in *askd.AskInput) { in.Options = options("a", "b") },
+			want: "options: only on decision asks"},
+		{name: "question with recommended", kind: q, edit: func(in *askd.AskInput) { in.Recommended = "a" },
+			want: "recommended: only on decision asks"},
+		{name: "question with payload", kind: q, edit: func(in *askd.AskInput) { in.Payload = json.RawMessage(`{}`) },
+			want: "payload: only on approval asks"},
+		{name: "question with grace_seconds", kind: q, edit: func(in *askd.AskInput) { in.GraceSeconds = intPtr(0) },
+			want: "grace_seconds: only on approval asks"},
+		{name: "question with tool_name", kind: q, edit: func(in *askd.AskInput) { in.ToolName = "Bash" },
+			want: "tool_name: only on approval asks"},
+		{name: "question with tool_use_id", kind: q, edit: func(in *askd.AskInput) { in.ToolUseID = "toolu_1" },
+			want: "tool_use_id: only on approval asks"},
+
+		// attention asks
+		{name: "title empty", kind: askd.KindAction, edit: func(in *askd.AskInput) { in.Title = "" },
+			want: "title: required, 1 to 200 characters"},
+		{name: "title blank", kind: askd.KindReady, edit: func(in *askd.AskInput) { in.Title = " \t " },
+			want: "title: blank, must have visible text"},
+		{name: "title 200 characters", kind: askd.KindBlocked, edit: func(in *askd.AskInput) { in.Title = strings.Repeat("ü", 200) }},
+		{name: "title 201 characters", kind: askd.KindDecision, edit: func(in *askd.AskInput) { in.Title = strings.Repeat("t", 201) },
+			want: "title: 201 characters, at most 200"},
+		{name: "title invalid UTF-8", kind: askd.KindAction, edit: func(in *askd.AskInput) { in.Title = "\x80" },
+			want: "title: not valid UTF-8"},
+		{name: "details 16 KiB", kind: askd.KindAction, edit: func(in *askd.AskInput) { in.Details = strings.Repeat("d", 16<<10) }},
+		{name: "details 16 KiB and one byte", kind: askd.KindAction, edit: func(in *askd.AskInput) {
+			in.Details = strings.Repeat("d", 16<<10+1)
+		}, want: "details: 16385 bytes, at most 16384 (16 KiB)"},
+		{name: "details counted in bytes", kind: askd.KindBlocked, edit: func(in *askd.AskInput) {
+			in.Details = strings.Repeat("é", 8<<10+1) // 8193 characters, 16386 bytes
+		}, want: "details: 16386 bytes, at most 16384 (16 KiB)"},
+		{name: "details invalid UTF-8", kind: askd.KindReady, edit: func(in *askd.AskInput) { in.Details = "a\xffb" },
+			want: "details: not valid UTF-8"},
+		{name: "decision options one", kind: askd.KindDecision, edit: func(in *askd.AskInput) {
+			in.Options, in.Recommended = options("Yes"), ""
+		}, want: "options: 1 item, at least 2"},
+		{name: "decision options empty list", kind: askd.KindDecision, edit: func(in *askd.AskInput) {
+			in.Options, in.Recommended = []askd.Option{}, ""
+		}, want: "options: required, 2 to 6 items"},
+		{name: "decision options six", kind: askd.KindDecision, edit: func(in *askd.AskInput) {
+			in.Options = options("Yes", "No", "c", "d", "e", "f")
+		}},
+		{name: "decision options seven", kind: askd.KindDecision, edit: func(in *askd.AskInput) {
+			in.Options = options("Yes", "No", "c", "d", "e", "f", "g")
+		}, want: "options: 7 items, at most 6"},
+		{name: "decision labels duplicated", kind: askd.KindDecision, edit: func(in *askd.AskInput) {
+			in.Options = options("Yes", "Yes")
+		}, want: "options[1].label: same label as options[0]; labels must differ"},
+		{name: "decision label 101 characters", kind: askd.KindDecision, edit: func(in *askd.AskInput) {
+			in.Options[1].Label = strings.Repeat("n", 101)
+		}, want: "options[1].label: 101 characters, at most 100"},
+		{name: "decision description 501 characters", kind: askd.KindDecision, edit: func(in *askd.AskInput) {
+			in.Options[0].Description = strings.Repeat("d", 501)
+		}, want: "options[0].description: 501 characters, at most 500"},
+		{name: "decision option with preview", kind: askd.KindDecision, edit: func(in *askd.AskInput) {
+			in.Options[0].Preview = "p"
+		}, want: "options[0].preview: only on question options"},
+		{name: "recommended not among labels", kind: askd.KindDecision, edit: func(in *askd.AskInput) { in.Recommended = "Maybe" },
+			want: `recommended: "Maybe" is not one of the options' labels`},
+		{name: "recommended matched exactly, not by case", kind: askd.KindDecision, edit: func(in *askd.AskInput) { in.Recommended = "yes" },
+			want: `recommended: "yes" is not one of the options' labels`},
+		{name: "recommended without options", kind: askd.KindDecision, edit: func(in *askd.AskInput) { in.Options = nil },
+			want: "recommended: only with options"},
+		{name: "options on an action", kind: askd.KindAction, edit: func(in *askd.AskInput) { in.Options = options("a", "b") },
+			want: "options: only on decision asks"},
+		{name: "recommended on a ready ask", kind: askd.KindReady, edit: func(in *askd.AskInput) { in.Recommended = "a" },
+			want: "recommended: only on decision asks"},
+		{name: "questions on a blocked ask", kind: askd.KindBlocked, edit: func(in *askd.AskInput) {
+			in.Questions = []askd.Question{question("q?", "h", "a", "b")}
+		}, want: "questions: only on question asks"},
+		{name: "payload on a decision", kind: askd.KindDecision, edit: func(in *askd.AskInput) { in.Payload = json.RawMessage(`{}`) },
+			want: "payload: only on approval asks"},
+		{name: "grace_seconds on an action", kind: askd.KindAction, edit: func(in *askd.AskInput) { in.GraceSeconds = intPtr(5) },
+			want: "grace_seconds: only on approval asks"},
+		{name: "tool_name on a ready ask", kind: askd.KindReady, edit: func(in *askd.AskInput) { in.ToolName = "Bash" },
+			want: "tool_name: only on approval asks"},
+		{name: "tool_use_id on a blocked ask", kind: askd.KindBlocked, edit: func(in *askd.AskInput) { in.ToolUseID = "toolu_1" },
+			want: "tool_use_id: only on approval asks"},
+
+		// approvals
+		{name: "approval title empty", kind: askd.KindApproval, edit: func(in *askd.AskInput) { in.Title = "" },
+			want: "title: required, 1 to 200 characters"},
+		{name: "approval details beyond 16 KiB", kind: askd.KindApproval, edit: func(in *askd.AskInput) {
+			in.Details = strings.Repeat("d", 16<<10+1)
+		}},
+		{name: "approval details 64 KiB and one byte", kind: askd.KindApproval, edit: func(in *askd.AskInput) {
+			in.Details = strings.Repeat("d", 64<<10+1)
+		}, want: "details: 65537 bytes, at most 65536 (64 KiB)"},
+		{name: "approval details invalid UTF-8", kind: askd.KindApproval, edit: func(in *askd.AskInput) { in.Details = "\xff" },
+			want: "details: not valid UTF-8"},
+		{name: "payload empty object", kind: askd.KindApproval, edit: func(in *askd.AskInput) { in.Payload = json.RawMessage(`{}`) }},
+		{name: "payload with a number beyond float64", kind: askd.KindApproval, edit: func(in *askd.AskInput) {
+			in.Payload = json.RawMessage(`{"n": 1e400}`)
+		}},
+		{name: "payload a list", kind: askd.KindApproval, edit: func(in *askd.AskInput) { in.Payload = json.RawMessage(`[1,2]`) },
+			want: "payload: must be a JSON object"},
+		{name: "payload a string", kind: askd.KindApproval, edit: func(in *askd.AskInput) { in.Payload = json.RawMessage(`"x"`) },
+			want: "payload: must be a JSON object"},
+		{name: "payload null", kind: askd.KindApproval, edit: func(in *askd.AskInput) { in.Payload = json.RawMessage(`null`) },
+			want: "payload: must be a JSON object"},
+		{name: "payload not JSON", kind: askd.KindApproval, edit: func(in *askd.AskInput) { in.Payload = json.RawMessage(`{`) },
+			want: "payload: must be a JSON object"},
+		{name: "payload 256 KiB", kind: askd.KindApproval, edit: func(in *askd.AskInput) { in.Payload = objectOfSize(256 << 10) }},
+		{name: "payload 256 KiB and one byte", kind: askd.KindApproval, edit: func(in *askd.AskInput) {
+			in.Payload = objectOfSize(256<<10 + 1)
+		}, want: "payload: 262145 bytes, at most 262144 (256 KiB)"},
+		{name: "grace_seconds 0", kind: askd.KindApproval, edit: func(in *askd.AskInput) { in.GraceSeconds = intPtr(0) }},
+		{name: "grace_seconds 120", kind: askd.KindApproval, edit: func(in *askd.AskInput) { in.GraceSeconds = intPtr(120) }},
+		{name: "grace_seconds -1", kind: askd.KindApproval, edit: func(in *askd.AskInput) { in.GraceSeconds = intPtr(-1) },
+			want: "grace_seconds: -1, must be 0 to 120"},
+		{name: "grace_seconds 121", kind: askd.KindApproval, edit: func(in *askd.AskInput) { in.GraceSeconds = intPtr(121) },
+			want: "grace_seconds: 121, must be 0 to 120"},
+		{name: "approval from a permission prompt", kind: askd.KindApproval, edit: func(in *askd.AskInput) {
+			in.ToolName, in.ToolUseID = "Bash", "toolu_01"
+		}},
+		{name: "tool_name 201 characters", kind: askd.KindApproval, edit: func(in *askd.AskInput) { in.ToolName = strings.Repeat("x", 201) },
+			want: "tool_name: 201 characters, at most 200"},
+		{name: "tool_use_id 201 characters", kind: askd.KindApproval, edit: func(in *askd.AskInput) { in.ToolUseID = strings.Repeat("x", 201) },
+			want: "tool_use_id: 201 characters, at most 200"},
+		{name: "approval with options", kind: askd.KindApproval, edit: func(in *askd.AskInput) { in.Options = options("a", "b") },
+			want: "options: only on decision asks"},
+		{name: "approval with recommended", kind: askd.KindApproval, edit: func(in *askd.AskInput) { in.Recommended = "a" },
+			want: "recommended: only on decision asks"},
+		{name: "approval with questions", kind: askd.KindApproval, edit: func(in *askd.AskInput) {
+			in.Questions = []askd.Question{question("q?", "h", "a", "b")}
+		}, want: "questions: only on question asks"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			in := baseInput(tt.kind)
+			if tt.edit != nil {
+				tt.edit(&in)
+			}
+			wantInvalid(t, in.Validate(tt.html), tt.want)
+		})
+	}
+}
+
+// objectOfSize returns a JSON object of exactly n bytes (n ≥ 8).
+func objectOfSize(n int) json.RawMessage {
+	return json.RawMessage(`{"a":"` + strings.Repeat("x", n-8) + `"}`)
+}
+
+func TestPermissionInputValidate(t *testing.T) {
+	tests := []struct {
+		name string
+		in   askd.PermissionInput
+		want string
+	}{
+		{name: "valid", in: askd.PermissionInput{ToolName: "Bash", Input: json.RawMessage(`{"command":"ls"}`)}},
+		{name: "valid with tool_use_id", in: askd.PermissionInput{ToolName: "Edit", Input: json.RawMessage(`{}`), ToolUseID: "toolu_01"}},
+		{name: "valid with a number beyond float64", in: askd.PermissionInput{ToolName: "Bash", Input: json.RawMessage(`{"n":-1e999}`)}},
+		{name: "tool_name missing", in: askd.PermissionInput{Input: json.RawMessage(`{}`)},
+			want: "tool_name: required, 1 to 200 characters"},
+		{name: "tool_name blank", in: askd.PermissionInput{ToolName: " ", Input: json.RawMessage(`{}`)},
+			want: "tool_name: blank, must have visible text"},
+		{name: "tool_name 201 characters", in: askd.PermissionInput{ToolName: strings.Repeat("t", 201), Input: json.RawMessage(`{}`)},
+			want: "tool_name: 201 characters, at most 200"},
+		{name: "tool_use_id 201 characters", in: askd.PermissionInput{ToolName: "Bash", Input: json.RawMessage(`{}`), ToolUseID: strings.Repeat("u", 201)},
+			want: "tool_use_id: 201 characters, at most 200"},
+		{name: "input missing", in: askd.PermissionInput{ToolName: "Bash"},
+			want: "input: required, a JSON object"},
+		{name: "input null", in: askd.PermissionInput{ToolName: "Bash", Input: json.RawMessage(`null`)},
+			want: "input: must be a JSON object"},
+		{name: "input a list", in: askd.PermissionInput{ToolName: "Bash", Input: json.RawMessage(`["ls"]`)},
+			want: "input: must be a JSON object"},
+		{name: "input 256 KiB", in: askd.PermissionInput{ToolName: "Bash", Input: objectOfSize(256 << 10)}},
+		{name: "input 256 KiB and one byte", in: askd.PermissionInput{ToolName: "Bash", Input: objectOfSize(256<<10 + 1)},
+			want: "input: 262145 bytes, at most 262144 (256 KiB)"},
+		{name: "every problem listed", in: askd.PermissionInput{},
+			want: "tool_name: required, 1 to 200 characters; input: required, a JSON object"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			wantInvalid(t, tt.in.Validate(), tt.want)
+		})
+	}
+}
+
+func TestValidName(t *testing.T) {
+	tests := []struct {
+		name  string
+		what  string
+		value string
+		want  string
+	}{
+		{name: "plain", what: "session", value: "ci-job-42"},
+		{name: "unicode and spaces", what: "session", value: "séance 東京 #3"},
+		{name: "one character", what: "session", value: "a"},
+		{name: "128 characters", what: "session", value: strings.Repeat("名", 128)},
+		{name: "129 characters", what: "session", value: strings.Repeat("n", 129),
+			want: "session: 129 characters, at most 128"},
+		{name: "empty", what: "session", value: "",
+			want: "session: required, 1 to 128 characters"},
+		{name: "blank", what: "session", value: "  ",
+			want: "session: blank, must have visible text"},
+		{name: "what names the field", what: "token name", value: "",
+			want: "token name: required, 1 to 128 characters"},
+		{name: "newline", what: "session", value: "a\nb",
+			want: "session: control characters are not allowed"},
+		{name: "tab", what: "session", value: "a\tb",
+			want: "session: control characters are not allowed"},
+		{name: "NUL", what: "token name", value: "a\x00",
+			want: "token name: control characters are not allowed"},
+		{name: "DEL", what: "session", value: "a\x7f",
+			want: "session: control characters are not allowed"},
+		{name: "C1 control", what: "session", value: "a\u0085b",
+			want: "session: control characters are not allowed"},
+		{name: "invalid UTF-8", what: "session", value: "a\xffb",
+			want: "session: not valid UTF-8"},
+		{name: "too long and a control character", what: "session", value: strings.Repeat("n", 129) + "\r",
+			want: "session: 130 characters, at most 128; session: control characters are not allowed"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			wantInvalid(t, askd.ValidName(tt.what, tt.value), tt.want)
+		})
+	}
+}
+
+func TestValidateProblemsCapped(t *testing.T) {
+	in := baseInput(askd.KindQuestion)
+	in.Questions = nil
+	for i := range 1000 {
+		in.Questions = append(in.Questions, question(fmt.Sprintf("Q%d?", i), "", "a", "b"))
+	}
+	var want []string
+	want = append(want, "questions: 1000 items, at most 4")
+	for i := range 9 {
+		want = append(want, fmt.Sprintf("questions[%d].header: required, 1 to 12 characters", i))
+	}
+	wantInvalid(t, in.Validate(false), strings.Join(want, "; ")+"; and 991 more problems")
+}
