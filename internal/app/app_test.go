@@ -1,0 +1,276 @@
+package app_test
+
+import (
+	"context"
+	"fmt"
+	"path/filepath"
+	"sort"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/askd-dev/askd"
+	"github.com/askd-dev/askd/internal/app"
+	"github.com/askd-dev/askd/internal/sqlite"
+)
+
+var (
+	agentCaller = askd.Caller{Name: "agent", Role: askd.RoleAgent, Session: "s"}
+	humanCaller = askd.Caller{Name: "alice", Role: askd.RoleHuman}
+)
+
+func newService(tb testing.TB, cfg app.Config) *app.Service {
+	tb.Helper()
+	st, err := sqlite.Open(context.Background(), filepath.Join(tb.TempDir(), "askd.db"))
+	if err != nil {
+		tb.Fatal(err)
+	}
+	svc := app.New(st, cfg)
+	ctx, cancel := context.WithCancel(context.Background())
+	go svc.Run(ctx)
+	tb.Cleanup(func() { svc.Close(); cancel(); st.Close() })
+	return svc
+}
+
+func decision(title string) *askd.AskInput {
+	return &askd.AskInput{Kind: askd.KindQuestion, Questions: []askd.Question{{
+		Question: title, Header: "Pick", Options: []askd.Option{{Label: "a"}, {Label: "b"}},
+	}}}
+}
+
+func answerA(q string) *askd.Answer {
+	return &askd.Answer{Answers: map[string]askd.Choice{q: {Values: []string{"a"}}}}
+}
+
+// TestNoAnswerLostWhenAnswerRacesWaiter answers each ask at the same moment a
+// waiter starts waiting on it: every waiter must return the answer.
+func TestNoAnswerLostWhenAnswerRacesWaiter(t *testing.T) {
+	svc := newService(t, app.Config{MaxPending: 1000})
+	ctx := context.Background()
+	n := 1000
+	if testing.Short() {
+		n = 200
+	}
+	lost := 0
+	for i := 0; i < n; i++ {
+		q := fmt.Sprintf("race %d?", i)
+		a, err := svc.Create(ctx, agentCaller, decision(q), app.CreateOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		var wg sync.WaitGroup
+		var got *askd.Ask
+		var werr error
+		wg.Add(2)
+		go func() {
+			defer wg.Done()
+			got, werr = svc.Wait(ctx, agentCaller, a.ID, time.Now().Add(10*time.Second))
+		}()
+		go func() {
+			defer wg.Done()
+			if _, err := svc.Answer(ctx, humanCaller, a.ID, answerA(q)); err != nil {
+				t.Error(err)
+			}
+		}()
+		wg.Wait()
+		if werr != nil || got.Status != askd.StatusAnswered {
+			lost++
+		}
+	}
+	if lost != 0 {
+		t.Fatalf("%d of %d answers lost", lost, n)
+	}
+}
+
+func TestWaitEndsAtUntilAndOnClose(t *testing.T) {
+	svc := newService(t, app.Config{})
+	ctx := context.Background()
+	a, err := svc.Create(ctx, agentCaller, &askd.AskInput{Kind: askd.KindApproval, Title: "go?"}, app.CreateOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, err := svc.Wait(ctx, agentCaller, a.ID, time.Now().Add(50*time.Millisecond))
+	if err != nil || got.Status != askd.StatusPending {
+		t.Fatalf("wait until: %v %v, want the pending ask", got, err)
+	}
+	done := make(chan error, 1)
+	go func() {
+		_, err := svc.Wait(ctx, agentCaller, a.ID, time.Time{})
+		done <- err
+	}()
+	time.Sleep(20 * time.Millisecond)
+	svc.Close()
+	select {
+	case err := <-done:
+		if askd.ErrorCode(err) != askd.EUNAVAILABLE {
+			t.Fatalf("wait on close: %v, want EUNAVAILABLE", err)
+		}
+	case <-time.After(5 * time.Second):
+		t.Fatal("wait did not end when the service closed")
+	}
+}
+
+func TestExpireDueWithoutWaiter(t *testing.T) {
+	now := time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)
+	var mu sync.Mutex
+	clock := func() time.Time { mu.Lock(); defer mu.Unlock(); return now }
+	svc := newService(t, app.Config{QuestionTimeout: time.Minute, Now: clock})
+	ctx := context.Background()
+	a, err := svc.Create(ctx, agentCaller, decision("late?"), app.CreateOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := svc.ExpireDue(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if got, _ := svc.Get(ctx, humanCaller, a.ID); got.Status != askd.StatusPending {
+		t.Fatalf("expired before its deadline: %s", got.Status)
+	}
+	mu.Lock()
+	now = now.Add(61 * time.Second)
+	mu.Unlock()
+	if err := svc.ExpireDue(ctx); err != nil {
+		t.Fatal(err)
+	}
+	got, _ := svc.Get(ctx, humanCaller, a.ID)
+	if got.Status != askd.StatusCancelled || got.CancelReason != askd.ReasonTimeout {
+		t.Fatalf("got %s/%s, want cancelled/timeout", got.Status, got.CancelReason)
+	}
+}
+
+func TestRetainPurgesOldSettledAsks(t *testing.T) {
+	now := time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)
+	var mu sync.Mutex
+	clock := func() time.Time { mu.Lock(); defer mu.Unlock(); return now }
+	svc := newService(t, app.Config{Retain: 90 * 24 * time.Hour, Now: clock})
+	ctx := context.Background()
+	old, _ := svc.Create(ctx, agentCaller, &askd.AskInput{Kind: askd.KindReady, Title: "old"}, app.CreateOptions{})
+	if _, err := svc.Answer(ctx, humanCaller, old.ID, &askd.Answer{Answer: "ok"}); err != nil {
+		t.Fatal(err)
+	}
+	open, _ := svc.Create(ctx, askd.Caller{Name: "agent", Role: askd.RoleAgent, Session: "other"}, &askd.AskInput{Kind: askd.KindReady, Title: "still open"}, app.CreateOptions{})
+	mu.Lock()
+	now = now.Add(91 * 24 * time.Hour)
+	mu.Unlock()
+	n, err := svc.Purge(ctx)
+	if err != nil || n != 1 {
+		t.Fatalf("purged %d (%v), want 1", n, err)
+	}
+	if _, err := svc.Get(ctx, humanCaller, old.ID); askd.ErrorCode(err) != askd.ENOTFOUND {
+		t.Fatalf("old ask still there: %v", err)
+	}
+	if _, err := svc.Get(ctx, humanCaller, open.ID); err != nil {
+		t.Fatalf("pending ask purged: %v", err)
+	}
+}
+
+func TestSnoozeTellsNothing(t *testing.T) {
+	svc := newService(t, app.Config{})
+	ctx := context.Background()
+	a, _ := svc.Create(ctx, agentCaller, &askd.AskInput{Kind: askd.KindAction, Title: "renew cert"}, app.CreateOptions{})
+	if _, err := svc.Snooze(ctx, humanCaller, a.ID, time.Now().Add(time.Hour)); err != nil {
+		t.Fatal(err)
+	}
+	untold, err := svc.Untold(ctx, agentCaller)
+	if err != nil || len(untold) != 0 {
+		t.Fatalf("untold after snooze: %v %v", untold, err)
+	}
+	got, _ := svc.Get(ctx, humanCaller, a.ID)
+	if got.SnoozedUntil == nil || got.Status != askd.StatusPending {
+		t.Fatalf("snooze not recorded: %+v", got)
+	}
+}
+
+// BenchmarkAnswerWakesWaiter measures, on SQLite in one process, the time
+// from a person's answer (the call to Answer) to the blocked waiter returning
+// it, and the create+answer cycles per second that includes.
+func BenchmarkAnswerWakesWaiter(b *testing.B) {
+	svc := newService(b, app.Config{MaxPending: 1 << 20})
+	ctx := context.Background()
+	lat := make([]time.Duration, 0, b.N)
+	b.ResetTimer()
+	start := time.Now()
+	for i := 0; i < b.N; i++ {
+		q := fmt.Sprintf("bench %d?", i)
+		a, err := svc.Create(ctx, agentCaller, decision(q), app.CreateOptions{})
+		if err != nil {
+			b.Fatal(err)
+		}
+		ready := make(chan struct{})
+		woke := make(chan time.Time, 1)
+		go func() {
+			close(ready)
+			got, err := svc.Wait(ctx, agentCaller, a.ID, time.Now().Add(time.Minute))
+			if err != nil || got.Status != askd.StatusAnswered {
+				b.Errorf("wait: %v %v", got, err)
+			}
+			woke <- time.Now()
+		}()
+		<-ready
+		time.Sleep(50 * time.Microsecond) // let the waiter block
+		t0 := time.Now()
+		if _, err := svc.Answer(ctx, humanCaller, a.ID, answerA(q)); err != nil {
+			b.Fatal(err)
+		}
+		lat = append(lat, (<-woke).Sub(t0))
+	}
+	el := time.Since(start)
+	report(b, lat)
+	b.ReportMetric(float64(b.N)/el.Seconds(), "cycles/s")
+}
+
+// BenchmarkCreateAnswerParallel measures create+answer cycles per second with
+// concurrent agents (GOMAXPROCS × -cpu goroutines).
+func BenchmarkCreateAnswerParallel(b *testing.B) {
+	for _, agents := range []int{1, 8, 64} {
+		b.Run(fmt.Sprintf("agents=%d", agents), func(b *testing.B) {
+			svc := newService(b, app.Config{MaxPending: 1 << 20})
+			ctx := context.Background()
+			var next sync.Mutex
+			i := 0
+			b.ResetTimer()
+			start := time.Now()
+			var wg sync.WaitGroup
+			for g := 0; g < agents; g++ {
+				wg.Add(1)
+				go func(g int) {
+					defer wg.Done()
+					c := askd.Caller{Name: "agent", Role: askd.RoleAgent, Session: fmt.Sprintf("s%d", g)}
+					for {
+						next.Lock()
+						if i >= b.N {
+							next.Unlock()
+							return
+						}
+						i++
+						n := i
+						next.Unlock()
+						q := fmt.Sprintf("p %d?", n)
+						a, err := svc.Create(ctx, c, decision(q), app.CreateOptions{})
+						if err != nil {
+							b.Error(err)
+							return
+						}
+						if _, err := svc.Answer(ctx, humanCaller, a.ID, answerA(q)); err != nil {
+							b.Error(err)
+							return
+						}
+					}
+				}(g)
+			}
+			wg.Wait()
+			b.ReportMetric(float64(b.N)/time.Since(start).Seconds(), "cycles/s")
+		})
+	}
+}
+
+func report(b *testing.B, lat []time.Duration) {
+	if len(lat) == 0 {
+		return
+	}
+	sort.Slice(lat, func(i, j int) bool { return lat[i] < lat[j] })
+	q := func(p float64) float64 { return float64(lat[int(p*float64(len(lat)-1))].Microseconds()) / 1000 }
+	b.ReportMetric(q(0.5), "p50-ms")
+	b.ReportMetric(q(0.99), "p99-ms")
+	b.ReportMetric(float64(lat[len(lat)-1].Microseconds())/1000, "max-ms")
+}
