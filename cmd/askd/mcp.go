@@ -1,0 +1,198 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net/http"
+	"strings"
+	"sync"
+	"sync/atomic"
+
+	"github.com/askd-dev/askd"
+	"github.com/askd-dev/askd/client"
+	"github.com/askd-dev/askd/internal/mcpserver"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+)
+
+// cmdMCP is `askd mcp`: an MCP server on stdin/stdout for clients that start
+// their tools as a process, bridging every call to a running askd's /mcp.
+//
+// The bridge runs no tool itself. It lists the server's tools and forwards
+// each tools/call over streamable HTTP with the go-sdk client, so schemas,
+// validation messages and results are the server's own, byte for byte.
+// Progress notifications come back under the caller's progress token; a
+// cancelled call cancels the forwarded request, which the server treats as
+// the client's cancellation (the ask is withdrawn). Logs go to stderr only:
+// stdout carries the protocol.
+func cmdMCP(ctx context.Context, e *env, args []string) error {
+	fs := flags(e, "mcp", "[flags]   (speaks MCP on stdin/stdout)")
+	url := fs.String("url", "http://127.0.0.1:7777", "the askd server to bridge to")
+	token := fs.String("token", "", "an agent token")
+	session := fs.String("session", "", "the session to ask in (default: the token's name)")
+	logLevel := fs.String("log-level", "info", "debug, info, warn or error (logs go to stderr)")
+	if err := parse(e, fs, args); err != nil {
+		return err
+	}
+	if fs.NArg() > 0 {
+		return usageError(fmt.Sprintf("mcp: unexpected argument %q", fs.Arg(0)))
+	}
+	var level slog.Level
+	if err := level.UnmarshalText([]byte(*logLevel)); err != nil {
+		return usageError(fmt.Sprintf("--log-level: %q is not debug, info, warn or error", *logLevel))
+	}
+	log := slog.New(slog.NewTextHandler(e.stderr, &slog.HandlerOptions{Level: level}))
+	if *token == "" {
+		return usageError("mcp: no token: set ASKD_TOKEN to an agent token (askd token create --agent NAME)")
+	}
+	b, err := dialBridge(ctx, strings.TrimRight(*url, "/"), *token, *session, log)
+	if err != nil {
+		return err
+	}
+	defer b.upstream.Close()
+	log.Info("askd mcp bridging stdio", "server", *url, "session", b.session, "tools", b.tools)
+	err = b.server.Run(ctx, &mcp.StdioTransport{})
+	if err != nil && (ctx.Err() != nil || errors.Is(err, mcp.ErrConnectionClosed)) {
+		return nil // the client went away, or we were told to stop
+	}
+	return err
+}
+
+// bridge is a stdio MCP server whose tools are a remote askd's.
+type bridge struct {
+	server   *mcp.Server
+	upstream *mcp.ClientSession
+	session  string
+	tools    int
+	log      *slog.Logger
+
+	next     atomic.Int64
+	mu       sync.Mutex
+	progress map[string]progressTarget // upstream token → where to forward
+}
+
+type progressTarget struct {
+	session *mcp.ServerSession
+	token   any
+}
+
+// headerTransport adds the agent's token and session to every request.
+type headerTransport struct {
+	token, session string
+	base           http.RoundTripper
+}
+
+func (h headerTransport) RoundTrip(r *http.Request) (*http.Response, error) {
+	r = r.Clone(r.Context())
+	r.Header.Set("Authorization", "Bearer "+h.token)
+	if h.session != "" {
+		r.Header.Set("Askd-Session", h.session)
+	}
+	return h.base.RoundTrip(r)
+}
+
+// dialBridge checks that an askd answers at url and accepts the token, then
+// connects to its /mcp and mirrors its tools.
+func dialBridge(ctx context.Context, url, token, session string, log *slog.Logger) (*bridge, error) {
+	c := client.New(url, token)
+	c.Session = session
+	me, err := c.Me(ctx)
+	if err != nil {
+		var ce *client.Error
+		switch {
+		case errors.As(err, &ce) && ce.Status == http.StatusUnauthorized:
+			return nil, fmt.Errorf("the askd server at %s does not accept ASKD_TOKEN (%s); create an agent token with askd token create --agent NAME", url, ce.Message)
+		case errors.As(err, &ce):
+			return nil, fmt.Errorf("the askd server at %s refused the token: %s", url, ce.Message)
+		}
+		return nil, fmt.Errorf("no askd server answers at %s (set ASKD_URL, or start one with askd serve): %v", url, err)
+	}
+	if me["role"] != string(askd.RoleAgent) {
+		return nil, fmt.Errorf("ASKD_TOKEN is a %s token; askd mcp needs an agent token (askd token create --agent NAME)", me["role"])
+	}
+	b := &bridge{session: me["session"], log: log, progress: map[string]progressTarget{}}
+	cl := mcp.NewClient(&mcp.Implementation{Name: "askd-mcp", Version: version}, &mcp.ClientOptions{
+		Logger:                      log,
+		ProgressNotificationHandler: b.forwardProgress,
+	})
+	hc := &http.Client{Transport: headerTransport{token: token, session: session, base: http.DefaultTransport}}
+	b.upstream, err = cl.Connect(ctx, &mcp.StreamableClientTransport{Endpoint: url + "/mcp", HTTPClient: hc, DisableStandaloneSSE: true}, nil)
+	if err != nil {
+		return nil, fmt.Errorf("connect to %s/mcp: %w", url, err)
+	}
+	instructions := ""
+	if ir := b.upstream.InitializeResult(); ir != nil {
+		instructions = ir.Instructions
+	}
+	b.server = mcp.NewServer(&mcp.Implementation{Name: mcpserver.ServerName, Version: version}, &mcp.ServerOptions{Instructions: instructions, Logger: log})
+	for tool, err := range b.upstream.Tools(ctx, nil) {
+		if err != nil {
+			b.upstream.Close()
+			return nil, fmt.Errorf("list tools of %s/mcp: %w", url, err)
+		}
+		b.server.AddTool(tool, b.forward)
+		b.tools++
+	}
+	return b, nil
+}
+
+// forward sends one tools/call to the server and returns its result as is.
+func (b *bridge) forward(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+	params := &mcp.CallToolParams{Name: req.Params.Name, Arguments: req.Params.Arguments, Meta: copyMeta(req.Params.Meta)}
+	if token := req.Params.GetProgressToken(); token != nil {
+		up := fmt.Sprintf("askd-mcp-%d", b.next.Add(1))
+		b.mu.Lock()
+		b.progress[up] = progressTarget{session: req.Session, token: token}
+		b.mu.Unlock()
+		defer func() {
+			b.mu.Lock()
+			delete(b.progress, up)
+			b.mu.Unlock()
+		}()
+		params.SetProgressToken(up)
+	}
+	if params.Arguments == nil {
+		params.Arguments = map[string]any{}
+	}
+	res, err := b.upstream.CallTool(ctx, params)
+	if err != nil {
+		if ctx.Err() != nil {
+			return nil, ctx.Err()
+		}
+		b.log.Warn("forward tool call", "tool", req.Params.Name, "err", err)
+		return &mcp.CallToolResult{
+			Content: []mcp.Content{&mcp.TextContent{Text: fmt.Sprintf("askd did not answer the %s call: %v; if you had asked something, call check_ask {} to find it", req.Params.Name, err)}},
+			IsError: true,
+		}, nil
+	}
+	return res, nil
+}
+
+// copyMeta passes the caller's _meta on (Claude Code's tool use id among it),
+// without its progress token, which the bridge replaces with its own.
+func copyMeta(m mcp.Meta) mcp.Meta {
+	out := mcp.Meta{}
+	for k, v := range m {
+		if k != "progressToken" {
+			out[k] = v
+		}
+	}
+	return out
+}
+
+// forwardProgress relays the server's progress to the client that made the call.
+func (b *bridge) forwardProgress(ctx context.Context, req *mcp.ProgressNotificationClientRequest) {
+	up, _ := req.Params.ProgressToken.(string)
+	b.mu.Lock()
+	to, ok := b.progress[up]
+	b.mu.Unlock()
+	if !ok {
+		return
+	}
+	p := *req.Params
+	p.ProgressToken = to.token
+	if err := to.session.NotifyProgress(ctx, &p); err != nil {
+		b.log.Debug("forward progress", "err", err)
+	}
+}

@@ -1,0 +1,39 @@
+// Package mcpserver serves askd's agent surface over MCP (SPEC §2): the six
+// tools ask_user_question, ask, request_approval, permission_prompt,
+// check_ask and cancel_ask, as thin adapters over internal/app.
+//
+// # Stateless, with askd's own cancellation routing
+//
+// Handler runs the SDK's streamable HTTP transport in stateless mode. A
+// stateful server keeps each Mcp-Session-Id in one process's memory, so a
+// second askd agent process behind a load balancer without sticky sessions
+// answers "session not found" to half the requests; askd runs several agent
+// processes on one PostgreSQL (SPEC §6), so every MCP request must be
+// servable by any process. Stateless also lets Claude Code negotiate the
+// 2026-07-28 revision, which it only does with stateless servers.
+//
+// Progress needs no session: notifications/progress travel on the response
+// stream of the blocked tools/call itself, whichever process holds it.
+//
+// Cancellation is where the modes differ, so askd handles it itself:
+//
+//   - 2026-07-28 (no initialize, no sessions): the revision's cancellation is
+//     closing the request's response stream. With PropagateRequestCancellation
+//     the SDK cancels the handler's context when that stream closes; the
+//     handler, which runs on the process holding the stream, withdraws the ask.
+//   - 2025-06-18 and 2025-11-25: the client sends notifications/cancelled as a
+//     separate POST, which a stateless SDK server drops because the ephemeral
+//     session it lands on never saw the request. askd therefore gives such
+//     clients an Mcp-Session-Id of its own at initialize (the SDK ignores it;
+//     clients echo it), remembers which ask each in-flight tools/call created,
+//     keyed by agent, askd session, Mcp-Session-Id and JSON-RPC id, and
+//     withdraws that ask when a matching notifications/cancelled arrives. A
+//     cancellation that lands on another process than the one holding the
+//     call (old revisions, no sticky sessions) finds no entry: that ask stays
+//     pending until its deadline, as if the call had been cut off.
+//   - A call cut off without cancellation on the old revisions (a killed
+//     client, a dropped connection) is not seen by the SDK at all: the ask
+//     stays pending, check_ask {} lists it, and the handler returns at the
+//     ask's own deadline. Every wait is bounded by askd (question timeout,
+//     approval grace or timeout, check_ask's 60 s), never by the client.
+package mcpserver

@@ -1,0 +1,183 @@
+package mcpserver
+
+import (
+	"bytes"
+	"context"
+	"crypto/rand"
+	"encoding/json"
+	"errors"
+	"io"
+	"log/slog"
+	"net/http"
+	"sync"
+	"time"
+
+	"github.com/askd-dev/askd"
+	"github.com/askd-dev/askd/internal/app"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+)
+
+// Options configure the MCP server.
+type Options struct {
+	// ProgressInterval is how often a blocked tool call that carries a
+	// progress token gets notifications/progress; 0 means 30 s.
+	ProgressInterval time.Duration
+	// Version is reported as the server's version.
+	Version string
+	Logger  *slog.Logger
+}
+
+// ServerName is the MCP server's name; Claude Code calls its tools
+// mcp__askd__<tool>.
+const ServerName = "askd"
+
+// New returns the MCP server with askd's six tools. The caller of each tool
+// call comes from app.CallerFrom(ctx); a call without one is refused.
+func New(svc *app.Service, opts Options) *mcp.Server {
+	return newTools(svc, opts, newCalls()).server()
+}
+
+// Handler serves the tools over streamable HTTP, stateless (see the package
+// doc), for mounting behind askd's authentication at /mcp.
+func Handler(svc *app.Service, opts Options) http.Handler {
+	t := newTools(svc, opts, newCalls())
+	srv := t.server()
+	sdk := mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return srv }, &mcp.StreamableHTTPOptions{
+		Stateless: true,
+		// 2026-07-28 clients cancel by closing the response stream.
+		PropagateRequestCancellation: true,
+		// Every request carries a bearer token checked before this handler, so
+		// a DNS-rebinding page cannot call it; and behind a reverse proxy on
+		// the same host the Host header is the public name, not localhost.
+		DisableLocalhostProtection: true,
+		MaxRequestBodyBytes:        askd.MaxBodyBytes,
+		Logger:                     t.log,
+	})
+	return &router{tools: t, next: sdk}
+}
+
+// callID names one tools/call for cancellation routing.
+type callID struct {
+	agent, session string
+	mcpSession     string // the Mcp-Session-Id askd gave an old-revision client
+	request        string // the JSON-RPC id, as raw JSON
+}
+
+type callIDKey struct{}
+
+// calls maps in-flight tools/calls to the asks they created, so that a
+// notifications/cancelled arriving on a separate request can withdraw it.
+type calls struct {
+	mu sync.Mutex
+	m  map[callID]int64
+}
+
+func newCalls() *calls { return &calls{m: map[callID]int64{}} }
+
+func (c *calls) add(id callID, ask int64) {
+	c.mu.Lock()
+	c.m[id] = ask
+	c.mu.Unlock()
+}
+
+func (c *calls) remove(id callID) {
+	c.mu.Lock()
+	delete(c.m, id)
+	c.mu.Unlock()
+}
+
+func (c *calls) lookup(id callID) (int64, bool) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	ask, ok := c.m[id]
+	return ask, ok
+}
+
+// router looks at each POST before the SDK does: it gives old-revision
+// clients a session id at initialize, tags tools/calls with their call id,
+// and turns notifications/cancelled into a withdrawal of the call's ask.
+type router struct {
+	tools *tools
+	next  http.Handler
+}
+
+// jsonrpcMessage is the part of a JSON-RPC message the router reads.
+type jsonrpcMessage struct {
+	ID     json.RawMessage `json:"id"`
+	Method string          `json:"method"`
+	Params json.RawMessage `json:"params"`
+}
+
+const (
+	sessionIDHeader       = "Mcp-Session-Id"
+	protocolVersionHeader = "Mcp-Protocol-Version"
+	statelessRevision     = "2026-07-28"
+)
+
+func (rt *router) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	if r.Method != http.MethodPost || r.Body == nil {
+		rt.next.ServeHTTP(w, r)
+		return
+	}
+	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, askd.MaxBodyBytes))
+	if err != nil {
+		http.Error(w, "request body larger than 1 MiB", http.StatusRequestEntityTooLarge)
+		return
+	}
+	r.Body = io.NopCloser(bytes.NewReader(body))
+	var msg jsonrpcMessage
+	if json.Unmarshal(body, &msg) != nil { // a batch or garbage: the SDK answers it
+		rt.next.ServeHTTP(w, r)
+		return
+	}
+	caller, _ := app.CallerFrom(r.Context())
+	oldRevision := r.Header.Get(protocolVersionHeader) < statelessRevision
+	switch msg.Method {
+	case "initialize":
+		if r.Header.Get(sessionIDHeader) == "" {
+			w.Header().Set(sessionIDHeader, rand.Text())
+		}
+	case "tools/call":
+		id := callID{agent: caller.Name, session: caller.Session, mcpSession: r.Header.Get(sessionIDHeader), request: string(msg.ID)}
+		r = r.WithContext(context.WithValue(r.Context(), callIDKey{}, id))
+	case "notifications/cancelled":
+		// On 2026-07-28 closing the stream is the cancellation, handled by the
+		// call itself; a notice there carries no session to tell clients apart.
+		if oldRevision {
+			rt.cancelled(r.Context(), caller, r.Header.Get(sessionIDHeader), msg.Params)
+		}
+	}
+	rt.next.ServeHTTP(w, r)
+}
+
+// cancelled withdraws the ask of the call a notifications/cancelled names, if
+// this process holds that call.
+func (rt *router) cancelled(ctx context.Context, c askd.Caller, mcpSession string, params json.RawMessage) {
+	var p struct {
+		RequestID json.RawMessage `json:"requestId"`
+	}
+	if json.Unmarshal(params, &p) != nil || len(p.RequestID) == 0 {
+		return
+	}
+	id := callID{agent: c.Name, session: c.Session, mcpSession: mcpSession, request: string(p.RequestID)}
+	ask, ok := rt.tools.calls.lookup(id)
+	if !ok {
+		return
+	}
+	rt.tools.withdraw(ctx, c, ask, "the client cancelled the call")
+}
+
+// withdraw takes back a pending ask whose call the client cancelled; an ask
+// already settled is left as it is.
+func (t *tools) withdraw(ctx context.Context, c askd.Caller, id int64, why string) {
+	_, err := t.svc.Withdraw(context.WithoutCancel(ctx), c, id)
+	if err != nil && askd.ErrorCode(err) != askd.ECONFLICT {
+		t.log.Warn("withdraw cancelled ask", "id", id, "err", err)
+		return
+	}
+	if err == nil {
+		t.log.Info("ask withdrawn", "id", id, "why", why)
+	}
+}
+
+var errNoCaller = errors.New("no authenticated caller: askd's MCP tools are served behind its /mcp endpoint")

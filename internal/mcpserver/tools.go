@@ -1,0 +1,452 @@
+package mcpserver
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"log/slog"
+	"time"
+
+	"github.com/askd-dev/askd"
+	"github.com/askd-dev/askd/internal/app"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+)
+
+// maxCheckWait bounds check_ask's wait_seconds.
+const maxCheckWait = 60
+
+// tools holds what the tool handlers share.
+type tools struct {
+	svc      *app.Service
+	interval time.Duration
+	version  string
+	log      *slog.Logger
+	calls    *calls
+}
+
+func newTools(svc *app.Service, opts Options, c *calls) *tools {
+	t := &tools{svc: svc, interval: opts.ProgressInterval, version: opts.Version, log: opts.Logger, calls: c}
+	if t.interval <= 0 {
+		t.interval = 30 * time.Second
+	}
+	if t.version == "" {
+		t.version = "dev"
+	}
+	if t.log == nil {
+		t.log = slog.New(slog.DiscardHandler)
+	}
+	return t
+}
+
+func (t *tools) server() *mcp.Server {
+	s := mcp.NewServer(&mcp.Implementation{Name: ServerName, Title: "askd: ask a person", Version: t.version}, &mcp.ServerOptions{
+		Instructions: "askd lets you ask the person you work for, through their askd inbox. " +
+			"Use ask_user_question when you cannot continue without their choice (it waits for the answer); " +
+			"ask when they should know or decide something but you can keep working (the answer reaches you later); " +
+			"request_approval before an action that needs their sign-off. " +
+			"check_ask shows where your asks stand; cancel_ask takes one back.",
+		Logger: t.log,
+	})
+	s.AddTool(&mcp.Tool{
+		Name:  "ask_user_question",
+		Title: "Ask the user a question and wait for the answer",
+		Description: "Ask the person 1 to 4 multiple-choice questions in their askd inbox and wait for the answers (up to the server's question timeout, 5 minutes by default). " +
+			"Use it when you cannot go on without their choice: a design decision, an ambiguous requirement, a preference. " +
+			"Each question has a short header and 2 to 4 options; the person may also answer in their own words. " +
+			"The result has answers keyed by question text: the chosen label, a list of labels for multiSelect questions, or the person's own words. " +
+			"If answers is empty, read response: the person's reply, or a note that no one answered in time, in which case proceed on your own judgement or ask again. " +
+			"If the call was cut off, call ask_user_question again with the same questions: it re-attaches to the same ask. " +
+			"For something the person should know or decide without you waiting, use ask instead.",
+		InputSchema: questionSchema(),
+	}, t.askUserQuestion)
+	s.AddTool(&mcp.Tool{
+		Name:  "ask",
+		Title: "Tell the user you need something, without waiting",
+		Description: "Post a non-blocking attention ask to the person's inbox and return at once with its id. " +
+			"kind decision: you need them to choose (give options, and recommended if you have a preference); " +
+			"action: they must do something you cannot; ready: work is ready for their review; blocked: you cannot proceed without them. " +
+			"Keep working on whatever does not depend on the answer. The answer reaches you later, as your next prompt or via check_ask with the id. " +
+			"Your session has one open attention ask: a new ask replaces the previous one (same id, revision + 1). " +
+			"Write words only: the inbox shows no links and runs no commands.",
+		InputSchema: askSchema(),
+	}, t.ask)
+	s.AddTool(&mcp.Tool{
+		Name:  "request_approval",
+		Title: "Ask the user to approve an action",
+		Description: "Ask the person to approve something before you do it: a deploy, a migration, a purchase, a destructive command. " +
+			"Put what you will run or change in details, and the parameters in payload: the person may approve, approve with an edited payload (status modified: use their payload), or reject (an error result, with their comment). " +
+			"It waits a grace period (30 s by default, grace_seconds up to 120); with no decision by then it returns status pending and an id: " +
+			"do not perform the action; continue other work and call check_ask with the id later, or wait for the decision to be told to you.",
+		InputSchema: approvalSchema(),
+	}, t.requestApproval)
+	s.AddTool(&mcp.Tool{
+		Name:  "permission_prompt",
+		Title: "Claude Code permission prompt",
+		Description: "Claude Code's --permission-prompt-tool contract (claude -p --permission-prompt-tool mcp__askd__permission_prompt): " +
+			"asks the person whether a tool call may run, and answers with a JSON decision. Not meant to be called directly by a model.",
+		InputSchema: permissionSchema(),
+	}, t.permissionPrompt)
+	s.AddTool(&mcp.Tool{
+		Name:  "check_ask",
+		Title: "Check on your asks",
+		Description: "With id: the current state of one of your asks, with the person's answer once there is one (settled asks give the same outcome every time). " +
+			"wait_seconds (at most 60) waits for a pending ask to settle first. " +
+			"Without id: your session's pending asks, e.g. to find a question whose call was cut off.",
+		InputSchema: checkSchema(),
+	}, t.checkAsk)
+	s.AddTool(&mcp.Tool{
+		Name:        "cancel_ask",
+		Title:       "Withdraw one of your asks",
+		Description: "Withdraw one of your pending asks, e.g. when you no longer need the answer. It leaves the person's inbox.",
+		InputSchema: cancelSchema(),
+	}, t.cancelAsk)
+	return s
+}
+
+// caller returns the authenticated agent of a call.
+func (t *tools) caller(ctx context.Context) (askd.Caller, error) {
+	c, ok := app.CallerFrom(ctx)
+	if !ok {
+		return c, errNoCaller
+	}
+	return c, nil
+}
+
+// decodeArgs strictly decodes a call's arguments (absent means {}).
+func decodeArgs(req *mcp.CallToolRequest, v any) error {
+	raw := req.Params.Arguments
+	if len(raw) == 0 || string(raw) == "null" {
+		raw = json.RawMessage("{}")
+	}
+	return askd.Decode(raw, v)
+}
+
+func (t *tools) askUserQuestion(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+	c, err := t.caller(ctx)
+	if err != nil {
+		return nil, err
+	}
+	var in struct {
+		Questions []askd.Question `json:"questions"`
+	}
+	if err := decodeArgs(req, &in); err != nil {
+		return errorResult(err), nil
+	}
+	a, err := t.svc.Create(ctx, c, &askd.AskInput{Kind: askd.KindQuestion, Questions: in.Questions}, app.CreateOptions{})
+	if err != nil {
+		return errorResult(err), nil
+	}
+	a, err = t.block(ctx, req, c, a, time.Time{}, true)
+	if err != nil {
+		return errorResult(err), nil
+	}
+	return jsonResult(t.questionOutcome(a), false), nil
+}
+
+// questionOutcome is ask_user_question's result: Claude's AskUserQuestion
+// output shape.
+func (t *tools) questionOutcome(a *askd.Ask) questionResult {
+	out := questionResult{Questions: a.Questions, Answers: map[string]askd.Choice{}}
+	switch {
+	case a.Status == askd.StatusAnswered && a.Answer != nil:
+		for k, v := range a.Answer.Answers {
+			out.Answers[k] = v
+		}
+		out.Response = a.Answer.Response
+	case a.CancelReason == askd.ReasonTimeout:
+		out.Response = fmt.Sprintf("No one answered within %s. Proceed on your own judgement, or ask again.", humanDuration(t.timeoutOf(a)))
+	case a.CancelReason == askd.ReasonDismissed:
+		if a.Answer != nil && a.Answer.Response != "" {
+			out.Response = a.Answer.Response
+		} else {
+			out.Response = "The user closed the question without answering. Proceed on your own judgement, or ask again."
+		}
+	case a.CancelReason == askd.ReasonWithdrawn:
+		out.Response = "The question was withdrawn before anyone answered."
+	case a.Pending():
+		out.Response = fmt.Sprintf("Still waiting for an answer: call check_ask with id %d.", a.ID)
+	}
+	return out
+}
+
+type questionResult struct {
+	Questions []askd.Question        `json:"questions"`
+	Answers   map[string]askd.Choice `json:"answers"`
+	Response  string                 `json:"response,omitempty"`
+}
+
+// timeoutOf is how long the ask waited before it timed out.
+func (t *tools) timeoutOf(a *askd.Ask) time.Duration {
+	if a.Deadline != nil {
+		return a.Deadline.Sub(a.CreatedAt).Round(time.Second)
+	}
+	return t.svc.Config().QuestionTimeout
+}
+
+func (t *tools) ask(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+	c, err := t.caller(ctx)
+	if err != nil {
+		return nil, err
+	}
+	var in struct {
+		Kind        askd.Kind     `json:"kind"`
+		Title       string        `json:"title"`
+		Details     string        `json:"details"`
+		Options     []askd.Option `json:"options"`
+		Recommended string        `json:"recommended"`
+	}
+	if err := decodeArgs(req, &in); err != nil {
+		return errorResult(err), nil
+	}
+	if in.Kind == askd.KindQuestion || in.Kind == askd.KindApproval {
+		return errorResult(askd.Errorf(askd.EINVALID, "kind: %q is not one of decision, action, ready, blocked (use ask_user_question or request_approval)", in.Kind)), nil
+	}
+	if in.Kind == "" {
+		return errorResult(askd.Errorf(askd.EINVALID, "kind: required, one of decision, action, ready, blocked")), nil
+	}
+	a, err := t.svc.Create(ctx, c, &askd.AskInput{Kind: in.Kind, Title: in.Title, Details: in.Details, Options: in.Options, Recommended: in.Recommended}, app.CreateOptions{})
+	if err != nil {
+		return errorResult(err), nil
+	}
+	return jsonResult(struct {
+		ID       int64       `json:"id"`
+		Key      string      `json:"key"`
+		Revision int         `json:"revision"`
+		Status   askd.Status `json:"status"`
+	}{a.ID, a.Key(), a.Revision, a.Status}, false), nil
+}
+
+func (t *tools) requestApproval(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+	c, err := t.caller(ctx)
+	if err != nil {
+		return nil, err
+	}
+	var in struct {
+		Title        string          `json:"title"`
+		Details      string          `json:"details"`
+		Payload      json.RawMessage `json:"payload"`
+		GraceSeconds *int            `json:"grace_seconds"`
+	}
+	if err := decodeArgs(req, &in); err != nil {
+		return errorResult(err), nil
+	}
+	if string(in.Payload) == "null" {
+		in.Payload = nil
+	}
+	a, err := t.svc.Create(ctx, c, &askd.AskInput{Kind: askd.KindApproval, Title: in.Title, Details: in.Details, Payload: in.Payload, GraceSeconds: in.GraceSeconds}, app.CreateOptions{})
+	if err != nil {
+		return errorResult(err), nil
+	}
+	grace := t.svc.Config().ApprovalGrace
+	if in.GraceSeconds != nil {
+		grace = time.Duration(*in.GraceSeconds) * time.Second
+	}
+	a, err = t.block(ctx, req, c, a, time.Now().Add(grace), true)
+	if err != nil {
+		return errorResult(err), nil
+	}
+	if a.Pending() {
+		// No decision within the grace: the decision is told later (§5).
+		if a, err = t.svc.MarkTell(context.WithoutCancel(ctx), c, a.ID); err != nil {
+			return errorResult(err), nil
+		}
+	}
+	if !a.Pending() {
+		// Returned directly: the agent has been told.
+		if a, err = t.svc.Check(context.WithoutCancel(ctx), c, a.ID); err != nil {
+			return errorResult(err), nil
+		}
+	}
+	v, isErr := approvalOutcome(a)
+	return jsonResult(v, isErr), nil
+}
+
+// approvalResult is request_approval's result, and check_ask's for approvals.
+type approvalResult struct {
+	ID       int64             `json:"id"`
+	Status   string            `json:"status"` // pending, approved, modified, rejected, cancelled
+	Payload  json.RawMessage   `json:"payload,omitempty"`
+	Comment  string            `json:"comment,omitempty"`
+	Reason   askd.CancelReason `json:"reason,omitempty"`
+	Response string            `json:"response,omitempty"`
+	By       string            `json:"decided_by,omitempty"`
+	Hint     string            `json:"hint,omitempty"`
+}
+
+// approvalOutcome is the result for an approval; isError only for a rejection.
+func approvalOutcome(a *askd.Ask) (approvalResult, bool) {
+	r := approvalResult{ID: a.ID, Status: string(a.Status)}
+	switch {
+	case a.Pending():
+		r.Hint = fmt.Sprintf("call check_ask with id %d", a.ID)
+	case a.Status == askd.StatusAnswered && a.Answer != nil:
+		r.Status, r.Comment, r.By = a.Answer.Decision, a.Answer.Comment, a.SettledBy
+		if a.Answer.Decision == askd.DecisionModified {
+			r.Payload = a.Answer.Payload
+		}
+		return r, a.Answer.Decision == askd.DecisionRejected
+	default:
+		r.Reason = a.CancelReason
+		if a.Answer != nil {
+			r.Response = a.Answer.Response
+		}
+		if a.CancelReason == askd.ReasonDismissed {
+			r.By = a.SettledBy
+		}
+	}
+	return r, false
+}
+
+func (t *tools) checkAsk(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+	c, err := t.caller(ctx)
+	if err != nil {
+		return nil, err
+	}
+	var in struct {
+		ID          *int64 `json:"id"`
+		WaitSeconds *int   `json:"wait_seconds"`
+	}
+	if err := decodeArgs(req, &in); err != nil {
+		return errorResult(err), nil
+	}
+	if in.WaitSeconds != nil && (*in.WaitSeconds < 0 || *in.WaitSeconds > maxCheckWait) {
+		return errorResult(askd.Errorf(askd.EINVALID, "wait_seconds: %d, must be 0 to %d", *in.WaitSeconds, maxCheckWait)), nil
+	}
+	if in.ID == nil {
+		if in.WaitSeconds != nil {
+			return errorResult(askd.Errorf(askd.EINVALID, "wait_seconds: only with id")), nil
+		}
+		asks, err := t.svc.Open(ctx, c)
+		if err != nil {
+			return errorResult(err), nil
+		}
+		list := make([]askView, 0, len(asks))
+		for _, a := range asks {
+			list = append(list, askView{ID: a.ID, Kind: a.Kind, Status: string(a.Status), Summary: a.Summary(), CreatedAt: &a.CreatedAt})
+		}
+		return jsonResult(struct {
+			Session string    `json:"session"`
+			Asks    []askView `json:"asks"`
+		}{c.Session, list}, false), nil
+	}
+	id := *in.ID
+	if id <= 0 {
+		return errorResult(askd.Errorf(askd.EINVALID, "id: %d is not an ask id (a positive integer)", id)), nil
+	}
+	if in.WaitSeconds != nil && *in.WaitSeconds > 0 {
+		a, err := t.svc.Get(ctx, c, id)
+		if err != nil {
+			return t.askError(id, err), nil
+		}
+		if _, err := t.block(ctx, req, c, a, time.Now().Add(time.Duration(*in.WaitSeconds)*time.Second), false); err != nil {
+			return t.askError(id, err), nil
+		}
+	}
+	a, err := t.svc.Check(ctx, c, id)
+	if err != nil {
+		return t.askError(id, err), nil
+	}
+	v, isErr := t.view(a)
+	return jsonResult(v, isErr), nil
+}
+
+// askView is check_ask's and cancel_ask's picture of one ask.
+type askView struct {
+	ID        int64                  `json:"id"`
+	Kind      askd.Kind              `json:"kind,omitempty"`
+	Status    string                 `json:"status"`
+	Summary   string                 `json:"summary,omitempty"`
+	Key       string                 `json:"key,omitempty"`
+	Revision  int                    `json:"revision,omitempty"`
+	Reason    askd.CancelReason      `json:"reason,omitempty"`
+	Questions []askd.Question        `json:"questions,omitempty"`
+	Answers   map[string]askd.Choice `json:"answers,omitempty"`
+	Answer    string                 `json:"answer,omitempty"`
+	Response  string                 `json:"response,omitempty"`
+	Payload   json.RawMessage        `json:"payload,omitempty"`
+	Comment   string                 `json:"comment,omitempty"`
+	By        string                 `json:"settled_by,omitempty"`
+	CreatedAt *time.Time             `json:"created_at,omitempty"`
+	Message   string                 `json:"message,omitempty"`
+	Hint      string                 `json:"hint,omitempty"`
+	Error     string                 `json:"error,omitempty"`
+}
+
+// view describes an ask for check_ask; a rejected approval is an error result.
+func (t *tools) view(a *askd.Ask) (askView, bool) {
+	v := askView{ID: a.ID, Kind: a.Kind, Status: string(a.Status), Summary: a.Summary(), Key: a.Key(), Reason: a.CancelReason}
+	if a.Kind.IsAttention() {
+		v.Revision = a.Revision
+	}
+	isErr := false
+	switch a.Kind {
+	case askd.KindQuestion:
+		q := t.questionOutcome(a)
+		v.Questions = q.Questions
+		if !a.Pending() {
+			v.Answers, v.Response = q.Answers, q.Response
+		}
+	case askd.KindApproval:
+		r, rejected := approvalOutcome(a)
+		v.Status, v.Payload, v.Comment, v.Response = r.Status, r.Payload, r.Comment, r.Response
+		isErr = rejected
+	default:
+		if a.Answer != nil {
+			v.Answer, v.Response = a.Answer.Answer, a.Answer.Response
+		}
+	}
+	if a.Pending() {
+		v.Hint = fmt.Sprintf("no answer yet: call check_ask with id %d later (wait_seconds up to %d)", a.ID, maxCheckWait)
+	} else {
+		v.By = a.SettledBy
+		v.Message = app.TellText(a)
+	}
+	return v, isErr
+}
+
+// askError is the result for an ask the caller cannot see (status unknown) or
+// any other failure.
+func (t *tools) askError(id int64, err error) *mcp.CallToolResult {
+	if askd.ErrorCode(err) == askd.ENOTFOUND {
+		return jsonResult(askView{ID: id, Status: "unknown", Error: fmt.Sprintf("no ask %d in this session", id)}, true)
+	}
+	return errorResult(err)
+}
+
+func (t *tools) cancelAsk(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+	c, err := t.caller(ctx)
+	if err != nil {
+		return nil, err
+	}
+	var in struct {
+		ID *int64 `json:"id"`
+	}
+	if err := decodeArgs(req, &in); err != nil {
+		return errorResult(err), nil
+	}
+	if in.ID == nil || *in.ID <= 0 {
+		return errorResult(askd.Errorf(askd.EINVALID, "id: required, the id of your pending ask")), nil
+	}
+	a, err := t.svc.Withdraw(ctx, c, *in.ID)
+	if err != nil {
+		if e := conflictAsk(err); e != nil {
+			v, _ := t.view(e)
+			v.Error = askd.ErrorMessage(err)
+			return jsonResult(v, true), nil
+		}
+		return t.askError(*in.ID, err), nil
+	}
+	v, _ := t.view(a)
+	v.Message = ""
+	return jsonResult(v, false), nil
+}
+
+// conflictAsk returns the current state an ECONFLICT error carries.
+func conflictAsk(err error) *askd.Ask {
+	var e *askd.Error
+	if askd.ErrorCode(err) == askd.ECONFLICT && errors.As(err, &e) {
+		return e.Ask
+	}
+	return nil
+}
