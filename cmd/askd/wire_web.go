@@ -4,7 +4,8 @@ import (
 	"net/http"
 
 	"github.com/askd-dev/askd/internal/app"
+	"github.com/askd-dev/askd/internal/web"
 )
 
 // inboxHandler returns the inbox page's handler.
-func inboxHandler(svc *app.Service, base string) http.Handler { return nil }
+func inboxHandler(svc *app.Service, base string) http.Handler { return web.New(svc) }

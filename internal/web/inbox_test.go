@@ -1,0 +1,365 @@
+package web_test
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/askd-dev/askd"
+	"github.com/askd-dev/askd/internal/app"
+	"github.com/chromedp/cdproto/fetch"
+	"github.com/chromedp/chromedp"
+)
+
+func TestSingleChoice(t *testing.T) {
+	srv := startServer(t, app.Config{})
+	p := openInbox(t, srv, "/")
+	agent := srv.Agent("db-work")
+
+	// The agent's call blocks until the person clicks.
+	done := make(chan result, 1)
+	go func() {
+		a, err := agent.Create(context.Background(), &askd.AskInput{Kind: askd.KindQuestion, Questions: []askd.Question{
+			question("Which database?", "Database", false, "SQLite: embedded, zero setup", "Postgres: shared, scales out"),
+		}}, 30*time.Second)
+		done <- result{a, err}
+	}()
+	p.do(chromedp.WaitVisible(chromedp.CSS(card(1))))
+	if got := p.text(card(1) + " .opt-desc"); got != "embedded, zero setup" {
+		t.Errorf("first description %q", got)
+	}
+	p.do(chromedp.Click(option(1, "Postgres")))
+	a := receive(t, done)
+	wantAnswer(t, a, askd.StatusAnswered, `{"answers":{"Which database?":"Postgres"}}`)
+	// It moves to Recent, saying who answered and what.
+	p.waitFor(`!document.querySelector('#pending .card') && document.querySelector('#recent .recent-item[data-id="1"]') !== null`)
+	if got := p.text(`#recent .recent-item[data-id="1"]`); !strings.Contains(got, "by alice") || !strings.Contains(got, "Postgres") {
+		t.Errorf("recent item %q lacks who and what", got)
+	}
+}
+
+func TestMultiSelectAndOther(t *testing.T) {
+	srv := startServer(t, app.Config{})
+	p := openInbox(t, srv, "/")
+	agent := srv.Agent("checks")
+
+	multi := create(t, agent, &askd.AskInput{Kind: askd.KindQuestion, Questions: []askd.Question{
+		question("Which checks?", "Checks", true, "lint: go vet and staticcheck", "tests: go test -race", "fuzz: ten minutes"),
+	}})
+	ch := agentWaits(agent, multi.ID)
+	p.do(chromedp.WaitVisible(chromedp.CSS(card(multi.ID))),
+		chromedp.Click(option(multi.ID, "lint")),
+		chromedp.Click(option(multi.ID, "tests")),
+		chromedp.SendKeys(chromedp.CSS(card(multi.ID)+" input.other"), "benchmarks"),
+		chromedp.Click(button(multi.ID, "Submit")))
+	wantAnswer(t, receive(t, ch), askd.StatusAnswered, `{"answers":{"Which checks?":["lint","tests","benchmarks"]}}`)
+
+	// Other on a single-select question: the person's words are the answer.
+	single := create(t, agent, &askd.AskInput{Kind: askd.KindQuestion, Questions: []askd.Question{
+		question("Name the branch?", "Branch", false, "main", "dev"),
+	}})
+	ch = agentWaits(agent, single.ID)
+	p.do(chromedp.WaitVisible(chromedp.CSS(card(single.ID))),
+		chromedp.SendKeys(chromedp.CSS(card(single.ID)+" input.other"), "release/2.0"),
+		chromedp.Click(button(single.ID, "Send")))
+	wantAnswer(t, receive(t, ch), askd.StatusAnswered, `{"answers":{"Name the branch?":"release/2.0"}}`)
+}
+
+func TestDismissWithReply(t *testing.T) {
+	srv := startServer(t, app.Config{})
+	p := openInbox(t, srv, "/")
+	agent := srv.Agent("s1")
+	a := create(t, agent, &askd.AskInput{Kind: askd.KindQuestion, Questions: []askd.Question{
+		question("Deploy now?", "Deploy", false, "yes", "no"),
+	}})
+	ch := agentWaits(agent, a.ID)
+	p.do(chromedp.WaitVisible(chromedp.CSS(card(a.ID))),
+		chromedp.Click(button(a.ID, "Dismiss with reply…")),
+		chromedp.SendKeys(chromedp.CSS(card(a.ID)+" input.reply"), "wait for the freeze to end"),
+		chromedp.Click(button(a.ID, "Dismiss")))
+	got := receive(t, ch)
+	if got.CancelReason != askd.ReasonDismissed || got.SettledBy != "alice" {
+		t.Fatalf("got %s/%s by %q, want dismissed by alice", got.Status, got.CancelReason, got.SettledBy)
+	}
+	wantAnswer(t, got, askd.StatusCancelled, `{"response":"wait for the freeze to end"}`)
+	p.waitFor(`(document.querySelector('#recent .recent-item[data-id="1"]')?.textContent || '').includes('dismissed')`)
+}
+
+func TestThreeQuestions(t *testing.T) {
+	srv := startServer(t, app.Config{})
+	p := openInbox(t, srv, "/")
+	agent := srv.Agent("plan")
+	a := create(t, agent, &askd.AskInput{Kind: askd.KindQuestion, Questions: []askd.Question{
+		question("Which database?", "Database", false, "SQLite", "Postgres"),
+		question("Which checks?", "Checks", true, "lint", "tests", "fuzz"),
+		question("Which license?", "License", false, "MIT", "Apache-2.0"),
+	}})
+	ch := agentWaits(agent, a.ID)
+	p.do(chromedp.WaitVisible(chromedp.CSS(card(a.ID))))
+	// Nothing is sent until every question has an answer.
+	p.do(chromedp.Click(option(a.ID, "SQLite")))
+	if !eval[bool](p, fmt.Sprintf(`document.evaluate(%q, document, null, 9, null).singleNodeValue.disabled`, button(a.ID, "Submit answers"))) {
+		t.Fatal("Submit enabled before every question is answered")
+	}
+	p.do(chromedp.Click(option(a.ID, "Postgres")), // changes the first answer
+		chromedp.Click(option(a.ID, "tests")),
+		chromedp.Click(option(a.ID, "fuzz")),
+		chromedp.SendKeys(chromedp.CSS(card(a.ID)+" section.q:nth-of-type(3) input.other"), "BSD-3-Clause"),
+		chromedp.Click(button(a.ID, "Submit answers")))
+	wantAnswer(t, receive(t, ch), askd.StatusAnswered,
+		`{"answers":{"Which database?":"Postgres","Which checks?":["tests","fuzz"],"Which license?":"BSD-3-Clause"}}`)
+}
+
+func TestDecisionAndAttention(t *testing.T) {
+	srv := startServer(t, app.Config{})
+	p := openInbox(t, srv, "/")
+	agent := srv.Agent("refactor")
+	a := create(t, agent, &askd.AskInput{Kind: askd.KindDecision, Title: "Split the store package?",
+		Details: "It is 2,000 lines.", Recommended: "Split",
+		Options: []askd.Option{{Label: "Keep", Description: "one package"}, {Label: "Split", Description: "one per table"}}})
+	ch := agentWaits(agent, a.ID)
+	p.do(chromedp.WaitVisible(chromedp.CSS(card(a.ID))))
+	rec := eval[[]string](p, fmt.Sprintf(`[...document.querySelectorAll('%s .opt.recommended')].map(e => e.textContent)`, card(a.ID)))
+	if len(rec) != 1 || !strings.Contains(rec[0], "Split") || !strings.Contains(rec[0], "Recommended") {
+		t.Fatalf("recommended options %q, want Split marked Recommended", rec)
+	}
+	p.do(chromedp.Click(option(a.ID, "Keep")))
+	wantAnswer(t, receive(t, ch), askd.StatusAnswered, `{"answer":"Keep"}`)
+
+	// ready: an answer field; blocked: Close.
+	ready := create(t, srv.Agent("build"), &askd.AskInput{Kind: askd.KindReady, Title: "The build is green", Details: "Ready for review."})
+	ch = agentWaits(srv.Agent("build"), ready.ID)
+	p.do(chromedp.WaitVisible(chromedp.CSS(card(ready.ID))),
+		chromedp.SendKeys(chromedp.CSS(card(ready.ID)+" input.answer-text"), "ship it"),
+		chromedp.Click(button(ready.ID, "Send")))
+	wantAnswer(t, receive(t, ch), askd.StatusAnswered, `{"answer":"ship it"}`)
+
+	blocked := create(t, srv.Agent("infra"), &askd.AskInput{Kind: askd.KindBlocked, Title: "No credentials for the registry"})
+	ch = agentWaits(srv.Agent("infra"), blocked.ID)
+	p.do(chromedp.WaitVisible(chromedp.CSS(card(blocked.ID))), chromedp.Click(button(blocked.ID, "Close")))
+	got := receive(t, ch)
+	if got.Status != askd.StatusCancelled || got.CancelReason != askd.ReasonDismissed {
+		t.Fatalf("Close gave %s/%s, want cancelled/dismissed", got.Status, got.CancelReason)
+	}
+}
+
+func TestApproval(t *testing.T) {
+	srv := startServer(t, app.Config{})
+	p := openInbox(t, srv, "/")
+	agent := srv.Agent("ops")
+	approval := func(title string) *askd.Ask {
+		return create(t, agent, &askd.AskInput{Kind: askd.KindApproval, Title: title,
+			Details: "$ rm -rf ./build", Payload: []byte(`{"command":"rm -rf ./build","timeout":30}`)})
+	}
+
+	t.Run("approve", func(t *testing.T) {
+		p := p.on(t)
+		a := approval("Clean the build dir")
+		ch := agentWaits(agent, a.ID)
+		p.do(chromedp.WaitVisible(chromedp.CSS(card(a.ID))))
+		if got := p.text(card(a.ID) + " pre.payload"); !strings.Contains(got, `"command": "rm -rf ./build"`) {
+			t.Errorf("payload shown as %q", got)
+		}
+		p.do(chromedp.Click(button(a.ID, "Approve")))
+		wantAnswer(t, receive(t, ch), askd.StatusAnswered, `{"decision":"approved"}`)
+	})
+
+	t.Run("edit then approve", func(t *testing.T) {
+		p := p.on(t)
+		a := approval("Clean again")
+		ch := agentWaits(agent, a.ID)
+		editor := chromedp.CSS(card(a.ID) + " textarea.json-editor")
+		p.do(chromedp.WaitVisible(chromedp.CSS(card(a.ID))),
+			chromedp.Click(button(a.ID, "Edit…")),
+			chromedp.WaitVisible(editor))
+		// Select the whole payload and type over it, as a person would.
+		eval[bool](p, fmt.Sprintf(`(e => { e.focus(); e.select(); return true })(document.querySelector('%s textarea.json-editor'))`, card(a.ID)))
+		p.do(chromedp.KeyEvent(`{"command": "rm -rf ./build/tmp", "timeout": 30`))
+		// Invalid JSON: said so, and nothing can be sent.
+		p.waitFor(fmt.Sprintf(`(document.querySelector('%s .field-error')?.textContent || '').startsWith('Invalid JSON')`, card(a.ID)))
+		if !eval[bool](p, fmt.Sprintf(`document.evaluate(%q, document, null, 9, null).singleNodeValue.disabled`, button(a.ID, "Approve with edits"))) {
+			t.Fatal("Approve with edits enabled with invalid JSON")
+		}
+		// Even a forced click sends nothing.
+		eval[bool](p, fmt.Sprintf(`(b => { b.disabled = false; b.click(); return true })(document.evaluate(%q, document, null, 9, null).singleNodeValue)`, button(a.ID, "Approve with edits")))
+		time.Sleep(300 * time.Millisecond)
+		if cur, err := srv.Human().Show(context.Background(), a.ID); err != nil || cur.Status != askd.StatusPending {
+			t.Fatalf("after invalid JSON the ask is %v (%v), want still pending", cur.Status, err)
+		}
+		p.do(chromedp.Focus(editor), chromedp.KeyEvent(`}`))
+		p.waitFor(fmt.Sprintf(`document.querySelector('%s .field-error').hidden`, card(a.ID)))
+		p.do(chromedp.Click(button(a.ID, "Approve with edits")))
+		wantAnswer(t, receive(t, ch), askd.StatusAnswered,
+			`{"decision":"modified","payload":{"command":"rm -rf ./build/tmp","timeout":30}}`)
+	})
+
+	t.Run("reject with comment", func(t *testing.T) {
+		p := p.on(t)
+		a := approval("Clean once more")
+		ch := agentWaits(agent, a.ID)
+		p.do(chromedp.WaitVisible(chromedp.CSS(card(a.ID))),
+			chromedp.Click(button(a.ID, "Reject…")),
+			chromedp.SendKeys(chromedp.CSS(card(a.ID)+" textarea.comment"), "not on a Friday"),
+			chromedp.Click(button(a.ID, "Reject")))
+		wantAnswer(t, receive(t, ch), askd.StatusAnswered, `{"decision":"rejected","comment":"not on a Friday"}`)
+	})
+}
+
+func TestLiveAndReload(t *testing.T) {
+	srv := startServer(t, app.Config{})
+	agent := srv.Agent("live")
+	first := create(t, agent, &askd.AskInput{Kind: askd.KindQuestion, Questions: []askd.Question{question("Old one?", "Old", false, "a", "b")}})
+	p := openInbox(t, srv, "/")
+	p.do(chromedp.WaitVisible(chromedp.CSS(card(first.ID))))
+	if title := eval[string](p, `document.title`); title != "(1) askd inbox" {
+		t.Errorf("title %q, want the pending count", title)
+	}
+
+	// A new ask appears without a reload, within a second.
+	start := time.Now()
+	second := create(t, agent, &askd.AskInput{Kind: askd.KindQuestion, Questions: []askd.Question{question("New one?", "New", false, "c", "d")}})
+	p.waitFor(fmt.Sprintf(`document.querySelector('%s') !== null`, card(second.ID)))
+	if d := time.Since(start); d > time.Second {
+		t.Errorf("new ask took %v to appear", d)
+	}
+	p.waitFor(`document.title === '(2) askd inbox'`)
+
+	// Settled elsewhere (the agent withdraws): it moves to Recent by itself.
+	if _, err := agent.Withdraw(context.Background(), first.ID); err != nil {
+		t.Fatal(err)
+	}
+	p.waitFor(fmt.Sprintf(`document.querySelector('%s') === null && (document.querySelector('#recent [data-id="%d"]')?.textContent || '').includes('withdrawn')`, card(first.ID), first.ID))
+
+	// A reload loses nothing.
+	before := eval[string](p, `document.querySelector('#pending').textContent + '|' + document.querySelector('#recent').textContent`)
+	p.do(chromedp.Reload(), chromedp.WaitVisible(chromedp.CSS("body.ready")))
+	after := eval[string](p, `document.querySelector('#pending').textContent + '|' + document.querySelector('#recent').textContent`)
+	if before != after {
+		t.Errorf("after reload the page shows\n%s\nbefore it showed\n%s", after, before)
+	}
+	// And it is still live.
+	third := create(t, srv.Agent("other"), &askd.AskInput{Kind: askd.KindAction, Title: "Rotate the key"})
+	p.waitFor(fmt.Sprintf(`document.querySelector('%s') !== null`, card(third.ID)))
+}
+
+func TestTwoPeopleAnswerAtOnce(t *testing.T) {
+	srv := startServer(t, app.Config{})
+	bobToken := srv.Token(t, "bob", askd.RoleHuman)
+	agent := srv.Agent("race")
+	a := create(t, agent, &askd.AskInput{Kind: askd.KindQuestion, Questions: []askd.Question{
+		question("Which database?", "Database", false, "SQLite", "Postgres"),
+	}})
+	ch := agentWaits(agent, a.ID)
+
+	alice := openInbox(t, srv, "/")
+	bob := newTab(t, srv)
+	// Bob's event stream is held back, so his page still shows the ask as
+	// pending when he clicks: his answer is the one that loses at the server.
+	if _, err := chromedp.Call(bob.ctx, fetch.Enable, fetch.EnableParams{Patterns: []*fetch.RequestPattern{{URLPattern: "*/api/events*"}}}); err != nil {
+		t.Fatal(err)
+	}
+	bob.signIn(bobToken, "/")
+	alice.do(chromedp.WaitVisible(chromedp.CSS(card(a.ID))))
+	bob.do(chromedp.WaitVisible(chromedp.CSS(card(a.ID))))
+
+	alice.do(chromedp.Click(option(a.ID, "SQLite")))
+	wantAnswer(t, receive(t, ch), askd.StatusAnswered, `{"answers":{"Which database?":"SQLite"}}`)
+	bob.do(chromedp.Click(option(a.ID, "Postgres")))
+	bob.waitFor(fmt.Sprintf(`!document.querySelector('%s .banner').hidden`, card(a.ID)))
+	if got := bob.text(card(a.ID) + " .banner-text"); got != "Already answered by alice — SQLite" {
+		t.Errorf("loser sees %q", got)
+	}
+	if cur, _ := srv.Human().Show(context.Background(), a.ID); cur.SettledBy != "alice" {
+		t.Errorf("settled by %q, want alice", cur.SettledBy)
+	}
+	// OK clears the card; Recent says who answered.
+	bob.do(chromedp.Click(button(a.ID, "OK")))
+	bob.waitFor(fmt.Sprintf(`document.querySelector('%s') === null && (document.querySelector('#recent [data-id="%d"]')?.textContent || '').includes('by alice')`, card(a.ID), a.ID))
+
+	// With live updates: a person halfway through an answer keeps the card,
+	// which says who answered first.
+	b := create(t, agent, &askd.AskInput{Kind: askd.KindQuestion, Questions: []askd.Question{
+		question("Which checks?", "Checks", true, "lint", "tests"),
+	}})
+	carol := openInbox(t, srv, "/")
+	carol.do(chromedp.WaitVisible(chromedp.CSS(card(b.ID))), chromedp.Click(option(b.ID, "lint")))
+	if _, err := srv.Human().Answer(context.Background(), b.ID, &askd.Answer{Answers: map[string]askd.Choice{"Which checks?": {Values: []string{"tests"}, Multi: true}}}); err != nil {
+		t.Fatal(err)
+	}
+	carol.waitFor(fmt.Sprintf(`(document.querySelector('%s .banner-text')?.textContent || '') === 'Already answered by alice — tests'`, card(b.ID)))
+}
+
+func TestSessionScoping(t *testing.T) {
+	srv := startServer(t, app.Config{})
+	alpha := create(t, srv.Agent("alpha"), &askd.AskInput{Kind: askd.KindAction, Title: "alpha needs you"})
+	beta1 := create(t, srv.Agent("beta"), &askd.AskInput{Kind: askd.KindQuestion, Questions: []askd.Question{question("beta one?", "B1", false, "x", "y")}})
+	beta2 := create(t, srv.Agent("beta"), &askd.AskInput{Kind: askd.KindQuestion, Questions: []askd.Question{question("beta two?", "B2", false, "x", "y")}})
+	p := openInbox(t, srv, "/")
+	ids := func() string {
+		return eval[string](p, `[...document.querySelectorAll('#pending .card')].map(c => c.dataset.id).join(',')`)
+	}
+	p.waitFor(`document.querySelectorAll('#pending .card').length === 3`)
+	counts := eval[string](p, `[...document.querySelectorAll('#sessions .session-link')].map(a => a.textContent).join('|')`)
+	if counts != "All sessions3|beta2|alpha1" {
+		t.Errorf("sidebar %q", counts)
+	}
+	p.do(chromedp.Click(chromedp.CSS(`#sessions [data-session="beta"]`)))
+	p.waitFor(`document.querySelectorAll('#pending .card').length === 2`)
+	if got, want := ids(), fmt.Sprintf("%d,%d", beta2.ID, beta1.ID); got != want {
+		t.Errorf("scoped to beta: cards %s, want %s", got, want)
+	}
+	if loc := eval[string](p, `location.search`); loc != "?session=beta" {
+		t.Errorf("URL %q keeps no selection", loc)
+	}
+	// New asks of other sessions stay out of the scoped list.
+	create(t, srv.Agent("alpha"), &askd.AskInput{Kind: askd.KindQuestion, Questions: []askd.Question{question("alpha q?", "A", false, "x", "y")}})
+	p.waitFor(`[...document.querySelectorAll('#sessions .session-link')].map(a => a.textContent).join('|') === 'All sessions4|alpha2|beta2'`)
+	if got := ids(); got != fmt.Sprintf("%d,%d", beta2.ID, beta1.ID) {
+		t.Errorf("after an alpha ask, beta shows %s", got)
+	}
+	// The selection survives a reload, and All comes back.
+	p.do(chromedp.Reload(), chromedp.WaitVisible(chromedp.CSS("body.ready")))
+	p.waitFor(`document.querySelectorAll('#pending .card').length === 2`)
+	p.do(chromedp.Click(chromedp.CSS(`#sessions .session-link[data-session=""]`)))
+	p.waitFor(`document.querySelectorAll('#pending .card').length === 4`)
+	_ = alpha
+}
+
+func TestKeyboard(t *testing.T) {
+	srv := startServer(t, app.Config{})
+	agent := srv.Agent("keys")
+	a := create(t, agent, &askd.AskInput{Kind: askd.KindQuestion, Questions: []askd.Question{question("First?", "One", false, "a", "b")}})
+	b := create(t, agent, &askd.AskInput{Kind: askd.KindQuestion, Questions: []askd.Question{question("Second?", "Two", false, "c", "d", "e")}})
+	p := openInbox(t, srv, "/")
+	p.waitFor(`document.querySelectorAll('#pending .card').length === 2`)
+	chA, chB := agentWaits(agent, a.ID), agentWaits(agent, b.ID)
+	// Newest first: j focuses b, j again a, k back to b.
+	p.do(chromedp.KeyEvent("j"))
+	p.waitFor(fmt.Sprintf(`document.activeElement.dataset.id === '%d'`, b.ID))
+	p.do(chromedp.KeyEvent("j"))
+	p.waitFor(fmt.Sprintf(`document.activeElement.dataset.id === '%d'`, a.ID))
+	p.do(chromedp.KeyEvent("k"))
+	p.waitFor(fmt.Sprintf(`document.activeElement.dataset.id === '%d'`, b.ID))
+	p.do(chromedp.KeyEvent("3"))
+	wantAnswer(t, receive(t, chB), askd.StatusAnswered, `{"answers":{"Second?":"e"}}`)
+	p.waitFor(`document.querySelectorAll('#pending .card').length === 1`)
+	p.do(chromedp.KeyEvent("j"), chromedp.KeyEvent("2"))
+	wantAnswer(t, receive(t, chA), askd.StatusAnswered, `{"answers":{"First?":"b"}}`)
+}
+
+func TestSnooze(t *testing.T) {
+	srv := startServer(t, app.Config{})
+	a := create(t, srv.Agent("later"), &askd.AskInput{Kind: askd.KindAction, Title: "Renew the certificate"})
+	p := openInbox(t, srv, "/")
+	p.do(chromedp.WaitVisible(chromedp.CSS(card(a.ID))), chromedp.Click(button(a.ID, "Snooze 1 h")))
+	p.waitFor(fmt.Sprintf(`document.querySelector('%s') === null && !document.querySelector('#snoozed').hidden`, card(a.ID)))
+	cur, err := srv.Human().Show(context.Background(), a.ID)
+	if err != nil || cur.SnoozedUntil == nil || time.Until(*cur.SnoozedUntil) < 59*time.Minute {
+		t.Fatalf("snoozed until %v (%v), want an hour from now", cur.SnoozedUntil, err)
+	}
+	if title := eval[string](p, `document.title`); title != "askd inbox" {
+		t.Errorf("title %q: a snoozed ask is not waiting", title)
+	}
+}

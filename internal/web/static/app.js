@@ -1,0 +1,309 @@
+// app.js runs the inbox: it loads the asks, keeps them live over the event
+// stream, and renders the session list, the pending cards and Recent.
+import { h, buildCard, showSettled, micros, relTime, summary, outcome } from './cards.js';
+
+const $ = id => document.getElementById(id);
+
+const S = {
+  asks: new Map(),      // id → ask, the newest state seen
+  sessions: new Set(),  // every session name seen
+  cards: new Map(),     // id → card element of a pending (or held) ask
+  held: new Set(),      // settled asks whose card stays until the person clicks OK
+  previews: new Map(),  // id → Promise of the ask's previews
+  me: '',
+  selected: new URLSearchParams(location.search).get('session') || '',
+  lastEventId: Number(document.querySelector('meta[name="askd-cursor"]').content) || 0,
+  loadedScopes: new Set(),
+};
+
+async function api(method, path, body) {
+  const init = { method, credentials: 'same-origin', headers: { Accept: 'application/json' } };
+  if (body !== undefined) {
+    init.headers['Content-Type'] = 'application/json';
+    init.body = JSON.stringify(body);
+  }
+  let res;
+  try {
+    res = await fetch(path, init);
+  } catch (e) {
+    return { ok: false, status: 0, data: { error: `Cannot reach askd: ${e.message}` } };
+  }
+  let data = null;
+  try { data = await res.json(); } catch { /* not JSON */ }
+  if (res.status === 401) location.assign('/signin.html');
+  return { ok: res.ok, status: res.status, data };
+}
+
+// upsert records a state of an ask unless a newer one is already known.
+function upsert(a) {
+  const old = S.asks.get(a.id);
+  if (old && micros(old.updated_at) > micros(a.updated_at)) return;
+  S.asks.set(a.id, a);
+  S.sessions.add(a.session);
+  if (old && old.status === 'pending' && a.status !== 'pending') {
+    const card = S.cards.get(a.id);
+    // Someone else settled an ask this person was working on: keep the card
+    // and say who did, rather than pulling it away mid-answer.
+    if (card && card._st.dirty && !card._st.mine && !card._st.inflight) {
+      S.held.add(a.id);
+      showSettled(card._st, a);
+    }
+  }
+  schedule();
+}
+
+const ctx = {
+  api,
+  upsert,
+  hold: id => { S.held.add(id); },
+  release: id => { S.held.delete(id); schedule(); },
+  previews: id => {
+    if (!S.previews.has(id)) {
+      S.previews.set(id, api('GET', `/inbox/previews/${id}`).then(r => (r.ok ? r.data : null)));
+    }
+    return S.previews.get(id);
+  },
+};
+
+// schedule renders soon, once for a burst of changes. A timer, not
+// requestAnimationFrame: a hidden tab must still update its title.
+let queued = false;
+function schedule() {
+  if (queued) return;
+  queued = true;
+  setTimeout(() => { queued = false; render(); }, 15);
+}
+
+const snoozed = (a, now) => a.snoozed_until && Date.parse(a.snoozed_until) > now;
+const inScope = a => !S.selected || a.session === S.selected;
+
+// reconcile makes parent's children exactly els, in order, moving only what
+// must move (so a card being typed in keeps its focus and text).
+function reconcile(parent, els) {
+  let node = parent.firstChild;
+  for (const el of els) {
+    if (el === node) node = node.nextSibling;
+    else parent.insertBefore(el, node);
+  }
+  while (node) { const next = node.nextSibling; node.remove(); node = next; }
+}
+
+function cardFor(a) {
+  let card = S.cards.get(a.id);
+  const st = card && card._st;
+  if (!card || (!st.settled && (st.ask.revision !== a.revision || st.ask.kind !== a.kind))) {
+    card = buildCard(a, ctx);
+    if (a.status !== 'pending') showSettled(card._st, a);
+    S.cards.set(a.id, card);
+  }
+  return card;
+}
+
+let nextWake = 0;
+function render() {
+  const now = Date.now();
+  const all = [...S.asks.values()];
+  const counts = new Map();
+  let total = 0;
+  const sleeping = [];
+  for (const a of all) {
+    if (a.status !== 'pending') continue;
+    if (snoozed(a, now)) { if (inScope(a)) sleeping.push(a); continue; }
+    counts.set(a.session, (counts.get(a.session) || 0) + 1);
+    total++;
+  }
+
+  const pending = all.filter(a => inScope(a) && ((a.status === 'pending' && !snoozed(a, now)) || S.held.has(a.id)))
+    .sort((x, y) => y.id - x.id);
+  const keep = new Set(pending.map(a => a.id));
+  for (const id of S.cards.keys()) if (!keep.has(id)) S.cards.delete(id);
+  reconcile($('pending'), pending.map(cardFor));
+  const inView = pending.filter(a => a.status === 'pending').length;
+  $('pending-count').textContent = inView ? String(inView) : '';
+  $('empty').hidden = pending.length > 0;
+
+  renderSnoozed(sleeping);
+  renderRecent(all.filter(a => a.status !== 'pending' && inScope(a) && !S.held.has(a.id)));
+  renderSessions(counts, total);
+  document.title = total ? `(${total}) askd inbox` : 'askd inbox';
+
+  // Wake when the next snooze ends.
+  const wake = Math.min(...sleeping.map(a => Date.parse(a.snoozed_until)));
+  if (isFinite(wake) && wake !== nextWake) {
+    nextWake = wake;
+    setTimeout(schedule, Math.min(wake - now + 50, 2 ** 31 - 1));
+  }
+  performance.mark('askd-render');
+}
+
+function renderSnoozed(list) {
+  const box = $('snoozed');
+  box.hidden = list.length === 0;
+  box.querySelector('.count').textContent = String(list.length);
+  box.querySelector('ul').replaceChildren(...list.sort((x, y) => y.id - x.id).map(a =>
+    h('li', null, h('span', { class: 'summary' }, summary(a)), ' ',
+      h('span', { class: 'muted' }, `${a.session} · until ${new Date(a.snoozed_until).toLocaleString([], { weekday: 'short', hour: '2-digit', minute: '2-digit' })}`))));
+}
+
+const recentItems = new Map(); // "id@updated_at" → element
+
+function renderRecent(list) {
+  list.sort((x, y) => micros(y.settled_at) - micros(x.settled_at));
+  list = list.slice(0, 50);
+  const els = list.map(a => {
+    const key = `${a.id}@${a.updated_at}`;
+    let el = recentItems.get(key);
+    if (!el) {
+      const o = outcome(a);
+      el = h('li', { class: 'recent-item', 'data-id': a.id },
+        h('span', { class: `chip status status-${o.how.replace(' ', '-')}` }, o.how),
+        h('div', { class: 'recent-main' },
+          h('div', { class: 'recent-summary' }, summary(a)),
+          h('div', { class: 'recent-outcome' },
+            o.who ? h('span', { class: 'who' }, `by ${o.who}`) : null,
+            o.what ? h('span', { class: 'what' }, o.what) : null)),
+        h('div', { class: 'recent-side' },
+          h('span', { class: 'session' }, a.session),
+          h('time', { class: 'rel', datetime: a.settled_at }, relTime(a.settled_at))));
+      recentItems.set(key, el);
+    }
+    return el;
+  });
+  const live = new Set(els);
+  for (const [k, el] of recentItems) if (!live.has(el)) recentItems.delete(k);
+  reconcile($('recent'), els);
+  $('recent-empty').hidden = els.length > 0;
+}
+
+function renderSessions(counts, total) {
+  const names = [...S.sessions].sort((x, y) => (counts.get(y) || 0) - (counts.get(x) || 0) || x.localeCompare(y));
+  if (S.selected && !S.sessions.has(S.selected)) names.unshift(S.selected);
+  const link = (name, label, n) => h('a', {
+    class: 'session-link' + (name === S.selected ? ' active' : ''),
+    href: name ? `?session=${encodeURIComponent(name)}` : location.pathname,
+    'aria-current': name === S.selected ? 'page' : null,
+    'data-session': name,
+    onclick: e => {
+      if (e.metaKey || e.ctrlKey || e.shiftKey || e.button !== 0) return;
+      e.preventDefault();
+      select(name);
+    },
+  }, h('span', { class: 'session-name' }, label), n ? h('span', { class: 'badge-count' }, String(n)) : null);
+  $('sessions').replaceChildren(
+    h('div', { class: 'nav-h' }, 'Sessions'),
+    link('', 'All sessions', total),
+    ...names.map(n => link(n, n, counts.get(n) || 0)));
+}
+
+async function select(name) {
+  if (name === S.selected) return;
+  S.selected = name;
+  history.pushState(null, '', name ? `?session=${encodeURIComponent(name)}` : location.pathname);
+  schedule();
+  await loadScope(name);
+}
+
+// loadScope loads one session's asks, so its Recent list is complete too
+// (the unscoped list holds every pending ask but only the latest settled).
+async function loadScope(name) {
+  if (!name || S.loadedScopes.has(name)) return;
+  S.loadedScopes.add(name);
+  const r = await api('GET', `/api/asks?session=${encodeURIComponent(name)}`);
+  if (r.ok) r.data.asks.forEach(upsert);
+}
+
+window.addEventListener('popstate', () => {
+  S.selected = new URLSearchParams(location.search).get('session') || '';
+  loadScope(S.selected);
+  schedule();
+});
+
+// Live updates. EventSource reconnects by itself and sends Last-Event-ID;
+// if it gives up (the server said no), we start again after a pause.
+let es;
+function connect() {
+  const live = $('live');
+  es = new EventSource(`/api/events?last_event_id=${S.lastEventId}`);
+  es.onopen = () => { live.textContent = 'live'; live.className = 'live on'; };
+  es.onerror = () => {
+    live.textContent = 'reconnecting…';
+    live.className = 'live off';
+    if (es.readyState === EventSource.CLOSED) {
+      setTimeout(async () => {
+        const me = await api('GET', '/api/me');
+        if (me.status !== 401) connect();
+      }, 2000);
+    }
+  };
+  for (const type of ['ask.created', 'ask.updated', 'ask.settled', 'ask.told']) {
+    es.addEventListener(type, ev => {
+      const id = Number(ev.lastEventId);
+      if (id > S.lastEventId) S.lastEventId = id;
+      let e;
+      try { e = JSON.parse(ev.data); } catch { return; }
+      if (!e.ask) return;
+      const fresh = !S.asks.has(e.ask.id);
+      upsert(e.ask);
+      if (type === 'ask.created' && fresh && e.ask.status === 'pending') notify(e.ask);
+    });
+  }
+}
+
+function notify(a) {
+  if (!document.hidden || !('Notification' in window) || Notification.permission !== 'granted') return;
+  const n = new Notification(`askd · ${a.session}`, { body: summary(a), tag: `askd-${a.id}` });
+  n.onclick = () => { window.focus(); n.close(); };
+}
+
+function setupNotifications() {
+  const btn = $('notify');
+  if (!('Notification' in window) || Notification.permission !== 'default') return;
+  btn.hidden = false;
+  btn.addEventListener('click', async () => {
+    await Notification.requestPermission();
+    btn.hidden = true;
+  });
+}
+
+// Keyboard: j/k move between cards, 1–9 pick an option of the focused card.
+document.addEventListener('keydown', e => {
+  if (e.ctrlKey || e.metaKey || e.altKey) return;
+  const t = e.target;
+  if (t instanceof HTMLElement && (t.isContentEditable || /^(INPUT|TEXTAREA|SELECT)$/.test(t.tagName) && t.type !== 'checkbox')) return;
+  const cards = [...document.querySelectorAll('#pending .card')];
+  const current = t instanceof Element ? t.closest('.card') : null;
+  if (e.key === 'j' || e.key === 'k') {
+    if (!cards.length) return;
+    let i = cards.indexOf(current);
+    i = i < 0 ? 0 : Math.max(0, Math.min(cards.length - 1, i + (e.key === 'j' ? 1 : -1)));
+    cards[i].focus();
+    cards[i].scrollIntoView({ block: 'nearest' });
+    e.preventDefault();
+  } else if (/^[1-9]$/.test(e.key) && current) {
+    const opt = current.querySelector(`[data-key="${e.key}"]`);
+    if (!opt) return;
+    const box = opt.querySelector('input[type=checkbox]');
+    (box || opt).click();
+    e.preventDefault();
+  }
+});
+
+// Relative times age in place.
+setInterval(() => {
+  const now = Date.now();
+  for (const t of document.querySelectorAll('time.rel')) t.textContent = (t.dataset.prefix || '') + relTime(t.getAttribute('datetime'), now);
+}, 30000);
+
+async function start() {
+  const [me, list, sessions] = await Promise.all([api('GET', '/api/me'), api('GET', '/api/asks'), api('GET', '/api/sessions')]);
+  if (me.ok) $('me').textContent = me.data.name;
+  if (sessions.ok) for (const s of sessions.data.sessions) S.sessions.add(s.name);
+  if (list.ok) list.data.asks.forEach(upsert);
+  await loadScope(S.selected);
+  render();
+  document.body.classList.add('ready');
+  connect();
+  setupNotifications();
+}
+
+start();
