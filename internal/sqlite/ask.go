@@ -1,0 +1,382 @@
+package sqlite
+
+import (
+	"context"
+	"database/sql"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/askd-dev/askd"
+)
+
+// askFields are the columns of asks a write sets, in the order askValues
+// gives their values.
+var askFields = []string{
+	"kind", "session", "agent", "status", "revision",
+	"questions", "title", "details", "options", "recommended", "payload", "tool_name", "tool_use_id",
+	"created_at", "updated_at", "deadline", "snoozed_until", "settled_at", "settled_by", "cancel_reason", "answer",
+	"tell", "told_at",
+}
+
+var (
+	askColumns = "id, " + strings.Join(askFields, ", ")
+	insertAsk  = "INSERT INTO asks (" + strings.Join(askFields, ", ") + ") VALUES (?" +
+		strings.Repeat(", ?", len(askFields)-1) + ")"
+	updateAsk = "UPDATE asks SET " + strings.Join(askFields, " = ?, ") + " = ? WHERE id = ?"
+)
+
+// askValues returns the values of a for askFields.
+func askValues(a *askd.Ask) ([]any, error) {
+	questions, err := jsonColumn(a.Questions, a.Questions == nil)
+	if err != nil {
+		return nil, fmt.Errorf("questions: %w", err)
+	}
+	options, err := jsonColumn(a.Options, a.Options == nil)
+	if err != nil {
+		return nil, fmt.Errorf("options: %w", err)
+	}
+	var payload sql.NullString
+	if len(a.Payload) > 0 {
+		if !json.Valid(a.Payload) {
+			return nil, errors.New("payload: not valid JSON")
+		}
+		payload = sql.NullString{String: string(a.Payload), Valid: true}
+	}
+	answer, err := jsonColumn(a.Answer, a.Answer == nil)
+	if err != nil {
+		return nil, fmt.Errorf("answer: %w", err)
+	}
+	// NULL rather than "", so the partial index holds only asks that have one.
+	toolUseID := sql.NullString{String: a.ToolUseID, Valid: a.ToolUseID != ""}
+	tell := 0
+	if a.Tell {
+		tell = 1
+	}
+	return []any{
+		string(a.Kind), a.Session, a.Agent, string(a.Status), a.Revision,
+		questions, a.Title, a.Details, options, a.Recommended, payload, a.ToolName, toolUseID,
+		micros(a.CreatedAt), micros(a.UpdatedAt), nullMicros(a.Deadline), nullMicros(a.SnoozedUntil),
+		nullMicros(a.SettledAt), a.SettledBy, string(a.CancelReason), answer,
+		tell, nullMicros(a.ToldAt),
+	}, nil
+}
+
+// scanner is a *sql.Row or *sql.Rows.
+type scanner interface{ Scan(dest ...any) error }
+
+// scanAsk reads one row of askColumns.
+func scanAsk(row scanner) (*askd.Ask, error) {
+	var (
+		a                                              askd.Ask
+		kind, status, cancelReason                     string
+		questions, options, payload, toolUseID, answer sql.NullString
+		createdAt, updatedAt                           int64
+		deadline, snoozedUntil, settledAt, toldAt      sql.NullInt64
+		tell                                           int64
+	)
+	err := row.Scan(&a.ID,
+		&kind, &a.Session, &a.Agent, &status, &a.Revision,
+		&questions, &a.Title, &a.Details, &options, &a.Recommended, &payload, &a.ToolName, &toolUseID,
+		&createdAt, &updatedAt, &deadline, &snoozedUntil, &settledAt, &a.SettledBy, &cancelReason, &answer,
+		&tell, &toldAt)
+	if err != nil {
+		return nil, err
+	}
+	a.Kind, a.Status, a.CancelReason = askd.Kind(kind), askd.Status(status), askd.CancelReason(cancelReason)
+	a.ToolUseID = toolUseID.String
+	a.CreatedAt, a.UpdatedAt = fromMicros(createdAt), fromMicros(updatedAt)
+	a.Deadline, a.SnoozedUntil = fromNullMicros(deadline), fromNullMicros(snoozedUntil)
+	a.SettledAt, a.ToldAt = fromNullMicros(settledAt), fromNullMicros(toldAt)
+	a.Tell = tell != 0
+	if payload.Valid {
+		a.Payload = json.RawMessage(payload.String)
+	}
+	if err := decodeColumn(questions, &a.Questions); err != nil {
+		return nil, fmt.Errorf("ask %d questions: %w", a.ID, err)
+	}
+	if err := decodeColumn(options, &a.Options); err != nil {
+		return nil, fmt.Errorf("ask %d options: %w", a.ID, err)
+	}
+	if answer.Valid {
+		a.Answer = new(askd.Answer)
+		if err := json.Unmarshal([]byte(answer.String), a.Answer); err != nil {
+			return nil, fmt.Errorf("ask %d answer: %w", a.ID, err)
+		}
+	}
+	return &a, nil
+}
+
+// Ask returns the ask with the id; ENOTFOUND when there is none.
+func (t *tx) Ask(ctx context.Context, id int64) (*askd.Ask, error) {
+	row := t.tx.QueryRowContext(ctx, "SELECT "+askColumns+" FROM asks WHERE id = ?", id)
+	a, err := scanAsk(row)
+	if errors.Is(err, sql.ErrNoRows) {
+		return nil, askd.Errorf(askd.ENOTFOUND, "ask %d not found", id)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("read ask %d: %w", id, err)
+	}
+	return a, nil
+}
+
+// FindAsks returns the asks matching f: pending ones first, then newest first,
+// at most f.Limit of them when it is above 0.
+func (t *tx) FindAsks(ctx context.Context, f askd.AskFilter) ([]*askd.Ask, error) {
+	where, args := askWhere(f)
+	if f.Status != "" {
+		// One status: pending first holds already.
+		return t.findAsks(ctx, where, args, f.Limit)
+	}
+	// Two queries rather than ORDER BY status = 'pending' DESC, id DESC: that
+	// sorts every matching row of the whole history before LIMIT applies,
+	// where these walk the status index and the ids backwards and stop early.
+	asks, err := t.findAsks(ctx, and(where, "status = 'pending'"), args, f.Limit)
+	if err != nil {
+		return nil, err
+	}
+	if f.Limit > 0 && len(asks) >= f.Limit {
+		return asks, nil
+	}
+	limit := 0
+	if f.Limit > 0 {
+		limit = f.Limit - len(asks)
+	}
+	settled, err := t.findAsks(ctx, and(where, "status <> 'pending'"), args, limit)
+	if err != nil {
+		return nil, err
+	}
+	return append(asks, settled...), nil
+}
+
+// findAsks returns the asks matching where, newest first, at most limit when
+// it is above 0.
+func (t *tx) findAsks(ctx context.Context, where string, args []any, limit int) ([]*askd.Ask, error) {
+	query := "SELECT " + askColumns + " FROM asks" + where + " ORDER BY id DESC"
+	if limit > 0 {
+		query += " LIMIT ?"
+		args = append(slices.Clip(args), limit)
+	}
+	rows, err := t.tx.QueryContext(ctx, query, args...)
+	if err != nil {
+		return nil, fmt.Errorf("find asks: %w", err)
+	}
+	defer rows.Close()
+	asks := []*askd.Ask{}
+	for rows.Next() {
+		a, err := scanAsk(rows)
+		if err != nil {
+			return nil, fmt.Errorf("find asks: %w", err)
+		}
+		asks = append(asks, a)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("find asks: %w", err)
+	}
+	return asks, nil
+}
+
+// and adds cond to a WHERE clause made by askWhere.
+func and(where, cond string) string {
+	if where == "" {
+		return " WHERE " + cond
+	}
+	return where + " AND " + cond
+}
+
+// CountAsks counts the asks matching f; f.Limit does not apply.
+func (t *tx) CountAsks(ctx context.Context, f askd.AskFilter) (int, error) {
+	where, args := askWhere(f)
+	var n int
+	if err := t.tx.QueryRowContext(ctx, "SELECT COUNT(*) FROM asks"+where, args...).Scan(&n); err != nil {
+		return 0, fmt.Errorf("count asks: %w", err)
+	}
+	return n, nil
+}
+
+// askWhere returns the WHERE clause, empty or with a leading space, for every
+// field of f but Limit, and its arguments.
+func askWhere(f askd.AskFilter) (string, []any) {
+	var (
+		conds []string
+		args  []any
+	)
+	add := func(cond string, arg any) {
+		conds = append(conds, cond)
+		args = append(args, arg)
+	}
+	if f.ID != 0 {
+		add("id = ?", f.ID)
+	}
+	switch f.Status {
+	case "":
+	case askd.StatusPending:
+		// A literal, not a parameter: SQLite considers the partial index on
+		// pending deadlines only for a query that states its condition.
+		conds = append(conds, "status = 'pending'")
+	default:
+		add("status = ?", string(f.Status))
+	}
+	if f.Session != "" {
+		add("session = ?", f.Session)
+	}
+	if f.Kind != "" {
+		add("kind = ?", string(f.Kind))
+	}
+	if f.ToolUseID != "" {
+		add("tool_use_id = ?", f.ToolUseID)
+	}
+	if f.Before != 0 {
+		add("id < ?", f.Before)
+	}
+	if !f.SettledBefore.IsZero() {
+		// settled_at < ? also implies settled_at IS NOT NULL, the condition of
+		// its partial index.
+		add("status <> 'pending' AND settled_at < ?", micros(f.SettledBefore))
+	}
+	if !f.DeadlineBefore.IsZero() {
+		add("deadline < ?", micros(f.DeadlineBefore))
+	}
+	if len(conds) == 0 {
+		return "", nil
+	}
+	return " WHERE " + strings.Join(conds, " AND "), args
+}
+
+// CreateAsk inserts a and sets a.ID to its new id. Ids are never reused.
+func (t *tx) CreateAsk(ctx context.Context, a *askd.Ask) error {
+	if err := t.mustWrite("create ask"); err != nil {
+		return err
+	}
+	values, err := askValues(a)
+	if err != nil {
+		return fmt.Errorf("create ask: %w", err)
+	}
+	res, err := t.tx.ExecContext(ctx, insertAsk, values...)
+	if err != nil {
+		return fmt.Errorf("create ask: %w", err)
+	}
+	id, err := res.LastInsertId()
+	if err != nil {
+		return fmt.Errorf("create ask: %w", err)
+	}
+	a.ID = id
+	return nil
+}
+
+// UpdateAsk replaces every stored field of ask a.ID with a's; ENOTFOUND when
+// there is no such ask.
+func (t *tx) UpdateAsk(ctx context.Context, a *askd.Ask) error {
+	if err := t.mustWrite("update ask"); err != nil {
+		return err
+	}
+	values, err := askValues(a)
+	if err != nil {
+		return fmt.Errorf("update ask %d: %w", a.ID, err)
+	}
+	res, err := t.tx.ExecContext(ctx, updateAsk, append(values, a.ID)...)
+	if err != nil {
+		return fmt.Errorf("update ask %d: %w", a.ID, err)
+	}
+	n, err := res.RowsAffected()
+	if err != nil {
+		return fmt.Errorf("update ask %d: %w", a.ID, err)
+	}
+	if n == 0 {
+		return askd.Errorf(askd.ENOTFOUND, "ask %d not found", a.ID)
+	}
+	return nil
+}
+
+// DeleteAsks removes the settled asks settled before settledBefore, and with
+// them (ON DELETE CASCADE) their events. Pending asks stay whatever their age.
+func (t *tx) DeleteAsks(ctx context.Context, settledBefore time.Time) (int, error) {
+	if err := t.mustWrite("delete asks"); err != nil {
+		return 0, err
+	}
+	res, err := t.tx.ExecContext(ctx,
+		"DELETE FROM asks WHERE status <> 'pending' AND settled_at < ?", micros(settledBefore))
+	if err != nil {
+		return 0, fmt.Errorf("delete asks: %w", err)
+	}
+	// SQLite counts only the rows the statement deleted itself, not the
+	// events that went by cascade.
+	n, err := res.RowsAffected()
+	if err != nil {
+		return 0, fmt.Errorf("delete asks: %w", err)
+	}
+	return int(n), nil
+}
+
+// Sessions returns every session that has asks, by name, with its counts.
+func (t *tx) Sessions(ctx context.Context) ([]*askd.SessionInfo, error) {
+	rows, err := t.tx.QueryContext(ctx, `
+		SELECT session, SUM(status = 'pending'), COUNT(*), MAX(created_at)
+		FROM asks GROUP BY session ORDER BY session`)
+	if err != nil {
+		return nil, fmt.Errorf("list sessions: %w", err)
+	}
+	defer rows.Close()
+	sessions := []*askd.SessionInfo{}
+	for rows.Next() {
+		var (
+			s    askd.SessionInfo
+			last int64
+		)
+		if err := rows.Scan(&s.Name, &s.Pending, &s.Total, &last); err != nil {
+			return nil, fmt.Errorf("list sessions: %w", err)
+		}
+		s.LastAskAt = fromMicros(last)
+		sessions = append(sessions, &s)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("list sessions: %w", err)
+	}
+	return sessions, nil
+}
+
+// micros is t as stored: microseconds since the Unix epoch.
+func micros(t time.Time) int64 { return t.UnixMicro() }
+
+// nullMicros is *t as stored, NULL when t is nil.
+func nullMicros(t *time.Time) sql.NullInt64 {
+	if t == nil {
+		return sql.NullInt64{}
+	}
+	return sql.NullInt64{Int64: t.UnixMicro(), Valid: true}
+}
+
+// fromMicros is the stored time n, in UTC.
+func fromMicros(n int64) time.Time { return time.UnixMicro(n).UTC() }
+
+// fromNullMicros is the stored time n, nil when NULL.
+func fromNullMicros(n sql.NullInt64) *time.Time {
+	if !n.Valid {
+		return nil
+	}
+	t := fromMicros(n.Int64)
+	return &t
+}
+
+// jsonColumn is v as JSON text, or NULL when absent.
+func jsonColumn(v any, absent bool) (sql.NullString, error) {
+	if absent {
+		return sql.NullString{}, nil
+	}
+	b, err := json.Marshal(v)
+	if err != nil {
+		return sql.NullString{}, err
+	}
+	return sql.NullString{String: string(b), Valid: true}, nil
+}
+
+// decodeColumn decodes JSON text into v, leaving v alone when NULL.
+func decodeColumn(s sql.NullString, v any) error {
+	if !s.Valid {
+		return nil
+	}
+	return json.Unmarshal([]byte(s.String), v)
+}

@@ -1,0 +1,314 @@
+// Package sqlite implements askd.Store on one SQLite file through
+// modernc.org/sqlite, a pure-Go SQLite: no cgo, so the askd binary
+// cross-compiles.
+//
+// The file is in WAL mode. Writes go through a single connection in IMMEDIATE
+// transactions; reads (View) use a separate pool that runs beside the writer.
+// Times are stored as microseconds since the Unix epoch and come back in UTC;
+// lists and objects are stored as JSON text. Errors are translated to askd
+// codes here, at the edge, from the driver's result codes.
+package sqlite
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+	"runtime"
+	"slices"
+	"strings"
+	"sync"
+	"time"
+
+	"modernc.org/sqlite"
+	sqlite3 "modernc.org/sqlite/lib"
+
+	"github.com/askd-dev/askd"
+)
+
+// Store is an askd.Store on one SQLite file. It is safe for concurrent use.
+type Store struct {
+	write *sql.DB // exactly one connection: SQLite has one writer at a time
+	read  *sql.DB // View's pool; in WAL mode readers never wait for the writer
+
+	mu       sync.Mutex
+	watchers []func(askd.Change)
+}
+
+var _ askd.Store = (*Store)(nil)
+
+// Connection settings, as DSN parameters of modernc.org/sqlite. The driver
+// applies busy_timeout first whatever the order, then the _pragma list.
+const (
+	// busy_timeout(5000): a connection that finds the file locked (another
+	// process such as `askd token create` beside a running server, or a WAL
+	// checkpoint) retries for up to 5 s instead of failing at once with
+	// SQLITE_BUSY.
+	pragmaBusyTimeout = "_pragma=busy_timeout(5000)"
+	// journal_mode(WAL): readers see the last commit while a write is in
+	// progress and never block the writer; commits append to the WAL instead
+	// of rewriting pages. The mode is stored in the file, so the writer sets it
+	// once for every connection.
+	pragmaJournalWAL = "_pragma=journal_mode(WAL)"
+	// foreign_keys(1): SQLite leaves foreign keys off on each new connection;
+	// events rely on ON DELETE CASCADE to go with their ask.
+	pragmaForeignKeys = "_pragma=foreign_keys(1)"
+	// synchronous(NORMAL): in WAL mode a commit is fsynced at checkpoints, not
+	// one by one. The file can never be corrupted by a crash; a power cut may
+	// lose the last few commits, which is the price of thousands of commits a
+	// second instead of hundreds (FULL).
+	pragmaSyncNormal = "_pragma=synchronous(NORMAL)"
+	// _txlock=immediate: BEGIN IMMEDIATE takes the write lock when the
+	// transaction starts. A deferred transaction that reads and then writes
+	// must upgrade its lock, and if another connection committed in between
+	// SQLite fails it with SQLITE_BUSY at once, busy_timeout or not, because
+	// waiting could not help its stale snapshot. Taking the lock first makes
+	// writers queue on busy_timeout instead.
+	txLockImmediate = "_txlock=immediate"
+	// _query_only=1: the read pool cannot write, even by mistake. (mode=ro
+	// would need a file: URI and escaping of the path; query_only does the
+	// same job on a plain path.)
+	queryOnly = "_query_only=1"
+)
+
+// writeDSN is the data source name of the writer connection.
+func writeDSN(path string) string {
+	return path + "?" + strings.Join([]string{
+		pragmaBusyTimeout, pragmaJournalWAL, pragmaForeignKeys, pragmaSyncNormal, txLockImmediate,
+	}, "&")
+}
+
+// readDSN is the data source name of the read pool. It leaves journal_mode to
+// the writer, which opens first and has made the file WAL already.
+func readDSN(path string) string {
+	return path + "?" + strings.Join([]string{
+		pragmaBusyTimeout, pragmaForeignKeys, queryOnly,
+	}, "&")
+}
+
+// readConns is the size of the read pool: enough for concurrent inbox loads
+// and long-polls without one connection per request.
+func readConns() int { return max(4, runtime.NumCPU()) }
+
+// Open opens the SQLite database file at path, creating it when missing,
+// applies any migrations it lacks, and returns the store, which the caller
+// closes. ctx bounds the opening only. path is a file name; ":memory:" is
+// refused, since each of the store's connections would get its own empty
+// database.
+func Open(ctx context.Context, path string) (*Store, error) {
+	write, err := openWriter(ctx, path)
+	if err != nil {
+		return nil, err
+	}
+	if _, err := migrate(ctx, write); err != nil {
+		write.Close()
+		return nil, fmt.Errorf("open %s: %w", path, err)
+	}
+
+	read, err := sql.Open("sqlite", readDSN(path))
+	if err != nil {
+		write.Close()
+		return nil, fmt.Errorf("open %s for reading: %w", path, err)
+	}
+	read.SetMaxOpenConns(readConns())
+	read.SetMaxIdleConns(readConns())
+	if err := read.PingContext(ctx); err != nil {
+		read.Close()
+		write.Close()
+		return nil, fmt.Errorf("open %s for reading: %w", path, err)
+	}
+	return &Store{write: write, read: read}, nil
+}
+
+// Migrate applies to the database file at path the migrations it lacks, in
+// order and in one transaction, and returns the names of those it applied
+// (none when it was up to date). It creates the file when missing. It fails
+// when the database holds a migration this build does not know, that is, when
+// a newer askd has used it.
+func Migrate(ctx context.Context, path string) (applied []string, err error) {
+	db, err := openWriter(ctx, path)
+	if err != nil {
+		return nil, err
+	}
+	defer func() {
+		if cerr := db.Close(); cerr != nil && err == nil {
+			err = fmt.Errorf("close %s: %w", path, cerr)
+		}
+	}()
+	applied, err = migrate(ctx, db)
+	if err != nil {
+		return nil, fmt.Errorf("migrate %s: %w", path, err)
+	}
+	return applied, nil
+}
+
+// openWriter opens the single write connection and checks that it answers.
+func openWriter(ctx context.Context, path string) (*sql.DB, error) {
+	if err := checkPath(path); err != nil {
+		return nil, err
+	}
+	db, err := sql.Open("sqlite", writeDSN(path))
+	if err != nil {
+		return nil, fmt.Errorf("open %s: %w", path, err)
+	}
+	// One writer: SQLite allows one at a time, and more connections would only
+	// take turns through SQLITE_BUSY. Kept open for good, so the pragmas stay.
+	db.SetMaxOpenConns(1)
+	db.SetMaxIdleConns(1)
+	db.SetConnMaxLifetime(0)
+	db.SetConnMaxIdleTime(0)
+	if err := pingWriter(ctx, db); err != nil {
+		db.Close()
+		return nil, fmt.Errorf("open %s: %w", path, err)
+	}
+	return db, nil
+}
+
+// pingWriter opens the writer's connection, which runs the DSN's pragmas.
+// Turning a new file to WAL takes an exclusive lock that SQLite does not wait
+// for under busy_timeout: when two processes open a new file at once (say
+// `askd migrate` and `askd serve`), one can get SQLITE_BUSY straight away. So
+// that is retried, for as long as busy_timeout would have waited.
+func pingWriter(ctx context.Context, db *sql.DB) error {
+	const retryFor, pause = 5 * time.Second, 10 * time.Millisecond
+	deadline := time.Now().Add(retryFor)
+	for {
+		err := db.PingContext(ctx)
+		if err == nil || resultCode(err)&0xff != sqlite3.SQLITE_BUSY || time.Now().After(deadline) {
+			return err
+		}
+		select {
+		case <-ctx.Done():
+			return err
+		case <-time.After(pause):
+		}
+	}
+}
+
+// checkPath refuses paths the store cannot work with.
+func checkPath(path string) error {
+	switch {
+	case path == "":
+		return errors.New("open sqlite: no database path")
+	case strings.Contains(path, ":memory:") || strings.Contains(path, "mode=memory"):
+		return fmt.Errorf("open sqlite: %q is in memory; the store needs a file shared by its connections", path)
+	case strings.Contains(path, "?"):
+		// The driver reads everything after '?' as its own parameters.
+		return fmt.Errorf("open sqlite: %q: the path may not contain '?'", path)
+	}
+	return nil
+}
+
+// Update runs fn in a write transaction and commits it when fn returns nil.
+// Transactions queue for the single writer, so they are serializable. After
+// the commit, and before Update returns, each watcher is called on this
+// goroutine for every event fn added, in order. fn's error is returned as is,
+// and nothing it did is kept. fn must not call Update itself: it would wait
+// for the writer it holds.
+func (s *Store) Update(ctx context.Context, fn func(askd.Tx) error) error {
+	sqlTx, err := s.write.BeginTx(ctx, nil)
+	if err != nil {
+		return fmt.Errorf("begin write transaction: %w", err)
+	}
+	// A no-op after Commit; when fn fails or panics it rolls back and hands the
+	// one writer connection back to the pool.
+	defer sqlTx.Rollback()
+
+	t := &tx{tx: sqlTx, writable: true}
+	if err := fn(t); err != nil {
+		return err
+	}
+	if err := sqlTx.Commit(); err != nil {
+		return fmt.Errorf("commit: %w", err)
+	}
+	s.notify(t.changes)
+	return nil
+}
+
+// View runs fn in a read-only transaction: it sees the database as of its
+// first read, and none of the writes of transactions not yet committed.
+func (s *Store) View(ctx context.Context, fn func(askd.Tx) error) error {
+	sqlTx, err := s.read.BeginTx(ctx, &sql.TxOptions{ReadOnly: true})
+	if err != nil {
+		return fmt.Errorf("begin read transaction: %w", err)
+	}
+	// Nothing to commit: rolling back ends the read snapshot.
+	defer sqlTx.Rollback()
+	return fn(&tx{tx: sqlTx})
+}
+
+// Watch registers fn, called after each commit for every event it added. Only
+// commits through this Store are seen: another process writing the same file
+// (none does while askd serves, apart from token commands) is not.
+func (s *Store) Watch(fn func(askd.Change)) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.watchers = append(s.watchers, fn)
+}
+
+// notify calls every watcher with each change, in order.
+func (s *Store) notify(changes []askd.Change) {
+	if len(changes) == 0 {
+		return
+	}
+	s.mu.Lock()
+	watchers := slices.Clone(s.watchers)
+	s.mu.Unlock()
+	for _, c := range changes {
+		for _, fn := range watchers {
+			fn(c)
+		}
+	}
+}
+
+// Ping reports whether both the writer and the read pool answer.
+func (s *Store) Ping(ctx context.Context) error {
+	if err := s.write.PingContext(ctx); err != nil {
+		return fmt.Errorf("ping sqlite writer: %w", err)
+	}
+	if err := s.read.PingContext(ctx); err != nil {
+		return fmt.Errorf("ping sqlite readers: %w", err)
+	}
+	return nil
+}
+
+// Close closes the read pool and the writer. Transactions in flight fail.
+func (s *Store) Close() error {
+	return errors.Join(s.read.Close(), s.write.Close())
+}
+
+// tx is one transaction, read-write from Update or read-only from View.
+type tx struct {
+	tx       *sql.Tx
+	writable bool
+	changes  []askd.Change // events added, for the watchers after commit
+}
+
+var _ askd.Tx = (*tx)(nil)
+
+// LockSession does nothing: every write transaction is IMMEDIATE on the one
+// writer connection, so writes are already serialized whole.
+func (t *tx) LockSession(ctx context.Context, session string) error { return nil }
+
+// mustWrite fails a write attempted in a View, with what was being done.
+func (t *tx) mustWrite(what string) error {
+	if !t.writable {
+		return fmt.Errorf("%s: in a read-only transaction", what)
+	}
+	return nil
+}
+
+// resultCode returns the SQLite extended result code of err, 0 when err does
+// not come from SQLite. Its low byte is the primary code.
+func resultCode(err error) int {
+	var e *sqlite.Error
+	if errors.As(err, &e) {
+		return e.Code()
+	}
+	return 0
+}
+
+// isForeignKeyViolation reports whether err is a FOREIGN KEY constraint failure.
+func isForeignKeyViolation(err error) bool {
+	return resultCode(err) == sqlite3.SQLITE_CONSTRAINT_FOREIGNKEY
+}

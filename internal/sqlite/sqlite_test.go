@@ -1,0 +1,337 @@
+package sqlite
+
+import (
+	"context"
+	"database/sql"
+	"fmt"
+	"path/filepath"
+	"slices"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/askd-dev/askd"
+	"github.com/askd-dev/askd/internal/storetest"
+)
+
+// openTest opens a store on a new file in a temporary directory, closed when
+// the test ends.
+func openTest(t *testing.T) *Store {
+	t.Helper()
+	return openAt(t, filepath.Join(t.TempDir(), "askd.db"))
+}
+
+// openAt opens a store on path, closed when the test ends.
+func openAt(t *testing.T, path string) *Store {
+	t.Helper()
+	s, err := Open(t.Context(), path)
+	if err != nil {
+		t.Fatalf("Open: %v", err)
+	}
+	t.Cleanup(func() {
+		if err := s.Close(); err != nil {
+			t.Errorf("Close: %v", err)
+		}
+	})
+	return s
+}
+
+func TestStore(t *testing.T) {
+	storetest.Run(t, func(t *testing.T) askd.Store { return openTest(t) })
+}
+
+func TestMigrate(t *testing.T) {
+	ctx := t.Context()
+	path := filepath.Join(t.TempDir(), "askd.db")
+	all := []string{"001_asks_events_tokens"}
+
+	applied, err := Migrate(ctx, path)
+	if err != nil {
+		t.Fatalf("Migrate on a new file: %v", err)
+	}
+	if !slices.Equal(applied, all) {
+		t.Errorf("Migrate on a new file applied %v, want %v", applied, all)
+	}
+
+	applied, err = Migrate(ctx, path)
+	if err != nil {
+		t.Fatalf("Migrate again: %v", err)
+	}
+	if len(applied) != 0 {
+		t.Errorf("Migrate again applied %v, want nothing", applied)
+	}
+
+	// Opening twice, one store after the other, leaves one row per migration.
+	for range 2 {
+		s, err := Open(ctx, path)
+		if err != nil {
+			t.Fatalf("Open a migrated file: %v", err)
+		}
+		if err := s.Close(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	s := openAt(t, path)
+	var versions []string
+	rows, err := s.read.QueryContext(ctx, "SELECT version FROM schema_migrations ORDER BY version")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer rows.Close()
+	for rows.Next() {
+		var v string
+		if err := rows.Scan(&v); err != nil {
+			t.Fatal(err)
+		}
+		versions = append(versions, v)
+	}
+	if err := rows.Err(); err != nil {
+		t.Fatal(err)
+	}
+	if !slices.Equal(versions, all) {
+		t.Errorf("schema_migrations = %v, want %v", versions, all)
+	}
+}
+
+func TestMigrateRefusesNewerDatabase(t *testing.T) {
+	ctx := t.Context()
+	path := filepath.Join(t.TempDir(), "askd.db")
+	s := openAt(t, path)
+	if _, err := s.write.ExecContext(ctx,
+		"INSERT INTO schema_migrations (version, applied_at) VALUES ('999_from_the_future', 0)"); err != nil {
+		t.Fatal(err)
+	}
+	_, err := Migrate(ctx, path)
+	if err == nil || !strings.Contains(err.Error(), "999_from_the_future") {
+		t.Errorf("Migrate on a database of a newer askd = %v, want an error naming its migration", err)
+	}
+}
+
+func TestMigrateConcurrently(t *testing.T) {
+	// Two processes starting on a new file at once: each migration is applied
+	// exactly once, and neither fails.
+	ctx := t.Context()
+	path := filepath.Join(t.TempDir(), "askd.db")
+	var (
+		wg      sync.WaitGroup
+		mu      sync.Mutex
+		applied []string
+	)
+	for range 4 {
+		wg.Go(func() {
+			got, err := Migrate(ctx, path)
+			if err != nil {
+				t.Errorf("Migrate: %v", err)
+			}
+			mu.Lock()
+			applied = append(applied, got...)
+			mu.Unlock()
+		})
+	}
+	wg.Wait()
+	if want := []string{"001_asks_events_tokens"}; !slices.Equal(applied, want) {
+		t.Errorf("migrations applied by 4 concurrent Migrate calls: %v, want %v", applied, want)
+	}
+}
+
+func TestPragmas(t *testing.T) {
+	s := openTest(t)
+	tests := []struct {
+		name   string
+		db     *sql.DB
+		pragma string
+		want   string
+	}{
+		{"writer journal_mode", s.write, "journal_mode", "wal"},
+		{"writer busy_timeout", s.write, "busy_timeout", "5000"},
+		{"writer foreign_keys", s.write, "foreign_keys", "1"},
+		{"writer synchronous", s.write, "synchronous", "1"}, // NORMAL
+		{"writer query_only", s.write, "query_only", "0"},
+		{"reader journal_mode", s.read, "journal_mode", "wal"},
+		{"reader busy_timeout", s.read, "busy_timeout", "5000"},
+		{"reader foreign_keys", s.read, "foreign_keys", "1"},
+		{"reader query_only", s.read, "query_only", "1"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			var got string
+			if err := tt.db.QueryRowContext(t.Context(), "PRAGMA "+tt.pragma).Scan(&got); err != nil {
+				t.Fatal(err)
+			}
+			if got != tt.want {
+				t.Errorf("PRAGMA %s = %s, want %s", tt.pragma, got, tt.want)
+			}
+		})
+	}
+
+	t.Run("pool sizes", func(t *testing.T) {
+		if got := s.write.Stats().MaxOpenConnections; got != 1 {
+			t.Errorf("writer allows %d connections, want 1", got)
+		}
+		if got := s.read.Stats().MaxOpenConnections; got < 2 {
+			t.Errorf("read pool allows %d connections, want several", got)
+		}
+	})
+}
+
+func TestOpenRefusesUnusablePaths(t *testing.T) {
+	tests := []struct {
+		name string
+		path string
+	}{
+		{"empty", ""},
+		{"in memory", ":memory:"},
+		{"in-memory URI", "file::memory:"},
+		{"in-memory URI with mode", "file:askd?mode=memory&cache=shared"},
+		{"question mark", filepath.Join(t.TempDir(), "what?.db")},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			if s, err := Open(t.Context(), tt.path); err == nil {
+				s.Close()
+				t.Errorf("Open(%q) succeeded, want an error", tt.path)
+			}
+		})
+	}
+}
+
+func TestWatchersRunBeforeUpdateReturns(t *testing.T) {
+	// The app relies on it: when Update returns, every watcher has heard of
+	// its events, on the committing goroutine.
+	ctx := t.Context()
+	s := openTest(t)
+	var heard []askd.Change
+	s.Watch(func(c askd.Change) { heard = append(heard, c) }) // no lock: same goroutine
+	a := &askd.Ask{Kind: askd.KindReady, Session: "s1", Agent: "a", Status: askd.StatusPending, Revision: 1, Title: "t"}
+	var e askd.Event
+	err := s.Update(ctx, func(tx askd.Tx) error {
+		if err := tx.CreateAsk(ctx, a); err != nil {
+			return err
+		}
+		e = askd.Event{AskID: a.ID, Session: a.Session, Action: askd.ActionCreated}
+		if err := tx.AddEvent(ctx, &e); err != nil {
+			return err
+		}
+		if len(heard) != 0 {
+			t.Errorf("watcher heard %+v before the commit", heard)
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := []askd.Change{{EventID: e.ID, AskID: a.ID}}; !slices.Equal(heard, want) {
+		t.Errorf("when Update returned the watcher had heard %+v, want %+v", heard, want)
+	}
+}
+
+func TestTwoStoresOnOneFile(t *testing.T) {
+	// Two processes on one file (a server and `askd token create`, say): each
+	// has its own writer, and IMMEDIATE transactions with busy_timeout make
+	// them queue instead of failing with SQLITE_BUSY.
+	ctx := t.Context()
+	path := filepath.Join(t.TempDir(), "askd.db")
+	stores := []*Store{openAt(t, path), openAt(t, path)}
+	const perStore, perGoroutine = 4, 25
+
+	var wg sync.WaitGroup
+	for i, s := range stores {
+		for g := range perStore {
+			wg.Go(func() {
+				for n := range perGoroutine {
+					err := s.Update(ctx, func(tx askd.Tx) error {
+						tokens, err := tx.Tokens(ctx)
+						if err != nil {
+							return err
+						}
+						name := fmt.Sprintf("store%d-g%d-n%d", i, g, n)
+						return tx.CreateToken(ctx, &askd.Token{
+							Name: name, Role: askd.RoleAgent, Hash: fmt.Sprintf("%s-%d", name, len(tokens)), CreatedAt: time.Now(),
+						})
+					})
+					if err != nil {
+						t.Errorf("store %d, goroutine %d, transaction %d: %v", i, g, n, err)
+						return
+					}
+				}
+			})
+		}
+	}
+	wg.Wait()
+
+	err := stores[0].View(ctx, func(tx askd.Tx) error {
+		tokens, err := tx.Tokens(ctx)
+		if err != nil {
+			return err
+		}
+		if want := len(stores) * perStore * perGoroutine; len(tokens) != want {
+			t.Errorf("%d tokens, want %d", len(tokens), want)
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+}
+
+func TestTimes(t *testing.T) {
+	// Times are kept to the microsecond, whatever their zone, across the range
+	// askd can meet, and come back in UTC.
+	ctx := t.Context()
+	s := openTest(t)
+	tests := []struct {
+		name string
+		at   time.Time
+	}{
+		{"zero", time.Time{}},
+		{"before 1970", time.Date(1969, time.July, 20, 20, 17, 40, 123456789, time.UTC)},
+		{"nanoseconds truncated", time.Date(2026, time.January, 2, 3, 4, 5, 999999999, time.FixedZone("UTC-7", -7*3600))},
+		{"far future", time.Date(9999, time.December, 31, 23, 59, 59, 999999000, time.UTC)},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			a := &askd.Ask{Kind: askd.KindReady, Session: "s", Agent: "a", Status: askd.StatusPending, Revision: 1,
+				Title: "t", CreatedAt: tt.at, UpdatedAt: tt.at, Deadline: &tt.at}
+			var got *askd.Ask
+			err := s.Update(ctx, func(tx askd.Tx) error {
+				if err := tx.CreateAsk(ctx, a); err != nil {
+					return err
+				}
+				var err error
+				got, err = tx.Ask(ctx, a.ID)
+				return err
+			})
+			if err != nil {
+				t.Fatal(err)
+			}
+			want := tt.at.UTC().Truncate(time.Microsecond)
+			for name, g := range map[string]time.Time{"created_at": got.CreatedAt, "deadline": *got.Deadline} {
+				if !g.Equal(want) || g.Location() != time.UTC {
+					t.Errorf("%s = %s, want %s", name, g, want)
+				}
+			}
+			if tt.at.IsZero() && !got.CreatedAt.IsZero() {
+				t.Errorf("zero time came back as %s, not zero", got.CreatedAt)
+			}
+		})
+	}
+}
+
+func TestUpdateAfterCancelledContext(t *testing.T) {
+	// A transaction abandoned by its context must not keep the one writer.
+	s := openTest(t)
+	ctx, cancel := context.WithCancel(t.Context())
+	err := s.Update(ctx, func(tx askd.Tx) error {
+		cancel()
+		return tx.CreateAsk(ctx, &askd.Ask{Kind: askd.KindReady, Session: "s", Agent: "a", Status: askd.StatusPending, Revision: 1, Title: "t"})
+	})
+	if err == nil {
+		t.Fatal("Update with a cancelled context succeeded")
+	}
+	done, stop := context.WithTimeout(t.Context(), 10*time.Second)
+	defer stop()
+	if err := s.Update(done, func(tx askd.Tx) error { return nil }); err != nil {
+		t.Fatalf("Update after a cancelled one: %v", err)
+	}
+}

@@ -1,0 +1,256 @@
+// Package storetest is the conformance suite of askd.Store: one set of tests
+// that every store (SQLite, PostgreSQL) runs, so that they behave alike.
+//
+// Beyond what the askd.Store and askd.Tx comments say, the suite pins down:
+//   - times come back in UTC, equal to what was stored truncated to the
+//     microsecond (PostgreSQL's precision);
+//   - JSON payloads come back equal as JSON values, not byte for byte;
+//   - FindAsks honours every AskFilter field; CountAsks counts every match,
+//     ignoring Limit; SettledBefore and DeadlineBefore are strict (<);
+//   - AddEvent without Ask snapshots the ask as stored in the transaction;
+//   - Tokens lists by name; Sessions lists by name;
+//   - ids of asks and events are never reused, even after DeleteAsks;
+//   - watchers hear of committed events in order, and of nothing rolled back.
+//
+// The suite never goes on using a transaction after one of its statements
+// failed (PostgreSQL aborts the transaction then): each expected failure has
+// a transaction of its own.
+package storetest
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"reflect"
+	"testing"
+	"time"
+
+	"github.com/askd-dev/askd"
+)
+
+// Run runs the suite. open must return a new, empty, migrated store each time
+// it is called (the suite calls it once per subtest) and close it with
+// t.Cleanup.
+func Run(t *testing.T, open func(t *testing.T) askd.Store) {
+	tests := []struct {
+		name string
+		run  func(t *testing.T, s askd.Store)
+	}{
+		{"AskRoundTrip", testAskRoundTrip},
+		{"UpdateAsk", testUpdateAsk},
+		{"NotFound", testNotFound},
+		{"FindAsks", testFindAsks},
+		{"CountAsks", testCountAsks},
+		{"DeleteAsks", testDeleteAsks},
+		{"IDsNeverReused", testIDsNeverReused},
+		{"Sessions", testSessions},
+		{"EventsOfOneAsk", testEventsOfOneAsk},
+		{"EventsAfterID", testEventsAfterID},
+		{"EventSnapshotFromStore", testEventSnapshotFromStore},
+		{"LastEventID", testLastEventID},
+		{"Tokens", testTokens},
+		{"TokenNameTaken", testTokenNameTaken},
+		{"RolledBackUpdate", testRolledBackUpdate},
+		{"PanicInUpdate", testPanicInUpdate},
+		{"WatchAfterCommit", testWatchAfterCommit},
+		{"ViewSeesOnlyCommitted", testViewSeesOnlyCommitted},
+		{"ViewRefusesWrites", testViewRefusesWrites},
+		{"ConcurrentUpdates", testConcurrentUpdates},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			tt.run(t, open(t))
+		})
+	}
+}
+
+// base is the suite's clock: not UTC, and with nanoseconds, so that stores
+// must convert and truncate.
+var base = time.Date(2026, time.March, 14, 15, 9, 26, 535897932, time.FixedZone("UTC+1", 3600))
+
+// at is base plus d.
+func at(d time.Duration) time.Time { return base.Add(d) }
+
+// ptr returns a pointer to t.
+func ptr(t time.Time) *time.Time { return &t }
+
+// stored is t as a store must give it back: UTC, to the microsecond.
+func stored(t time.Time) time.Time { return t.UTC().Truncate(time.Microsecond) }
+
+// update runs fn in a write transaction and fails the test on error.
+func update(t *testing.T, s askd.Store, fn func(tx askd.Tx) error) {
+	t.Helper()
+	if err := s.Update(t.Context(), fn); err != nil {
+		t.Fatalf("update: %v", err)
+	}
+}
+
+// view runs fn in a read transaction and fails the test on error.
+func view(t *testing.T, s askd.Store, fn func(tx askd.Tx) error) {
+	t.Helper()
+	if err := s.View(t.Context(), fn); err != nil {
+		t.Fatalf("view: %v", err)
+	}
+}
+
+// create stores the asks, in order, in one transaction, setting their ids.
+func create(t *testing.T, s askd.Store, asks ...*askd.Ask) {
+	t.Helper()
+	update(t, s, func(tx askd.Tx) error {
+		for _, a := range asks {
+			if err := tx.CreateAsk(t.Context(), a); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+}
+
+// newAsk returns a pending ask of the kind, with the content its kind needs.
+func newAsk(kind askd.Kind, session string, created time.Time) *askd.Ask {
+	a := &askd.Ask{
+		Kind:      kind,
+		Session:   session,
+		Agent:     "agent-1",
+		Status:    askd.StatusPending,
+		Revision:  1,
+		CreatedAt: created,
+		UpdatedAt: created,
+	}
+	if kind == askd.KindQuestion {
+		a.Questions = []askd.Question{{
+			Question: "Proceed?",
+			Header:   "Proceed",
+			Options:  []askd.Option{{Label: "yes"}, {Label: "no"}},
+		}}
+	} else {
+		a.Title = "Proceed?"
+	}
+	return a
+}
+
+// settled returns a settled at settledAt: answered, or cancelled with reason.
+func settled(a *askd.Ask, reason askd.CancelReason, settledAt time.Time) *askd.Ask {
+	if reason == "" {
+		a.Settle(askd.StatusAnswered, "", &askd.Answer{Response: "done"}, "reviewer", settledAt)
+	} else {
+		a.Settle(askd.StatusCancelled, reason, nil, "reviewer", settledAt)
+	}
+	return a
+}
+
+// wantCode fails the test unless err is an *askd.Error with the code and a message.
+func wantCode(t *testing.T, err error, code string) {
+	t.Helper()
+	var e *askd.Error
+	if !errors.As(err, &e) {
+		t.Fatalf("error %v (%T): want an *askd.Error with code %s", err, err, code)
+	}
+	if got := askd.ErrorCode(err); got != code {
+		t.Fatalf("error %q: code %s, want %s", err, got, code)
+	}
+	if e.Message == "" {
+		t.Fatalf("error with code %s has no message", code)
+	}
+}
+
+// checkTime fails the test unless got is want as stored, in UTC.
+func checkTime(t *testing.T, what string, got, want time.Time) {
+	t.Helper()
+	if !got.Equal(stored(want)) {
+		t.Errorf("%s = %s, want %s", what, got.Format(time.RFC3339Nano), stored(want).Format(time.RFC3339Nano))
+	}
+	if got.Location() != time.UTC {
+		t.Errorf("%s in %s, want UTC", what, got.Location())
+	}
+}
+
+// checkTimePtr is checkTime for optional times.
+func checkTimePtr(t *testing.T, what string, got, want *time.Time) {
+	t.Helper()
+	switch {
+	case got == nil && want == nil:
+	case got == nil || want == nil:
+		t.Errorf("%s = %v, want %v", what, got, want)
+	default:
+		checkTime(t, what, *got, *want)
+	}
+}
+
+// checkJSON fails the test unless got and want hold the same JSON value.
+func checkJSON(t *testing.T, what string, got, want json.RawMessage) {
+	t.Helper()
+	if len(got) == 0 || len(want) == 0 {
+		if len(got) != len(want) {
+			t.Errorf("%s = %s, want %s", what, got, want)
+		}
+		return
+	}
+	var g, w any
+	if err := json.Unmarshal(got, &g); err != nil {
+		t.Errorf("%s = %s: %v", what, got, err)
+		return
+	}
+	if err := json.Unmarshal(want, &w); err != nil {
+		t.Fatalf("%s: want %s: %v", what, want, err)
+	}
+	if !reflect.DeepEqual(g, w) {
+		t.Errorf("%s = %s, want %s", what, got, want)
+	}
+}
+
+// checkAsk fails the test unless got is want as a store gives it back.
+func checkAsk(t *testing.T, what string, got, want *askd.Ask) {
+	t.Helper()
+	if got == nil {
+		t.Fatalf("%s: nil ask", what)
+	}
+	checkTime(t, what+": created_at", got.CreatedAt, want.CreatedAt)
+	checkTime(t, what+": updated_at", got.UpdatedAt, want.UpdatedAt)
+	checkTimePtr(t, what+": deadline", got.Deadline, want.Deadline)
+	checkTimePtr(t, what+": snoozed_until", got.SnoozedUntil, want.SnoozedUntil)
+	checkTimePtr(t, what+": settled_at", got.SettledAt, want.SettledAt)
+	checkTimePtr(t, what+": told_at", got.ToldAt, want.ToldAt)
+	checkJSON(t, what+": payload", got.Payload, want.Payload)
+
+	// The rest compares as plain values once the times and JSON are out of the way.
+	g, w := *got, *want
+	for _, a := range []*askd.Ask{&g, &w} {
+		a.CreatedAt, a.UpdatedAt = time.Time{}, time.Time{}
+		a.Deadline, a.SnoozedUntil, a.SettledAt, a.ToldAt = nil, nil, nil, nil
+		a.Payload = nil
+	}
+	if (g.Answer == nil) != (w.Answer == nil) {
+		t.Errorf("%s: answer = %+v, want %+v", what, g.Answer, w.Answer)
+		return
+	}
+	if g.Answer != nil {
+		checkJSON(t, what+": answer.payload", g.Answer.Payload, w.Answer.Payload)
+		ga, wa := *g.Answer, *w.Answer
+		ga.Payload, wa.Payload = nil, nil
+		g.Answer, w.Answer = &ga, &wa
+	}
+	if !reflect.DeepEqual(g, w) {
+		t.Errorf("%s:\n got %s\nwant %s", what, dump(&g), dump(&w))
+	}
+}
+
+// dump is a as indented JSON, for failure messages.
+func dump(v any) string {
+	var b bytes.Buffer
+	enc := json.NewEncoder(&b)
+	enc.SetIndent("", "  ")
+	if err := enc.Encode(v); err != nil {
+		return err.Error()
+	}
+	return b.String()
+}
+
+// ids returns the ids of the asks, in order.
+func ids(asks []*askd.Ask) []int64 {
+	out := make([]int64, len(asks))
+	for i, a := range asks {
+		out[i] = a.ID
+	}
+	return out
+}
