@@ -167,15 +167,34 @@ func humanTimeout(a *askd.Ask) string {
 	if a.Deadline == nil {
 		return "the time allowed"
 	}
-	d := a.Deadline.Sub(a.CreatedAt).Round(time.Second)
-	switch {
-	case d >= time.Minute && d%time.Minute == 0:
-		if d == time.Minute {
-			return "1 minute"
+	return HumanDuration(a.Deadline.Sub(a.CreatedAt))
+}
+
+// HumanDuration writes a timeout as people say it: "5 minutes", "90 seconds".
+func HumanDuration(d time.Duration) string {
+	plural := func(n int64, unit string) string {
+		if n == 1 {
+			return "1 " + unit
 		}
-		return fmt.Sprintf("%d minutes", d/time.Minute)
-	case d == time.Second:
-		return "1 second"
+		return fmt.Sprintf("%d %ss", n, unit)
 	}
-	return fmt.Sprintf("%d seconds", d/time.Second)
+	switch {
+	case d < time.Second:
+		return plural(int64(d.Round(time.Millisecond)/time.Millisecond), "millisecond")
+	case d%time.Hour == 0:
+		return plural(int64(d/time.Hour), "hour")
+	case d%time.Minute == 0:
+		return plural(int64(d/time.Minute), "minute")
+	}
+	return plural(int64(d.Round(time.Second)/time.Second), "second")
+}
+
+// Closed reports whether Close was called; waits return at once from then on.
+func (s *Service) Closed() bool {
+	select {
+	case <-s.closing:
+		return true
+	default:
+		return false
+	}
 }

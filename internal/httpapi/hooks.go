@@ -1,8 +1,205 @@
 package httpapi
 
-import "net/http"
+import (
+	"context"
+	"encoding/json"
+	"io"
+	"net/http"
+	"strings"
+	"time"
 
-// claudeHook answers Claude Code's http hooks (SPEC §4).
+	"github.com/askd-dev/askd"
+	"github.com/askd-dev/askd/internal/app"
+)
+
+// hookInput is the part of a Claude Code hook call askd reads. Claude adds
+// fields from version to version, so the body is read leniently.
+type hookInput struct {
+	SessionID      string          `json:"session_id"`
+	HookEventName  string          `json:"hook_event_name"`
+	ToolName       string          `json:"tool_name"`
+	ToolInput      json.RawMessage `json:"tool_input"`
+	ToolUseID      string          `json:"tool_use_id"`
+	StopHookActive bool            `json:"stop_hook_active"`
+}
+
+// preToolUseOutput is PreToolUse's reply in Claude Code's shape.
+type preToolUseOutput struct {
+	HookSpecificOutput struct {
+		HookEventName            string          `json:"hookEventName"`
+		PermissionDecision       string          `json:"permissionDecision"`
+		PermissionDecisionReason string          `json:"permissionDecisionReason,omitempty"`
+		UpdatedInput             json.RawMessage `json:"updatedInput,omitempty"`
+	} `json:"hookSpecificOutput"`
+}
+
+// permissionRequestOutput is PermissionRequest's reply in Claude Code's shape.
+type permissionRequestOutput struct {
+	HookSpecificOutput struct {
+		HookEventName string                 `json:"hookEventName"`
+		Decision      app.PermissionDecision `json:"decision"`
+	} `json:"hookSpecificOutput"`
+}
+
+// stopOutput makes Claude go on with reason as its next instruction.
+type stopOutput struct {
+	Decision string `json:"decision"`
+	Reason   string `json:"reason"`
+}
+
+// claudeHook answers Claude Code's http hooks (SPEC §4), authenticated with
+// the agent token as a bearer token. The session is the Askd-Session header,
+// else the hook's session_id. Events and tools askd does not handle get {},
+// which changes nothing; a hook's error reply never stops the agent (Claude
+// treats non-2xx replies as non-blocking).
 func (s *Server) claudeHook(w http.ResponseWriter, r *http.Request) {
-	writeJSON(w, http.StatusOK, map[string]any{})
+	c, err := s.caller(r)
+	if err == nil {
+		err = s.allowed(r, c, askd.RoleAgent)
+	}
+	var in hookInput
+	if err == nil {
+		err = readHook(w, r, &in)
+	}
+	if err == nil && r.Header.Get(SessionHeader) == "" && in.SessionID != "" {
+		if err = askd.ValidName("session_id", in.SessionID); err == nil {
+			c.Session = in.SessionID
+		}
+	}
+	if err == nil {
+		var out any
+		out, err = s.hook(r, c, &in)
+		if err == nil {
+			writeJSON(w, http.StatusOK, out)
+			return
+		}
+	}
+	s.writeError(w, r, err)
+}
+
+func readHook(w http.ResponseWriter, r *http.Request, in *hookInput) error {
+	data, err := io.ReadAll(http.MaxBytesReader(w, r.Body, askd.MaxBodyBytes))
+	if err != nil {
+		return askd.Errorf(askd.EINVALID, "body: larger than %d bytes (1 MiB)", askd.MaxBodyBytes)
+	}
+	if err := json.Unmarshal(data, in); err != nil {
+		return askd.Errorf(askd.EINVALID, "body: not a Claude Code hook input: %s", strings.TrimPrefix(err.Error(), "json: "))
+	}
+	return nil
+}
+
+var noop = struct{}{}
+
+func (s *Server) hook(r *http.Request, c askd.Caller, in *hookInput) (any, error) {
+	switch {
+	case in.HookEventName == "PreToolUse" && in.ToolName == app.AskUserQuestion:
+		return s.preToolUseQuestion(r.Context(), c, in)
+	case in.HookEventName == "PermissionRequest" && in.ToolName != "":
+		return s.permissionRequest(r.Context(), c, in)
+	case in.HookEventName == "Stop":
+		wait, err := waitParam(r)
+		if err != nil {
+			return nil, err
+		}
+		return s.stop(r.Context(), c, wait)
+	}
+	return noop, nil
+}
+
+// decide creates the ask for a permission request or a question, waits for
+// it to settle (bounded by its deadline) and returns Claude's decision. A
+// refused input becomes a deny naming the problem, so the model can fix it.
+func (s *Server) decide(ctx context.Context, c askd.Caller, in *hookInput) (app.PermissionDecision, error) {
+	pin := &askd.PermissionInput{ToolName: in.ToolName, Input: in.ToolInput, ToolUseID: in.ToolUseID}
+	ai, err := app.PermissionAsk(pin)
+	var a *askd.Ask
+	if err == nil {
+		a, err = s.app.Create(ctx, c, ai, app.CreateOptions{})
+	}
+	if code := askd.ErrorCode(err); code == askd.EINVALID || code == askd.ELIMIT {
+		return app.PermissionDecision{Behavior: "deny", Message: "askd refused this: " + askd.ErrorMessage(err)}, nil
+	} else if err != nil {
+		return app.PermissionDecision{}, err
+	}
+	settled, err := s.app.Wait(ctx, c, a.ID, time.Time{})
+	if err != nil {
+		if ctx.Err() != nil {
+			// Claude gave up on the hook (its timeout): no one will read an answer.
+			_, _ = s.app.Withdraw(context.WithoutCancel(ctx), c, a.ID)
+		}
+		return app.PermissionDecision{}, err
+	}
+	if settled, err = s.app.Check(ctx, c, settled.ID); err != nil {
+		return app.PermissionDecision{}, err
+	}
+	return s.app.Decide(settled, in.ToolInput), nil
+}
+
+func (s *Server) preToolUseQuestion(ctx context.Context, c askd.Caller, in *hookInput) (any, error) {
+	d, err := s.decide(ctx, c, in)
+	if err != nil {
+		return nil, err
+	}
+	var out preToolUseOutput
+	out.HookSpecificOutput.HookEventName = "PreToolUse"
+	out.HookSpecificOutput.PermissionDecision = d.Behavior
+	if d.Behavior == "allow" {
+		out.HookSpecificOutput.UpdatedInput = d.UpdatedInput
+	} else {
+		out.HookSpecificOutput.PermissionDecisionReason = d.Message
+	}
+	return out, nil
+}
+
+func (s *Server) permissionRequest(ctx context.Context, c askd.Caller, in *hookInput) (any, error) {
+	d, err := s.decide(ctx, c, in)
+	if err != nil {
+		return nil, err
+	}
+	var out permissionRequestOutput
+	out.HookSpecificOutput.HookEventName = "PermissionRequest"
+	out.HookSpecificOutput.Decision = d
+	return out, nil
+}
+
+// stop tells the agent what it has not been told yet, as the reason to go on.
+// With wait > 0, while the session has pending asks whose outcome will be
+// told, it waits up to wait for one to settle; with nothing to tell and
+// nothing pending it answers {} at once, and Claude stops.
+func (s *Server) stop(ctx context.Context, c askd.Caller, wait time.Duration) (any, error) {
+	until := time.Now().Add(wait)
+	for {
+		untold, err := s.app.Untold(ctx, c)
+		if err != nil {
+			return nil, err
+		}
+		if len(untold) > 0 {
+			texts := make([]string, len(untold))
+			for i, a := range untold {
+				texts[i] = app.TellText(a)
+			}
+			return stopOutput{Decision: "block", Reason: strings.Join(texts, "\n")}, nil
+		}
+		if wait <= 0 || !time.Now().Before(until) {
+			return noop, nil
+		}
+		pending, err := s.app.PendingToTell(ctx, c)
+		if err != nil {
+			return nil, err
+		}
+		if len(pending) == 0 {
+			return noop, nil
+		}
+		ids := make([]int64, len(pending))
+		for i, a := range pending {
+			ids[i] = a.ID
+		}
+		s.app.WaitAny(ctx, ids, until)
+		if err := ctx.Err(); err != nil {
+			return nil, err
+		}
+		if s.app.Closed() {
+			return noop, nil // shutting down: the answers wait for the next Stop
+		}
+	}
 }

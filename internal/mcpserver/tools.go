@@ -155,7 +155,7 @@ func (t *tools) questionOutcome(a *askd.Ask) questionResult {
 		}
 		out.Response = a.Answer.Response
 	case a.CancelReason == askd.ReasonTimeout:
-		out.Response = fmt.Sprintf("No one answered within %s. Proceed on your own judgement, or ask again.", humanDuration(t.timeoutOf(a)))
+		out.Response = fmt.Sprintf("No one answered within %s. Proceed on your own judgement, or ask again.", app.HumanDuration(t.timeoutOf(a)))
 	case a.CancelReason == askd.ReasonDismissed:
 		if a.Answer != nil && a.Answer.Response != "" {
 			out.Response = a.Answer.Response
@@ -179,7 +179,7 @@ type questionResult struct {
 // timeoutOf is how long the ask waited before it timed out.
 func (t *tools) timeoutOf(a *askd.Ask) time.Duration {
 	if a.Deadline != nil {
-		return a.Deadline.Sub(a.CreatedAt).Round(time.Second)
+		return a.Deadline.Sub(a.CreatedAt)
 	}
 	return t.svc.Config().QuestionTimeout
 }

@@ -90,22 +90,3 @@ func marshal(v any) []byte {
 	}
 	return bytes.TrimRight(buf.Bytes(), "\n")
 }
-
-// humanDuration writes a timeout as people say it: "5 minutes", "90 seconds".
-func humanDuration(d time.Duration) string {
-	plural := func(n int64, unit string) string {
-		if n == 1 {
-			return "1 " + unit
-		}
-		return fmt.Sprintf("%d %ss", n, unit)
-	}
-	switch {
-	case d >= time.Hour && d%time.Hour == 0:
-		return plural(int64(d/time.Hour), "hour")
-	case d >= time.Minute && d%time.Minute == 0:
-		return plural(int64(d/time.Minute), "minute")
-	case d%time.Second == 0:
-		return plural(int64(d/time.Second), "second")
-	}
-	return d.String()
-}
