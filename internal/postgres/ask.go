@@ -1,0 +1,360 @@
+package postgres
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+
+	"github.com/askd-dev/askd"
+)
+
+// tx is one transaction, read-write from Update or read-only from View.
+type tx struct {
+	tx       pgx.Tx
+	writable bool
+}
+
+var _ askd.Tx = (*tx)(nil)
+
+// LockSession takes a transaction advisory lock on the session's name (its
+// 64-bit hash), held until commit or rollback: transactions locking the same
+// session run one after the other from here on. Two names with the same hash
+// only wait for each other needlessly.
+func (t *tx) LockSession(ctx context.Context, session string) error {
+	if _, err := t.tx.Exec(ctx, "SELECT pg_advisory_xact_lock(hashtextextended($1, 0))", session); err != nil {
+		return translate(err, fmt.Sprintf("lock session %q", session))
+	}
+	return nil
+}
+
+// mustWrite fails a write attempted in a View, with what was being done.
+func (t *tx) mustWrite(what string) error {
+	if !t.writable {
+		return fmt.Errorf("%s: in a read-only transaction", what)
+	}
+	return nil
+}
+
+// forUpdate is the locking clause of reads of asks: in a write transaction
+// they lock the rows they return until commit, so that what the transaction
+// writes back was not changed under it (see the package comment). NO KEY:
+// adding an event of the ask, whose foreign key takes a KEY SHARE lock on
+// it, is not held up.
+func (t *tx) forUpdate() string {
+	if t.writable {
+		return " FOR NO KEY UPDATE"
+	}
+	return ""
+}
+
+// askFields are the columns of asks a write sets, in the order askValues
+// gives their values.
+var askFields = []string{
+	"kind", "session", "agent", "status", "revision",
+	"questions", "title", "details", "options", "recommended", "payload", "tool_name", "tool_use_id",
+	"created_at", "updated_at", "deadline", "snoozed_until", "settled_at", "settled_by", "cancel_reason", "answer",
+	"tell", "told_at",
+}
+
+var (
+	askColumns = "id, " + strings.Join(askFields, ", ")
+	insertAsk  = "INSERT INTO asks (" + strings.Join(askFields, ", ") + ") VALUES (" + placeholders(1, len(askFields)) + ") RETURNING id"
+	updateAsk  = "UPDATE asks SET " + assignments(askFields) + " WHERE id = $" + strconv.Itoa(len(askFields)+1)
+)
+
+// placeholders returns "$from, ..., $(from+n-1)".
+func placeholders(from, n int) string {
+	ps := make([]string, n)
+	for i := range ps {
+		ps[i] = "$" + strconv.Itoa(from+i)
+	}
+	return strings.Join(ps, ", ")
+}
+
+// assignments returns "field1 = $1, field2 = $2, ...".
+func assignments(fields []string) string {
+	as := make([]string, len(fields))
+	for i, f := range fields {
+		as[i] = f + " = $" + strconv.Itoa(i+1)
+	}
+	return strings.Join(as, ", ")
+}
+
+// askValues returns the values of a for askFields. JSON goes as []byte, which
+// pgx sends to a json column as it is; nil is NULL.
+func askValues(a *askd.Ask) ([]any, error) {
+	questions, err := jsonColumn(a.Questions, a.Questions == nil)
+	if err != nil {
+		return nil, fmt.Errorf("questions: %w", err)
+	}
+	options, err := jsonColumn(a.Options, a.Options == nil)
+	if err != nil {
+		return nil, fmt.Errorf("options: %w", err)
+	}
+	var payload []byte
+	if len(a.Payload) > 0 {
+		if !json.Valid(a.Payload) {
+			return nil, errors.New("payload: not valid JSON")
+		}
+		payload = a.Payload
+	}
+	answer, err := jsonColumn(a.Answer, a.Answer == nil)
+	if err != nil {
+		return nil, fmt.Errorf("answer: %w", err)
+	}
+	// NULL rather than "", so the partial index holds only asks that have one.
+	var toolUseID *string
+	if a.ToolUseID != "" {
+		toolUseID = &a.ToolUseID
+	}
+	return []any{
+		string(a.Kind), a.Session, a.Agent, string(a.Status), a.Revision,
+		questions, a.Title, a.Details, options, a.Recommended, payload, a.ToolName, toolUseID,
+		a.CreatedAt, a.UpdatedAt, a.Deadline, a.SnoozedUntil,
+		a.SettledAt, a.SettledBy, string(a.CancelReason), answer,
+		a.Tell, a.ToldAt,
+	}, nil
+}
+
+// scanAsk reads one row of askColumns.
+func scanAsk(row pgx.Row) (*askd.Ask, error) {
+	var (
+		a                                         askd.Ask
+		kind, status, cancelReason                string
+		questions, options, payload, answer       []byte
+		toolUseID                                 *string
+		deadline, snoozedUntil, settledAt, toldAt *time.Time
+	)
+	err := row.Scan(&a.ID,
+		&kind, &a.Session, &a.Agent, &status, &a.Revision,
+		&questions, &a.Title, &a.Details, &options, &a.Recommended, &payload, &a.ToolName, &toolUseID,
+		&a.CreatedAt, &a.UpdatedAt, &deadline, &snoozedUntil, &settledAt, &a.SettledBy, &cancelReason, &answer,
+		&a.Tell, &toldAt)
+	if err != nil {
+		return nil, err
+	}
+	a.Kind, a.Status, a.CancelReason = askd.Kind(kind), askd.Status(status), askd.CancelReason(cancelReason)
+	if toolUseID != nil {
+		a.ToolUseID = *toolUseID
+	}
+	a.CreatedAt, a.UpdatedAt = a.CreatedAt.UTC(), a.UpdatedAt.UTC()
+	a.Deadline, a.SnoozedUntil = utc(deadline), utc(snoozedUntil)
+	a.SettledAt, a.ToldAt = utc(settledAt), utc(toldAt)
+	if payload != nil {
+		a.Payload = json.RawMessage(payload)
+	}
+	if err := decodeColumn(questions, &a.Questions); err != nil {
+		return nil, fmt.Errorf("ask %d questions: %w", a.ID, err)
+	}
+	if err := decodeColumn(options, &a.Options); err != nil {
+		return nil, fmt.Errorf("ask %d options: %w", a.ID, err)
+	}
+	if answer != nil {
+		a.Answer = new(askd.Answer)
+		if err := json.Unmarshal(answer, a.Answer); err != nil {
+			return nil, fmt.Errorf("ask %d answer: %w", a.ID, err)
+		}
+	}
+	return &a, nil
+}
+
+// Ask returns the ask with the id; ENOTFOUND when there is none. In a write
+// transaction it locks the ask until commit.
+func (t *tx) Ask(ctx context.Context, id int64) (*askd.Ask, error) {
+	row := t.tx.QueryRow(ctx, "SELECT "+askColumns+" FROM asks WHERE id = $1"+t.forUpdate(), id)
+	a, err := scanAsk(row)
+	if errors.Is(err, pgx.ErrNoRows) {
+		return nil, askd.Errorf(askd.ENOTFOUND, "ask %d not found", id)
+	}
+	if err != nil {
+		return nil, translate(err, fmt.Sprintf("read ask %d", id))
+	}
+	return a, nil
+}
+
+// FindAsks returns the asks matching f: pending ones first, then newest first,
+// at most f.Limit of them when it is above 0. In a write transaction it locks
+// the asks it returns until commit.
+func (t *tx) FindAsks(ctx context.Context, f askd.AskFilter) ([]*askd.Ask, error) {
+	where, args := askWhere(f)
+	query := "SELECT " + askColumns + " FROM asks" + where + " ORDER BY status = 'pending' DESC, id DESC"
+	if f.Limit > 0 {
+		args = append(args, f.Limit)
+		query += " LIMIT $" + strconv.Itoa(len(args))
+	}
+	rows, err := t.tx.Query(ctx, query+t.forUpdate(), args...)
+	if err != nil {
+		return nil, translate(err, "find asks")
+	}
+	asks, err := pgx.CollectRows(rows, func(row pgx.CollectableRow) (*askd.Ask, error) { return scanAsk(row) })
+	if err != nil {
+		return nil, translate(err, "find asks")
+	}
+	if asks == nil {
+		asks = []*askd.Ask{}
+	}
+	return asks, nil
+}
+
+// CountAsks counts the asks matching f; f.Limit does not apply.
+func (t *tx) CountAsks(ctx context.Context, f askd.AskFilter) (int, error) {
+	where, args := askWhere(f)
+	var n int
+	if err := t.tx.QueryRow(ctx, "SELECT count(*) FROM asks"+where, args...).Scan(&n); err != nil {
+		return 0, translate(err, "count asks")
+	}
+	return n, nil
+}
+
+// askWhere returns the WHERE clause, empty or with a leading space, for every
+// field of f but Limit, and its arguments ($1, $2, ...).
+func askWhere(f askd.AskFilter) (string, []any) {
+	var (
+		conds []string
+		args  []any
+	)
+	add := func(cond string, arg any) {
+		args = append(args, arg)
+		conds = append(conds, strings.Replace(cond, "?", "$"+strconv.Itoa(len(args)), 1))
+	}
+	if f.ID != 0 {
+		add("id = ?", f.ID)
+	}
+	switch f.Status {
+	case "":
+	case askd.StatusPending:
+		// A literal, not a parameter: the planner can then use the partial
+		// index on pending deadlines, whose condition it must prove.
+		conds = append(conds, "status = 'pending'")
+	default:
+		add("status = ?", string(f.Status))
+	}
+	if f.Session != "" {
+		add("session = ?", f.Session)
+	}
+	if f.Kind != "" {
+		add("kind = ?", string(f.Kind))
+	}
+	if f.ToolUseID != "" {
+		add("tool_use_id = ?", f.ToolUseID)
+	}
+	if f.Before != 0 {
+		add("id < ?", f.Before)
+	}
+	if !f.SettledBefore.IsZero() {
+		add("status <> 'pending' AND settled_at < ?", f.SettledBefore)
+	}
+	if !f.DeadlineBefore.IsZero() {
+		add("deadline < ?", f.DeadlineBefore)
+	}
+	if len(conds) == 0 {
+		return "", nil
+	}
+	return " WHERE " + strings.Join(conds, " AND "), args
+}
+
+// CreateAsk inserts a and sets a.ID to its new id. Ids are never reused.
+func (t *tx) CreateAsk(ctx context.Context, a *askd.Ask) error {
+	if err := t.mustWrite("create ask"); err != nil {
+		return err
+	}
+	values, err := askValues(a)
+	if err != nil {
+		return fmt.Errorf("create ask: %w", err)
+	}
+	if err := t.tx.QueryRow(ctx, insertAsk, values...).Scan(&a.ID); err != nil {
+		return translate(err, "create ask")
+	}
+	return nil
+}
+
+// UpdateAsk replaces every stored field of ask a.ID with a's; ENOTFOUND when
+// there is no such ask.
+func (t *tx) UpdateAsk(ctx context.Context, a *askd.Ask) error {
+	if err := t.mustWrite("update ask"); err != nil {
+		return err
+	}
+	values, err := askValues(a)
+	if err != nil {
+		return fmt.Errorf("update ask %d: %w", a.ID, err)
+	}
+	tag, err := t.tx.Exec(ctx, updateAsk, append(values, a.ID)...)
+	if err != nil {
+		return translate(err, fmt.Sprintf("update ask %d", a.ID))
+	}
+	if tag.RowsAffected() == 0 {
+		return askd.Errorf(askd.ENOTFOUND, "ask %d not found", a.ID)
+	}
+	return nil
+}
+
+// DeleteAsks removes the settled asks settled before settledBefore, and with
+// them (ON DELETE CASCADE) their events. Pending asks stay whatever their age.
+func (t *tx) DeleteAsks(ctx context.Context, settledBefore time.Time) (int, error) {
+	if err := t.mustWrite("delete asks"); err != nil {
+		return 0, err
+	}
+	tag, err := t.tx.Exec(ctx, "DELETE FROM asks WHERE status <> 'pending' AND settled_at < $1", settledBefore)
+	if err != nil {
+		return 0, translate(err, "delete asks")
+	}
+	// The count is of asks only; the events that went by cascade are not in it.
+	return int(tag.RowsAffected()), nil
+}
+
+// Sessions returns every session that has asks, by name, with its counts.
+func (t *tx) Sessions(ctx context.Context) ([]*askd.SessionInfo, error) {
+	// COLLATE "C": by bytes, as SQLite orders, whatever the database's locale.
+	rows, err := t.tx.Query(ctx, `
+		SELECT session, count(*) FILTER (WHERE status = 'pending'), count(*), max(created_at)
+		FROM asks GROUP BY session ORDER BY session COLLATE "C"`)
+	if err != nil {
+		return nil, translate(err, "list sessions")
+	}
+	sessions, err := pgx.CollectRows(rows, func(row pgx.CollectableRow) (*askd.SessionInfo, error) {
+		var s askd.SessionInfo
+		if err := row.Scan(&s.Name, &s.Pending, &s.Total, &s.LastAskAt); err != nil {
+			return nil, err
+		}
+		s.LastAskAt = s.LastAskAt.UTC()
+		return &s, nil
+	})
+	if err != nil {
+		return nil, translate(err, "list sessions")
+	}
+	if sessions == nil {
+		sessions = []*askd.SessionInfo{}
+	}
+	return sessions, nil
+}
+
+// utc is *t in UTC, nil for nil.
+func utc(t *time.Time) *time.Time {
+	if t == nil {
+		return nil
+	}
+	u := t.UTC()
+	return &u
+}
+
+// jsonColumn is v as JSON, or nil (NULL) when absent.
+func jsonColumn(v any, absent bool) ([]byte, error) {
+	if absent {
+		return nil, nil
+	}
+	return json.Marshal(v)
+}
+
+// decodeColumn decodes JSON into v, leaving v alone when NULL.
+func decodeColumn(b []byte, v any) error {
+	if b == nil {
+		return nil
+	}
+	return json.Unmarshal(b, v)
+}

@@ -1,0 +1,159 @@
+package postgres
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/jackc/pgerrcode"
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgconn"
+
+	"github.com/askd-dev/askd"
+)
+
+// lockEventLog takes the event log's transaction advisory lock. It is in the
+// two-key space (classid 'askd' as an int4, objid 1), which never meets the
+// one-key space of session locks.
+const lockEventLog = "SELECT pg_advisory_xact_lock(1634954084, 1)"
+
+const insertEvent = `
+	INSERT INTO events (ask_id, session, action, actor, at, note, snapshot)
+	VALUES ($1, $2, $3, $4, $5, $6, $7)
+	RETURNING id`
+
+// AddEvent appends e, with a snapshot of its ask, and sets e.ID. The snapshot
+// is e.Ask when set, else the ask as stored in this transaction. ENOTFOUND
+// when ask e.AskID does not exist. Watchers hear of the event once the
+// transaction commits (the events_added trigger notifies askd_events).
+//
+// It first takes the event log lock, held until the transaction ends: ids are
+// then drawn in commit order, and a reader that has seen an id has seen every
+// lower one (a sequence alone hands out ids in the order transactions ask,
+// which is not the order they commit). So add events last in a transaction.
+func (t *tx) AddEvent(ctx context.Context, e *askd.Event) error {
+	if err := t.mustWrite("add event"); err != nil {
+		return err
+	}
+	ask := e.Ask
+	if ask == nil {
+		a, err := t.Ask(ctx, e.AskID)
+		if err != nil {
+			return fmt.Errorf("add event: %w", err)
+		}
+		ask = a
+	}
+	snapshot, err := snapshotOf(ask)
+	if err != nil {
+		return fmt.Errorf("add event to ask %d: snapshot: %w", e.AskID, err)
+	}
+	// One round trip for both statements.
+	b := &pgx.Batch{}
+	b.Queue(lockEventLog)
+	b.Queue(insertEvent, e.AskID, e.Session, e.Action, e.Actor, e.At, e.Note, snapshot)
+	br := t.tx.SendBatch(ctx, b)
+	_, err = br.Exec()
+	if err == nil {
+		err = br.QueryRow().Scan(&e.ID)
+	}
+	if cerr := br.Close(); err == nil {
+		err = cerr
+	}
+	var pe *pgconn.PgError
+	if errors.As(err, &pe) && pe.Code == pgerrcode.ForeignKeyViolation {
+		return askd.Errorf(askd.ENOTFOUND, "ask %d not found", e.AskID)
+	}
+	if err != nil {
+		return translate(err, fmt.Sprintf("add event to ask %d", e.AskID))
+	}
+	return nil
+}
+
+// Events returns, oldest first and at most limit when limit is above 0,
+// either the events of ask askID (askID > 0) after afterID, without their
+// snapshots, or (askID == 0) the events of every ask after afterID, each with
+// the ask as it was right after it in Event.Ask.
+func (t *tx) Events(ctx context.Context, askID, afterID int64, limit int) ([]*askd.Event, error) {
+	const columns = "id, ask_id, session, action, actor, at, note"
+	var (
+		query string
+		args  []any
+	)
+	if askID > 0 {
+		query = "SELECT " + columns + " FROM events WHERE ask_id = $1 AND id > $2 ORDER BY id"
+		args = []any{askID, afterID}
+	} else {
+		query = "SELECT " + columns + ", snapshot FROM events WHERE id > $1 ORDER BY id"
+		args = []any{afterID}
+	}
+	if limit > 0 {
+		args = append(args, limit)
+		query += fmt.Sprintf(" LIMIT $%d", len(args))
+	}
+	rows, err := t.tx.Query(ctx, query, args...)
+	if err != nil {
+		return nil, translate(err, "read events")
+	}
+	events, err := pgx.CollectRows(rows, func(row pgx.CollectableRow) (*askd.Event, error) {
+		var (
+			e        askd.Event
+			snapshot []byte
+		)
+		dest := []any{&e.ID, &e.AskID, &e.Session, &e.Action, &e.Actor, &e.At, &e.Note}
+		if askID <= 0 {
+			dest = append(dest, &snapshot)
+		}
+		if err := row.Scan(dest...); err != nil {
+			return nil, err
+		}
+		e.At = e.At.UTC()
+		if snapshot != nil {
+			e.Ask = new(askd.Ask)
+			if err := json.Unmarshal(snapshot, e.Ask); err != nil {
+				return nil, fmt.Errorf("event %d: snapshot: %w", e.ID, err)
+			}
+		}
+		return &e, nil
+	})
+	if err != nil {
+		return nil, translate(err, "read events")
+	}
+	if events == nil {
+		events = []*askd.Event{}
+	}
+	return events, nil
+}
+
+// LastEventID returns the id of the newest event, 0 when there is none.
+func (t *tx) LastEventID(ctx context.Context) (int64, error) {
+	var id int64
+	if err := t.tx.QueryRow(ctx, "SELECT COALESCE(max(id), 0) FROM events").Scan(&id); err != nil {
+		return 0, translate(err, "last event id")
+	}
+	return id, nil
+}
+
+// snapshotOf is a as JSON, its times as the store keeps them (UTC, to the
+// microsecond), so that a snapshot and the row it copies agree.
+func snapshotOf(a *askd.Ask) ([]byte, error) {
+	c := *a
+	c.CreatedAt, c.UpdatedAt = stored(c.CreatedAt), stored(c.UpdatedAt)
+	c.Deadline, c.SnoozedUntil = storedPtr(c.Deadline), storedPtr(c.SnoozedUntil)
+	c.SettledAt, c.ToldAt = storedPtr(c.SettledAt), storedPtr(c.ToldAt)
+	return json.Marshal(&c)
+}
+
+// stored is t as a read gives it back: UTC, truncated to the microsecond as
+// pgx sends it.
+func stored(t time.Time) time.Time { return time.UnixMicro(t.UnixMicro()).UTC() }
+
+// storedPtr is *t as a read gives it back, nil for nil.
+func storedPtr(t *time.Time) *time.Time {
+	if t == nil {
+		return nil
+	}
+	s := stored(*t)
+	return &s
+}

@@ -1,0 +1,202 @@
+package postgres
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgconn"
+
+	"github.com/askd-dev/askd"
+)
+
+// The channels the migrations' triggers notify.
+const (
+	channelEvents   = "askd_events"       // payload "<event id>:<ask id>"
+	channelAnswered = "question_answered" // payload "<ask id>"
+)
+
+// Reconnection backoff of the listener: the first retry comes soon, for a
+// connection cut by a restart or a terminated backend; later ones slow down
+// to this cap while the server stays away.
+const (
+	backoffMin = 50 * time.Millisecond
+	backoffMax = 2 * time.Second
+)
+
+// idleCheck is how long the listener waits for a notification before it
+// pings its connection: a server that vanished without closing the socket is
+// noticed within idleCheck plus pingTimeout.
+const (
+	idleCheck   = 30 * time.Second
+	pingTimeout = 5 * time.Second
+)
+
+// listener is a Store's one LISTEN connection, kept apart from the pool (a
+// pooled connection would be handed to others), and its watchers.
+type listener struct {
+	cfg *pgx.ConnConfig
+
+	mu       sync.Mutex
+	watchers []func(askd.Change)
+
+	pid    atomic.Uint32 // the connection's backend pid, 0 while down
+	cancel context.CancelFunc
+	done   chan struct{}
+}
+
+// listen connects and listens, then keeps the connection up on a goroutine
+// of its own until close.
+func listen(ctx context.Context, cfg *pgx.ConnConfig) (*listener, error) {
+	l := &listener{cfg: cfg.Copy(), done: make(chan struct{})}
+	conn, err := l.connect(ctx)
+	if err != nil {
+		return nil, translate(err, "listen")
+	}
+	runCtx, cancel := context.WithCancel(context.Background())
+	l.cancel = cancel
+	go l.run(runCtx, conn)
+	return l, nil
+}
+
+// connect opens a connection and listens on both channels.
+func (l *listener) connect(ctx context.Context) (*pgx.Conn, error) {
+	conn, err := pgx.ConnectConfig(ctx, l.cfg)
+	if err != nil {
+		return nil, err
+	}
+	if _, err := conn.Exec(ctx, "LISTEN "+channelEvents+"; LISTEN "+channelAnswered); err != nil {
+		conn.Close(context.WithoutCancel(ctx))
+		return nil, err
+	}
+	l.pid.Store(conn.PgConn().PID())
+	return conn, nil
+}
+
+// run hands notifications to the watchers; when the connection fails it
+// reconnects and resets the watchers, until ctx ends.
+func (l *listener) run(ctx context.Context, conn *pgx.Conn) {
+	defer close(l.done)
+	for {
+		err := l.receive(ctx, conn)
+		l.pid.Store(0)
+		conn.Close(context.Background())
+		if ctx.Err() != nil {
+			return
+		}
+		slog.Warn("postgres: lost the LISTEN connection; reconnecting", "err", err)
+		if conn = l.reconnect(ctx); conn == nil {
+			return
+		}
+		slog.Info("postgres: listening again")
+		// Notifications sent while no one listened are gone: everyone re-reads.
+		l.dispatch(askd.Change{Reset: true})
+	}
+}
+
+// receive waits for notifications on conn and dispatches them, until the
+// connection fails or ctx ends.
+func (l *listener) receive(ctx context.Context, conn *pgx.Conn) error {
+	for {
+		wctx, cancel := context.WithTimeout(ctx, idleCheck)
+		n, err := conn.WaitForNotification(wctx)
+		cancel()
+		switch {
+		case err == nil:
+			if c, ok := parseNotification(n); ok {
+				l.dispatch(c)
+			}
+		case ctx.Err() != nil:
+			return ctx.Err()
+		case errors.Is(err, context.DeadlineExceeded) || pgconn.Timeout(err):
+			// Quiet for a while: make sure the server is still there. A wait
+			// that ran out leaves the connection usable.
+			pctx, cancel := context.WithTimeout(ctx, pingTimeout)
+			err := conn.Ping(pctx)
+			cancel()
+			if err != nil {
+				return fmt.Errorf("ping: %w", err)
+			}
+		default:
+			return err
+		}
+	}
+}
+
+// reconnect tries to connect until it succeeds, waiting backoffMin after the
+// first failure and twice as long after each next one, up to backoffMax. It
+// returns nil when ctx ends first.
+func (l *listener) reconnect(ctx context.Context) *pgx.Conn {
+	wait := backoffMin
+	for {
+		cctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+		conn, err := l.connect(cctx)
+		cancel()
+		if err == nil {
+			return conn
+		}
+		if ctx.Err() != nil {
+			return nil
+		}
+		select {
+		case <-ctx.Done():
+			return nil
+		case <-time.After(wait):
+		}
+		wait = min(2*wait, backoffMax)
+	}
+}
+
+// parseNotification turns a notification into the change it announces.
+func parseNotification(n *pgconn.Notification) (askd.Change, bool) {
+	switch n.Channel {
+	case channelEvents:
+		e, a, ok := strings.Cut(n.Payload, ":")
+		if !ok {
+			return askd.Change{}, false
+		}
+		eventID, err1 := strconv.ParseInt(e, 10, 64)
+		askID, err2 := strconv.ParseInt(a, 10, 64)
+		if err1 != nil || err2 != nil {
+			return askd.Change{}, false
+		}
+		return askd.Change{EventID: eventID, AskID: askID}, true
+	case channelAnswered:
+		askID, err := strconv.ParseInt(n.Payload, 10, 64)
+		if err != nil {
+			return askd.Change{}, false
+		}
+		return askd.Change{AskID: askID}, true
+	}
+	return askd.Change{}, false
+}
+
+func (l *listener) watch(fn func(askd.Change)) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.watchers = append(l.watchers, fn)
+}
+
+// dispatch calls every watcher with c, in the order they registered.
+func (l *listener) dispatch(c askd.Change) {
+	l.mu.Lock()
+	watchers := slices.Clone(l.watchers)
+	l.mu.Unlock()
+	for _, fn := range watchers {
+		fn(c)
+	}
+}
+
+// close stops the listener and waits for its goroutine to end.
+func (l *listener) close() {
+	l.cancel()
+	<-l.done
+}
