@@ -3,7 +3,6 @@ package askd
 import (
 	"encoding/json"
 	"fmt"
-	"unicode/utf8"
 )
 
 // AskInput is what an agent sends to create an ask: the body of POST /api/asks,
@@ -61,17 +60,11 @@ func (in *AskInput) Validate(previewHTML bool) error {
 		only("details", in.Details != "", "attention and approval")
 	case in.Kind.IsAttention():
 		p.text("title", in.Title, 1, MaxTitleChars)
-		p.size("details", len(in.Details), MaxDetailsBytes)
-		if !utf8.ValidString(in.Details) {
-			p.add("details", "not valid UTF-8")
-		}
+		p.blob("details", in.Details, MaxDetailsBytes)
 		only("questions", in.Questions != nil, "question")
 	case in.Kind == KindApproval:
 		p.text("title", in.Title, 1, MaxTitleChars)
-		p.size("details", len(in.Details), MaxApprovalDetails)
-		if !utf8.ValidString(in.Details) {
-			p.add("details", "not valid UTF-8")
-		}
+		p.blob("details", in.Details, MaxApprovalDetails)
 		only("questions", in.Questions != nil, "question")
 	}
 	if in.Kind == KindDecision {
@@ -153,10 +146,7 @@ func validateOptions(p *problems, path string, opts []Option, previews bool) {
 			if !previews {
 				p.add(op+".preview", "only on question options")
 			}
-			p.size(op+".preview", len(o.Preview), MaxPreviewBytes)
-			if !utf8.ValidString(o.Preview) {
-				p.add(op+".preview", "not valid UTF-8")
-			}
+			p.blob(op+".preview", o.Preview, MaxPreviewBytes)
 		}
 	}
 }

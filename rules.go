@@ -75,12 +75,27 @@ func (p *problems) text(path, s string, min, max int) {
 	switch {
 	case !utf8.ValidString(s):
 		p.add(path, "not valid UTF-8")
+	case strings.ContainsRune(s, 0):
+		// PostgreSQL cannot store NUL in text; refuse it on every store alike.
+		p.add(path, "contains a NUL character")
 	case n == 0 && min > 0:
 		p.add(path, "required, 1 to %d characters", max)
 	case strings.TrimSpace(s) == "" && min > 0:
 		p.add(path, "blank, must have visible text")
 	case n > max:
 		p.add(path, "%s, at most %d", plural(n, "character"), max)
+	}
+}
+
+// blob checks a long optional text field: its size in bytes, UTF-8, no NUL.
+func (p *problems) blob(path, s string, max int) {
+	switch {
+	case len(s) > max:
+		p.size(path, len(s), max)
+	case !utf8.ValidString(s):
+		p.add(path, "not valid UTF-8")
+	case strings.ContainsRune(s, 0):
+		p.add(path, "contains a NUL character")
 	}
 }
 
@@ -107,6 +122,10 @@ func (p *problems) count(path string, n, min, max int) {
 // characters. what names the field in the message.
 func ValidName(what, name string) error {
 	var p problems
+	if strings.ContainsRune(name, 0) {
+		// Named below as a control character; no need to say NUL twice.
+		name = strings.ReplaceAll(name, "\x00", "\x01")
+	}
 	p.text(what, name, 1, MaxNameChars)
 	for _, r := range name {
 		if unicode.IsControl(r) { // C0, DEL and C1 (U+0080–U+009F)

@@ -2,15 +2,15 @@ package main
 
 import (
 	"context"
-	"errors"
 
 	"github.com/askd-dev/askd"
+	"github.com/askd-dev/askd/internal/postgres"
 )
 
 func openPostgres(ctx context.Context, url string) (askd.Store, error) {
-	return nil, errors.New("PostgreSQL support is not built in yet")
+	return postgres.Open(ctx, url)
 }
 
 func migratePostgres(ctx context.Context, url string) ([]string, error) {
-	return nil, errors.New("PostgreSQL support is not built in yet")
+	return postgres.Migrate(ctx, url)
 }

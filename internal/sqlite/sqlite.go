@@ -31,6 +31,10 @@ type Store struct {
 	write *sql.DB // exactly one connection: SQLite has one writer at a time
 	read  *sql.DB // View's pool; in WAL mode readers never wait for the writer
 
+	writes    chan *writeReq // Update's queue to the writer goroutine
+	quit      chan struct{}
+	closeOnce sync.Once
+
 	mu       sync.Mutex
 	watchers []func(askd.Change)
 }
@@ -117,7 +121,9 @@ func Open(ctx context.Context, path string) (*Store, error) {
 		write.Close()
 		return nil, fmt.Errorf("open %s for reading: %w", path, err)
 	}
-	return &Store{write: write, read: read}, nil
+	s := &Store{write: write, read: read, writes: make(chan *writeReq), quit: make(chan struct{})}
+	go s.writer()
+	return s, nil
 }
 
 // Migrate applies to the database file at path the migrations it lacks, in
@@ -201,28 +207,167 @@ func checkPath(path string) error {
 
 // Update runs fn in a write transaction and commits it when fn returns nil.
 // Transactions queue for the single writer, so they are serializable. After
-// the commit, and before Update returns, each watcher is called on this
-// goroutine for every event fn added, in order. fn's error is returned as is,
-// and nothing it did is kept. fn must not call Update itself: it would wait
-// for the writer it holds.
+// the commit, and before Update returns, each watcher is called for every
+// event fn added, in order. fn's error is returned as is, and nothing it did
+// is kept; a panic in fn is re-raised in the caller. fn must not call Update
+// itself: it would wait for the writer it holds.
+//
+// Group commit: updates that queue while the writer is busy run together in
+// one SQLite transaction, each inside its own SAVEPOINT, so one fn failing
+// undoes only its own writes. A commit is the expensive part of a write (the
+// WAL append); sharing it is what lets concurrent agents go past one commit
+// per ask.
 func (s *Store) Update(ctx context.Context, fn func(askd.Tx) error) error {
-	sqlTx, err := s.write.BeginTx(ctx, nil)
-	if err != nil {
-		return fmt.Errorf("begin write transaction: %w", err)
+	req := &writeReq{ctx: ctx, fn: fn, done: make(chan writeResult, 1)}
+	select {
+	case s.writes <- req:
+	case <-ctx.Done():
+		return ctx.Err()
+	case <-s.quit:
+		return errClosed
 	}
-	// A no-op after Commit; when fn fails or panics it rolls back and hands the
-	// one writer connection back to the pool.
-	defer sqlTx.Rollback()
+	// Once queued, fn may be running: wait for its outcome whatever ctx does.
+	r := <-req.done
+	if r.panicked {
+		panic(r.panicValue)
+	}
+	return r.err
+}
 
-	t := &tx{tx: sqlTx, writable: true}
-	if err := fn(t); err != nil {
+var errClosed = errors.New("sqlite store is closed")
+
+// maxBatch bounds how many updates share one commit.
+const maxBatch = 128
+
+type writeReq struct {
+	ctx  context.Context
+	fn   func(askd.Tx) error
+	done chan writeResult
+}
+
+type writeResult struct {
+	err        error
+	panicked   bool
+	panicValue any
+}
+
+// writer runs queued updates in batches until the store closes.
+func (s *Store) writer() {
+	for {
+		var first *writeReq
+		select {
+		case first = <-s.writes:
+		case <-s.quit:
+			return
+		}
+		batch := []*writeReq{first}
+	drain:
+		for len(batch) < maxBatch {
+			select {
+			case r := <-s.writes:
+				batch = append(batch, r)
+			default:
+				break drain
+			}
+		}
+		s.runBatch(batch)
+	}
+}
+
+// runBatch runs the updates in one transaction and answers each.
+func (s *Store) runBatch(batch []*writeReq) {
+	results := make([]writeResult, len(batch))
+	changes := make([][]askd.Change, len(batch))
+	finish := func() {
+		for i, r := range batch {
+			r.done <- results[i]
+		}
+	}
+	// Statements run under a context no caller can cancel: an interrupted
+	// write would make SQLite roll back the whole shared transaction.
+	bctx := context.Background()
+	sqlTx, err := s.write.BeginTx(bctx, nil)
+	if err != nil {
+		for i := range results {
+			results[i].err = fmt.Errorf("begin write transaction: %w", err)
+		}
+		finish()
+		return
+	}
+	defer sqlTx.Rollback() // a no-op after Commit
+	stmts := &stmtCache{tx: sqlTx, m: map[string]*sql.Stmt{}}
+	shared := len(batch) > 1
+	savepoint := func(stmt string) error {
+		if !shared {
+			return nil
+		}
+		_, err := sqlTx.ExecContext(bctx, stmt)
 		return err
 	}
-	if err := sqlTx.Commit(); err != nil {
-		return fmt.Errorf("commit: %w", err)
+	fail := func(err error) {
+		for i := range results {
+			if results[i].err == nil && !results[i].panicked {
+				results[i].err = err
+			}
+		}
+		finish()
 	}
-	s.notify(t.changes)
-	return nil
+	ran := 0
+	for i, req := range batch {
+		if err := req.ctx.Err(); err != nil {
+			results[i].err = err
+			continue
+		}
+		if err := savepoint("SAVEPOINT upd"); err != nil {
+			fail(fmt.Errorf("savepoint: %w", err))
+			return
+		}
+		t := &tx{tx: sqlConn{tx: sqlTx, fixed: bctx, stmts: stmts}, writable: true}
+		results[i] = call(req.fn, t)
+		if results[i].err == nil && !results[i].panicked && req.ctx.Err() != nil {
+			// The caller gave up while fn ran: keep nothing of it.
+			results[i].err = req.ctx.Err()
+		}
+		if results[i].err != nil || results[i].panicked {
+			if !shared {
+				finish() // the deferred rollback undoes it
+				return
+			}
+			if err := savepoint("ROLLBACK TO upd"); err != nil {
+				fail(fmt.Errorf("rollback to savepoint: %w", err))
+				return
+			}
+		} else {
+			changes[i] = t.changes
+			ran++
+		}
+		if err := savepoint("RELEASE upd"); err != nil {
+			fail(fmt.Errorf("release savepoint: %w", err))
+			return
+		}
+	}
+	if ran == 0 {
+		finish()
+		return
+	}
+	if err := sqlTx.Commit(); err != nil {
+		fail(fmt.Errorf("commit: %w", err))
+		return
+	}
+	for _, c := range changes {
+		s.notify(c)
+	}
+	finish()
+}
+
+// call runs fn, turning a panic into a result to re-raise in the caller.
+func call(fn func(askd.Tx) error, t *tx) (r writeResult) {
+	defer func() {
+		if v := recover(); v != nil {
+			r = writeResult{panicked: true, panicValue: v}
+		}
+	}()
+	return writeResult{err: fn(t)}
 }
 
 // View runs fn in a read-only transaction: it sees the database as of its
@@ -234,7 +379,7 @@ func (s *Store) View(ctx context.Context, fn func(askd.Tx) error) error {
 	}
 	// Nothing to commit: rolling back ends the read snapshot.
 	defer sqlTx.Rollback()
-	return fn(&tx{tx: sqlTx})
+	return fn(&tx{tx: sqlConn{tx: sqlTx}})
 }
 
 // Watch registers fn, called after each commit for every event it added. Only
@@ -272,14 +417,15 @@ func (s *Store) Ping(ctx context.Context) error {
 	return nil
 }
 
-// Close closes the read pool and the writer. Transactions in flight fail.
+// Close stops the writer and closes both pools. Updates not yet started fail.
 func (s *Store) Close() error {
+	s.closeOnce.Do(func() { close(s.quit) })
 	return errors.Join(s.read.Close(), s.write.Close())
 }
 
 // tx is one transaction, read-write from Update or read-only from View.
 type tx struct {
-	tx       *sql.Tx
+	tx       sqlConn
 	writable bool
 	changes  []askd.Change // events added, for the watchers after commit
 }
@@ -311,4 +457,76 @@ func resultCode(err error) int {
 // isForeignKeyViolation reports whether err is a FOREIGN KEY constraint failure.
 func isForeignKeyViolation(err error) bool {
 	return resultCode(err) == sqlite3.SQLITE_CONSTRAINT_FOREIGNKEY
+}
+
+// sqlConn is a transaction's way to the database. In a write batch each
+// query text is prepared once for the whole batch (preparing is a fifth of a
+// small write's cost, and a batch repeats the same few statements), and every
+// statement runs under the batch's context instead of the caller's (see
+// runBatch). Reads run their queries directly.
+type sqlConn struct {
+	tx    *sql.Tx
+	fixed context.Context
+	stmts *stmtCache // nil for reads
+}
+
+func (c sqlConn) ctx(ctx context.Context) context.Context {
+	if c.fixed != nil {
+		return c.fixed
+	}
+	return ctx
+}
+
+func (c sqlConn) ExecContext(ctx context.Context, query string, args ...any) (sql.Result, error) {
+	ctx = c.ctx(ctx)
+	if c.stmts == nil {
+		return c.tx.ExecContext(ctx, query, args...)
+	}
+	st, err := c.stmts.get(ctx, query)
+	if err != nil {
+		return nil, err
+	}
+	return st.ExecContext(ctx, args...)
+}
+
+func (c sqlConn) QueryContext(ctx context.Context, query string, args ...any) (*sql.Rows, error) {
+	ctx = c.ctx(ctx)
+	if c.stmts == nil {
+		return c.tx.QueryContext(ctx, query, args...)
+	}
+	st, err := c.stmts.get(ctx, query)
+	if err != nil {
+		return nil, err
+	}
+	return st.QueryContext(ctx, args...)
+}
+
+func (c sqlConn) QueryRowContext(ctx context.Context, query string, args ...any) *sql.Row {
+	ctx = c.ctx(ctx)
+	if c.stmts != nil {
+		if st, err := c.stmts.get(ctx, query); err == nil {
+			return st.QueryRowContext(ctx, args...)
+		}
+	}
+	// Without a statement the driver reports any error through the Row.
+	return c.tx.QueryRowContext(ctx, query, args...)
+}
+
+// stmtCache holds the statements prepared in one write transaction; they are
+// closed with it.
+type stmtCache struct {
+	tx *sql.Tx
+	m  map[string]*sql.Stmt
+}
+
+func (c *stmtCache) get(ctx context.Context, query string) (*sql.Stmt, error) {
+	if st, ok := c.m[query]; ok {
+		return st, nil
+	}
+	st, err := c.tx.PrepareContext(ctx, query)
+	if err != nil {
+		return nil, err
+	}
+	c.m[query] = st
+	return st, nil
 }
