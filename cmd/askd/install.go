@@ -1,0 +1,305 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"github.com/askd-dev/askd/internal/app"
+)
+
+// cmdInstall wires askd into an agent: `askd install claude` writes Claude
+// Code's config files, `askd install codex` prints Codex's config block.
+func cmdInstall(ctx context.Context, e *env, args []string) error {
+	if len(args) == 0 {
+		return usageError("install: say which agent: askd install claude [--scope project|user] | askd install codex")
+	}
+	switch args[0] {
+	case "claude":
+		return installClaude(e, args[1:])
+	case "codex":
+		return installCodex(e, args[1:])
+	}
+	return usageError(fmt.Sprintf("install: %q is not claude or codex", args[0]))
+}
+
+// mcpTimeoutMs is Claude Code's per-call wall clock for askd's tools: above
+// any question or approval timeout a server is likely to run with, so askd's
+// own deadlines decide. (Progress does not extend it; it only keeps idle
+// timers alive.)
+const mcpTimeoutMs = 3600000
+
+func installClaude(e *env, args []string) error {
+	fs := flags(e, "install claude", "[--scope project|user] [--dir DIR] [--url URL]")
+	scope := fs.String("scope", "project", "project: .mcp.json and .claude/ in --dir; user: ~/.claude.json and ~/.claude/")
+	dir := fs.String("dir", ".", "the project directory (scope project)")
+	url := fs.String("url", "http://127.0.0.1:7777", "the askd server, as the hooks reach it")
+	stopWait := fs.Duration("stop-wait", 0, "let the Stop hook wait this long for pending asks (e.g. 10m for headless runs; 0: never wait)")
+	if err := parse(e, fs, args); err != nil {
+		return err
+	}
+	if fs.NArg() > 0 {
+		return usageError(fmt.Sprintf("install claude: unexpected argument %q", fs.Arg(0)))
+	}
+	base := strings.TrimRight(*url, "/")
+	var mcpFile, claudeDir string
+	switch *scope {
+	case "project":
+		mcpFile, claudeDir = filepath.Join(*dir, ".mcp.json"), filepath.Join(*dir, ".claude")
+	case "user":
+		home := e.getenv("HOME")
+		if home == "" {
+			var err error
+			if home, err = os.UserHomeDir(); err != nil {
+				return err
+			}
+		}
+		mcpFile, claudeDir = filepath.Join(home, ".claude.json"), filepath.Join(home, ".claude")
+	default:
+		return usageError(fmt.Sprintf("--scope: %q is not project or user", *scope))
+	}
+	settings := filepath.Join(claudeDir, "settings.json")
+	skill := filepath.Join(claudeDir, "skills", "askd", "SKILL.md")
+
+	changed, err := mergeJSONFile(mcpFile, func(root map[string]any) {
+		servers, _ := root["mcpServers"].(map[string]any)
+		if servers == nil {
+			servers = map[string]any{}
+		}
+		servers["askd"] = claudeMCPEntry(base)
+		root["mcpServers"] = servers
+	})
+	if err != nil {
+		return err
+	}
+	report(e, mcpFile, changed)
+	changed, err = mergeJSONFile(settings, func(root map[string]any) { mergeHooks(root, base, *stopWait) })
+	if err != nil {
+		return err
+	}
+	report(e, settings, changed)
+	changed, err = writeIfChanged(skill, []byte(skillText))
+	if err != nil {
+		return err
+	}
+	report(e, skill, changed)
+	fmt.Fprintln(e.stdout, "\nClaude Code reads the token and session from the environment, never from these files:")
+	fmt.Fprintln(e.stdout, "  export ASKD_TOKEN=<agent token>   # askd token create --agent NAME")
+	fmt.Fprintln(e.stdout, "  export ASKD_SESSION=<run name>    # the same for MCP and hooks, so the Stop hook hands answers back")
+	if base != "http://127.0.0.1:7777" {
+		fmt.Fprintf(e.stdout, "  export ASKD_URL=%s\n", base)
+	}
+	fmt.Fprintln(e.stdout, "Headless: claude -p --permission-prompt-tool mcp__askd__permission_prompt \"...\"")
+	return nil
+}
+
+func report(e *env, path string, changed bool) {
+	if changed {
+		fmt.Fprintf(e.stdout, "wrote     %s\n", path)
+	} else {
+		fmt.Fprintf(e.stdout, "unchanged %s\n", path)
+	}
+}
+
+// claudeMCPEntry is askd's .mcp.json server: environment references, which
+// Claude Code expands when it starts (${VAR}, ${VAR:-default}), not secrets.
+func claudeMCPEntry(base string) map[string]any {
+	return map[string]any{
+		"type": "http",
+		"url":  "${ASKD_URL:-" + base + "}/mcp",
+		"headers": map[string]any{
+			"Authorization": "Bearer ${ASKD_TOKEN}",
+			"Askd-Session":  "${ASKD_SESSION:-}",
+		},
+		"timeout": mcpTimeoutMs,
+	}
+}
+
+// askdHook is one http hook to askd. Claude Code expands $VAR in hook headers
+// only for variables listed in allowedEnvVars.
+func askdHook(url string) map[string]any {
+	return map[string]any{
+		"type": "http",
+		"url":  url,
+		"headers": map[string]any{
+			"Authorization": "Bearer $ASKD_TOKEN",
+			"Askd-Session":  "$ASKD_SESSION",
+		},
+		"allowedEnvVars": []any{"ASKD_TOKEN", "ASKD_SESSION"},
+		"timeout":        600,
+	}
+}
+
+// mergeHooks adds askd's hooks to settings, first removing any earlier askd
+// hook (so a second run changes nothing) and keeping every other hook.
+func mergeHooks(root map[string]any, base string, stopWait time.Duration) {
+	hooks, _ := root["hooks"].(map[string]any)
+	if hooks == nil {
+		hooks = map[string]any{}
+	}
+	hookURL := base + "/hooks/claude"
+	stopURL := hookURL
+	if stopWait > 0 {
+		stopURL += "?wait=" + stopWait.String()
+	}
+	ours := []struct{ event, matcher, url string }{
+		{"PreToolUse", app.AskUserQuestion, hookURL},
+		{"PermissionRequest", "*", hookURL},
+		{"Stop", "", stopURL},
+	}
+	for _, o := range ours {
+		groups, _ := hooks[o.event].([]any)
+		kept := []any{}
+		for _, g := range groups {
+			gm, ok := g.(map[string]any)
+			if !ok {
+				kept = append(kept, g)
+				continue
+			}
+			list, _ := gm["hooks"].([]any)
+			var rest []any
+			for _, h := range list {
+				if hm, ok := h.(map[string]any); ok && isAskdHook(hm) {
+					continue
+				}
+				rest = append(rest, h)
+			}
+			if len(list) > 0 && len(rest) == 0 {
+				continue // the group held only askd's hook
+			}
+			if len(rest) != len(list) {
+				gm["hooks"] = rest
+			}
+			kept = append(kept, gm)
+		}
+		group := map[string]any{"hooks": []any{askdHook(o.url)}}
+		if o.matcher != "" {
+			group["matcher"] = o.matcher
+		}
+		hooks[o.event] = append(kept, group)
+	}
+	root["hooks"] = hooks
+}
+
+func isAskdHook(h map[string]any) bool {
+	url, _ := h["url"].(string)
+	return h["type"] == "http" && strings.Contains(url, "/hooks/claude")
+}
+
+// mergeJSONFile reads a JSON object file (absent: {}), lets edit change it and
+// writes it back if anything changed, keeping the user's other entries. Keys
+// come out sorted, indented by two spaces.
+func mergeJSONFile(path string, edit func(root map[string]any)) (bool, error) {
+	root := map[string]any{}
+	data, err := os.ReadFile(path)
+	switch {
+	case errors.Is(err, fs.ErrNotExist):
+	case err != nil:
+		return false, err
+	case len(bytes.TrimSpace(data)) > 0:
+		if err := json.Unmarshal(data, &root); err != nil {
+			return false, fmt.Errorf("%s: not a JSON object (%v); fix or move it, then run again", path, err)
+		}
+		if root == nil {
+			root = map[string]any{}
+		}
+	}
+	edit(root)
+	var buf bytes.Buffer
+	enc := json.NewEncoder(&buf)
+	enc.SetEscapeHTML(false)
+	enc.SetIndent("", "  ")
+	if err := enc.Encode(root); err != nil {
+		return false, err
+	}
+	return writeIfChanged(path, buf.Bytes())
+}
+
+func writeIfChanged(path string, data []byte) (bool, error) {
+	if old, err := os.ReadFile(path); err == nil && bytes.Equal(old, data) {
+		return false, nil
+	}
+	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+		return false, err
+	}
+	return true, os.WriteFile(path, data, 0o644)
+}
+
+func installCodex(e *env, args []string) error {
+	fs := flags(e, "install codex", "[--url URL] [--question-timeout 5m] [--approval-timeout 5m]")
+	url := fs.String("url", "http://127.0.0.1:7777", "the askd server")
+	question := fs.Duration("question-timeout", 5*time.Minute, "the server's --question-timeout")
+	approval := fs.Duration("approval-timeout", 5*time.Minute, "the server's --approval-timeout")
+	if err := parse(e, fs, args); err != nil {
+		return err
+	}
+	if fs.NArg() > 0 {
+		return usageError(fmt.Sprintf("install codex: unexpected argument %q", fs.Arg(0)))
+	}
+	longest := max(*question, *approval)
+	// A minute beyond askd's own deadline: askd answers first, with its
+	// explanation, instead of Codex cutting the call off.
+	toolTimeout := int((longest + time.Minute).Seconds())
+	fmt.Fprintf(e.stdout, `# Add to ~/.codex/config.toml; export ASKD_TOKEN (an agent token) and ASKD_SESSION before starting codex.
+[mcp_servers.askd]
+url = %q
+bearer_token_env_var = "ASKD_TOKEN"
+env_http_headers = { "Askd-Session" = "ASKD_SESSION" }
+startup_timeout_sec = 20
+tool_timeout_sec = %d
+`, strings.TrimRight(*url, "/")+"/mcp", toolTimeout)
+	return nil
+}
+
+// skillText is the agent skill installed beside the hooks: when to use which
+// of askd's tools.
+const skillText = `---
+name: askd
+description: Ask the person you work for through their askd inbox - a blocking question when you cannot go on without their choice, a non-blocking ask when they should know or decide something while you keep working, an approval before a risky action. Use it instead of guessing on decisions that are theirs to make.
+---
+
+# Asking the person through askd
+
+askd's tools reach the person in their inbox, on their phone or laptop, even
+when they are not watching this terminal. Use them for decisions that are
+theirs to make; do not ask about things you can find out yourself.
+
+## Which tool
+
+- **mcp__askd__ask_user_question** - you cannot continue without their choice
+  (an ambiguous requirement, a design decision, a preference). 1 to 4
+  multiple-choice questions, a short header each (at most 12 characters), 2 to
+  4 options; they may answer in their own words. It waits for the answer (up
+  to the server's question timeout). If answers is empty, read response: their
+  reply, or a note that no one answered in time - then proceed on your own
+  judgement and say what you assumed, or ask again later.
+- **mcp__askd__ask** - they should know or decide something, but you can keep
+  working: kind decision (give options and recommended), action (they must do
+  something you cannot, e.g. log in), ready (work is ready for review),
+  blocked (you cannot go on without them). It returns at once; their answer
+  arrives later as your next instruction, or via check_ask. A new ask replaces
+  your previous open one.
+- **mcp__askd__request_approval** - before a deploy, a migration, a purchase,
+  a destructive command. Put the command or diff in details and the parameters
+  in payload. approved: go ahead; modified: use their edited payload, not
+  yours; rejected: do not do it (read the comment); pending: do not do it yet -
+  continue other work and check_ask the id later.
+- **mcp__askd__check_ask** - the state of one of your asks by id (settled asks
+  give the same answer every time), or with no id, your open asks: use it
+  after a call was cut off to find your question again.
+- **mcp__askd__cancel_ask** - withdraw an ask you no longer need.
+
+## Writing a good ask
+
+- One decision per question; put your recommendation first and say why in its
+  description.
+- Write plain words: the inbox shows no links and runs no commands.
+- Do not repeat an ask that is still pending: call check_ask instead.
+`
