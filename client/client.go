@@ -28,8 +28,17 @@ type Client struct {
 
 // New returns a client for the server at baseURL.
 func New(baseURL, token string) *Client {
-	return &Client{URL: strings.TrimRight(baseURL, "/"), Token: token, HTTP: &http.Client{}}
+	return &Client{URL: strings.TrimRight(baseURL, "/"), Token: token, HTTP: &http.Client{Transport: transport}}
 }
+
+// transport is shared by clients: it keeps more idle connections per host
+// than Go's default of 2, so concurrent agents reuse them instead of
+// reconnecting for every request.
+var transport = func() *http.Transport {
+	t := http.DefaultTransport.(*http.Transport).Clone()
+	t.MaxIdleConnsPerHost = 256
+	return t
+}()
 
 // Error is an error response from the server. It unwraps to an *askd.Error,
 // so askd.ErrorCode works on it.

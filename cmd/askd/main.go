@@ -57,6 +57,7 @@ func init() {
 		"answer":  {"answer an ask (human token)", cmdAnswer},
 		"dismiss": {"close an ask without answering (human token)", cmdDismiss},
 		"version": {"print the version", cmdVersion},
+		"bench":   {"measure a running askd over loopback: latency, waiters, throughput, SSE fan-out", cmdBench},
 		"mcp":     {"serve MCP on stdin/stdout, bridged to a running askd (agent token)", cmdMCP},
 		"install": {"wire askd into Claude Code (install claude) or print Codex's config (install codex)", cmdInstall},
 	}

@@ -7,6 +7,7 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
+	"net/http/pprof"
 	"strconv"
 	"strings"
 	"time"
@@ -17,8 +18,8 @@ import (
 
 // serveConfig is askd serve's flags.
 type serveConfig struct {
-	addr, db, role, previewFormat, retain, publicURL, logLevel string
-	cfg                                                        app.Config
+	addr, db, role, previewFormat, retain, publicURL, logLevel, debugAddr string
+	cfg                                                                   app.Config
 }
 
 func cmdServe(ctx context.Context, e *env, args []string) error {
@@ -35,6 +36,7 @@ func cmdServe(ctx context.Context, e *env, args []string) error {
 	fs.StringVar(&sc.retain, "retain", "", "purge settled asks older than this, e.g. 90d or 720h (default: keep all)")
 	fs.StringVar(&sc.publicURL, "public-url", "", "the inbox's URL as people reach it, for links (default: http://ADDR)")
 	fs.StringVar(&sc.logLevel, "log-level", "info", "debug, info, warn or error")
+	fs.StringVar(&sc.debugAddr, "debug-addr", "", "serve Go's pprof profiles on this address (loopback only), e.g. 127.0.0.1:6060")
 	if err := parse(e, fs, args); err != nil {
 		return err
 	}
@@ -122,6 +124,12 @@ func serve(ctx context.Context, e *env, sc serveConfig, log *slog.Logger) error 
 		// askd bounds each itself.
 		ErrorLog: slog.NewLogLogger(log.Handler(), slog.LevelWarn),
 	}
+	if sc.debugAddr != "" {
+		if err := serveDebug(sc.debugAddr, log); err != nil {
+			ln.Close()
+			return err
+		}
+	}
 	done := make(chan error, 1)
 	go func() { done <- srv.Serve(ln) }()
 	select {
@@ -172,4 +180,27 @@ func parseDays(s string) (time.Duration, error) {
 		return time.Duration(days) * 24 * time.Hour, nil
 	}
 	return time.ParseDuration(s)
+}
+
+// serveDebug serves net/http/pprof on a separate loopback listener, for the
+// profiles behind docs/benchmarks.md.
+func serveDebug(addr string, log *slog.Logger) error {
+	host, _, err := net.SplitHostPort(addr)
+	if ip := net.ParseIP(host); err != nil || host != "localhost" && (ip == nil || !ip.IsLoopback()) {
+		return usageError(fmt.Sprintf("--debug-addr: %q is not a loopback address", addr))
+	}
+	ln, err := net.Listen("tcp", addr)
+	if err != nil {
+		return err
+	}
+	mux := http.NewServeMux()
+	mux.HandleFunc("/debug/pprof/", pprof.Index)
+	mux.HandleFunc("/debug/pprof/profile", pprof.Profile)
+	mux.HandleFunc("/debug/pprof/trace", pprof.Trace)
+	go func() {
+		if err := http.Serve(ln, mux); err != nil {
+			log.Warn("debug listener", "err", err)
+		}
+	}()
+	return nil
 }

@@ -44,6 +44,7 @@ type Service struct {
 	hub     *hub
 	feed    *feed
 	Metrics *Metrics
+	tokens  tokenCache
 
 	closing   chan struct{}
 	closeOnce sync.Once

@@ -7,6 +7,8 @@ import (
 	"crypto/subtle"
 	"encoding/hex"
 	"strings"
+	"sync"
+	"time"
 
 	"github.com/askd-dev/askd"
 )
@@ -47,6 +49,9 @@ func (s *Service) Authenticate(ctx context.Context, token string) (askd.Caller, 
 		return askd.Caller{}, askd.Errorf(askd.EUNAUTHORIZED, "no token: send Authorization: Bearer <token>")
 	}
 	hash := HashToken(token)
+	if c, ok := s.tokens.get(hash, s.now()); ok {
+		return c, nil
+	}
 	var t *askd.Token
 	err := s.store.View(ctx, func(tx askd.Tx) (err error) {
 		t, err = tx.TokenByHash(ctx, hash)
@@ -58,7 +63,45 @@ func (s *Service) Authenticate(ctx context.Context, token string) (askd.Caller, 
 	if err != nil {
 		return askd.Caller{}, err
 	}
-	return askd.Caller{Name: t.Name, Role: t.Role, Session: t.Name}, nil
+	c := askd.Caller{Name: t.Name, Role: t.Role, Session: t.Name}
+	s.tokens.put(hash, c, s.now())
+	return c, nil
+}
+
+// tokenTTL is how long a verified token is remembered. A revocation (which
+// `askd token revoke` writes to the database, maybe from another process)
+// takes effect within this time.
+const tokenTTL = 5 * time.Second
+
+// tokenCache remembers verified tokens by hash, so a busy agent does not cost
+// a database read per request.
+type tokenCache struct {
+	mu sync.Mutex
+	m  map[string]cachedToken
+}
+
+type cachedToken struct {
+	caller askd.Caller
+	until  time.Time
+}
+
+func (c *tokenCache) get(hash string, now time.Time) (askd.Caller, bool) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	e, ok := c.m[hash]
+	if !ok || now.After(e.until) {
+		return askd.Caller{}, false
+	}
+	return e.caller, true
+}
+
+func (c *tokenCache) put(hash string, caller askd.Caller, now time.Time) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.m == nil || len(c.m) > 10000 {
+		c.m = map[string]cachedToken{} // bounded: forget all rather than grow
+	}
+	c.m[hash] = cachedToken{caller: caller, until: now.Add(tokenTTL)}
 }
 
 // Bootstrap creates one human and one agent token when the database has none

@@ -1,0 +1,507 @@
+package main
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"net/url"
+	"sort"
+	"strconv"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"text/tabwriter"
+	"time"
+
+	"github.com/askd-dev/askd"
+	"github.com/askd-dev/askd/client"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+)
+
+// benchConfig is askd bench's flags.
+type benchConfig struct {
+	agentURL, inboxURL, agentToken, humanToken string
+	scenarios                                  string
+	latencyN, waiters, sseStreams              int
+	duration, timeout                          time.Duration
+	agents                                     []int
+}
+
+func cmdBench(ctx context.Context, e *env, args []string) error {
+	var bc benchConfig
+	fs := flags(e, "bench", "--agent-token T --human-token T [--url URL] [--inbox-url URL] [--scenarios latency,waiters,throughput,sse]")
+	fs.StringVar(&bc.agentURL, "url", "http://127.0.0.1:7777", "the agent side (MCP) of the askd under test; loopback only")
+	fs.StringVar(&bc.inboxURL, "inbox-url", "", "the inbox side, when it runs apart (default: --url)")
+	fs.StringVar(&bc.agentToken, "agent-token", "", "an agent token")
+	fs.StringVar(&bc.humanToken, "human-token", "", "a human token")
+	fs.StringVar(&bc.scenarios, "scenarios", "latency,waiters,throughput,sse", "which figures to measure")
+	fs.IntVar(&bc.latencyN, "latency-n", 500, "answers timed in the latency scenario")
+	fs.IntVar(&bc.waiters, "waiters", 10000, "concurrent blocked ask_user_question calls")
+	fs.IntVar(&bc.sseStreams, "sse-streams", 1000, "inbox event streams for the fan-out scenario")
+	fs.DurationVar(&bc.duration, "duration", 5*time.Second, "how long each throughput run lasts")
+	fs.DurationVar(&bc.timeout, "timeout", 10*time.Minute, "give up the whole run after this long")
+	agents := fs.String("agents", "1,8,64", "concurrent agents in the throughput scenario")
+	if err := parse(e, fs, args); err != nil {
+		return err
+	}
+	if bc.inboxURL == "" {
+		bc.inboxURL = bc.agentURL
+	}
+	for _, u := range []string{bc.agentURL, bc.inboxURL} {
+		if err := loopbackOnly(u); err != nil {
+			return usageError(err.Error())
+		}
+	}
+	if bc.agentToken == "" || bc.humanToken == "" {
+		return usageError("bench: --agent-token and --human-token are required")
+	}
+	for _, a := range strings.Split(*agents, ",") {
+		n, err := strconv.Atoi(strings.TrimSpace(a))
+		if err != nil || n < 1 || n > 1024 {
+			return usageError(fmt.Sprintf("--agents: %q is not a count from 1 to 1024", a))
+		}
+		bc.agents = append(bc.agents, n)
+	}
+	ctx, cancel := context.WithTimeout(ctx, bc.timeout)
+	defer cancel()
+	b := &bench{cfg: bc, out: e.stdout, http: &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: 2048, MaxConnsPerHost: 0}}}
+	tw := tabwriter.NewWriter(e.stdout, 0, 4, 2, ' ', 0)
+	fmt.Fprintln(tw, "FIGURE\tRESULT\tDETAIL")
+	for _, sc := range strings.Split(bc.scenarios, ",") {
+		var err error
+		switch strings.TrimSpace(sc) {
+		case "latency":
+			err = b.latency(ctx, tw)
+		case "waiters":
+			err = b.waiterLoad(ctx, tw)
+		case "throughput":
+			err = b.throughput(ctx, tw)
+		case "sse":
+			err = b.sseFanout(ctx, tw)
+		default:
+			err = usageError(fmt.Sprintf("--scenarios: unknown %q", sc))
+		}
+		if err != nil {
+			tw.Flush()
+			return fmt.Errorf("%s: %w", sc, err)
+		}
+		tw.Flush()
+	}
+	return tw.Flush()
+}
+
+// loopbackOnly refuses any target but this machine: the load tool must never
+// send its traffic elsewhere.
+func loopbackOnly(raw string) error {
+	u, err := url.Parse(raw)
+	if err != nil {
+		return fmt.Errorf("bench: %q is not a URL", raw)
+	}
+	host := u.Hostname()
+	if host == "localhost" {
+		return nil
+	}
+	if ip := net.ParseIP(host); ip != nil && ip.IsLoopback() {
+		return nil
+	}
+	return fmt.Errorf("bench: %s is not a loopback address; askd bench only drives a server on this machine", raw)
+}
+
+type bench struct {
+	cfg  benchConfig
+	out  io.Writer
+	http *http.Client
+}
+
+// mcpSession connects one MCP client for session over streamable HTTP.
+func (b *bench) mcpSession(ctx context.Context, session string) (*mcp.ClientSession, error) {
+	c := mcp.NewClient(&mcp.Implementation{Name: "askd-bench", Version: version}, nil)
+	tr := &mcp.StreamableClientTransport{
+		Endpoint:             b.cfg.agentURL + "/mcp",
+		HTTPClient:           &http.Client{Transport: headerTransport{base: b.http.Transport, token: b.cfg.agentToken, session: session}},
+		DisableStandaloneSSE: true,
+		MaxRetries:           -1,
+	}
+	return c.Connect(ctx, tr, nil)
+}
+
+func questionArgs(text string) map[string]any {
+	return map[string]any{"questions": []any{map[string]any{
+		"question": text, "header": "Bench", "multiSelect": false,
+		"options": []any{map[string]any{"label": "a"}, map[string]any{"label": "b"}},
+	}}}
+}
+
+// answered reports whether an ask_user_question result carries answer "a".
+func answered(res *mcp.CallToolResult, text string) bool {
+	if res == nil || res.IsError {
+		return false
+	}
+	raw, err := json.Marshal(res.StructuredContent)
+	if err != nil {
+		return false
+	}
+	var out struct {
+		Answers map[string]any `json:"answers"`
+	}
+	return json.Unmarshal(raw, &out) == nil && out.Answers[text] == "a"
+}
+
+func (b *bench) human() *client.Client {
+	c := client.New(b.cfg.inboxURL, b.cfg.humanToken)
+	c.HTTP = b.http
+	return c
+}
+
+func (b *bench) answer(ctx context.Context, id int64, text string) error {
+	_, err := b.human().Answer(ctx, id, &askd.Answer{Answers: map[string]askd.Choice{text: {Values: []string{"a"}}}})
+	return err
+}
+
+// latency times, one at a time, a person's answer to the blocked
+// ask_user_question call returning it.
+func (b *bench) latency(ctx context.Context, tw io.Writer) error {
+	sess := fmt.Sprintf("bench-latency-%d", time.Now().UnixNano())
+	cs, err := b.mcpSession(ctx, sess)
+	if err != nil {
+		return err
+	}
+	defer cs.Close()
+	events, err := b.human().Events(ctx, -1)
+	if err != nil {
+		return err
+	}
+	lat := make([]time.Duration, 0, b.cfg.latencyN)
+	for i := 0; i < b.cfg.latencyN; i++ {
+		text := fmt.Sprintf("latency %d?", i)
+		done := make(chan time.Time, 1)
+		var res *mcp.CallToolResult
+		var cerr error
+		go func() {
+			res, cerr = cs.CallTool(ctx, &mcp.CallToolParams{Name: "ask_user_question", Arguments: questionArgs(text)})
+			done <- time.Now()
+		}()
+		id, err := waitCreated(ctx, events, sess)
+		if err != nil {
+			return err
+		}
+		t0 := time.Now()
+		if err := b.answer(ctx, id, text); err != nil {
+			return err
+		}
+		t1 := <-done
+		if cerr != nil || !answered(res, text) {
+			return fmt.Errorf("call %d did not return the answer: %v", i, cerr)
+		}
+		lat = append(lat, t1.Sub(t0))
+	}
+	fmt.Fprintf(tw, "answer -> MCP call returns\t%s\tn=%d\n", percentiles(lat), len(lat))
+	return nil
+}
+
+func waitCreated(ctx context.Context, events <-chan client.Event, session string) (int64, error) {
+	for {
+		select {
+		case ev, ok := <-events:
+			if !ok {
+				return 0, errors.New("event stream closed")
+			}
+			if ev.Type == "ask.created" && ev.Event.Session == session {
+				return ev.Event.AskID, nil
+			}
+		case <-time.After(30 * time.Second):
+			return 0, errors.New("no ask.created within 30 s")
+		case <-ctx.Done():
+			return 0, ctx.Err()
+		}
+	}
+}
+
+// waiterLoad holds N ask_user_question calls blocked at once, reads the agent
+// process's memory, then answers them all and counts what came back.
+func (b *bench) waiterLoad(ctx context.Context, tw io.Writer) error {
+	n := b.cfg.waiters
+	base, err := b.rss(ctx, b.cfg.agentURL)
+	if err != nil {
+		return err
+	}
+	run := time.Now().UnixNano()
+	const perSession = 20 // askd's default pending limit per session
+	sessions := (n + perSession - 1) / perSession
+	var calls sync.WaitGroup
+	var ok, failed atomic.Int64
+	var firstErr atomic.Value
+	start := time.Now()
+	for s := 0; s < sessions; s++ {
+		sess := fmt.Sprintf("bench-wait-%d-%d", run, s)
+		cs, err := b.mcpSession(ctx, sess)
+		if err != nil {
+			return fmt.Errorf("connect session %d: %w", s, err)
+		}
+		defer cs.Close()
+		for k := 0; k < perSession && s*perSession+k < n; k++ {
+			text := fmt.Sprintf("waiter %d?", s*perSession+k)
+			calls.Add(1)
+			go func() {
+				defer calls.Done()
+				res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: "ask_user_question", Arguments: questionArgs(text)})
+				if err == nil && answered(res, text) {
+					ok.Add(1)
+					return
+				}
+				failed.Add(1)
+				if err != nil {
+					firstErr.CompareAndSwap(nil, err.Error())
+				} else if res != nil {
+					raw, _ := json.Marshal(res)
+					firstErr.CompareAndSwap(nil, string(raw))
+				}
+			}()
+		}
+	}
+	// Wait until every call is blocked on a pending ask.
+	prefix := fmt.Sprintf("bench-wait-%d-", run)
+	for {
+		pending, err := b.pendingIn(ctx, prefix)
+		if err != nil {
+			return err
+		}
+		if pending >= n {
+			break
+		}
+		if failed.Load() > 0 {
+			return fmt.Errorf("%d calls failed while starting: %v", failed.Load(), firstErr.Load())
+		}
+		select {
+		case <-ctx.Done():
+			return fmt.Errorf("only %d of %d waiting: %w", pending, n, ctx.Err())
+		case <-time.After(200 * time.Millisecond):
+		}
+	}
+	ramp := time.Since(start)
+	loaded, err := b.rss(ctx, b.cfg.agentURL)
+	if err != nil {
+		return err
+	}
+	// Answer them all, 32 at a time.
+	t0 := time.Now()
+	ids := make(chan [2]any, 1024)
+	var answerers sync.WaitGroup
+	var answerErrs atomic.Int64
+	for w := 0; w < 32; w++ {
+		answerers.Add(1)
+		go func() {
+			defer answerers.Done()
+			for it := range ids {
+				if err := b.answer(ctx, it[0].(int64), it[1].(string)); err != nil {
+					answerErrs.Add(1)
+				}
+			}
+		}()
+	}
+	var before int64
+	listed := 0
+	for listed < n {
+		asks, err := b.human().List(ctx, client.ListOptions{Status: askd.StatusPending, Limit: 1000, Before: before})
+		if err != nil {
+			return err
+		}
+		if len(asks) == 0 {
+			break
+		}
+		for _, a := range asks {
+			before = a.ID
+			if strings.HasPrefix(a.Session, prefix) {
+				ids <- [2]any{a.ID, a.Questions[0].Question}
+				listed++
+			}
+		}
+	}
+	close(ids)
+	answerers.Wait()
+	calls.Wait()
+	drain := time.Since(t0)
+	per := float64(loaded-base) / float64(n)
+	fmt.Fprintf(tw, "blocked ask_user_question calls\t%d waiting, %d answered, %d lost\tramp %s, all answered and returned in %s, %d answer errors\n",
+		n, ok.Load(), int64(n)-ok.Load(), ramp.Round(time.Millisecond), drain.Round(time.Millisecond), answerErrs.Load())
+	fmt.Fprintf(tw, "agent process RSS\t%.0f MB loaded (%.0f MB idle)\t%.1f KB per waiter\n", float64(loaded)/1e6, float64(base)/1e6, per/1024)
+	if failed.Load() > 0 {
+		fmt.Fprintf(tw, "first failure\t%v\t\n", firstErr.Load())
+	}
+	return nil
+}
+
+// pendingIn counts pending asks in sessions whose name starts with prefix.
+func (b *bench) pendingIn(ctx context.Context, prefix string) (int, error) {
+	ss, err := b.human().Sessions(ctx)
+	if err != nil {
+		return 0, err
+	}
+	n := 0
+	for _, s := range ss {
+		if strings.HasPrefix(s.Name, prefix) {
+			n += s.Pending
+		}
+	}
+	return n, nil
+}
+
+// rss reads process_resident_memory_bytes from a server's /metrics.
+func (b *bench) rss(ctx context.Context, base string) (int64, error) {
+	req, _ := http.NewRequestWithContext(ctx, http.MethodGet, base+"/metrics", nil)
+	resp, err := b.http.Do(req)
+	if err != nil {
+		return 0, err
+	}
+	defer resp.Body.Close()
+	sc := bufio.NewScanner(resp.Body)
+	for sc.Scan() {
+		if v, ok := strings.CutPrefix(sc.Text(), "process_resident_memory_bytes "); ok {
+			f, err := strconv.ParseFloat(v, 64)
+			return int64(f), err
+		}
+	}
+	return 0, errors.New("no process_resident_memory_bytes in /metrics")
+}
+
+// throughput runs create (MCP ask) + answer cycles with concurrent agents.
+func (b *bench) throughput(ctx context.Context, tw io.Writer) error {
+	for _, agents := range b.cfg.agents {
+		run := time.Now().UnixNano()
+		var cycles, errs atomic.Int64
+		var wg sync.WaitGroup
+		stop := time.Now().Add(b.cfg.duration)
+		start := time.Now()
+		for g := 0; g < agents; g++ {
+			cs, err := b.mcpSession(ctx, fmt.Sprintf("bench-tp-%d-%d", run, g))
+			if err != nil {
+				return err
+			}
+			defer cs.Close()
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				for i := 0; time.Now().Before(stop) && ctx.Err() == nil; i++ {
+					res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: "ask", Arguments: map[string]any{"kind": "ready", "title": fmt.Sprintf("cycle %d", i)}})
+					if err != nil || res.IsError {
+						errs.Add(1)
+						continue
+					}
+					raw, _ := json.Marshal(res.StructuredContent)
+					var out struct{ ID int64 }
+					json.Unmarshal(raw, &out)
+					if _, err := b.human().Answer(ctx, out.ID, &askd.Answer{Answer: "ok"}); err != nil {
+						errs.Add(1)
+						continue
+					}
+					cycles.Add(1)
+				}
+			}()
+		}
+		wg.Wait()
+		el := time.Since(start)
+		fmt.Fprintf(tw, "create+answer cycles, %d agents\t%.0f/s\t%d cycles in %s, %d errors\n", agents, float64(cycles.Load())/el.Seconds(), cycles.Load(), el.Round(time.Millisecond), errs.Load())
+	}
+	return nil
+}
+
+// sseFanout connects N inbox streams plus one that never reads, creates asks,
+// and times each stream's receipt of the ask.created event.
+func (b *bench) sseFanout(ctx context.Context, tw io.Writer) error {
+	n := b.cfg.sseStreams
+	sctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	type recv struct {
+		stream int
+		at     time.Time
+		id     string
+	}
+	got := make(chan recv, n*8)
+	var connected sync.WaitGroup
+	open := func(i int, read bool) error {
+		req, _ := http.NewRequestWithContext(sctx, http.MethodGet, b.cfg.inboxURL+"/api/events", nil)
+		req.Header.Set("Authorization", "Bearer "+b.cfg.humanToken)
+		resp, err := b.http.Do(req)
+		if err != nil {
+			return err
+		}
+		if resp.StatusCode != http.StatusOK {
+			resp.Body.Close()
+			return fmt.Errorf("events: %s", resp.Status)
+		}
+		connected.Done()
+		if !read {
+			<-sctx.Done() // a stalled reader: connected, never reading
+			resp.Body.Close()
+			return nil
+		}
+		go func() {
+			defer resp.Body.Close()
+			sc := bufio.NewScanner(resp.Body)
+			sc.Buffer(make([]byte, 64<<10), 1<<20)
+			for sc.Scan() {
+				if line := sc.Text(); strings.HasPrefix(line, "event: ask.created") {
+					got <- recv{stream: i, at: time.Now()}
+				}
+			}
+		}()
+		return nil
+	}
+	connected.Add(n + 1)
+	go open(-1, false)
+	for i := 0; i < n; i++ {
+		go func(i int) {
+			if err := open(i, true); err != nil {
+				connected.Done()
+			}
+		}(i)
+	}
+	connected.Wait()
+	time.Sleep(500 * time.Millisecond)
+	agent := client.New(b.cfg.agentURL, b.cfg.agentToken)
+	agent.HTTP = b.http
+	run := time.Now().UnixNano()
+	var lat []time.Duration
+	const rounds = 5
+	for r := 0; r < rounds; r++ {
+		agent.Session = fmt.Sprintf("bench-sse-%d-%d", run, r) // a new session: a new ask, not a replacement
+		t0 := time.Now()
+		if _, err := agent.Create(ctx, &askd.AskInput{Kind: askd.KindReady, Title: fmt.Sprintf("fan-out %d", r)}, 0); err != nil {
+			return err
+		}
+		seen := 0
+		timeout := time.After(10 * time.Second)
+	collect:
+		for seen < n {
+			select {
+			case rv := <-got:
+				lat = append(lat, rv.at.Sub(t0))
+				seen++
+			case <-timeout:
+				break collect
+			}
+		}
+		if seen < n {
+			return fmt.Errorf("round %d: only %d of %d streams saw the event within 10 s", r, seen, n)
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	fmt.Fprintf(tw, "SSE fan-out to %d streams (+1 stalled)\t%s\t%d rounds, create -> each stream's receipt\n", n, percentiles(lat), rounds)
+	return nil
+}
+
+// percentiles formats p50 / p99 / max in milliseconds.
+func percentiles(d []time.Duration) string {
+	if len(d) == 0 {
+		return "no samples"
+	}
+	sort.Slice(d, func(i, j int) bool { return d[i] < d[j] })
+	q := func(p float64) time.Duration { return d[int(p*float64(len(d)-1))] }
+	ms := func(x time.Duration) string { return strconv.FormatFloat(float64(x.Microseconds())/1000, 'f', 2, 64) }
+	return fmt.Sprintf("p50 %s ms / p99 %s ms / max %s ms", ms(q(0.5)), ms(q(0.99)), ms(d[len(d)-1]))
+}
