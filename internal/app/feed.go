@@ -2,6 +2,8 @@ package app
 
 import (
 	"context"
+	"encoding/json"
+	"sort"
 	"sync"
 	"time"
 
@@ -20,10 +22,28 @@ type feed struct {
 	kick  chan struct{}
 
 	mu     sync.Mutex
-	ring   []*askd.Event // the newest events, ascending ids
-	last   int64         // the newest event id loaded
+	ring   []*FeedEvent // the newest events, ascending ids
+	last   int64        // the newest event id loaded
 	subs   map[*Stream]struct{}
 	loaded bool
+}
+
+// FeedEvent is an event with its JSON, encoded once for every stream.
+type FeedEvent struct {
+	*askd.Event
+	JSON []byte
+}
+
+func encodeEvents(evs []*askd.Event) []*FeedEvent {
+	out := make([]*FeedEvent, len(evs))
+	for i, e := range evs {
+		data, err := json.Marshal(e)
+		if err != nil {
+			data = []byte(`{}`)
+		}
+		out[i] = &FeedEvent{Event: e, JSON: data}
+	}
+	return out
 }
 
 // Stream is one subscriber to the event feed.
@@ -83,10 +103,11 @@ func (f *feed) load(ctx context.Context) error {
 		if len(evs) == 0 {
 			return nil
 		}
+		fevs := encodeEvents(evs)
 		f.mu.Lock()
-		f.ring = append(f.ring, evs...)
+		f.ring = append(f.ring, fevs...)
 		if over := len(f.ring) - feedSize; over > 0 {
-			f.ring = append([]*askd.Event(nil), f.ring[over:]...)
+			f.ring = append([]*FeedEvent(nil), f.ring[over:]...)
 		}
 		f.last = evs[len(evs)-1].ID
 		after = f.last
@@ -129,22 +150,21 @@ func (s *Stream) Close() {
 // Next returns the events after the stream's cursor (at most 500) and moves the
 // cursor past them. It reads from memory when it can, from the store when the
 // stream is further behind than the feed remembers.
-func (s *Stream) Next(ctx context.Context) ([]*askd.Event, error) {
+func (s *Stream) Next(ctx context.Context) ([]*FeedEvent, error) {
 	f := s.f
 	f.mu.Lock()
 	if f.loaded && (len(f.ring) > 0 && s.cursor >= f.ring[0].ID-1 || len(f.ring) == 0 && s.cursor >= f.last) {
-		var out []*askd.Event
-		for _, e := range f.ring {
-			if e.ID > s.cursor {
-				out = append(out, e)
-				if len(out) == 500 {
-					break
-				}
-			}
-		}
+		// The ring is sorted by id: find the first event after the cursor.
+		i := sort.Search(len(f.ring), func(i int) bool { return f.ring[i].ID > s.cursor })
+		end := min(len(f.ring), i+500)
+		out := f.ring[i:end:end] // shared, read-only: the ring only appends or is replaced
+		more := end < len(f.ring)
 		f.mu.Unlock()
 		if len(out) > 0 {
 			s.cursor = out[len(out)-1].ID
+		}
+		if more {
+			signal(s.Ready)
 		}
 		return out, nil
 	}
@@ -161,7 +181,7 @@ func (s *Stream) Next(ctx context.Context) ([]*askd.Event, error) {
 		s.cursor = evs[len(evs)-1].ID
 		signal(s.Ready) // there may be more
 	}
-	return evs, nil
+	return encodeEvents(evs), nil
 }
 
 // Cursor is the id of the last event the stream was given.

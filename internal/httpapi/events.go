@@ -1,7 +1,6 @@
 package httpapi
 
 import (
-	"encoding/json"
 	"fmt"
 	"net/http"
 	"strconv"
@@ -78,11 +77,7 @@ func (s *Server) events(w http.ResponseWriter, r *http.Request, c askd.Caller) e
 				if session != "" && e.Session != session {
 					continue
 				}
-				data, err := json.Marshal(e)
-				if err != nil {
-					continue
-				}
-				if _, err := fmt.Fprintf(w, "id: %d\nevent: %s\ndata: %s\n\n", e.ID, askd.EventType(e.Action), data); err != nil {
+				if _, err := fmt.Fprintf(w, "id: %d\nevent: %s\ndata: %s\n\n", e.ID, askd.EventType(e.Action), e.JSON); err != nil {
 					return nil
 				}
 			}
