@@ -290,4 +290,26 @@ type Tx interface {
 	Tokens(ctx context.Context) ([]*Token, error)
 	// RevokeToken deletes the named token; ENOTFOUND when there is none.
 	RevokeToken(ctx context.Context, name string) error
+
+	// SetChannel sets a session's delivery channel, replacing any.
+	SetChannel(ctx context.Context, session string, c *Channel) error
+	// Channel returns a session's delivery channel; ENOTFOUND when none was set.
+	Channel(ctx context.Context, session string) (*Channel, error)
+	// CreateDelivery adds d to the outbox and sets d.ID. A delivery with d.Key
+	// already there is ECONFLICT, and leaves the transaction usable.
+	CreateDelivery(ctx context.Context, d *Delivery) error
+	// Delivery returns the delivery with the key; ENOTFOUND when there is none.
+	Delivery(ctx context.Context, key string) (*Delivery, error)
+	// ClaimDeliveries leases up to limit pending deliveries due at now (NextAt
+	// not after now, no lease running), oldest due first: each gets
+	// ClaimedUntil now+lease and one more attempt. Concurrent claimers, in
+	// this process or others, never get the same delivery while its lease
+	// runs.
+	ClaimDeliveries(ctx context.Context, now time.Time, lease time.Duration, limit int) ([]*Delivery, error)
+	// NextDeliveryAt returns when the next pending delivery becomes claimable
+	// (its NextAt, or the end of its lease if later); zero when none will.
+	NextDeliveryAt(ctx context.Context) (time.Time, error)
+	// UpdateDelivery replaces the stored delivery d.ID's status, attempts,
+	// NextAt, ClaimedUntil, LastError and UpdatedAt with d's.
+	UpdateDelivery(ctx context.Context, d *Delivery) error
 }

@@ -10,7 +10,9 @@
 //   - AddEvent without Ask snapshots the ask as stored in the transaction;
 //   - Tokens lists by name; Sessions lists by name;
 //   - ids of asks and events are never reused, even after DeleteAsks;
-//   - watchers hear of committed events in order, and of nothing rolled back.
+//   - watchers hear of committed events in order, and of nothing rolled back;
+//   - deliveries are claimed due-first, never twice while leased, even by
+//     concurrent claimers, and go with their ask.
 //
 // The suite never goes on using a transaction after one of its statements
 // failed (PostgreSQL aborts the transaction then): each expected failure has
@@ -56,6 +58,10 @@ func Run(t *testing.T, open func(t *testing.T) askd.Store) {
 		{"ViewSeesOnlyCommitted", testViewSeesOnlyCommitted},
 		{"ViewRefusesWrites", testViewRefusesWrites},
 		{"ConcurrentUpdates", testConcurrentUpdates},
+		{"Channels", testChannels},
+		{"DeliveryRoundTrip", testDeliveryRoundTrip},
+		{"ClaimDeliveries", testClaimDeliveries},
+		{"ConcurrentClaims", testConcurrentClaims},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

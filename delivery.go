@@ -1,0 +1,214 @@
+package askd
+
+import (
+	"fmt"
+	"net/url"
+	"strings"
+	"time"
+)
+
+// ChannelType is how a session's agent is told of settled asks (SPEC §5).
+type ChannelType string
+
+const (
+	// ChannelHook (the default): the text waits for the session's Stop hook,
+	// check_ask or `askd check`, which mark the ask told.
+	ChannelHook ChannelType = "hook"
+	// ChannelWebhook: POST to a URL, with an Idempotency-Key and an HMAC-SHA256
+	// signature over the body.
+	ChannelWebhook ChannelType = "webhook"
+	// ChannelCommand: run an argv template, without a shell.
+	ChannelCommand ChannelType = "command"
+)
+
+// Notifier types: how a person hears of a new ask. They are stored in a
+// Channel's Type on deliveries of kind DeliveryNotify.
+const (
+	NotifyWebhook ChannelType = "webhook" // generic: POST JSON
+	NotifySlack   ChannelType = "slack"   // Slack incoming webhook: POST {"text": ...}
+	NotifyNtfy    ChannelType = "ntfy"    // ntfy topic URL: POST plain text, Title and Click headers
+)
+
+// Placeholders a command channel's argv may hold, each replaced within every
+// argument on its own: the session's name, the told text, the ask's id.
+const (
+	PlaceholderSession = "{session}"
+	PlaceholderPrompt  = "{prompt}"
+	PlaceholderID      = "{id}"
+)
+
+// Limits of channels.
+const (
+	MaxArgv        = 32       // arguments of a command channel, the program included
+	MaxArgBytes    = 4 << 10  // each argument
+	MaxURLBytes    = 2048     // webhook and notifier URLs
+	MaxSecretBytes = 256      // webhook secrets
+	MaxErrorBytes  = 1 << 10  // a delivery's last error, as kept
+	secretShown    = "******" // what a secret reads as once stored
+)
+
+// Channel is where and how something is sent: a session's delivery channel
+// (hook, webhook or command), or, on a notification's delivery, a notifier
+// (webhook, slack or ntfy, with URL).
+type Channel struct {
+	Type   ChannelType `json:"type"`
+	URL    string      `json:"url,omitempty"`    // webhook, notifiers
+	Secret string      `json:"secret,omitempty"` // webhook: the HMAC-SHA256 key
+	Argv   []string    `json:"argv,omitempty"`   // command
+}
+
+// Redacted returns a copy of c fit to show: the secret replaced.
+func (c Channel) Redacted() Channel {
+	if c.Secret != "" {
+		c.Secret = secretShown
+	}
+	c.Argv = append([]string(nil), c.Argv...)
+	return c
+}
+
+// Validate checks c as a session's delivery channel. Errors are EINVALID and
+// name the field: url must be an http or https URL, argv holds 1 to 32
+// arguments of at most 4 KiB each, its first the program.
+func (c *Channel) Validate() error {
+	var p problems
+	switch c.Type {
+	case ChannelHook:
+		p.none("url", c.URL != "", c.Type)
+		p.none("secret", c.Secret != "", c.Type)
+		p.none("argv", c.Argv != nil, c.Type)
+	case ChannelWebhook:
+		p.httpURL("url", c.URL)
+		switch {
+		case c.Secret == "":
+			p.add("secret", "required with type webhook: the key of the Askd-Signature HMAC")
+		case len(c.Secret) > MaxSecretBytes:
+			p.size("secret", len(c.Secret), MaxSecretBytes)
+		}
+		p.none("argv", c.Argv != nil, c.Type)
+	case ChannelCommand:
+		p.count("argv", len(c.Argv), 1, MaxArgv)
+		for i, arg := range c.Argv {
+			path := fmt.Sprintf("argv[%d]", i)
+			switch {
+			case i == 0 && strings.TrimSpace(arg) == "":
+				p.add(path, "required: the program to run")
+			case len(arg) > MaxArgBytes:
+				p.size(path, len(arg), MaxArgBytes)
+			case strings.ContainsRune(arg, 0):
+				p.add(path, "may not contain the NUL character")
+			}
+		}
+		p.none("url", c.URL != "", c.Type)
+		p.none("secret", c.Secret != "", c.Type)
+	case "":
+		p.add("type", "required: hook, webhook or command")
+	default:
+		p.add("type", "%q is not hook, webhook or command", c.Type)
+	}
+	return p.err()
+}
+
+// ValidateNotifier checks c as a notifier: type webhook, slack or ntfy, and
+// an http or https url.
+func (c *Channel) ValidateNotifier() error {
+	var p problems
+	switch c.Type {
+	case NotifyWebhook, NotifySlack, NotifyNtfy:
+	default:
+		p.add("type", "%q is not webhook, slack or ntfy", c.Type)
+	}
+	p.httpURL("url", c.URL)
+	return p.err()
+}
+
+// none adds a problem when a field is set that type t does not take.
+func (p *problems) none(path string, set bool, t ChannelType) {
+	if set {
+		p.add(path, "not allowed with type %s", t)
+	}
+}
+
+// httpURL checks that s is an absolute http or https URL with a host.
+func (p *problems) httpURL(path, s string) {
+	if s == "" {
+		p.add(path, "required: an http or https URL")
+		return
+	}
+	if len(s) > MaxURLBytes {
+		p.size(path, len(s), MaxURLBytes)
+		return
+	}
+	u, err := url.Parse(s)
+	switch {
+	case err != nil:
+		p.add(path, "not a URL: %s", strings.TrimPrefix(err.Error(), "parse "))
+	case u.Scheme != "http" && u.Scheme != "https":
+		p.add(path, "must be an http or https URL, not %q", u.Scheme)
+	case u.Host == "":
+		p.add(path, "has no host")
+	}
+}
+
+// DeliveryKind is what a delivery carries.
+type DeliveryKind string
+
+const (
+	DeliveryTell   DeliveryKind = "tell"   // a settled ask's outcome, to the agent
+	DeliveryNotify DeliveryKind = "notify" // a new ask, to people
+)
+
+// DeliveryStatus is where a delivery is: pending until sent, or failed for
+// good.
+type DeliveryStatus string
+
+const (
+	DeliveryPending DeliveryStatus = "pending"
+	DeliverySent    DeliveryStatus = "sent"
+	DeliveryFailed  DeliveryStatus = "failed"
+)
+
+// Delivery is one message in the outbox: written in the transaction that
+// made it due, sent by a worker that claims it with a lease, retried with
+// backoff until sent or failed.
+type Delivery struct {
+	ID      int64        `json:"id"`
+	Kind    DeliveryKind `json:"kind"`
+	Key     string       `json:"key"` // unique; the Idempotency-Key of webhooks
+	AskID   int64        `json:"ask_id"`
+	Session string       `json:"session"`
+	// Channel is a snapshot of where it goes, taken when it was written: the
+	// session's channel (tell), or the notifier (notify).
+	Channel  Channel        `json:"channel"`
+	Status   DeliveryStatus `json:"status"`
+	Attempts int            `json:"attempts"` // claims so far
+	// NextAt is when a worker may next claim it; nil for a hook channel's
+	// tells, which no worker sends (the agent fetches them).
+	NextAt *time.Time `json:"next_at,omitempty"`
+	// ClaimedUntil is the lease of the worker sending it; past it, another
+	// worker may claim it again (its sender died).
+	ClaimedUntil *time.Time `json:"claimed_until,omitempty"`
+	LastError    string     `json:"last_error,omitempty"`
+	CreatedAt    time.Time  `json:"created_at"`
+	UpdatedAt    time.Time  `json:"updated_at"`
+}
+
+// StableTime is the format of times in delivery keys: RFC 3339 in UTC, to
+// the microsecond (what both stores keep), always with six digits.
+const StableTime = "2006-01-02T15:04:05.000000Z07:00"
+
+// TellKey is the idempotency key of the delivery telling a settled ask's
+// outcome: "ask:<id>@<settled_at>". It is the same however often it is
+// computed, and different for a later settlement of the same id.
+func TellKey(a *Ask) string {
+	var at time.Time
+	if a.SettledAt != nil {
+		at = *a.SettledAt
+	}
+	return fmt.Sprintf("ask:%d@%s", a.ID, at.UTC().Truncate(time.Microsecond).Format(StableTime))
+}
+
+// NotifyKey is the key of the delivery of a new ask (or a new revision of an
+// attention ask) to notifier number i.
+func NotifyKey(a *Ask, i int) string {
+	return fmt.Sprintf("notify:%d.%d#%d", a.ID, a.Revision, i)
+}

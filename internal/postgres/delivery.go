@@ -1,0 +1,211 @@
+package postgres
+
+import (
+	"cmp"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"slices"
+	"time"
+
+	"github.com/jackc/pgerrcode"
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgconn"
+
+	"github.com/askd-dev/askd"
+)
+
+// SetChannel stores a session's delivery channel, replacing any.
+func (t *tx) SetChannel(ctx context.Context, session string, c *askd.Channel) error {
+	if err := t.mustWrite("set channel"); err != nil {
+		return err
+	}
+	b, err := json.Marshal(c)
+	if err != nil {
+		return fmt.Errorf("set channel of %q: %w", session, err)
+	}
+	_, err = t.tx.Exec(ctx, `
+		INSERT INTO channels (session, channel, updated_at) VALUES ($1, $2, now())
+		ON CONFLICT (session) DO UPDATE SET channel = excluded.channel, updated_at = excluded.updated_at`,
+		session, b)
+	if err != nil {
+		return translate(err, fmt.Sprintf("set channel of %q", session))
+	}
+	return nil
+}
+
+// Channel returns a session's delivery channel; ENOTFOUND when none was set.
+func (t *tx) Channel(ctx context.Context, session string) (*askd.Channel, error) {
+	var raw []byte
+	err := t.tx.QueryRow(ctx, "SELECT channel FROM channels WHERE session = $1", session).Scan(&raw)
+	if errors.Is(err, pgx.ErrNoRows) {
+		return nil, askd.Errorf(askd.ENOTFOUND, "session %q has no channel", session)
+	}
+	if err != nil {
+		return nil, translate(err, fmt.Sprintf("read channel of %q", session))
+	}
+	var c askd.Channel
+	if err := json.Unmarshal(raw, &c); err != nil {
+		return nil, fmt.Errorf("channel of %q: %w", session, err)
+	}
+	return &c, nil
+}
+
+const deliveryColumns = `id, kind, idempotency_key, ask_id, session, channel, status, attempts,
+	next_at, claimed_until, last_error, created_at, updated_at`
+
+// CreateDelivery adds d and sets d.ID; ECONFLICT when d.Key is taken. ON
+// CONFLICT DO NOTHING keeps the transaction usable, where a unique violation
+// would abort it.
+func (t *tx) CreateDelivery(ctx context.Context, d *askd.Delivery) error {
+	if err := t.mustWrite("create delivery"); err != nil {
+		return err
+	}
+	ch, err := json.Marshal(d.Channel)
+	if err != nil {
+		return fmt.Errorf("create delivery %s: %w", d.Key, err)
+	}
+	err = t.tx.QueryRow(ctx, `
+		INSERT INTO deliveries (kind, idempotency_key, ask_id, session, channel, status, attempts,
+			next_at, claimed_until, last_error, created_at, updated_at)
+		VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12)
+		ON CONFLICT (idempotency_key) DO NOTHING
+		RETURNING id`,
+		string(d.Kind), d.Key, d.AskID, d.Session, ch, string(d.Status), d.Attempts,
+		d.NextAt, d.ClaimedUntil, d.LastError, d.CreatedAt, d.UpdatedAt,
+	).Scan(&d.ID)
+	var pe *pgconn.PgError
+	switch {
+	case errors.Is(err, pgx.ErrNoRows):
+		return askd.Errorf(askd.ECONFLICT, "delivery %s already exists", d.Key)
+	case errors.As(err, &pe) && pe.Code == pgerrcode.ForeignKeyViolation:
+		return askd.Errorf(askd.ENOTFOUND, "ask %d not found", d.AskID)
+	case err != nil:
+		return translate(err, "create delivery "+d.Key)
+	}
+	return nil
+}
+
+// Delivery returns the delivery with the key; ENOTFOUND when there is none.
+// In a write transaction the row stays locked until commit.
+func (t *tx) Delivery(ctx context.Context, key string) (*askd.Delivery, error) {
+	lock := ""
+	if t.writable {
+		lock = " FOR UPDATE"
+	}
+	rows, err := t.tx.Query(ctx, "SELECT "+deliveryColumns+" FROM deliveries WHERE idempotency_key = $1"+lock, key)
+	if err != nil {
+		return nil, translate(err, "read delivery "+key)
+	}
+	d, err := pgx.CollectExactlyOneRow(rows, scanDelivery)
+	if errors.Is(err, pgx.ErrNoRows) {
+		return nil, askd.Errorf(askd.ENOTFOUND, "delivery %s not found", key)
+	}
+	if err != nil {
+		return nil, translate(err, "read delivery "+key)
+	}
+	return d, nil
+}
+
+// ClaimDeliveries leases due deliveries. FOR UPDATE SKIP LOCKED makes
+// concurrent claimers (of any process) pass over the rows another is taking;
+// once that one commits, the rows carry its lease and are not due. So no two
+// claimers get one delivery while its lease runs.
+func (t *tx) ClaimDeliveries(ctx context.Context, now time.Time, lease time.Duration, limit int) ([]*askd.Delivery, error) {
+	if err := t.mustWrite("claim deliveries"); err != nil {
+		return nil, err
+	}
+	rows, err := t.tx.Query(ctx, `
+		UPDATE deliveries SET claimed_until = $2, attempts = attempts + 1, updated_at = $1
+		WHERE id IN (
+			SELECT id FROM deliveries
+			WHERE status = 'pending' AND next_at <= $1 AND (claimed_until IS NULL OR claimed_until <= $1)
+			ORDER BY next_at, id LIMIT $3
+			FOR UPDATE SKIP LOCKED)
+		RETURNING `+deliveryColumns,
+		now, now.Add(lease), limit)
+	if err != nil {
+		return nil, translate(err, "claim deliveries")
+	}
+	out, err := pgx.CollectRows(rows, scanDelivery)
+	if err != nil {
+		return nil, translate(err, "claim deliveries")
+	}
+	// RETURNING has no order: as they were due.
+	slices.SortFunc(out, func(a, b *askd.Delivery) int {
+		if c := a.NextAt.Compare(*b.NextAt); c != 0 {
+			return c
+		}
+		return cmp.Compare(a.ID, b.ID)
+	})
+	if out == nil {
+		out = []*askd.Delivery{}
+	}
+	return out, nil
+}
+
+// NextDeliveryAt returns when the next pending delivery becomes claimable;
+// zero when none will.
+func (t *tx) NextDeliveryAt(ctx context.Context) (time.Time, error) {
+	var at *time.Time
+	// GREATEST ignores NULLs: an unclaimed delivery is due at next_at.
+	err := t.tx.QueryRow(ctx, `
+		SELECT min(GREATEST(next_at, claimed_until)) FROM deliveries
+		WHERE status = 'pending' AND next_at IS NOT NULL`).Scan(&at)
+	if err != nil {
+		return time.Time{}, translate(err, "next delivery")
+	}
+	if at == nil {
+		return time.Time{}, nil
+	}
+	return at.UTC(), nil
+}
+
+// UpdateDelivery stores d's state; ENOTFOUND when d.ID does not exist.
+func (t *tx) UpdateDelivery(ctx context.Context, d *askd.Delivery) error {
+	if err := t.mustWrite("update delivery"); err != nil {
+		return err
+	}
+	tag, err := t.tx.Exec(ctx, `
+		UPDATE deliveries SET status = $1, attempts = $2, next_at = $3, claimed_until = $4, last_error = $5, updated_at = $6
+		WHERE id = $7`,
+		string(d.Status), d.Attempts, d.NextAt, d.ClaimedUntil, d.LastError, d.UpdatedAt, d.ID)
+	if err != nil {
+		return translate(err, fmt.Sprintf("update delivery %d", d.ID))
+	}
+	if tag.RowsAffected() == 0 {
+		return askd.Errorf(askd.ENOTFOUND, "delivery %d not found", d.ID)
+	}
+	return nil
+}
+
+// scanDelivery reads one row of deliveryColumns.
+func scanDelivery(row pgx.CollectableRow) (*askd.Delivery, error) {
+	var (
+		d            askd.Delivery
+		kind, status string
+		ch           []byte
+	)
+	err := row.Scan(&d.ID, &kind, &d.Key, &d.AskID, &d.Session, &ch, &status, &d.Attempts,
+		&d.NextAt, &d.ClaimedUntil, &d.LastError, &d.CreatedAt, &d.UpdatedAt)
+	if err != nil {
+		return nil, err
+	}
+	d.Kind, d.Status = askd.DeliveryKind(kind), askd.DeliveryStatus(status)
+	d.NextAt, d.ClaimedUntil = utcPtr(d.NextAt), utcPtr(d.ClaimedUntil)
+	d.CreatedAt, d.UpdatedAt = d.CreatedAt.UTC(), d.UpdatedAt.UTC()
+	if err := json.Unmarshal(ch, &d.Channel); err != nil {
+		return nil, fmt.Errorf("delivery %d channel: %w", d.ID, err)
+	}
+	return &d, nil
+}
+
+// utcPtr is *t in UTC, nil for nil.
+func utcPtr(t *time.Time) *time.Time {
+	if t == nil {
+		return nil
+	}
+	u := t.UTC()
+	return &u
+}

@@ -1,0 +1,200 @@
+package sqlite
+
+import (
+	"cmp"
+	"context"
+	"database/sql"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"slices"
+	"time"
+
+	"github.com/askd-dev/askd"
+)
+
+// SetChannel stores a session's delivery channel, replacing any.
+func (t *tx) SetChannel(ctx context.Context, session string, c *askd.Channel) error {
+	if err := t.mustWrite("set channel"); err != nil {
+		return err
+	}
+	b, err := json.Marshal(c)
+	if err != nil {
+		return fmt.Errorf("set channel of %q: %w", session, err)
+	}
+	_, err = t.tx.ExecContext(ctx, `
+		INSERT INTO channels (session, channel, updated_at) VALUES (?, ?, ?)
+		ON CONFLICT (session) DO UPDATE SET channel = excluded.channel, updated_at = excluded.updated_at`,
+		session, string(b), micros(time.Now()))
+	if err != nil {
+		return fmt.Errorf("set channel of %q: %w", session, err)
+	}
+	return nil
+}
+
+// Channel returns a session's delivery channel; ENOTFOUND when none was set.
+func (t *tx) Channel(ctx context.Context, session string) (*askd.Channel, error) {
+	var raw string
+	err := t.tx.QueryRowContext(ctx, "SELECT channel FROM channels WHERE session = ?", session).Scan(&raw)
+	if errors.Is(err, sql.ErrNoRows) {
+		return nil, askd.Errorf(askd.ENOTFOUND, "session %q has no channel", session)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("read channel of %q: %w", session, err)
+	}
+	var c askd.Channel
+	if err := json.Unmarshal([]byte(raw), &c); err != nil {
+		return nil, fmt.Errorf("channel of %q: %w", session, err)
+	}
+	return &c, nil
+}
+
+const deliveryColumns = `id, kind, idempotency_key, ask_id, session, channel, status, attempts,
+	next_at, claimed_until, last_error, created_at, updated_at`
+
+// CreateDelivery adds d and sets d.ID; ECONFLICT when d.Key is taken.
+func (t *tx) CreateDelivery(ctx context.Context, d *askd.Delivery) error {
+	if err := t.mustWrite("create delivery"); err != nil {
+		return err
+	}
+	ch, err := json.Marshal(d.Channel)
+	if err != nil {
+		return fmt.Errorf("create delivery %s: %w", d.Key, err)
+	}
+	// DO NOTHING rather than a constraint error, as PostgreSQL needs it to keep
+	// the transaction usable; the same here so both stores behave alike.
+	err = t.tx.QueryRowContext(ctx, `
+		INSERT INTO deliveries (kind, idempotency_key, ask_id, session, channel, status, attempts,
+			next_at, claimed_until, last_error, created_at, updated_at)
+		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+		ON CONFLICT (idempotency_key) DO NOTHING
+		RETURNING id`,
+		string(d.Kind), d.Key, d.AskID, d.Session, string(ch), string(d.Status), d.Attempts,
+		nullMicros(d.NextAt), nullMicros(d.ClaimedUntil), d.LastError, micros(d.CreatedAt), micros(d.UpdatedAt),
+	).Scan(&d.ID)
+	switch {
+	case errors.Is(err, sql.ErrNoRows):
+		return askd.Errorf(askd.ECONFLICT, "delivery %s already exists", d.Key)
+	case isForeignKeyViolation(err):
+		return askd.Errorf(askd.ENOTFOUND, "ask %d not found", d.AskID)
+	case err != nil:
+		return fmt.Errorf("create delivery %s: %w", d.Key, err)
+	}
+	return nil
+}
+
+// Delivery returns the delivery with the key; ENOTFOUND when there is none.
+func (t *tx) Delivery(ctx context.Context, key string) (*askd.Delivery, error) {
+	row := t.tx.QueryRowContext(ctx, "SELECT "+deliveryColumns+" FROM deliveries WHERE idempotency_key = ?", key)
+	d, err := scanDelivery(row)
+	if errors.Is(err, sql.ErrNoRows) {
+		return nil, askd.Errorf(askd.ENOTFOUND, "delivery %s not found", key)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("read delivery %s: %w", key, err)
+	}
+	return d, nil
+}
+
+// ClaimDeliveries leases due deliveries. On SQLite every write transaction
+// runs alone on the one writer, so selecting and marking in one statement is
+// all a claim needs.
+func (t *tx) ClaimDeliveries(ctx context.Context, now time.Time, lease time.Duration, limit int) ([]*askd.Delivery, error) {
+	if err := t.mustWrite("claim deliveries"); err != nil {
+		return nil, err
+	}
+	n := micros(now)
+	rows, err := t.tx.QueryContext(ctx, `
+		UPDATE deliveries SET claimed_until = ?, attempts = attempts + 1, updated_at = ?
+		WHERE id IN (
+			SELECT id FROM deliveries
+			WHERE status = 'pending' AND next_at <= ? AND (claimed_until IS NULL OR claimed_until <= ?)
+			ORDER BY next_at, id LIMIT ?)
+		RETURNING `+deliveryColumns,
+		micros(now.Add(lease)), n, n, n, limit)
+	if err != nil {
+		return nil, fmt.Errorf("claim deliveries: %w", err)
+	}
+	defer rows.Close()
+	out := []*askd.Delivery{}
+	for rows.Next() {
+		d, err := scanDelivery(rows)
+		if err != nil {
+			return nil, fmt.Errorf("claim deliveries: %w", err)
+		}
+		out = append(out, d)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("claim deliveries: %w", err)
+	}
+	sortDue(out)
+	return out, nil
+}
+
+// sortDue orders claimed deliveries as they were due (RETURNING has no order).
+func sortDue(ds []*askd.Delivery) {
+	slices.SortFunc(ds, func(a, b *askd.Delivery) int {
+		if c := a.NextAt.Compare(*b.NextAt); c != 0 {
+			return c
+		}
+		return cmp.Compare(a.ID, b.ID)
+	})
+}
+
+// NextDeliveryAt returns when the next pending delivery becomes claimable;
+// zero when none will.
+func (t *tx) NextDeliveryAt(ctx context.Context) (time.Time, error) {
+	var at sql.NullInt64
+	err := t.tx.QueryRowContext(ctx, `
+		SELECT min(max(next_at, coalesce(claimed_until, next_at))) FROM deliveries
+		WHERE status = 'pending' AND next_at IS NOT NULL`).Scan(&at)
+	if err != nil {
+		return time.Time{}, fmt.Errorf("next delivery: %w", err)
+	}
+	if !at.Valid {
+		return time.Time{}, nil
+	}
+	return fromMicros(at.Int64), nil
+}
+
+// UpdateDelivery stores d's state; ENOTFOUND when d.ID does not exist.
+func (t *tx) UpdateDelivery(ctx context.Context, d *askd.Delivery) error {
+	if err := t.mustWrite("update delivery"); err != nil {
+		return err
+	}
+	res, err := t.tx.ExecContext(ctx, `
+		UPDATE deliveries SET status = ?, attempts = ?, next_at = ?, claimed_until = ?, last_error = ?, updated_at = ?
+		WHERE id = ?`,
+		string(d.Status), d.Attempts, nullMicros(d.NextAt), nullMicros(d.ClaimedUntil), d.LastError, micros(d.UpdatedAt), d.ID)
+	if err != nil {
+		return fmt.Errorf("update delivery %d: %w", d.ID, err)
+	}
+	if n, err := res.RowsAffected(); err != nil {
+		return fmt.Errorf("update delivery %d: %w", d.ID, err)
+	} else if n == 0 {
+		return askd.Errorf(askd.ENOTFOUND, "delivery %d not found", d.ID)
+	}
+	return nil
+}
+
+// scanDelivery reads one row of deliveryColumns.
+func scanDelivery(row scanner) (*askd.Delivery, error) {
+	var (
+		d                    askd.Delivery
+		kind, status, ch     string
+		nextAt, claimedUntil sql.NullInt64
+		createdAt, updatedAt int64
+	)
+	err := row.Scan(&d.ID, &kind, &d.Key, &d.AskID, &d.Session, &ch, &status, &d.Attempts,
+		&nextAt, &claimedUntil, &d.LastError, &createdAt, &updatedAt)
+	if err != nil {
+		return nil, err
+	}
+	d.Kind, d.Status = askd.DeliveryKind(kind), askd.DeliveryStatus(status)
+	d.NextAt, d.ClaimedUntil = fromNullMicros(nextAt), fromNullMicros(claimedUntil)
+	d.CreatedAt, d.UpdatedAt = fromMicros(createdAt), fromMicros(updatedAt)
+	if err := json.Unmarshal([]byte(ch), &d.Channel); err != nil {
+		return nil, fmt.Errorf("delivery %d channel: %w", d.ID, err)
+	}
+	return &d, nil
+}

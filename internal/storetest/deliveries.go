@@ -1,0 +1,298 @@
+package storetest
+
+import (
+	"fmt"
+	"reflect"
+	"slices"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/askd-dev/askd"
+)
+
+// Channels and the outbox (SPEC §5).
+
+func testChannels(t *testing.T, s askd.Store) {
+	ctx := t.Context()
+	err := s.View(ctx, func(tx askd.Tx) error {
+		_, err := tx.Channel(ctx, "s1")
+		return err
+	})
+	wantCode(t, err, askd.ENOTFOUND)
+
+	hook := &askd.Channel{Type: askd.ChannelHook}
+	web := &askd.Channel{Type: askd.ChannelWebhook, URL: "https://example.test/tell?x=1", Secret: "s3cret"}
+	cmd := &askd.Channel{Type: askd.ChannelCommand, Argv: []string{"tmux", "send-keys", "-t", "{session}", "{prompt}", "Enter"}}
+	for _, want := range []*askd.Channel{hook, web, cmd} {
+		update(t, s, func(tx askd.Tx) error { return tx.SetChannel(ctx, "s1", want) })
+		view(t, s, func(tx askd.Tx) error {
+			got, err := tx.Channel(ctx, "s1")
+			if err != nil {
+				return err
+			}
+			if !reflect.DeepEqual(got, want) {
+				t.Errorf("channel = %+v, want %+v", got, want)
+			}
+			return nil
+		})
+	}
+	view(t, s, func(tx askd.Tx) error {
+		if _, err := tx.Channel(ctx, "s2"); askd.ErrorCode(err) != askd.ENOTFOUND {
+			t.Errorf("another session's channel: %v, want ENOTFOUND", err)
+		}
+		return nil
+	})
+}
+
+// newDelivery returns a pending tell delivery of a, due at next (nil: a hook
+// channel's, which no worker claims).
+func newDelivery(a *askd.Ask, key string, next *time.Time) *askd.Delivery {
+	ch := askd.Channel{Type: askd.ChannelHook}
+	if next != nil {
+		ch = askd.Channel{Type: askd.ChannelWebhook, URL: "http://127.0.0.1:9/tell", Secret: "k"}
+	}
+	return &askd.Delivery{
+		Kind: askd.DeliveryTell, Key: key, AskID: a.ID, Session: a.Session, Channel: ch,
+		Status: askd.DeliveryPending, NextAt: next, CreatedAt: at(0), UpdatedAt: at(0),
+	}
+}
+
+// checkDelivery fails the test unless got is want as a store gives it back.
+func checkDelivery(t *testing.T, what string, got, want *askd.Delivery) {
+	t.Helper()
+	checkTime(t, what+": created_at", got.CreatedAt, want.CreatedAt)
+	checkTime(t, what+": updated_at", got.UpdatedAt, want.UpdatedAt)
+	checkTimePtr(t, what+": next_at", got.NextAt, want.NextAt)
+	checkTimePtr(t, what+": claimed_until", got.ClaimedUntil, want.ClaimedUntil)
+	g, w := *got, *want
+	for _, d := range []*askd.Delivery{&g, &w} {
+		d.CreatedAt, d.UpdatedAt, d.NextAt, d.ClaimedUntil = time.Time{}, time.Time{}, nil, nil
+	}
+	if !reflect.DeepEqual(g, w) {
+		t.Errorf("%s:\n got %s\nwant %s", what, dump(&g), dump(&w))
+	}
+}
+
+func testDeliveryRoundTrip(t *testing.T, s askd.Store) {
+	ctx := t.Context()
+	a := settled(newAsk(askd.KindDecision, "s1", at(0)), "", at(time.Second))
+	create(t, s, a)
+	d := newDelivery(a, askd.TellKey(a), ptr(at(time.Second)))
+	d.Attempts, d.LastError = 2, "connection refused"
+	update(t, s, func(tx askd.Tx) error {
+		if err := tx.CreateDelivery(ctx, d); err != nil {
+			return err
+		}
+		if d.ID == 0 {
+			t.Error("CreateDelivery did not set the id")
+		}
+		// The same key again: ECONFLICT, and the transaction goes on.
+		again := newDelivery(a, d.Key, nil)
+		wantCode(t, tx.CreateDelivery(ctx, again), askd.ECONFLICT)
+		got, err := tx.Delivery(ctx, d.Key)
+		if err != nil {
+			return err
+		}
+		checkDelivery(t, "in the transaction", got, d)
+		return nil
+	})
+	view(t, s, func(tx askd.Tx) error {
+		got, err := tx.Delivery(ctx, d.Key)
+		if err != nil {
+			return err
+		}
+		checkDelivery(t, "after commit", got, d)
+		return nil
+	})
+
+	d.Status, d.Attempts, d.NextAt, d.ClaimedUntil = askd.DeliverySent, 3, nil, nil
+	d.LastError, d.UpdatedAt = "", at(time.Minute)
+	update(t, s, func(tx askd.Tx) error { return tx.UpdateDelivery(ctx, d) })
+	view(t, s, func(tx askd.Tx) error {
+		got, err := tx.Delivery(ctx, d.Key)
+		if err != nil {
+			return err
+		}
+		checkDelivery(t, "updated", got, d)
+		return nil
+	})
+
+	err := s.View(ctx, func(tx askd.Tx) error {
+		_, err := tx.Delivery(ctx, "ask:999@none")
+		return err
+	})
+	wantCode(t, err, askd.ENOTFOUND)
+	err = s.Update(ctx, func(tx askd.Tx) error {
+		ghost := *d
+		ghost.ID = d.ID + 1000
+		return tx.UpdateDelivery(ctx, &ghost)
+	})
+	wantCode(t, err, askd.ENOTFOUND)
+	err = s.Update(ctx, func(tx askd.Tx) error {
+		orphan := newDelivery(&askd.Ask{ID: a.ID + 1000, Session: "s1"}, "orphan", nil)
+		return tx.CreateDelivery(ctx, orphan)
+	})
+	wantCode(t, err, askd.ENOTFOUND)
+
+	// Deliveries go with their ask when it is purged.
+	update(t, s, func(tx askd.Tx) error {
+		_, err := tx.DeleteAsks(ctx, at(time.Hour))
+		return err
+	})
+	err = s.View(ctx, func(tx askd.Tx) error {
+		_, err := tx.Delivery(ctx, d.Key)
+		return err
+	})
+	wantCode(t, err, askd.ENOTFOUND)
+}
+
+func testClaimDeliveries(t *testing.T, s askd.Store) {
+	ctx := t.Context()
+	a := newAsk(askd.KindDecision, "s1", at(0))
+	create(t, s, a)
+	now := at(time.Hour)
+	lease := 30 * time.Second
+	early := newDelivery(a, "early", ptr(now.Add(-time.Minute)))
+	due := newDelivery(a, "due", ptr(now))
+	later := newDelivery(a, "later", ptr(now.Add(time.Minute)))
+	hook := newDelivery(a, "hook", nil)
+	sent := newDelivery(a, "sent", ptr(now.Add(-time.Hour)))
+	sent.Status = askd.DeliverySent
+	failed := newDelivery(a, "failed", ptr(now.Add(-time.Hour)))
+	failed.Status = askd.DeliveryFailed
+	leased := newDelivery(a, "leased", ptr(now.Add(-2*time.Minute)))
+	leased.ClaimedUntil = ptr(now.Add(time.Second))
+	update(t, s, func(tx askd.Tx) error {
+		for _, d := range []*askd.Delivery{early, due, later, hook, sent, failed, leased} {
+			if err := tx.CreateDelivery(ctx, d); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+
+	view(t, s, func(tx askd.Tx) error {
+		next, err := tx.NextDeliveryAt(ctx)
+		if err != nil {
+			return err
+		}
+		checkTime(t, "next delivery", next, early.NextAt.Add(0))
+		return nil
+	})
+
+	claim := func(now time.Time, limit int) []*askd.Delivery {
+		t.Helper()
+		var got []*askd.Delivery
+		update(t, s, func(tx askd.Tx) (err error) {
+			got, err = tx.ClaimDeliveries(ctx, now, lease, limit)
+			return err
+		})
+		return got
+	}
+	keys := func(ds []*askd.Delivery) []string {
+		out := make([]string, len(ds))
+		for i, d := range ds {
+			out[i] = d.Key
+		}
+		return out
+	}
+
+	got := claim(now, 1)
+	if !slices.Equal(keys(got), []string{"early"}) {
+		t.Fatalf("claim with limit 1 = %v, want [early]", keys(got))
+	}
+	want := *early
+	want.Attempts, want.ClaimedUntil, want.UpdatedAt = 1, ptr(now.Add(lease)), now
+	checkDelivery(t, "claimed", got[0], &want)
+
+	if got := claim(now, 10); !slices.Equal(keys(got), []string{"due"}) {
+		t.Fatalf("second claim = %v, want [due]: not the claimed, leased, later, hook, sent or failed ones", keys(got))
+	}
+	if got := claim(now, 10); len(got) != 0 {
+		t.Fatalf("third claim = %v, want none", keys(got))
+	}
+	view(t, s, func(tx askd.Tx) error {
+		next, err := tx.NextDeliveryAt(ctx)
+		if err != nil {
+			return err
+		}
+		checkTime(t, "next delivery once claimed", next, now.Add(time.Second)) // the lease on "leased" ends
+		return nil
+	})
+	// Past the leases and later's time, all three come back, as due.
+	got = claim(now.Add(time.Minute), 10)
+	if !slices.Equal(keys(got), []string{"leased", "early", "due", "later"}) {
+		t.Fatalf("claim past the leases = %v, want [leased early due later]", keys(got))
+	}
+	for _, d := range got {
+		wantAttempts := 2 // claimed before
+		if d.Key == "later" || d.Key == "leased" {
+			wantAttempts = 1
+		}
+		if d.Attempts != wantAttempts {
+			t.Errorf("%s: attempts %d, want %d", d.Key, d.Attempts, wantAttempts)
+		}
+	}
+}
+
+func testConcurrentClaims(t *testing.T, s askd.Store) {
+	ctx := t.Context()
+	a := newAsk(askd.KindDecision, "s1", at(0))
+	create(t, s, a)
+	const n, claimers = 60, 8
+	update(t, s, func(tx askd.Tx) error {
+		for i := range n {
+			if err := tx.CreateDelivery(ctx, newDelivery(a, fmt.Sprintf("d%d", i), ptr(at(time.Duration(i)*time.Millisecond)))); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+	now := at(time.Hour)
+	var (
+		mu     sync.Mutex
+		seen   = map[string]int{}
+		wg     sync.WaitGroup
+		errs   = make(chan error, claimers)
+		starts = make(chan struct{})
+	)
+	for range claimers {
+		wg.Go(func() {
+			<-starts
+			for {
+				var got []*askd.Delivery
+				err := s.Update(ctx, func(tx askd.Tx) (err error) {
+					got, err = tx.ClaimDeliveries(ctx, now, time.Minute, 3)
+					return err
+				})
+				if err != nil {
+					errs <- err
+					return
+				}
+				if len(got) == 0 {
+					return
+				}
+				mu.Lock()
+				for _, d := range got {
+					seen[d.Key]++
+				}
+				mu.Unlock()
+			}
+		})
+	}
+	close(starts)
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		t.Fatal(err)
+	}
+	if len(seen) != n {
+		t.Errorf("%d deliveries claimed, want %d", len(seen), n)
+	}
+	for k, c := range seen {
+		if c != 1 {
+			t.Errorf("delivery %s claimed %d times, want once", k, c)
+		}
+	}
+}
