@@ -4,6 +4,7 @@ package main
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"flag"
 	"fmt"
@@ -141,6 +142,14 @@ type usageError string
 func (u usageError) Error() string { return string(u) }
 
 func cmdVersion(ctx context.Context, e *env, args []string) error {
+	fs := flags(e, "version", "[--json]")
+	asJSON := fs.Bool("json", false, "print JSON")
+	if err := parse(e, fs, args); err != nil {
+		return err
+	}
+	if *asJSON {
+		return json.NewEncoder(e.stdout).Encode(map[string]string{"version": version})
+	}
 	fmt.Fprintln(e.stdout, "askd", version)
 	return nil
 }
