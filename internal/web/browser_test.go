@@ -17,6 +17,7 @@ import (
 	"github.com/askd-dev/askd/internal/app"
 	"github.com/askd-dev/askd/internal/testserver"
 	"github.com/askd-dev/askd/internal/web"
+	"github.com/chromedp/cdproto/emulation"
 	"github.com/chromedp/cdproto/page"
 	"github.com/chromedp/chromedp"
 )
@@ -112,6 +113,10 @@ func newTab(t *testing.T, srv *testserver.Server) *tab {
 	t.Cleanup(cancelTimeout)
 	if err := chromedp.Do(ctx, chromedp.Navigate("about:blank")); err != nil {
 		t.Fatalf("new tab: %v", err)
+	}
+	// Tabs run side by side; each keeps its own focus as if in front.
+	if _, err := chromedp.Call(ctx, emulation.SetFocusEmulationEnabled, emulation.SetFocusEmulationEnabledParams{Enabled: true}); err != nil {
+		t.Fatalf("focus emulation: %v", err)
 	}
 	_, err := chromedp.Call(ctx, page.AddScriptToEvaluateOnNewDocument, page.AddScriptToEvaluateOnNewDocumentParams{
 		Source: `window.__csp = []; document.addEventListener('securitypolicyviolation', e => window.__csp.push(e.violatedDirective + ' ' + e.blockedURI + ' ' + (e.sample || '')), true);`,

@@ -14,6 +14,7 @@ import (
 )
 
 func TestSingleChoice(t *testing.T) {
+	t.Parallel()
 	srv := startServer(t, app.Config{})
 	p := openInbox(t, srv, "/")
 	agent := srv.Agent("db-work")
@@ -41,6 +42,7 @@ func TestSingleChoice(t *testing.T) {
 }
 
 func TestMultiSelectAndOther(t *testing.T) {
+	t.Parallel()
 	srv := startServer(t, app.Config{})
 	p := openInbox(t, srv, "/")
 	agent := srv.Agent("checks")
@@ -68,6 +70,7 @@ func TestMultiSelectAndOther(t *testing.T) {
 }
 
 func TestDismissWithReply(t *testing.T) {
+	t.Parallel()
 	srv := startServer(t, app.Config{})
 	p := openInbox(t, srv, "/")
 	agent := srv.Agent("s1")
@@ -88,6 +91,7 @@ func TestDismissWithReply(t *testing.T) {
 }
 
 func TestThreeQuestions(t *testing.T) {
+	t.Parallel()
 	srv := startServer(t, app.Config{})
 	p := openInbox(t, srv, "/")
 	agent := srv.Agent("plan")
@@ -113,6 +117,7 @@ func TestThreeQuestions(t *testing.T) {
 }
 
 func TestDecisionAndAttention(t *testing.T) {
+	t.Parallel()
 	srv := startServer(t, app.Config{})
 	p := openInbox(t, srv, "/")
 	agent := srv.Agent("refactor")
@@ -146,6 +151,7 @@ func TestDecisionAndAttention(t *testing.T) {
 }
 
 func TestApproval(t *testing.T) {
+	t.Parallel()
 	srv := startServer(t, app.Config{})
 	p := openInbox(t, srv, "/")
 	agent := srv.Agent("ops")
@@ -208,6 +214,7 @@ func TestApproval(t *testing.T) {
 }
 
 func TestLiveAndReload(t *testing.T) {
+	t.Parallel()
 	srv := startServer(t, app.Config{})
 	agent := srv.Agent("live")
 	first := create(t, agent, &askd.AskInput{Kind: askd.KindQuestion, Questions: []askd.Question{question("Old one?", "Old", false, "a", "b")}})
@@ -245,6 +252,7 @@ func TestLiveAndReload(t *testing.T) {
 }
 
 func TestTwoPeopleAnswerAtOnce(t *testing.T) {
+	t.Parallel()
 	srv := startServer(t, app.Config{})
 	bobToken := srv.Token(t, "bob", askd.RoleHuman)
 	agent := srv.Agent("race")
@@ -292,6 +300,7 @@ func TestTwoPeopleAnswerAtOnce(t *testing.T) {
 }
 
 func TestSessionScoping(t *testing.T) {
+	t.Parallel()
 	srv := startServer(t, app.Config{})
 	alpha := create(t, srv.Agent("alpha"), &askd.AskInput{Kind: askd.KindAction, Title: "alpha needs you"})
 	beta1 := create(t, srv.Agent("beta"), &askd.AskInput{Kind: askd.KindQuestion, Questions: []askd.Question{question("beta one?", "B1", false, "x", "y")}})
@@ -328,6 +337,7 @@ func TestSessionScoping(t *testing.T) {
 }
 
 func TestKeyboard(t *testing.T) {
+	t.Parallel()
 	srv := startServer(t, app.Config{})
 	agent := srv.Agent("keys")
 	a := create(t, agent, &askd.AskInput{Kind: askd.KindQuestion, Questions: []askd.Question{question("First?", "One", false, "a", "b")}})
@@ -350,6 +360,7 @@ func TestKeyboard(t *testing.T) {
 }
 
 func TestSnooze(t *testing.T) {
+	t.Parallel()
 	srv := startServer(t, app.Config{})
 	a := create(t, srv.Agent("later"), &askd.AskInput{Kind: askd.KindAction, Title: "Renew the certificate"})
 	p := openInbox(t, srv, "/")

@@ -14,6 +14,7 @@ const S = {
   selected: new URLSearchParams(location.search).get('session') || '',
   lastEventId: Number(document.querySelector('meta[name="askd-cursor"]').content) || 0,
   loadedScopes: new Set(),
+  quickFirst: true,
 };
 
 async function api(method, path, body) {
@@ -80,6 +81,7 @@ const inScope = a => !S.selected || a.session === S.selected;
 // reconcile makes parent's children exactly els, in order, moving only what
 // must move (so a card being typed in keeps its focus and text).
 function reconcile(parent, els) {
+  if (!parent.firstChild) { parent.append(...els); return; }
   let node = parent.firstChild;
   for (const el of els) {
     if (el === node) node = node.nextSibling;
@@ -88,11 +90,17 @@ function reconcile(parent, els) {
   while (node) { const next = node.nextSibling; node.remove(); node = next; }
 }
 
+// fresh reports whether a's card exists and shows its current content.
+function fresh(a) {
+  const card = S.cards.get(a.id);
+  return card && (card._st.settled || (card._st.ask.revision === a.revision && card._st.ask.kind === a.kind));
+}
+
 function cardFor(a) {
   let card = S.cards.get(a.id);
-  const st = card && card._st;
-  if (!card || (!st.settled && (st.ask.revision !== a.revision || st.ask.kind !== a.kind))) {
+  if (!fresh(a)) {
     card = buildCard(a, ctx);
+    if (S.started) card.classList.add('arrived');
     if (a.status !== 'pending') showSettled(card._st, a);
     S.cards.set(a.id, card);
   }
@@ -101,6 +109,7 @@ function cardFor(a) {
 
 let nextWake = 0;
 function render() {
+  const t0 = performance.now();
   const now = Date.now();
   const all = [...S.asks.values()];
   const counts = new Map();
@@ -117,7 +126,20 @@ function render() {
     .sort((x, y) => y.id - x.id);
   const keep = new Set(pending.map(a => a.id));
   for (const id of S.cards.keys()) if (!keep.has(id)) S.cards.delete(id);
-  reconcile($('pending'), pending.map(cardFor));
+  // The first render builds cards for a few milliseconds only, newest
+  // first, so the top of a long inbox shows at once; the next render (a
+  // moment later, after a paint) builds the rest in one go, because every
+  // pass over a thousand cards costs a full style recalculation.
+  const els = [];
+  let more = false;
+  for (const a of pending) {
+    if (S.quickFirst && !fresh(a) && performance.now() - t0 > 12) { more = true; continue; }
+    els.push(cardFor(a));
+  }
+  S.quickFirst = false;
+  reconcile($('pending'), els);
+  if (more) schedule();
+  else if (S.loaded) S.started = true; // from now on, new cards arrive visibly
   const inView = pending.filter(a => a.status === 'pending').length;
   $('pending-count').textContent = inView ? String(inView) : '';
   $('empty').hidden = pending.length > 0;
@@ -133,7 +155,7 @@ function render() {
     nextWake = wake;
     setTimeout(schedule, Math.min(wake - now + 50, 2 ** 31 - 1));
   }
-  performance.mark('askd-render');
+  performance.measure('askd-render', { start: t0 });
 }
 
 function renderSnoozed(list) {
@@ -300,6 +322,7 @@ async function start() {
   if (sessions.ok) for (const s of sessions.data.sessions) S.sessions.add(s.name);
   if (list.ok) list.data.asks.forEach(upsert);
   await loadScope(S.selected);
+  S.loaded = true;
   render();
   document.body.classList.add('ready');
   connect();

@@ -43,13 +43,16 @@ export function relTime(ts, now = Date.now()) {
   if (a < 45) s = d >= 0 ? 'just now' : 'in a moment';
   else if (a < 3600) s = `${Math.round(a / 60)} min`;
   else if (a < 86400) s = `${Math.round(a / 3600)} h`;
-  else s = new Date(t).toLocaleDateString(undefined, { month: 'short', day: 'numeric' });
+  else s = shortDate.format(new Date(t));
   if (a >= 45 && a < 86400) s = d >= 0 ? `${s} ago` : `in ${s}`;
   return s;
 }
 
+const fullTime = new Intl.DateTimeFormat(undefined, { dateStyle: 'medium', timeStyle: 'short' });
+const shortDate = new Intl.DateTimeFormat(undefined, { month: 'short', day: 'numeric' });
+
 function rel(ts, prefix = '') {
-  return h('time', { class: 'rel', datetime: ts, 'data-prefix': prefix, title: new Date(ts).toLocaleString() }, prefix + relTime(ts));
+  return h('time', { class: 'rel', datetime: ts, 'data-prefix': prefix, title: fullTime.format(new Date(ts)) }, prefix + relTime(ts));
 }
 
 // summary is the ask's one line: its title or first question.
@@ -244,6 +247,7 @@ function questionBody(st) {
       if (q.multiSelect) {
         const box = h('input', { type: 'checkbox', value: o.label, onchange: () => {
           if (box.checked) s.labels.add(o.label); else s.labels.delete(o.label);
+          el.classList.toggle('checked', box.checked);
           refresh();
         } });
         el = h('label', { class: 'opt check', 'data-key': n }, box, keyHint(n), optionText(o));

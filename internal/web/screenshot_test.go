@@ -1,0 +1,145 @@
+package web_test
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"testing"
+	"time"
+
+	"github.com/askd-dev/askd"
+	"github.com/askd-dev/askd/internal/app"
+	"github.com/askd-dev/askd/internal/testserver"
+	"github.com/chromedp/cdproto/emulation"
+	"github.com/chromedp/chromedp"
+)
+
+// TestScreenshots writes the inbox's screenshots (desktop and phone width,
+// light and dark) into the directory named by ASKD_SCREENSHOTS:
+//
+//	ASKD_SCREENSHOTS=docs/screenshots go test ./internal/web -run TestScreenshots
+func TestScreenshots(t *testing.T) {
+	dir := os.Getenv("ASKD_SCREENSHOTS")
+	if dir == "" {
+		t.Skip("set ASKD_SCREENSHOTS=dir to write screenshots")
+	}
+	if !filepath.IsAbs(dir) {
+		// go test runs in the package directory; a relative path means the
+		// module root, where the command was typed.
+		dir = filepath.Join("..", "..", dir)
+	}
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	srv := startServer(t, app.Config{})
+	newest := scene(t, srv)
+
+	for _, shot := range []struct {
+		name          string
+		width, height int64
+		mobile        bool
+		dark          bool
+	}{
+		{"inbox-desktop-light.png", 1280, 900, false, false},
+		{"inbox-desktop-dark.png", 1280, 900, false, true},
+		{"inbox-phone-light.png", 390, 844, true, false},
+		{"inbox-phone-dark.png", 390, 844, true, true},
+	} {
+		t.Run(shot.name, func(t *testing.T) {
+			p := newTab(t, srv)
+			// Desktop: the whole page at 1x; phone: the first screen at 2x.
+			var opts []chromedp.EmulateViewportOption
+			if shot.mobile {
+				opts = append(opts, chromedp.EmulateScale(2), chromedp.EmulateMobile, chromedp.EmulateTouch)
+			}
+			scheme := "light"
+			if shot.dark {
+				scheme = "dark"
+			}
+			p.do(chromedp.EmulateViewport(shot.width, shot.height, opts...))
+			if _, err := chromedp.Call(p.ctx, emulation.SetEmulatedMedia, emulation.SetEmulatedMediaParams{
+				Features: []*emulation.MediaFeature{{Name: "prefers-color-scheme", Value: scheme}},
+			}); err != nil {
+				t.Fatal(err)
+			}
+			p.signIn(srv.HumanToken, "/")
+			p.waitFor(`document.querySelectorAll('#pending .card').length === 5`)
+			// Show the person midway: an option chosen on the first card.
+			p.do(chromedp.Click(option(newest, "Tabs")))
+			eval[bool](p, `document.activeElement.blur(), window.scrollTo(0, 0), true`)
+			time.Sleep(300 * time.Millisecond)
+			if !shot.mobile {
+				// The whole page: a viewport as tall as the page, so every
+				// card renders (off-screen cards skip rendering by design).
+				for range 3 {
+					h := eval[int64](p, `document.documentElement.scrollHeight`)
+					p.do(chromedp.EmulateViewport(shot.width, h))
+					time.Sleep(200 * time.Millisecond)
+				}
+			}
+			png, err := chromedp.Run(p.ctx, chromedp.CaptureScreenshot())
+			if err != nil {
+				t.Fatal(err)
+			}
+			if err := os.WriteFile(filepath.Join(dir, shot.name), png, 0o644); err != nil {
+				t.Fatal(err)
+			}
+		})
+	}
+}
+
+// scene fills the inbox with a realistic morning's asks and returns the id
+// of the newest.
+func scene(t *testing.T, srv *testserver.Server) int64 {
+	t.Helper()
+	ctx := context.Background()
+	human, _ := srv.App.Authenticate(ctx, srv.HumanToken)
+	mk := func(session string, in *askd.AskInput, timeout time.Duration) *askd.Ask {
+		t.Helper()
+		c := askd.Caller{Name: "claude-code", Role: askd.RoleAgent, Session: session}
+		if session == "ci-nightly" || session == "infra" {
+			c.Name = "codex"
+		}
+		a, err := srv.App.Create(ctx, c, in, app.CreateOptions{Timeout: timeout})
+		if err != nil {
+			t.Fatalf("%s: %v", session, err)
+		}
+		return a
+	}
+	// Settled first, so they are older.
+	done := mk("api-refactor", &askd.AskInput{Kind: askd.KindQuestion, Questions: []askd.Question{
+		question("Which database should the job queue use?", "Queue", false, "SQLite: one file, no server", "Postgres: shared with the API"),
+	}}, time.Hour)
+	srv.App.Answer(ctx, human, done.ID, &askd.Answer{Answers: map[string]askd.Choice{done.Questions[0].Question: {Values: []string{"Postgres"}}}})
+	dis := mk("docs-site", &askd.AskInput{Kind: askd.KindAction, Title: "Review the new landing page copy"}, 0)
+	srv.App.Dismiss(ctx, human, dis.ID, "Marketing owns this now, skip it")
+	to := mk("ci-nightly", &askd.AskInput{Kind: askd.KindQuestion, Questions: []askd.Question{
+		question("Retry the flaky e2e suite?", "Retry", false, "Yes", "No"),
+	}}, time.Millisecond)
+	_ = to
+	time.Sleep(5 * time.Millisecond)
+	srv.App.ExpireDue(ctx)
+	wd := mk("infra", &askd.AskInput{Kind: askd.KindQuestion, Questions: []askd.Question{
+		question("Which region for the replica?", "Region", false, "eu-west-1", "us-east-1"),
+	}}, time.Hour)
+	agent := askd.Caller{Name: "codex", Role: askd.RoleAgent, Session: "infra"}
+	srv.App.Withdraw(ctx, agent, wd.ID)
+
+	// Pending, oldest first.
+	mk("infra", &askd.AskInput{Kind: askd.KindApproval, Title: "Apply the Terraform plan to staging",
+		Details: "Plan: 3 to add, 1 to change, 0 to destroy.\n  + module.db.aws_db_instance.replica\n  ~ module.cache.aws_elasticache_cluster.main",
+		Payload: []byte(`{"workspace":"staging","targets":["module.db","module.cache"],"auto_approve":false}`)}, 0)
+	mk("ci-nightly", &askd.AskInput{Kind: askd.KindBlocked, Title: "Nightly release is blocked: the signing key expired yesterday",
+		Details: "Upload a new key to the CI secrets as SIGNING_KEY, then answer here and I will re-run the release."}, 0)
+	mk("docs-site", &askd.AskInput{Kind: askd.KindDecision, Title: "Publish the v2 docs now, or wait for the API freeze?",
+		Details: "Two endpoints may still change names this week.", Recommended: "Wait for the freeze",
+		Options: []askd.Option{{Label: "Publish now", Description: "fix renames in a follow-up"}, {Label: "Wait for the freeze", Description: "about three days"}}}, 0)
+	mk("api-refactor", &askd.AskInput{Kind: askd.KindQuestion, Questions: []askd.Question{
+		question("Which checks must pass before merge?", "Checks", true, "lint: go vet and staticcheck", "tests: go test -race", "e2e: browser tests, 4 min"),
+	}}, time.Hour)
+	q := askd.Question{Question: "How should the settings page be laid out?", Header: "Layout", Options: []askd.Option{
+		{Label: "Tabs", Description: "one tab per area", Preview: "**Settings**\n\n| Profile | Tokens | Notifications |\n|---|---|---|\n| name, avatar | list, revoke | email, Slack |\n\nOne area at a time; short pages."},
+		{Label: "Single page", Description: "everything, with anchors", Preview: "**Settings**\n\n- Profile\n- Tokens\n- Notifications\n\nOne long page; `Ctrl+F` finds anything."},
+	}}
+	return mk("api-refactor", &askd.AskInput{Kind: askd.KindQuestion, Questions: []askd.Question{q}}, time.Hour).ID
+}

@@ -1,0 +1,163 @@
+package web_test
+
+import (
+	"context"
+	"fmt"
+	"net/http"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/askd-dev/askd"
+	"github.com/askd-dev/askd/internal/app"
+	"github.com/chromedp/chromedp"
+)
+
+// Payloads that run code if any agent text reached the page as markup: each
+// sets window.__xss or the page title.
+const (
+	xssImg    = `<img src=x onerror="window.__xss=1;document.title='pwned'">`
+	xssScript = `<script>window.__xss=1</script>`
+	xssSVG    = `"><svg onload=window.__xss=1>`
+	xssAll    = xssImg + xssScript + xssSVG + `<a href="javascript:window.__xss=1">link</a><iframe srcdoc="<script>parent.__xss=1</script>"></iframe>`
+)
+
+const xssMarkdown = "# Plan " + xssImg + "\n\n" + xssScript + "\n\n[click me](javascript:window.__xss=1) " +
+	"<a href=\"javascript:window.__xss=1\">raw link</a>\n\n![img](x\" onerror=\"window.__xss=1)\n\n" +
+	"<details open ontoggle=window.__xss=1>x</details>\n\n```\n" + xssScript + "\n```\n"
+
+const xssHTML = `<h1>Plan</h1>` + xssScript + xssImg +
+	`<script>top.__xss=1; parent.document.title='pwned'</script><form action="javascript:top.__xss=1"><button>go</button></form>`
+
+// xssAsks posts asks whose every text field carries the payloads.
+func xssAsks(t *testing.T, agent interface {
+	Create(ctx context.Context, in *askd.AskInput, wait time.Duration) (*askd.Ask, error)
+}, preview string) []*askd.Ask {
+	t.Helper()
+	ins := []*askd.AskInput{
+		{Kind: askd.KindQuestion, Questions: []askd.Question{
+			{Question: "Q1 " + xssAll, Header: `"><script>`, Options: []askd.Option{
+				{Label: xssImg, Description: "D " + xssAll, Preview: preview},
+				{Label: xssSVG, Description: xssScript, Preview: preview},
+			}},
+			{Question: "Q2 " + xssSVG, Header: `<b onclick=`, MultiSelect: true, Options: []askd.Option{
+				{Label: xssScript, Description: xssImg},
+				{Label: "plain", Description: xssSVG},
+			}},
+		}},
+		{Kind: askd.KindDecision, Title: "T " + xssImg + xssScript, Details: "D " + xssAll, Recommended: xssImg,
+			Options: []askd.Option{{Label: xssImg, Description: xssAll}, {Label: xssSVG, Description: xssScript}}},
+		{Kind: askd.KindApproval, Title: "A " + xssImg, Details: xssAll,
+			Payload: []byte(fmt.Sprintf(`{"cmd":%q,"html":%q}`, xssScript, xssImg))},
+	}
+	var out []*askd.Ask
+	for _, in := range ins {
+		a, err := agent.Create(context.Background(), in, 0)
+		if err != nil {
+			t.Fatalf("create %s: %v", in.Kind, err)
+		}
+		out = append(out, a)
+	}
+	return out
+}
+
+func TestXSS(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct {
+		name    string
+		html    bool
+		preview string
+	}{
+		{"markdown previews", false, xssMarkdown},
+		{"html previews", true, xssHTML},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			srv := startServer(t, app.Config{PreviewHTML: tc.html})
+			agent := srv.Agent(`<img src=x onerror=window.__xss=1>`)
+			old := xssAsks(t, agent, tc.preview)
+			p := openInbox(t, srv, "/")
+			// More arrive live, through the event stream.
+			live := xssAsks(t, srv.Agent(`"><script>window.__xss=1</script>`), tc.preview)
+			last := live[len(live)-1]
+			p.waitFor(fmt.Sprintf(`document.querySelectorAll('#pending .card').length === %d`, len(old)+len(live)))
+
+			// Show every preview: hover each option that has one.
+			q := live[0]
+			for _, o := range q.Questions[0].Options {
+				p.do(chromedp.ScrollIntoView(option(q.ID, o.Label)), chromedp.Focus(option(q.ID, o.Label)))
+			}
+			if tc.html {
+				p.waitFor(fmt.Sprintf(`document.querySelector('%s iframe.preview-frame') !== null`, card(q.ID)))
+				if sb := eval[string](p, fmt.Sprintf(`document.querySelector('%s iframe').getAttribute('sandbox')`, card(q.ID))); sb != "" {
+					t.Errorf("preview frame sandbox=%q, want empty (no permissions)", sb)
+				}
+			} else {
+				p.waitFor(fmt.Sprintf(`document.querySelector('%s .preview .md h1') !== null`, card(q.ID)))
+				md := eval[string](p, fmt.Sprintf(`document.querySelector('%s .preview .md').innerHTML`, card(q.ID)))
+				for _, bad := range []string{"<img", "<script", "<a ", "<a>", "<details", "<iframe", "<svg"} {
+					if strings.Contains(md, bad) {
+						t.Errorf("rendered Markdown preview holds %q: %s", bad, md)
+					}
+				}
+				attrs := eval[[]string](p, fmt.Sprintf(`[...document.querySelectorAll('%s .preview .md *')].flatMap(e => [...e.attributes].map(a => a.name)).filter(n => n !== 'class' && n !== 'align' && n !== 'start')`, card(q.ID)))
+				if len(attrs) > 0 {
+					t.Errorf("rendered Markdown preview has attributes %q", attrs)
+				}
+			}
+			// Open the approval editor too, and settle two asks so payloads
+			// reach Recent.
+			ap := live[2]
+			p.do(chromedp.Click(button(ap.ID, "Edit…")))
+			dec := live[1]
+			p.do(chromedp.Click(option(dec.ID, xssImg)))
+			p.do(chromedp.Click(button(last.ID, "Reject…")), chromedp.SendKeys(chromedp.CSS(card(last.ID)+" textarea.comment"), xssImg), chromedp.Click(button(last.ID, "Reject")))
+			p.waitFor(fmt.Sprintf(`document.querySelectorAll('#recent .recent-item').length === 2`))
+			time.Sleep(500 * time.Millisecond) // give any injected handler time to fire
+
+			if v := eval[string](p, `String(window.__xss)`); v != "undefined" {
+				t.Fatalf("an agent payload ran: window.__xss = %s", v)
+			}
+			if title := eval[string](p, `document.title`); !strings.HasSuffix(title, "askd inbox") {
+				t.Fatalf("title changed to %q", title)
+			}
+			if v := eval[[]string](p, `window.__csp`); len(v) > 0 {
+				t.Fatalf("CSP violations (injected markup reached the page): %q", v)
+			}
+			// Agent markup is in the page as text, and nothing it holds is an
+			// element or a link.
+			n := eval[int](p, `document.querySelectorAll('main img, main script, main iframe:not(.preview-frame), main svg, main a, main details[ontoggle], main form, #sessions img, #sessions script').length`)
+			if n != 0 {
+				t.Errorf("%d injected elements in the page", n)
+			}
+			text := eval[string](p, `document.querySelector('main').textContent + document.querySelector('#sessions').textContent`)
+			for _, want := range []string{xssImg, xssScript, xssSVG, `<img src=x onerror=window.__xss=1>`} {
+				if !strings.Contains(text, want) {
+					t.Errorf("payload %q not shown as text", want)
+				}
+			}
+			if tc.html {
+				// The preview document's own headers forbid scripts outright.
+				resp := get(t, srv.URL+fmt.Sprintf("/inbox/previews/%d/0/0", q.ID), srv.HumanToken)
+				csp := resp.Header.Get("Content-Security-Policy")
+				if !strings.Contains(csp, "default-src 'none'") || strings.Contains(csp, "script-src") || !strings.Contains(csp, "sandbox") {
+					t.Errorf("preview CSP %q", csp)
+				}
+			}
+		})
+	}
+}
+
+// get fetches url with the inbox cookie for token.
+func get(t *testing.T, url, token string) *http.Response {
+	t.Helper()
+	req, _ := http.NewRequest(http.MethodGet, url, nil)
+	if token != "" {
+		req.AddCookie(&http.Cookie{Name: "askd_token", Value: token})
+	}
+	resp, err := http.DefaultTransport.RoundTrip(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { resp.Body.Close() })
+	return resp
+}
