@@ -312,4 +312,12 @@ type Tx interface {
 	// UpdateDelivery replaces the stored delivery d.ID's status, attempts,
 	// NextAt, ClaimedUntil, LastError and UpdatedAt with d's.
 	UpdateDelivery(ctx context.Context, d *Delivery) error
+
+	// MCPCall returns the blocking MCP call with key k; ENOTFOUND when none is kept.
+	MCPCall(ctx context.Context, k MCPCallKey) (*MCPCall, error)
+	// PutMCPCall stores c, replacing the call with its key.
+	PutMCPCall(ctx context.Context, c *MCPCall) error
+	// DeleteMCPCalls removes the call with key k, or, when k is zero, every
+	// call created before t; it returns how many went.
+	DeleteMCPCalls(ctx context.Context, k MCPCallKey, createdBefore time.Time) (int, error)
 }

@@ -25,12 +25,16 @@
 //     separate POST, which a stateless SDK server drops because the ephemeral
 //     session it lands on never saw the request. askd therefore gives such
 //     clients an Mcp-Session-Id of its own at initialize (the SDK ignores it;
-//     clients echo it), remembers which ask each in-flight tools/call created,
-//     keyed by agent, askd session, Mcp-Session-Id and JSON-RPC id, and
-//     withdraws that ask when a matching notifications/cancelled arrives. A
-//     cancellation that lands on another process than the one holding the
-//     call (old revisions, no sticky sessions) finds no entry: that ask stays
-//     pending until its deadline, as if the call had been cut off.
+//     clients echo it), records in the store which ask each in-flight
+//     tools/call waits on, keyed by agent, askd session, Mcp-Session-Id and
+//     JSON-RPC id (app.Service.CallStarted), and withdraws that ask when a
+//     matching notifications/cancelled arrives (app.Service.CallCancelled).
+//     Being in the store, not in memory, the call is found whichever agent
+//     process the cancellation lands on (several processes behind a load
+//     balancer, no sticky sessions); the process holding the call hears of
+//     the withdrawal through the store, as of an answer, and returns. A
+//     cancellation that overtakes its call is kept, and the call withdraws
+//     its ask as soon as it records it.
 //   - A call cut off without cancellation on the old revisions (a killed
 //     client, a dropped connection) is not seen by the SDK at all: the ask
 //     stays pending, check_ask {} lists it, and the handler returns at the

@@ -9,7 +9,6 @@ import (
 	"io"
 	"log/slog"
 	"net/http"
-	"sync"
 	"time"
 
 	"github.com/askd-dev/askd"
@@ -34,13 +33,13 @@ const ServerName = "askd"
 // New returns the MCP server with askd's six tools. The caller of each tool
 // call comes from app.CallerFrom(ctx); a call without one is refused.
 func New(svc *app.Service, opts Options) *mcp.Server {
-	return newTools(svc, opts, newCalls()).server()
+	return newTools(svc, opts).server()
 }
 
 // Handler serves the tools over streamable HTTP, stateless (see the package
 // doc), for mounting behind askd's authentication at /mcp.
 func Handler(svc *app.Service, opts Options) http.Handler {
-	t := newTools(svc, opts, newCalls())
+	t := newTools(svc, opts)
 	srv := t.server()
 	sdk := mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return srv }, &mcp.StreamableHTTPOptions{
 		Stateless: true,
@@ -56,42 +55,14 @@ func Handler(svc *app.Service, opts Options) http.Handler {
 	return &router{tools: t, next: sdk}
 }
 
-// callID names one tools/call for cancellation routing.
+// callID names one tools/call of an old-revision client for cancellation
+// routing; the agent and askd session come from the caller.
 type callID struct {
-	agent, session string
-	mcpSession     string // the Mcp-Session-Id askd gave an old-revision client
-	request        string // the JSON-RPC id, as raw JSON
+	mcpSession string // the Mcp-Session-Id askd gave the client
+	request    string // the JSON-RPC id, as raw JSON
 }
 
 type callIDKey struct{}
-
-// calls maps in-flight tools/calls to the asks they created, so that a
-// notifications/cancelled arriving on a separate request can withdraw it.
-type calls struct {
-	mu sync.Mutex
-	m  map[callID]int64
-}
-
-func newCalls() *calls { return &calls{m: map[callID]int64{}} }
-
-func (c *calls) add(id callID, ask int64) {
-	c.mu.Lock()
-	c.m[id] = ask
-	c.mu.Unlock()
-}
-
-func (c *calls) remove(id callID) {
-	c.mu.Lock()
-	delete(c.m, id)
-	c.mu.Unlock()
-}
-
-func (c *calls) lookup(id callID) (int64, bool) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	ask, ok := c.m[id]
-	return ask, ok
-}
 
 // router looks at each POST before the SDK does: it gives old-revision
 // clients a session id at initialize, tags tools/calls with their call id,
@@ -138,8 +109,12 @@ func (rt *router) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			w.Header().Set(sessionIDHeader, rand.Text())
 		}
 	case "tools/call":
-		id := callID{agent: caller.Name, session: caller.Session, mcpSession: r.Header.Get(sessionIDHeader), request: string(msg.ID)}
-		r = r.WithContext(context.WithValue(r.Context(), callIDKey{}, id))
+		// Only old-revision clients carry the session id askd gave them, and
+		// only they cancel with a separate request.
+		if s := r.Header.Get(sessionIDHeader); s != "" {
+			id := callID{mcpSession: s, request: string(msg.ID)}
+			r = r.WithContext(context.WithValue(r.Context(), callIDKey{}, id))
+		}
 	case "notifications/cancelled":
 		// On 2026-07-28 closing the stream is the cancellation, handled by the
 		// call itself; a notice there carries no session to tell clients apart.
@@ -150,21 +125,23 @@ func (rt *router) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	rt.next.ServeHTTP(w, r)
 }
 
-// cancelled withdraws the ask of the call a notifications/cancelled names, if
-// this process holds that call.
+// cancelled withdraws the ask of the call a notifications/cancelled names,
+// whichever agent process holds that call (the call's ask is found in the
+// store; see app.Service.CallCancelled).
 func (rt *router) cancelled(ctx context.Context, c askd.Caller, mcpSession string, params json.RawMessage) {
 	var p struct {
 		RequestID json.RawMessage `json:"requestId"`
 	}
-	if json.Unmarshal(params, &p) != nil || len(p.RequestID) == 0 {
+	if mcpSession == "" || json.Unmarshal(params, &p) != nil || len(p.RequestID) == 0 {
 		return
 	}
-	id := callID{agent: c.Name, session: c.Session, mcpSession: mcpSession, request: string(p.RequestID)}
-	ask, ok := rt.tools.calls.lookup(id)
-	if !ok {
-		return
+	id, err := rt.tools.svc.CallCancelled(context.WithoutCancel(ctx), c, mcpSession, string(p.RequestID))
+	switch {
+	case err != nil:
+		rt.tools.log.Warn("cancel MCP call", "request", string(p.RequestID), "err", err)
+	case id != 0:
+		rt.tools.log.Info("ask withdrawn", "id", id, "why", "the client cancelled the call")
 	}
-	rt.tools.withdraw(ctx, c, ask, "the client cancelled the call")
 }
 
 // withdraw takes back a pending ask whose call the client cancelled; an ask

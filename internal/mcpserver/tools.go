@@ -22,11 +22,10 @@ type tools struct {
 	interval time.Duration
 	version  string
 	log      *slog.Logger
-	calls    *calls
 }
 
-func newTools(svc *app.Service, opts Options, c *calls) *tools {
-	t := &tools{svc: svc, interval: opts.ProgressInterval, version: opts.Version, log: opts.Logger, calls: c}
+func newTools(svc *app.Service, opts Options) *tools {
+	t := &tools{svc: svc, interval: opts.ProgressInterval, version: opts.Version, log: opts.Logger}
 	if t.interval <= 0 {
 		t.interval = 30 * time.Second
 	}

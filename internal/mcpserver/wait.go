@@ -22,8 +22,15 @@ import (
 // notifications/cancelled that the router matches to this call.
 func (t *tools) block(ctx context.Context, req *mcp.CallToolRequest, c askd.Caller, a *askd.Ask, until time.Time, owns bool) (*askd.Ask, error) {
 	if id, ok := ctx.Value(callIDKey{}).(callID); ok && owns {
-		t.calls.add(id, a.ID)
-		defer t.calls.remove(id)
+		// Kept in the store, so a cancellation reaching another process finds it.
+		if err := t.svc.CallStarted(ctx, c, id.mcpSession, id.request, a.ID); err != nil {
+			t.log.Warn("record MCP call", "id", a.ID, "err", err)
+		}
+		defer func() {
+			if err := t.svc.CallEnded(context.WithoutCancel(ctx), c, id.mcpSession, id.request); err != nil {
+				t.log.Warn("forget MCP call", "id", a.ID, "err", err)
+			}
+		}()
 	}
 	token := req.Params.GetProgressToken()
 	var sent float64

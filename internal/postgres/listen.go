@@ -40,6 +40,11 @@ const (
 	pingTimeout = 5 * time.Second
 )
 
+// ListenApplicationName is the application_name of a Store's LISTEN
+// connection, so that pg_stat_activity tells it apart from the pool's
+// connections (which keep whatever application_name the URL gives).
+const ListenApplicationName = "askd-listen"
+
 // listener is a Store's one LISTEN connection, kept apart from the pool (a
 // pooled connection would be handed to others), and its watchers.
 type listener struct {
@@ -57,6 +62,10 @@ type listener struct {
 // of its own until close.
 func listen(ctx context.Context, cfg *pgx.ConnConfig) (*listener, error) {
 	l := &listener{cfg: cfg.Copy(), done: make(chan struct{})}
+	if l.cfg.RuntimeParams == nil {
+		l.cfg.RuntimeParams = map[string]string{}
+	}
+	l.cfg.RuntimeParams["application_name"] = ListenApplicationName
 	conn, err := l.connect(ctx)
 	if err != nil {
 		return nil, translate(err, "listen")

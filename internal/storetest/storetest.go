@@ -62,6 +62,7 @@ func Run(t *testing.T, open func(t *testing.T) askd.Store) {
 		{"DeliveryRoundTrip", testDeliveryRoundTrip},
 		{"ClaimDeliveries", testClaimDeliveries},
 		{"ConcurrentClaims", testConcurrentClaims},
+		{"MCPCalls", testMCPCalls},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -1,0 +1,117 @@
+package app
+
+import (
+	"context"
+	"time"
+
+	"github.com/askd-dev/askd"
+)
+
+// Blocking MCP calls of clients on protocol revisions before 2026-07-28.
+//
+// Such a client cancels a call with notifications/cancelled, a request of its
+// own that behind a load balancer may reach any agent process, not the one
+// holding the call. So the call's ask is kept in the store under the call's
+// key (agent, session, Mcp-Session-Id, JSON-RPC id), and whichever process
+// the cancellation reaches withdraws the ask there; the process holding the
+// call hears of the withdrawal as of any other settlement and returns.
+
+// callKey is the key of the caller's call: agent and session always come
+// from the caller, never from the request, so one agent cannot cancel
+// another's calls.
+func callKey(c askd.Caller, mcpSession, requestID string) askd.MCPCallKey {
+	return askd.MCPCallKey{Agent: c.Name, Session: c.Session, MCPSession: mcpSession, RequestID: requestID}
+}
+
+// keepCalls is how long a kept call may outlive its start before a purge
+// takes it: longer than any call blocks (the question and approval timeouts),
+// so only leftovers go (calls of a process that died, cancellations of calls
+// that never came).
+func (s *Service) keepCalls() time.Duration {
+	return max(s.cfg.QuestionTimeout, s.cfg.ApprovalTimeout, s.cfg.ApprovalGrace) + time.Hour
+}
+
+// CallStarted records that the caller's MCP call (mcpSession, requestID)
+// waits on ask id, until CallEnded. If the call's cancellation arrived first,
+// the ask is withdrawn at once (the call's wait then returns it withdrawn).
+func (s *Service) CallStarted(ctx context.Context, c askd.Caller, mcpSession, requestID string, id int64) error {
+	k := callKey(c, mcpSession, requestID)
+	var cancelled bool
+	err := s.store.Update(ctx, func(tx askd.Tx) error {
+		// The call and its cancellation both read, then write the row: the
+		// session lock makes one wait for the other.
+		if err := tx.LockSession(ctx, c.Session); err != nil {
+			return err
+		}
+		old, err := tx.MCPCall(ctx, k)
+		switch {
+		case err == nil:
+			cancelled = old.Cancelled
+		case askd.ErrorCode(err) != askd.ENOTFOUND:
+			return err
+		}
+		return tx.PutMCPCall(ctx, &askd.MCPCall{MCPCallKey: k, AskID: id, Cancelled: cancelled, CreatedAt: s.now()})
+	})
+	if err != nil {
+		return err
+	}
+	if cancelled {
+		return s.withdrawCancelled(ctx, c, id)
+	}
+	return nil
+}
+
+// CallEnded forgets the caller's MCP call: it returned, or its client went.
+func (s *Service) CallEnded(ctx context.Context, c askd.Caller, mcpSession, requestID string) error {
+	return s.store.Update(ctx, func(tx askd.Tx) error {
+		_, err := tx.DeleteMCPCalls(ctx, callKey(c, mcpSession, requestID), time.Time{})
+		return err
+	})
+}
+
+// CallCancelled handles the client's cancellation of its MCP call
+// (mcpSession, requestID), on whichever process it arrives: the call's ask,
+// if pending, is withdrawn (reason withdrawn), and its id returned. When the
+// call has not recorded its ask yet, the cancellation is kept for it and 0
+// returned. Leftover calls are purged on the way.
+func (s *Service) CallCancelled(ctx context.Context, c askd.Caller, mcpSession, requestID string) (int64, error) {
+	if c.Role != askd.RoleAgent {
+		return 0, askd.Errorf(askd.EFORBIDDEN, "only the agent that asked may cancel its call")
+	}
+	k := callKey(c, mcpSession, requestID)
+	var id int64
+	err := s.store.Update(ctx, func(tx askd.Tx) error {
+		if err := tx.LockSession(ctx, c.Session); err != nil {
+			return err
+		}
+		now := s.now()
+		if _, err := tx.DeleteMCPCalls(ctx, askd.MCPCallKey{}, now.Add(-s.keepCalls())); err != nil {
+			return err
+		}
+		call, err := tx.MCPCall(ctx, k)
+		switch {
+		case err == nil:
+			id = call.AskID
+		case askd.ErrorCode(err) == askd.ENOTFOUND:
+			call = &askd.MCPCall{MCPCallKey: k, CreatedAt: now}
+		default:
+			return err
+		}
+		call.Cancelled = true
+		return tx.PutMCPCall(ctx, call)
+	})
+	if err != nil || id == 0 {
+		return 0, err
+	}
+	return id, s.withdrawCancelled(ctx, c, id)
+}
+
+// withdrawCancelled withdraws ask id of a cancelled call; one already settled
+// (answered before the cancellation, or timed out) is left as it is.
+func (s *Service) withdrawCancelled(ctx context.Context, c askd.Caller, id int64) error {
+	_, err := s.Withdraw(ctx, c, id)
+	if askd.ErrorCode(err) == askd.ECONFLICT {
+		return nil
+	}
+	return err
+}

@@ -1,0 +1,75 @@
+package postgres
+
+import (
+	"context"
+	"errors"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgconn"
+
+	"github.com/askd-dev/askd"
+)
+
+// MCPCall returns the call with key k; ENOTFOUND when none is kept.
+func (t *tx) MCPCall(ctx context.Context, k askd.MCPCallKey) (*askd.MCPCall, error) {
+	c := &askd.MCPCall{MCPCallKey: k}
+	var ask *int64
+	err := t.tx.QueryRow(ctx, `
+		SELECT ask_id, cancelled, created_at FROM mcp_calls
+		WHERE agent = $1 AND session = $2 AND mcp_session = $3 AND request_id = $4`+t.forUpdate(),
+		k.Agent, k.Session, k.MCPSession, k.RequestID).Scan(&ask, &c.Cancelled, &c.CreatedAt)
+	if errors.Is(err, pgx.ErrNoRows) {
+		return nil, askd.Errorf(askd.ENOTFOUND, "MCP call not found")
+	}
+	if err != nil {
+		return nil, translate(err, "read MCP call")
+	}
+	if ask != nil {
+		c.AskID = *ask
+	}
+	c.CreatedAt = c.CreatedAt.UTC()
+	return c, nil
+}
+
+// PutMCPCall stores c, replacing the call with its key.
+func (t *tx) PutMCPCall(ctx context.Context, c *askd.MCPCall) error {
+	if err := t.mustWrite("put MCP call"); err != nil {
+		return err
+	}
+	var ask *int64
+	if c.AskID != 0 {
+		ask = &c.AskID
+	}
+	_, err := t.tx.Exec(ctx, `
+		INSERT INTO mcp_calls (agent, session, mcp_session, request_id, ask_id, cancelled, created_at)
+		VALUES ($1, $2, $3, $4, $5, $6, $7)
+		ON CONFLICT (agent, session, mcp_session, request_id) DO UPDATE
+		SET ask_id = EXCLUDED.ask_id, cancelled = EXCLUDED.cancelled, created_at = EXCLUDED.created_at`,
+		c.Agent, c.Session, c.MCPSession, c.RequestID, ask, c.Cancelled, c.CreatedAt)
+	return translate(err, "put MCP call")
+}
+
+// DeleteMCPCalls removes the call with key k, or, when k is zero, every call
+// created before createdBefore; it returns how many went.
+func (t *tx) DeleteMCPCalls(ctx context.Context, k askd.MCPCallKey, createdBefore time.Time) (int, error) {
+	if err := t.mustWrite("delete MCP calls"); err != nil {
+		return 0, err
+	}
+	var (
+		tag pgconn.CommandTag
+		err error
+	)
+	if k == (askd.MCPCallKey{}) {
+		tag, err = t.tx.Exec(ctx, "DELETE FROM mcp_calls WHERE created_at < $1", createdBefore)
+	} else {
+		tag, err = t.tx.Exec(ctx, `
+			DELETE FROM mcp_calls
+			WHERE agent = $1 AND session = $2 AND mcp_session = $3 AND request_id = $4`,
+			k.Agent, k.Session, k.MCPSession, k.RequestID)
+	}
+	if err != nil {
+		return 0, translate(err, "delete MCP calls")
+	}
+	return int(tag.RowsAffected()), nil
+}

@@ -1,0 +1,88 @@
+package sqlite
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/askd-dev/askd"
+)
+
+// MCPCall returns the call with key k; ENOTFOUND when none is kept.
+func (t *tx) MCPCall(ctx context.Context, k askd.MCPCallKey) (*askd.MCPCall, error) {
+	c := &askd.MCPCall{MCPCallKey: k}
+	var (
+		ask       sql.NullInt64
+		cancelled int64
+		created   int64
+	)
+	err := t.tx.QueryRowContext(ctx, `
+		SELECT ask_id, cancelled, created_at FROM mcp_calls
+		WHERE agent = ? AND session = ? AND mcp_session = ? AND request_id = ?`,
+		k.Agent, k.Session, k.MCPSession, k.RequestID).Scan(&ask, &cancelled, &created)
+	if errors.Is(err, sql.ErrNoRows) {
+		return nil, askd.Errorf(askd.ENOTFOUND, "MCP call not found")
+	}
+	if err != nil {
+		return nil, fmt.Errorf("read MCP call: %w", err)
+	}
+	c.AskID = ask.Int64
+	c.Cancelled = cancelled != 0
+	c.CreatedAt = fromMicros(created)
+	return c, nil
+}
+
+// PutMCPCall stores c, replacing the call with its key.
+func (t *tx) PutMCPCall(ctx context.Context, c *askd.MCPCall) error {
+	if err := t.mustWrite("put MCP call"); err != nil {
+		return err
+	}
+	var ask sql.NullInt64
+	if c.AskID != 0 {
+		ask = sql.NullInt64{Int64: c.AskID, Valid: true}
+	}
+	cancelled := 0
+	if c.Cancelled {
+		cancelled = 1
+	}
+	_, err := t.tx.ExecContext(ctx, `
+		INSERT INTO mcp_calls (agent, session, mcp_session, request_id, ask_id, cancelled, created_at)
+		VALUES (?, ?, ?, ?, ?, ?, ?)
+		ON CONFLICT (agent, session, mcp_session, request_id) DO UPDATE
+		SET ask_id = excluded.ask_id, cancelled = excluded.cancelled, created_at = excluded.created_at`,
+		c.Agent, c.Session, c.MCPSession, c.RequestID, ask, cancelled, micros(c.CreatedAt))
+	if err != nil {
+		return fmt.Errorf("put MCP call: %w", err)
+	}
+	return nil
+}
+
+// DeleteMCPCalls removes the call with key k, or, when k is zero, every call
+// created before createdBefore; it returns how many went.
+func (t *tx) DeleteMCPCalls(ctx context.Context, k askd.MCPCallKey, createdBefore time.Time) (int, error) {
+	if err := t.mustWrite("delete MCP calls"); err != nil {
+		return 0, err
+	}
+	var (
+		res sql.Result
+		err error
+	)
+	if k == (askd.MCPCallKey{}) {
+		res, err = t.tx.ExecContext(ctx, "DELETE FROM mcp_calls WHERE created_at < ?", micros(createdBefore))
+	} else {
+		res, err = t.tx.ExecContext(ctx, `
+			DELETE FROM mcp_calls
+			WHERE agent = ? AND session = ? AND mcp_session = ? AND request_id = ?`,
+			k.Agent, k.Session, k.MCPSession, k.RequestID)
+	}
+	if err != nil {
+		return 0, fmt.Errorf("delete MCP calls: %w", err)
+	}
+	n, err := res.RowsAffected()
+	if err != nil {
+		return 0, fmt.Errorf("delete MCP calls: %w", err)
+	}
+	return int(n), nil
+}

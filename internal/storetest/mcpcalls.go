@@ -1,0 +1,90 @@
+package storetest
+
+import (
+	"testing"
+	"time"
+
+	"github.com/askd-dev/askd"
+)
+
+// testMCPCalls: a kept MCP call round-trips with or without its ask, is
+// replaced by its key, is deleted by key or by age, and goes with its ask.
+func testMCPCalls(t *testing.T, s askd.Store) {
+	ctx := t.Context()
+	a := newAsk(askd.KindQuestion, "s1", at(0))
+	b := newAsk(askd.KindQuestion, "s1", at(0))
+	create(t, s, a, b)
+	key := func(req string) askd.MCPCallKey {
+		return askd.MCPCallKey{Agent: "agent-1", Session: "s1", MCPSession: "M1", RequestID: req}
+	}
+	calls := []*askd.MCPCall{
+		{MCPCallKey: key("1"), AskID: a.ID, CreatedAt: at(0)},
+		{MCPCallKey: key(`"two"`), Cancelled: true, CreatedAt: at(time.Minute)}, // a cancellation first
+		{MCPCallKey: key("3"), AskID: b.ID, CreatedAt: at(2 * time.Minute)},
+	}
+	update(t, s, func(tx askd.Tx) error {
+		for _, c := range calls {
+			if err := tx.PutMCPCall(ctx, c); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+	check := func(what string, want *askd.MCPCall) {
+		t.Helper()
+		view(t, s, func(tx askd.Tx) error {
+			got, err := tx.MCPCall(ctx, want.MCPCallKey)
+			if err != nil {
+				t.Errorf("%s: %v", what, err)
+				return nil
+			}
+			if got.MCPCallKey != want.MCPCallKey || got.AskID != want.AskID || got.Cancelled != want.Cancelled {
+				t.Errorf("%s: got %+v, want %+v", what, got, want)
+			}
+			checkTime(t, what+" created_at", got.CreatedAt, stored(want.CreatedAt))
+			return nil
+		})
+	}
+	for _, c := range calls {
+		check("call "+c.RequestID, c)
+	}
+	gone := func(what string, k askd.MCPCallKey) {
+		t.Helper()
+		err := s.View(ctx, func(tx askd.Tx) error { _, err := tx.MCPCall(ctx, k); return err })
+		wantCode(t, err, askd.ENOTFOUND)
+	}
+	gone("another session's call", askd.MCPCallKey{Agent: "agent-1", Session: "s2", MCPSession: "M1", RequestID: "1"})
+
+	// The call records its ask after its cancellation: the key's row is replaced.
+	later := &askd.MCPCall{MCPCallKey: key(`"two"`), AskID: b.ID, Cancelled: true, CreatedAt: at(3 * time.Minute)}
+	update(t, s, func(tx askd.Tx) error { return tx.PutMCPCall(ctx, later) })
+	check("replaced call", later)
+
+	update(t, s, func(tx askd.Tx) error {
+		n, err := tx.DeleteMCPCalls(ctx, key("1"), at(0))
+		if err == nil && n != 1 {
+			t.Errorf("delete by key: %d deleted, want 1", n)
+		}
+		return err
+	})
+	gone("deleted call", key("1"))
+	// By age: created strictly before the time.
+	update(t, s, func(tx askd.Tx) error {
+		n, err := tx.DeleteMCPCalls(ctx, askd.MCPCallKey{}, at(2*time.Minute))
+		if err == nil && n != 0 {
+			t.Errorf("delete by age: %d deleted, want 0", n)
+		}
+		return err
+	})
+	check("call 3 after purge", calls[2])
+	// Calls go with their ask.
+	update(t, s, func(tx askd.Tx) error {
+		if err := tx.UpdateAsk(ctx, settled(b, "", at(time.Hour))); err != nil {
+			return err
+		}
+		_, err := tx.DeleteAsks(ctx, at(2*time.Hour))
+		return err
+	})
+	gone("call of a deleted ask", key("3"))
+	gone("replaced call of a deleted ask", key(`"two"`))
+}

@@ -1,0 +1,26 @@
+package askd
+
+import "time"
+
+// MCPCallKey names one MCP tools/call of a client on a protocol revision
+// before 2026-07-28. Such a client cancels a call with a separate
+// notifications/cancelled request, which behind a load balancer may reach
+// another askd process than the one holding the call; the key is what both
+// requests carry.
+type MCPCallKey struct {
+	Agent      string // the agent token's name
+	Session    string // the askd session
+	MCPSession string // the Mcp-Session-Id askd gave the client at initialize
+	RequestID  string // the call's JSON-RPC id, as raw JSON
+}
+
+// MCPCall is a blocking MCP call as the store keeps it: the ask it waits on,
+// and whether the client cancelled it. A cancellation that arrives before the
+// call recorded its ask is kept with AskID 0 and Cancelled set, so the call
+// withdraws its ask as soon as it records it.
+type MCPCall struct {
+	MCPCallKey
+	AskID     int64 // 0 until the call recorded its ask
+	Cancelled bool
+	CreatedAt time.Time
+}
