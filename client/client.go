@@ -228,6 +228,18 @@ func (c *Client) Sessions(ctx context.Context) ([]*askd.SessionInfo, error) {
 	return out.Sessions, c.do(ctx, http.MethodGet, "/api/sessions", nil, &out)
 }
 
+// SetChannel sets how session's agent is told of settled asks (agent token,
+// SPEC §5) and returns the channel as stored, its secret hidden.
+func (c *Client) SetChannel(ctx context.Context, session string, ch askd.Channel) (*askd.Channel, error) {
+	var out askd.Channel
+	var reply struct {
+		Session string `json:"session"`
+		*askd.Channel
+	}
+	reply.Channel = &out
+	return &out, c.do(ctx, http.MethodPut, "/api/sessions/"+url.PathEscape(session)+"/channel", ch, &reply)
+}
+
 // Event is one Server-Sent Event from /api/events.
 type Event struct {
 	ID    int64

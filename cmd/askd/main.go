@@ -60,6 +60,7 @@ func init() {
 		"version": {"print the version", cmdVersion},
 		"bench":   {"measure a running askd over loopback: latency, waiters, throughput, SSE fan-out", cmdBench},
 		"mcp":     {"serve MCP on stdin/stdout, bridged to a running askd (agent token)", cmdMCP},
+		"session": {"set how a session's agent is told of answers: session set-channel (agent token)", cmdSession},
 		"install": {"wire askd into Claude Code (install claude) or print Codex's config (install codex)", cmdInstall},
 	}
 }

@@ -12,15 +12,29 @@ import (
 	"strings"
 	"time"
 
+	"github.com/askd-dev/askd"
 	"github.com/askd-dev/askd/internal/app"
 	"github.com/askd-dev/askd/internal/httpapi"
+	"github.com/askd-dev/askd/internal/tell"
 )
 
 // serveConfig is askd serve's flags.
 type serveConfig struct {
 	addr, db, role, previewFormat, retain, publicURL, logLevel, debugAddr string
 	cfg                                                                   app.Config
+
+	tell, tellSecret, beforeTell           string
+	notifyWebhook, notifySlack, notifyNtfy listFlag
+	tellTimeout                            time.Duration
+	commandChannels                        bool
 }
+
+// listFlag collects a repeatable flag's values (each may also be
+// comma-separated).
+type listFlag []string
+
+func (l *listFlag) String() string     { return strings.Join(*l, ",") }
+func (l *listFlag) Set(v string) error { *l = append(*l, v); return nil }
 
 func cmdServe(ctx context.Context, e *env, args []string) error {
 	sc := serveConfig{cfg: app.DefaultConfig()}
@@ -37,6 +51,20 @@ func cmdServe(ctx context.Context, e *env, args []string) error {
 	fs.StringVar(&sc.publicURL, "public-url", "", "the inbox's URL as people reach it, for links (default: http://ADDR)")
 	fs.StringVar(&sc.logLevel, "log-level", "info", "debug, info, warn or error")
 	fs.StringVar(&sc.debugAddr, "debug-addr", "", "serve Go's pprof profiles on this address (loopback only), e.g. 127.0.0.1:6060")
+	fs.StringVar(&sc.tell, "tell", "hook", "how agents of sessions that set no channel are told of answers:\n"+
+		"hook (the Stop hook, check_ask or askd check), webhook=URL[,secret=S] (POST, signed with S),\n"+
+		"or command=ARGV (ARGV a JSON array, or words split on spaces; run without a shell;\n"+
+		"{session}, {prompt} and {id} replaced in each argument)")
+	fs.StringVar(&sc.tellSecret, "tell-secret", "", "the secret of a --tell webhook, when not in its value (better: ASKD_TELL_SECRET)")
+	fs.DurationVar(&sc.tellTimeout, "tell-timeout", 30*time.Second, "how long one attempt to tell (a webhook request, a command) may take; a claim's lease is twice this")
+	fs.IntVar(&sc.cfg.TellAttempts, "tell-attempts", sc.cfg.TellAttempts, "attempts to tell (or notify) before giving up, with exponential backoff from 2s up to 10m")
+	fs.BoolVar(&sc.commandChannels, "command-channels", true, "let agent tokens set command channels, which run programs on this server")
+	fs.StringVar(&sc.beforeTell, "before-tell", "", "a gate asked before a person's answer to an ask that will be told is accepted:\n"+
+		"an http(s) URL (POSTed {action, by, ask, answer}; 2xx allows) or a command (gets that JSON on stdin;\n"+
+		"exit 0 allows); a refusal answers 403 and the ask stays pending; an unreachable gate refuses")
+	fs.Var(&sc.notifyWebhook, "notify-webhook", "POST JSON about each new ask to this URL (repeat, or comma-separate)")
+	fs.Var(&sc.notifySlack, "notify-slack", "post each new ask to this Slack incoming webhook URL (repeat, or comma-separate)")
+	fs.Var(&sc.notifyNtfy, "notify-ntfy", "publish each new ask to this ntfy topic URL (repeat, or comma-separate)")
 	if err := parse(e, fs, args); err != nil {
 		return err
 	}
@@ -64,6 +92,9 @@ func cmdServe(ctx context.Context, e *env, args []string) error {
 			return usageError(fmt.Sprintf("--retain: %q is not a duration such as 90d or 720h", sc.retain))
 		}
 		sc.cfg.Retain = d
+	}
+	if err := tellConfig(&sc); err != nil {
+		return err
 	}
 	var level slog.Level
 	if err := level.UnmarshalText([]byte(sc.logLevel)); err != nil {
@@ -94,6 +125,14 @@ func serve(ctx context.Context, e *env, sc serveConfig, log *slog.Logger) error 
 		base = "http://" + ln.Addr().String()
 	}
 	base = strings.TrimRight(base, "/")
+
+	// Every process runs a worker, whatever its role: claims are leased, so
+	// several processes on one PostgreSQL never send one delivery twice, and
+	// the process that settled an ask tells it at once.
+	worker := tell.New(svc, tell.Options{Timeout: sc.tellTimeout, PublicURL: base, UserAgent: "askd/" + version, Logger: log})
+	workerDone := make(chan struct{})
+	go func() { worker.Run(runCtx); close(workerDone) }()
+	defer func() { stopRun(); <-workerDone }()
 
 	human, agent, err := app.Bootstrap(ctx, store)
 	if err != nil {
@@ -202,5 +241,44 @@ func serveDebug(addr string, log *slog.Logger) error {
 			log.Warn("debug listener", "err", err)
 		}
 	}()
+	return nil
+}
+
+// tellConfig reads the flags of telling and notifying into sc.cfg.
+func tellConfig(sc *serveConfig) error {
+	ch, err := tell.ParseChannel(sc.tell, sc.tellSecret)
+	if err != nil {
+		return usageError("--tell: " + err.Error())
+	}
+	sc.cfg.Tell = ch
+	sc.cfg.NoCommandChannels = !sc.commandChannels
+	if sc.tellTimeout <= 0 {
+		return usageError("--tell-timeout: must be positive")
+	}
+	if sc.cfg.TellAttempts <= 0 {
+		return usageError("--tell-attempts: must be at least 1")
+	}
+	if sc.beforeTell != "" {
+		gate, err := tell.NewGate(sc.beforeTell, 10*time.Second)
+		if err != nil {
+			return usageError(err.Error())
+		}
+		sc.cfg.BeforeTell = gate
+	}
+	for _, n := range []struct {
+		flag   string
+		t      askd.ChannelType
+		values []string
+	}{
+		{"--notify-webhook", askd.NotifyWebhook, sc.notifyWebhook},
+		{"--notify-slack", askd.NotifySlack, sc.notifySlack},
+		{"--notify-ntfy", askd.NotifyNtfy, sc.notifyNtfy},
+	} {
+		ns, err := tell.ParseNotifiers(n.t, n.values)
+		if err != nil {
+			return usageError(n.flag + ": " + err.Error())
+		}
+		sc.cfg.Notifiers = append(sc.cfg.Notifiers, ns...)
+	}
 	return nil
 }

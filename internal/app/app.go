@@ -21,6 +21,25 @@ type Config struct {
 	Retain          time.Duration // settled asks older than this are purged; 0 keeps all
 	PreviewHTML     bool          // option previews are HTML rather than Markdown
 
+	// Tell is the channel of sessions that set none (askd serve --tell); the
+	// zero value is the hook channel.
+	Tell askd.Channel
+	// Notifiers hear of every new ask (askd serve --notify-*); each has a
+	// Type of askd.NotifyWebhook, NotifySlack or NotifyNtfy and a URL.
+	Notifiers []askd.Channel
+	// BeforeTell, when set, is asked before a person's answer to an ask that
+	// will be told is accepted (askd serve --before-tell).
+	BeforeTell Gate
+	// TellAttempts is how many attempts a delivery gets before it fails.
+	TellAttempts int
+	// Backoff, when set, replaces the package's Backoff (with random jitter)
+	// as the wait before retrying a delivery after failed attempt n; tests
+	// shorten it.
+	Backoff func(attempt int) time.Duration
+	// NoCommandChannels refuses command channels (they run programs on the
+	// server, chosen by whoever holds an agent token).
+	NoCommandChannels bool
+
 	// Now is the clock; tests inject their own.
 	Now func() time.Time
 	// Logger receives operational messages.
@@ -34,6 +53,7 @@ func DefaultConfig() Config {
 		ApprovalGrace:   30 * time.Second,
 		ApprovalTimeout: 5 * time.Minute,
 		MaxPending:      20,
+		TellAttempts:    10,
 	}
 }
 
@@ -48,6 +68,8 @@ type Service struct {
 
 	closing   chan struct{}
 	closeOnce sync.Once
+
+	deliveryKick chan struct{} // capacity 1: see DeliveryWake
 }
 
 // New returns a Service over store. Call Run to start its background work.
@@ -65,13 +87,16 @@ func New(store askd.Store, cfg Config) *Service {
 	if cfg.MaxPending <= 0 {
 		cfg.MaxPending = def.MaxPending
 	}
+	if cfg.TellAttempts <= 0 {
+		cfg.TellAttempts = def.TellAttempts
+	}
 	if cfg.Now == nil {
 		cfg.Now = time.Now
 	}
 	if cfg.Logger == nil {
 		cfg.Logger = slog.New(slog.DiscardHandler)
 	}
-	s := &Service{store: store, cfg: cfg, hub: newHub(), feed: newFeed(store), closing: make(chan struct{})}
+	s := &Service{store: store, cfg: cfg, hub: newHub(), feed: newFeed(store), closing: make(chan struct{}), deliveryKick: make(chan struct{}, 1)}
 	s.Metrics = newMetrics(s)
 	store.Watch(s.onChange)
 	return s
@@ -90,6 +115,7 @@ func (s *Service) onChange(c askd.Change) {
 	if c.Reset {
 		s.hub.wakeAll()
 		signal(s.feed.kick)
+		s.kickDeliveries()
 		return
 	}
 	if c.AskID != 0 {

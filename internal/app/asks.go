@@ -107,6 +107,9 @@ func (s *Service) Create(ctx context.Context, c askd.Caller, in *askd.AskInput, 
 						return err
 					}
 					out = p
+					if err := s.enqueueNotify(ctx, tx, p); err != nil {
+						return err
+					}
 					return s.record(ctx, tx, p, askd.ActionReplaced, c.Name, fmt.Sprintf("revision %d", p.Revision))
 				}
 			}
@@ -118,6 +121,9 @@ func (s *Service) Create(ctx context.Context, c askd.Caller, in *askd.AskInput, 
 			return err
 		}
 		out, created = a, true
+		if err := s.enqueueNotify(ctx, tx, a); err != nil {
+			return err
+		}
 		return s.record(ctx, tx, a, askd.ActionCreated, c.Name, "")
 	})
 	if err != nil {
@@ -125,6 +131,9 @@ func (s *Service) Create(ctx context.Context, c askd.Caller, in *askd.AskInput, 
 	}
 	if created {
 		s.Metrics.created(out)
+	}
+	if len(s.cfg.Notifiers) > 0 {
+		s.kickDeliveries()
 	}
 	return out, nil
 }
@@ -230,11 +239,15 @@ func (s *Service) expire(ctx context.Context, id int64) (*askd.Ask, error) {
 		if err := tx.UpdateAsk(ctx, a); err != nil {
 			return err
 		}
+		if err := s.enqueueTell(ctx, tx, a); err != nil {
+			return err
+		}
 		settled = true
 		return s.record(ctx, tx, a, askd.ActionTimedOut, "askd", "no one answered in time")
 	})
 	if err == nil && settled {
 		s.Metrics.settled(out)
+		s.kickDeliveries()
 	}
 	return out, err
 }
@@ -297,6 +310,9 @@ func (s *Service) settle(ctx context.Context, id int64, change func(a *askd.Ask)
 			if err := tx.UpdateAsk(ctx, a); err != nil {
 				return err
 			}
+			if err := s.enqueueTell(ctx, tx, a); err != nil {
+				return err
+			}
 			expired = true
 			return s.record(ctx, tx, a, askd.ActionTimedOut, "askd", "no one answered in time")
 		}
@@ -311,10 +327,15 @@ func (s *Service) settle(ctx context.Context, id int64, change func(a *askd.Ask)
 		if err := tx.UpdateAsk(ctx, a); err != nil {
 			return err
 		}
+		// The answer and its delivery to the agent commit together, or neither.
+		if err := s.enqueueTell(ctx, tx, a); err != nil {
+			return err
+		}
 		return s.record(ctx, tx, a, action, a.SettledBy, note)
 	})
 	if expired {
 		s.Metrics.settled(out)
+		s.kickDeliveries()
 		return nil, conflict(out)
 	}
 	if err != nil {
@@ -322,6 +343,7 @@ func (s *Service) settle(ctx context.Context, id int64, change func(a *askd.Ask)
 	}
 	if !out.Pending() {
 		s.Metrics.settled(out)
+		s.kickDeliveries()
 	}
 	return out, nil
 }
@@ -352,7 +374,7 @@ func (s *Service) Answer(ctx context.Context, c askd.Caller, id int64, ans *askd
 	if err := human(c); err != nil {
 		return nil, err
 	}
-	return s.settle(ctx, id, func(a *askd.Ask) (string, string, error) {
+	return s.settleGated(ctx, c, id, "answer", ans, func(a *askd.Ask) (string, string, error) {
 		if err := a.Check(ans); err != nil {
 			var e *askd.Error
 			if errors.As(err, &e) {
@@ -375,11 +397,11 @@ func (s *Service) Dismiss(ctx context.Context, c askd.Caller, id int64, response
 	if err := checkText("response", response); err != nil {
 		return nil, err
 	}
-	return s.settle(ctx, id, func(a *askd.Ask) (string, string, error) {
-		var ans *askd.Answer
-		if response != "" {
-			ans = &askd.Answer{Response: response}
-		}
+	var ans *askd.Answer
+	if response != "" {
+		ans = &askd.Answer{Response: response}
+	}
+	return s.settleGated(ctx, c, id, "dismiss", ans, func(a *askd.Ask) (string, string, error) {
 		a.Settle(askd.StatusCancelled, askd.ReasonDismissed, ans, c.Name, s.now())
 		return askd.ActionDismissed, "", nil
 	})
@@ -458,14 +480,36 @@ func (s *Service) Check(ctx context.Context, c askd.Caller, id int64) (*askd.Ask
 	return out, err
 }
 
+// markTold records that the agent has learnt a's outcome: ToldAt, the told
+// event, and its pending tell delivery, if any, marked sent (whoever tells
+// first, nothing tells again).
 func (s *Service) markTold(ctx context.Context, tx askd.Tx, a *askd.Ask, actor, how string) error {
+	if err := s.setTold(ctx, tx, a, how); err != nil {
+		return err
+	}
+	return s.record(ctx, tx, a, askd.ActionTold, actor, how)
+}
+
+// setTold is markTold without the event, for callers that add events last.
+func (s *Service) setTold(ctx context.Context, tx askd.Tx, a *askd.Ask, how string) error {
 	now := s.now()
 	a.ToldAt = &now
 	a.UpdatedAt = now
 	if err := tx.UpdateAsk(ctx, a); err != nil {
 		return err
 	}
-	return s.record(ctx, tx, a, askd.ActionTold, actor, how)
+	if !a.Tell || a.SettledAt == nil {
+		return nil
+	}
+	d, err := tx.Delivery(ctx, askd.TellKey(a))
+	if askd.ErrorCode(err) == askd.ENOTFOUND {
+		return nil // settled before deliveries existed
+	}
+	if err != nil || d.Status != askd.DeliveryPending {
+		return err
+	}
+	d.Status, d.NextAt, d.ClaimedUntil, d.LastError, d.UpdatedAt = askd.DeliverySent, nil, nil, "", now
+	return tx.UpdateDelivery(ctx, d)
 }
 
 // Open returns the calling agent's session's pending asks, so an agent whose
@@ -496,12 +540,18 @@ func (s *Service) Untold(ctx context.Context, c askd.Caller) ([]*askd.Ask, error
 			if a.Pending() || !a.Tell || a.ToldAt != nil {
 				continue
 			}
-			if err := s.markTold(ctx, tx, a, c.Name, "stop hook"); err != nil {
+			if err := s.setTold(ctx, tx, a, "stop hook"); err != nil {
 				return err
 			}
 			out = append(out, a)
 		}
 		slices.SortFunc(out, func(a, b *askd.Ask) int { return a.SettledAt.Compare(*b.SettledAt) })
+		// Events last: on PostgreSQL the event log's lock is held to commit.
+		for _, a := range out {
+			if err := s.record(ctx, tx, a, askd.ActionTold, c.Name, "stop hook"); err != nil {
+				return err
+			}
+		}
 		return nil
 	})
 	return out, err

@@ -1,0 +1,351 @@
+package app
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"math/rand/v2"
+	"strings"
+	"time"
+	"unicode/utf8"
+
+	"github.com/askd-dev/askd"
+)
+
+// Delivery rules (SPEC §5):
+//
+//   - Settling an ask that must be told (Ask.Tell, not yet told) by a person's
+//     answer or dismissal, or by its timeout, writes a tell delivery in the
+//     same transaction, to the session's channel as it is then (the server's
+//     default when the session has none). A hook channel's delivery waits for
+//     the agent (Stop hook, check_ask, askd check); the others are sent by a
+//     worker (internal/tell).
+//   - Whichever way the agent learns the outcome first marks the ask told
+//     (ToldAt and a told event) and the delivery sent; nothing tells it twice.
+//   - A failed attempt is retried after Backoff, up to TellAttempts attempts
+//     (counted when claimed, so a sender that died counts too); then, or at
+//     once when the receiver says the session is gone (HTTP 410), the
+//     delivery is failed and the ask's history records why. The ask stays
+//     untold, so a later check_ask or Stop hook still delivers it.
+//   - A new ask (or a new revision of an attention ask) writes one notify
+//     delivery per configured notifier, retried the same way; a notifier's
+//     failure is logged and never touches the ask.
+
+// Gate is asked before a person's answer to an ask that will be told is
+// accepted (askd serve --before-tell).
+type Gate interface {
+	// Allow returns ok when the answer may stand; otherwise reason says why
+	// not. err means the gate could not be asked: the answer is then refused
+	// too (fail closed).
+	Allow(ctx context.Context, req *GateRequest) (ok bool, reason string, err error)
+}
+
+// GateRequest is what a gate is asked about: who is settling which ask, and
+// how.
+type GateRequest struct {
+	Action string       `json:"action"` // "answer" or "dismiss"
+	By     string       `json:"by"`     // the human
+	Ask    *askd.Ask    `json:"ask"`    // as it is, still pending
+	Answer *askd.Answer `json:"answer"` // the answer, or a dismissal's reply (may be null)
+}
+
+// errGate is settle's signal that the ask needs the gate's consent first.
+var errGate = errors.New("the before-tell gate must be asked")
+
+// askGate asks the gate about settling ask id; nil when it allows.
+func (s *Service) askGate(ctx context.Context, c askd.Caller, id int64, action string, ans *askd.Answer) error {
+	a, err := s.Get(ctx, c, id)
+	if err != nil {
+		return err
+	}
+	ok, reason, err := s.cfg.BeforeTell.Allow(ctx, &GateRequest{Action: action, By: c.Name, Ask: a, Answer: ans})
+	if err != nil {
+		s.cfg.Logger.Warn("before-tell gate unreachable", "ask", id, "err", err)
+		return askd.Errorf(askd.EFORBIDDEN, "the before-tell gate could not be asked, so the answer was refused (fail closed): %v", err)
+	}
+	if !ok {
+		if reason = strings.TrimSpace(reason); reason == "" {
+			reason = "no reason given"
+		}
+		return askd.Errorf(askd.EFORBIDDEN, "the before-tell gate refused this answer: %s", reason)
+	}
+	return nil
+}
+
+// settleGated is settle for a person's answer or dismissal: when the ask will
+// be told and a gate is configured, the gate is asked first (outside any
+// transaction), then the ask is settled.
+func (s *Service) settleGated(ctx context.Context, c askd.Caller, id int64, action string, ans *askd.Answer, change func(a *askd.Ask) (string, string, error)) (*askd.Ask, error) {
+	gated := false
+	for {
+		a, err := s.settle(ctx, id, func(a *askd.Ask) (string, string, error) {
+			if s.cfg.BeforeTell != nil && a.Tell && !gated {
+				return "", "", errGate
+			}
+			return change(a)
+		})
+		if !errors.Is(err, errGate) || gated {
+			return a, err
+		}
+		if err := s.askGate(ctx, c, id, action, ans); err != nil {
+			return nil, err
+		}
+		gated = true
+	}
+}
+
+// enqueueTell writes a's tell delivery, in the transaction that settled it.
+func (s *Service) enqueueTell(ctx context.Context, tx askd.Tx, a *askd.Ask) error {
+	if a.Pending() || !a.Tell || a.ToldAt != nil {
+		return nil
+	}
+	ch, err := tx.Channel(ctx, a.Session)
+	if askd.ErrorCode(err) == askd.ENOTFOUND {
+		ch, err = s.defaultChannel(), nil
+	}
+	if err != nil {
+		return err
+	}
+	now := s.now()
+	d := &askd.Delivery{
+		Kind: askd.DeliveryTell, Key: askd.TellKey(a), AskID: a.ID, Session: a.Session,
+		Channel: *ch, Status: askd.DeliveryPending, CreatedAt: now, UpdatedAt: now,
+	}
+	if ch.Type != askd.ChannelHook {
+		d.NextAt = &now
+	}
+	err = tx.CreateDelivery(ctx, d)
+	if askd.ErrorCode(err) == askd.ECONFLICT {
+		return nil // this settlement is queued already
+	}
+	return err
+}
+
+// enqueueNotify writes one notify delivery per notifier for a new ask, or a
+// new revision of one, in the transaction that made it.
+func (s *Service) enqueueNotify(ctx context.Context, tx askd.Tx, a *askd.Ask) error {
+	now := s.now()
+	for i, n := range s.cfg.Notifiers {
+		d := &askd.Delivery{
+			Kind: askd.DeliveryNotify, Key: askd.NotifyKey(a, i), AskID: a.ID, Session: a.Session,
+			Channel: n, Status: askd.DeliveryPending, NextAt: &now, CreatedAt: now, UpdatedAt: now,
+		}
+		if err := tx.CreateDelivery(ctx, d); err != nil && askd.ErrorCode(err) != askd.ECONFLICT {
+			return err
+		}
+	}
+	return nil
+}
+
+func (s *Service) defaultChannel() *askd.Channel {
+	if s.cfg.Tell.Type == "" {
+		return &askd.Channel{Type: askd.ChannelHook}
+	}
+	ch := s.cfg.Tell
+	return &ch
+}
+
+// kickDeliveries wakes this process's worker: a delivery may be due.
+func (s *Service) kickDeliveries() { signal(s.deliveryKick) }
+
+// DeliveryWake is signalled when this process wrote a delivery that is due
+// now, or lost track of changes; the worker then looks for due deliveries.
+func (s *Service) DeliveryWake() <-chan struct{} { return s.deliveryKick }
+
+// SetChannel sets how session's agent is told of settled asks (agent
+// tokens: a launcher sets it for the session it starts). Errors: EFORBIDDEN
+// for people, or for command channels when the server refuses them;
+// EINVALID naming the field.
+func (s *Service) SetChannel(ctx context.Context, c askd.Caller, session string, ch *askd.Channel) error {
+	if c.Role != askd.RoleAgent {
+		return askd.Errorf(askd.EFORBIDDEN, "only agent tokens set a session's channel")
+	}
+	if err := askd.ValidName("session", session); err != nil {
+		return err
+	}
+	if err := ch.Validate(); err != nil {
+		return err
+	}
+	if ch.Type == askd.ChannelCommand && s.cfg.NoCommandChannels {
+		return askd.Errorf(askd.EFORBIDDEN, "type: this server does not run command channels (askd serve --command-channels=false)")
+	}
+	return s.store.Update(ctx, func(tx askd.Tx) error { return tx.SetChannel(ctx, session, ch) })
+}
+
+// SessionChannel returns the channel session's agent is told through: its
+// own, or the server's default.
+func (s *Service) SessionChannel(ctx context.Context, session string) (*askd.Channel, error) {
+	var ch *askd.Channel
+	err := s.store.View(ctx, func(tx askd.Tx) (err error) {
+		ch, err = tx.Channel(ctx, session)
+		return err
+	})
+	if askd.ErrorCode(err) == askd.ENOTFOUND {
+		return s.defaultChannel(), nil
+	}
+	return ch, err
+}
+
+// Claimed is a delivery leased to this process's worker, with what it is
+// about: the ask as it is now, and for tells the text to tell.
+type Claimed struct {
+	Delivery *askd.Delivery
+	Ask      *askd.Ask
+	Text     string // tells: TellText of the ask
+}
+
+// ClaimDeliveries leases up to limit due deliveries for lease (see
+// askd.Tx.ClaimDeliveries). A tell whose ask was told meanwhile is marked
+// sent and not returned.
+func (s *Service) ClaimDeliveries(ctx context.Context, lease time.Duration, limit int) ([]*Claimed, error) {
+	var out []*Claimed
+	err := s.store.Update(ctx, func(tx askd.Tx) error {
+		out = out[:0]
+		now := s.now()
+		ds, err := tx.ClaimDeliveries(ctx, now, lease, limit)
+		if err != nil {
+			return err
+		}
+		for _, d := range ds {
+			a, err := tx.Ask(ctx, d.AskID)
+			if err != nil {
+				return err
+			}
+			if d.Kind == askd.DeliveryTell && a.ToldAt != nil {
+				d.Status, d.ClaimedUntil, d.NextAt, d.UpdatedAt = askd.DeliverySent, nil, nil, now
+				d.LastError = ""
+				if err := tx.UpdateDelivery(ctx, d); err != nil {
+					return err
+				}
+				continue
+			}
+			cl := &Claimed{Delivery: d, Ask: a}
+			if d.Kind == askd.DeliveryTell {
+				cl.Text = TellText(a)
+			}
+			out = append(out, cl)
+		}
+		return nil
+	})
+	return out, err
+}
+
+// NextDeliveryAt returns when the next delivery becomes due; zero when none
+// will (until something new is written).
+func (s *Service) NextDeliveryAt(ctx context.Context) (time.Time, error) {
+	var at time.Time
+	err := s.store.View(ctx, func(tx askd.Tx) (err error) {
+		at, err = tx.NextDeliveryAt(ctx)
+		return err
+	})
+	return at, err
+}
+
+// Delivered records that a claimed delivery was sent: for a tell, the ask is
+// marked told (once, whoever told it first). how says by what ("webhook").
+func (s *Service) Delivered(ctx context.Context, cl *Claimed, how string) error {
+	return s.store.Update(ctx, func(tx askd.Tx) error {
+		d, err := tx.Delivery(ctx, cl.Delivery.Key)
+		if err != nil {
+			return err
+		}
+		now := s.now()
+		d.Status, d.ClaimedUntil, d.NextAt, d.LastError, d.UpdatedAt = askd.DeliverySent, nil, nil, "", now
+		if err := tx.UpdateDelivery(ctx, d); err != nil {
+			return err
+		}
+		if d.Kind != askd.DeliveryTell {
+			return nil
+		}
+		a, err := tx.Ask(ctx, d.AskID)
+		if err != nil || a.ToldAt != nil {
+			return err
+		}
+		return s.markTold(ctx, tx, a, "askd", "by "+how)
+	})
+}
+
+// DeliveryFailed records a failed attempt of a claimed delivery: retried
+// after Backoff, or failed for good when permanent or out of attempts; a
+// failed tell is recorded in the ask's history with the reason. A delivery
+// no longer in this claim (sent, failed, or claimed again by another worker
+// after the lease ran out) is left alone.
+func (s *Service) DeliveryFailed(ctx context.Context, cl *Claimed, reason string, permanent bool) error {
+	reason = clip(reason, askd.MaxErrorBytes)
+	var failed *askd.Delivery
+	err := s.store.Update(ctx, func(tx askd.Tx) error {
+		failed = nil
+		d, err := tx.Delivery(ctx, cl.Delivery.Key)
+		if err != nil {
+			return err
+		}
+		if d.Status != askd.DeliveryPending || d.Attempts != cl.Delivery.Attempts {
+			return nil
+		}
+		now := s.now()
+		d.LastError, d.ClaimedUntil, d.UpdatedAt = reason, nil, now
+		if !permanent && d.Attempts < s.cfg.TellAttempts {
+			wait := Backoff(d.Attempts, rand.Float64)
+			if s.cfg.Backoff != nil {
+				wait = s.cfg.Backoff(d.Attempts)
+			}
+			next := now.Add(wait)
+			d.NextAt = &next
+			return tx.UpdateDelivery(ctx, d)
+		}
+		d.Status, d.NextAt = askd.DeliveryFailed, nil
+		if err := tx.UpdateDelivery(ctx, d); err != nil {
+			return err
+		}
+		failed = d
+		if d.Kind != askd.DeliveryTell {
+			return nil
+		}
+		a, err := tx.Ask(ctx, d.AskID)
+		if err != nil {
+			return err
+		}
+		a.UpdatedAt = now
+		why := fmt.Sprintf("gave up after %d attempts by %s: %s", d.Attempts, d.Channel.Type, reason)
+		if permanent {
+			why = fmt.Sprintf("gave up by %s, the receiver said the session is gone: %s", d.Channel.Type, reason)
+		}
+		return s.record(ctx, tx, a, askd.ActionTellFail, "askd", why)
+	})
+	if err == nil && failed != nil {
+		s.cfg.Logger.Warn("delivery failed for good", "kind", failed.Kind, "ask", failed.AskID, "channel", failed.Channel.Type, "attempts", failed.Attempts, "err", reason)
+	}
+	return err
+}
+
+// Backoff is how long to wait after failed attempt number attempt (1 for the
+// first) before the next: exponential from 2 s, doubling, capped at 10
+// minutes, with jitter — a uniform pick in [d/2, d) from rnd's [0, 1) — so
+// that many deliveries failing together do not retry together.
+func Backoff(attempt int, rnd func() float64) time.Duration {
+	const base, ceiling = 2 * time.Second, 10 * time.Minute
+	d := ceiling
+	if attempt < 1 {
+		attempt = 1
+	}
+	if attempt <= 20 { // 2 s << 19 is past the ceiling; beyond, shifts overflow
+		d = min(base<<(attempt-1), ceiling)
+	}
+	r := rnd()
+	if r < 0 || r >= 1 {
+		r = 0
+	}
+	return d/2 + time.Duration(float64(d/2)*r)
+}
+
+// clip shortens s to at most n bytes, on a character boundary.
+func clip(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	s = s[:n]
+	for len(s) > 0 && !utf8.ValidString(s) {
+		s = s[:len(s)-1]
+	}
+	return s
+}
