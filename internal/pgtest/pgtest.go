@@ -59,9 +59,16 @@ var shared struct {
 // Main runs m's tests, stops every cluster this package started, and exits
 // with the tests' status. Call it from TestMain.
 func Main(m *testing.M) {
+	os.Exit(Run(m))
+}
+
+// Run is Main without the exit, for a TestMain with more to clean up: it
+// runs m's tests, stops every cluster this package started, and returns the
+// tests' status.
+func Run(m *testing.M) int {
 	code := m.Run()
 	stopAll()
-	os.Exit(code)
+	return code
 }
 
 // URL returns the URL of a new, empty database on the shared server, dropped
