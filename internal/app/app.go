@@ -161,6 +161,10 @@ func (s *Service) Close() {
 	s.closeOnce.Do(func() { close(s.closing) })
 }
 
+// Closing returns a channel closed by Close, for long-lived work that must end
+// with the service (event streams), so a shutdown does not wait on it.
+func (s *Service) Closing() <-chan struct{} { return s.closing }
+
 // Subscribe opens a stream of events after cursor (-1: only new ones), for the
 // inbox's live updates.
 func (s *Service) Subscribe(ctx context.Context, cursor int64) (*Stream, error) {

@@ -57,6 +57,10 @@ func (s *Server) events(w http.ResponseWriter, r *http.Request, c askd.Caller) e
 		select {
 		case <-r.Context().Done():
 			return nil
+		case <-s.app.Closing():
+			// Shutting down: end the stream so the server's Shutdown does not
+			// wait on it; the client reconnects with Last-Event-ID.
+			return nil
 		case <-ticker.C:
 			// Writes to a stalled client block only this goroutine.
 			_ = rc.SetWriteDeadline(time.Now().Add(10 * time.Second))
