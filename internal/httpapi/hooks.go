@@ -61,14 +61,18 @@ func (s *Server) claudeHook(w http.ResponseWriter, r *http.Request) {
 	if err == nil {
 		err = readHook(w, r, &in)
 	}
+	var also []askd.Caller // further sessions the Stop hook tells of
 	if err == nil && r.Header.Get(SessionHeader) == "" && in.SessionID != "" {
 		if err = askd.ValidName("session_id", in.SessionID); err == nil {
+			// MCP calls made without Askd-Session ask in the token's own
+			// session: the Stop hook of such a setup tells of those too.
+			also = append(also, c)
 			c.Session = in.SessionID
 		}
 	}
 	if err == nil {
 		var out any
-		out, err = s.hook(r, c, &in)
+		out, err = s.hook(r, c, &in, also)
 		if err == nil {
 			writeJSON(w, http.StatusOK, out)
 			return
@@ -90,7 +94,7 @@ func readHook(w http.ResponseWriter, r *http.Request, in *hookInput) error {
 
 var noop = struct{}{}
 
-func (s *Server) hook(r *http.Request, c askd.Caller, in *hookInput) (any, error) {
+func (s *Server) hook(r *http.Request, c askd.Caller, in *hookInput, also []askd.Caller) (any, error) {
 	switch {
 	case in.HookEventName == "PreToolUse" && in.ToolName == app.AskUserQuestion:
 		return s.preToolUseQuestion(r.Context(), c, in)
@@ -101,7 +105,7 @@ func (s *Server) hook(r *http.Request, c askd.Caller, in *hookInput) (any, error
 		if err != nil {
 			return nil, err
 		}
-		return s.stop(r.Context(), c, wait)
+		return s.stop(r.Context(), append([]askd.Caller{c}, also...), wait)
 	}
 	return noop, nil
 }
@@ -162,37 +166,41 @@ func (s *Server) permissionRequest(ctx context.Context, c askd.Caller, in *hookI
 	return out, nil
 }
 
-// stop tells the agent what it has not been told yet, as the reason to go on.
-// With wait > 0, while the session has pending asks whose outcome will be
-// told, it waits up to wait for one to settle; with nothing to tell and
-// nothing pending it answers {} at once, and Claude stops.
-func (s *Server) stop(ctx context.Context, c askd.Caller, wait time.Duration) (any, error) {
+// stop tells the agent what it has not been told yet in its sessions, as the
+// reason to go on. With wait > 0, while the sessions have pending asks whose
+// outcome will be told, it waits up to wait for one to settle; with nothing
+// to tell and nothing pending it answers {} at once, and Claude stops.
+func (s *Server) stop(ctx context.Context, sessions []askd.Caller, wait time.Duration) (any, error) {
 	until := time.Now().Add(wait)
 	for {
-		untold, err := s.app.Untold(ctx, c)
-		if err != nil {
-			return nil, err
-		}
-		if len(untold) > 0 {
-			texts := make([]string, len(untold))
-			for i, a := range untold {
-				texts[i] = app.TellText(a)
+		var texts []string
+		for _, c := range sessions {
+			untold, err := s.app.Untold(ctx, c)
+			if err != nil {
+				return nil, err
 			}
+			for _, a := range untold {
+				texts = append(texts, app.TellText(a))
+			}
+		}
+		if len(texts) > 0 {
 			return stopOutput{Decision: "block", Reason: strings.Join(texts, "\n")}, nil
 		}
 		if wait <= 0 || !time.Now().Before(until) {
 			return noop, nil
 		}
-		pending, err := s.app.PendingToTell(ctx, c)
-		if err != nil {
-			return nil, err
+		var ids []int64
+		for _, c := range sessions {
+			pending, err := s.app.PendingToTell(ctx, c)
+			if err != nil {
+				return nil, err
+			}
+			for _, a := range pending {
+				ids = append(ids, a.ID)
+			}
 		}
-		if len(pending) == 0 {
+		if len(ids) == 0 {
 			return noop, nil
-		}
-		ids := make([]int64, len(pending))
-		for i, a := range pending {
-			ids[i] = a.ID
 		}
 		s.app.WaitAny(ctx, ids, until)
 		if err := ctx.Err(); err != nil {

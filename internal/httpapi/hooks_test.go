@@ -250,3 +250,28 @@ func TestHookNoOpsAndAuth(t *testing.T) {
 		t.Fatalf("human token: %d %s", r.status, r.body)
 	}
 }
+
+// An agent that never set ASKD_SESSION asks over MCP in its token's own
+// session; Claude's Stop hook, which knows only its own session_id, still
+// tells it what the person said.
+func TestHookStopTellsTheTokenSessionToo(t *testing.T) {
+	srv := testserver.Start(t, testserver.Options{})
+	ctx := context.Background()
+	a, err := srv.Agent("").Create(ctx, &askd.AskInput{Kind: askd.KindReady, Title: "PR #7 is ready"}, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if a.Session != "agent-1" {
+		t.Fatalf("session %q, want the token's name", a.Session)
+	}
+	if _, err := srv.Human().Answer(ctx, a.ID, &askd.Answer{Answer: "merged, thanks"}); err != nil {
+		t.Fatal(err)
+	}
+	want := fmt.Sprintf(`{"decision":"block","reason":"The user answered your ask #%d (ready: \"PR #7 is ready\"): merged, thanks"}`, a.ID) + "\n"
+	wantReply(t, postHook(ctx, t, srv, srv.AgentToken, "", stopInput("d7a0df0e-5b1c-4c1e-9a55-0e1f2a3b4c5d", false), nil), 200, want)
+	wantReply(t, postHook(ctx, t, srv, srv.AgentToken, "", stopInput("d7a0df0e-5b1c-4c1e-9a55-0e1f2a3b4c5d", true), nil), 200, "{}\n")
+	// With an explicit session the token's own session is not looked at.
+	b, _ := srv.Agent("").Create(ctx, &askd.AskInput{Kind: askd.KindReady, Title: "PR #8 is ready"}, 0)
+	srv.Human().Answer(ctx, b.ID, &askd.Answer{Answer: "ok"})
+	wantReply(t, postHook(ctx, t, srv, srv.AgentToken, "", stopInput("x", false), map[string]string{"Askd-Session": "elsewhere"}), 200, "{}\n")
+}
