@@ -23,12 +23,24 @@ build:
 bench:
 	$(GO) test -run '^$$' -bench . -benchtime 3s ./internal/app/... ./internal/httpapi/...
 
-## fuzz: each fuzz target for FUZZTIME (default 10m)
+## fuzz: each fuzz target of every package that has some, for FUZZTIME
+## (default 10m) each; `make test` runs their seed corpora
 FUZZTIME ?= 10m
+FUZZPKGS ?= $$(grep -l '^func Fuzz' $$(git ls-files '*_test.go') | xargs -n1 dirname | sort -u)
 fuzz:
-	@for t in $$($(GO) test -list '^Fuzz' . | grep '^Fuzz'); do \
-		echo "== $$t"; $(GO) test -run '^$$' -fuzz "^$$t$$" -fuzztime $(FUZZTIME) . || exit 1; \
+	@for p in $(FUZZPKGS); do \
+		for t in $$($(GO) test -list '^Fuzz' ./$$p | grep '^Fuzz'); do \
+			echo "== ./$$p $$t"; $(GO) test -run '^$$' -fuzz "^$$t$$" -fuzztime $(FUZZTIME) ./$$p || exit 1; \
+		done; \
 	done
 
 clean:
 	rm -rf bin
+
+## soak: the long kill -9 soak (docs/soak.md): SOAK_CYCLES_SQLITE and
+## SOAK_CYCLES_PG kill cycles; `make test` runs 5 and 2
+SOAK_CYCLES_SQLITE ?= 100
+SOAK_CYCLES_PG ?= 20
+soak:
+	ASKD_SOAK_CYCLES_SQLITE=$(SOAK_CYCLES_SQLITE) ASKD_SOAK_CYCLES_PG=$(SOAK_CYCLES_PG) \
+		$(GO) test -race -count=1 -timeout 60m -v -run '^TestSoak' ./internal/soak/
