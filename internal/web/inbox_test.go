@@ -3,6 +3,7 @@ package web_test
 import (
 	"context"
 	"fmt"
+	"net/http"
 	"strings"
 	"testing"
 	"time"
@@ -10,6 +11,7 @@ import (
 	"github.com/askd-dev/askd"
 	"github.com/askd-dev/askd/internal/app"
 	"github.com/chromedp/cdproto/fetch"
+	"github.com/chromedp/cdproto/page"
 	"github.com/chromedp/chromedp"
 )
 
@@ -249,6 +251,19 @@ func TestLiveAndReload(t *testing.T) {
 	// And it is still live.
 	third := create(t, srv.Agent("other"), &askd.AskInput{Kind: askd.KindAction, Title: "Rotate the key"})
 	p.waitFor(fmt.Sprintf(`document.querySelector('%s') !== null`, card(third.ID)))
+
+	// The connection drops; what happens before the page reconnects still
+	// arrives (EventSource resumes with Last-Event-ID).
+	srv.HTTP.CloseClientConnections()
+	// Fresh connections for the agent too: its idle ones were just closed.
+	agent, other := srv.Agent("live"), srv.Agent("other2")
+	agent.HTTP, other.HTTP = &http.Client{Transport: &http.Transport{}}, &http.Client{Transport: &http.Transport{}}
+	fourth := create(t, other, &askd.AskInput{Kind: askd.KindReady, Title: "Sent while the stream was down"})
+	if _, err := agent.Withdraw(context.Background(), second.ID); err != nil {
+		t.Fatal(err)
+	}
+	p.waitFor(fmt.Sprintf(`document.querySelector('%s') !== null && document.querySelector('%s') === null`, card(fourth.ID), card(second.ID)))
+	p.waitFor(`document.querySelector('#live').textContent === 'live'`)
 }
 
 func TestTwoPeopleAnswerAtOnce(t *testing.T) {
@@ -373,4 +388,61 @@ func TestSnooze(t *testing.T) {
 	if title := eval[string](p, `document.title`); title != "askd inbox" {
 		t.Errorf("title %q: a snoozed ask is not waiting", title)
 	}
+}
+
+func TestSignInAndOut(t *testing.T) {
+	t.Parallel()
+	srv := startServer(t, app.Config{})
+	p := newTab(t, srv)
+	p.do(chromedp.Navigate(srv.URL+"/?session=x"), chromedp.WaitVisible(chromedp.CSS("#token")))
+	if loc := eval[string](p, `location.pathname`); loc != "/signin.html" {
+		t.Fatalf("not signed in, landed on %s", loc)
+	}
+	// An agent token is refused with a message.
+	p.do(chromedp.SendKeys(chromedp.CSS("#token"), srv.AgentToken), chromedp.Submit(chromedp.CSS("form")),
+		chromedp.WaitVisible(chromedp.CSS(".error")))
+	if got := p.text(".error"); !strings.Contains(got, "agent token") {
+		t.Errorf("agent sign-in says %q", got)
+	}
+	// A human token signs in, to a clean URL.
+	p.do(chromedp.SendKeys(chromedp.CSS("#token"), srv.HumanToken), chromedp.Submit(chromedp.CSS("form")),
+		chromedp.WaitVisible(chromedp.CSS("body.ready")))
+	if loc := eval[string](p, `location.href`); loc != srv.URL+"/" {
+		t.Errorf("signed in at %s", loc)
+	}
+	if me := p.text("#me"); me != "alice" {
+		t.Errorf("signed in as %q", me)
+	}
+	if c := eval[string](p, `document.cookie`); c != "" {
+		t.Errorf("page scripts can read cookies: %q", c)
+	}
+	// Sign out: back to the form, and the inbox is closed again.
+	p.do(chromedp.Click(chromedp.CSS(".signout button")), chromedp.WaitVisible(chromedp.CSS("#token")))
+	p.do(chromedp.Navigate(srv.URL+"/"), chromedp.WaitVisible(chromedp.CSS("#token")))
+}
+
+func TestNotification(t *testing.T) {
+	t.Parallel()
+	srv := startServer(t, app.Config{})
+	p := newTab(t, srv)
+	// Stand-ins for a hidden tab and a granted permission, installed before
+	// the page's scripts run.
+	_, err := chromedp.Call(p.ctx, page.AddScriptToEvaluateOnNewDocument, page.AddScriptToEvaluateOnNewDocumentParams{Source: `
+		window.__notes = [];
+		window.Notification = class { static permission = 'granted'; constructor(title, o) { window.__notes.push(title + ' | ' + o.body); } close() {} };
+		Object.defineProperty(document, 'hidden', { get: () => window.__hidden === true });`})
+	if err != nil {
+		t.Fatal(err)
+	}
+	p.signIn(srv.HumanToken, "/")
+	eval[bool](p, `window.__hidden = false, true`)
+	a := create(t, srv.Agent("seen"), &askd.AskInput{Kind: askd.KindAction, Title: "Visible tab: no notification"})
+	p.waitFor(fmt.Sprintf(`document.querySelector('%s') !== null`, card(a.ID)))
+	eval[bool](p, `window.__hidden = true, true`)
+	b := create(t, srv.Agent("away"), &askd.AskInput{Kind: askd.KindAction, Title: "Hidden tab: notify"})
+	p.waitFor(fmt.Sprintf(`document.querySelector('%s') !== null`, card(b.ID)))
+	if got := eval[[]string](p, `window.__notes`); len(got) != 1 || got[0] != "askd · away | Hidden tab: notify" {
+		t.Errorf("notifications %q", got)
+	}
+	p.waitFor(`document.title === '(2) askd inbox'`)
 }

@@ -65,7 +65,9 @@ func securityHeaders(w http.ResponseWriter, csp string) {
 	hd := w.Header()
 	hd.Set("Content-Security-Policy", csp)
 	hd.Set("X-Content-Type-Options", "nosniff")
-	hd.Set("Referrer-Policy", "no-referrer")
+	// Not no-referrer: under it, browsers send "Origin: null" with form
+	// posts (sign-in, sign-out), which the server's Origin check refuses.
+	hd.Set("Referrer-Policy", "same-origin")
 	if strings.Contains(csp, "frame-ancestors 'none'") {
 		hd.Set("X-Frame-Options", "DENY")
 	} else {
