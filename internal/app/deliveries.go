@@ -197,27 +197,30 @@ type Claimed struct {
 // ClaimDeliveries leases up to limit due deliveries for lease (see
 // askd.Tx.ClaimDeliveries). A tell whose ask was told meanwhile is marked
 // sent and not returned.
+//
+// Lock order: every transaction touching an ask and its delivery locks the
+// ask first (settle, check, the Stop hook, Delivered, DeliveryFailed), so on
+// PostgreSQL they never deadlock. Claiming locks deliveries only; the asks
+// are read after, outside it.
 func (s *Service) ClaimDeliveries(ctx context.Context, lease time.Duration, limit int) ([]*Claimed, error) {
-	var out []*Claimed
-	err := s.store.Update(ctx, func(tx askd.Tx) error {
+	var ds []*askd.Delivery
+	err := s.store.Update(ctx, func(tx askd.Tx) (err error) {
+		ds, err = tx.ClaimDeliveries(ctx, s.now(), lease, limit)
+		return err
+	})
+	if err != nil || len(ds) == 0 {
+		return nil, err
+	}
+	out := make([]*Claimed, 0, len(ds))
+	err = s.store.View(ctx, func(tx askd.Tx) error {
 		out = out[:0]
-		now := s.now()
-		ds, err := tx.ClaimDeliveries(ctx, now, lease, limit)
-		if err != nil {
-			return err
-		}
 		for _, d := range ds {
 			a, err := tx.Ask(ctx, d.AskID)
+			if askd.ErrorCode(err) == askd.ENOTFOUND {
+				continue // purged meanwhile, with its delivery
+			}
 			if err != nil {
 				return err
-			}
-			if d.Kind == askd.DeliveryTell && a.ToldAt != nil {
-				d.Status, d.ClaimedUntil, d.NextAt, d.UpdatedAt = askd.DeliverySent, nil, nil, now
-				d.LastError = ""
-				if err := tx.UpdateDelivery(ctx, d); err != nil {
-					return err
-				}
-				continue
 			}
 			cl := &Claimed{Delivery: d, Ask: a}
 			if d.Kind == askd.DeliveryTell {
@@ -227,7 +230,21 @@ func (s *Service) ClaimDeliveries(ctx context.Context, lease time.Duration, limi
 		}
 		return nil
 	})
-	return out, err
+	if err != nil {
+		return nil, err
+	}
+	sendable := out[:0]
+	for _, cl := range out {
+		if cl.Delivery.Kind == askd.DeliveryTell && cl.Ask.ToldAt != nil {
+			// Told another way since it was written: nothing to send.
+			if err := s.Delivered(ctx, cl, "another way"); err != nil {
+				return nil, err
+			}
+			continue
+		}
+		sendable = append(sendable, cl)
+	}
+	return sendable, nil
 }
 
 // NextDeliveryAt returns when the next delivery becomes due; zero when none
@@ -245,6 +262,10 @@ func (s *Service) NextDeliveryAt(ctx context.Context) (time.Time, error) {
 // marked told (once, whoever told it first). how says by what ("webhook").
 func (s *Service) Delivered(ctx context.Context, cl *Claimed, how string) error {
 	return s.store.Update(ctx, func(tx askd.Tx) error {
+		a, err := tx.Ask(ctx, cl.Delivery.AskID) // the ask first: see ClaimDeliveries
+		if err != nil {
+			return err
+		}
 		d, err := tx.Delivery(ctx, cl.Delivery.Key)
 		if err != nil {
 			return err
@@ -254,12 +275,8 @@ func (s *Service) Delivered(ctx context.Context, cl *Claimed, how string) error 
 		if err := tx.UpdateDelivery(ctx, d); err != nil {
 			return err
 		}
-		if d.Kind != askd.DeliveryTell {
+		if d.Kind != askd.DeliveryTell || a.ToldAt != nil {
 			return nil
-		}
-		a, err := tx.Ask(ctx, d.AskID)
-		if err != nil || a.ToldAt != nil {
-			return err
 		}
 		return s.markTold(ctx, tx, a, "askd", "by "+how)
 	})
@@ -275,6 +292,10 @@ func (s *Service) DeliveryFailed(ctx context.Context, cl *Claimed, reason string
 	var failed *askd.Delivery
 	err := s.store.Update(ctx, func(tx askd.Tx) error {
 		failed = nil
+		a, err := tx.Ask(ctx, cl.Delivery.AskID) // the ask first: see ClaimDeliveries
+		if err != nil {
+			return err
+		}
 		d, err := tx.Delivery(ctx, cl.Delivery.Key)
 		if err != nil {
 			return err
@@ -300,10 +321,6 @@ func (s *Service) DeliveryFailed(ctx context.Context, cl *Claimed, reason string
 		failed = d
 		if d.Kind != askd.DeliveryTell {
 			return nil
-		}
-		a, err := tx.Ask(ctx, d.AskID)
-		if err != nil {
-			return err
 		}
 		a.UpdatedAt = now
 		why := fmt.Sprintf("gave up after %d attempts by %s: %s", d.Attempts, d.Channel.Type, reason)
