@@ -5,8 +5,11 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"math/rand/v2"
 	"net"
+	"net/http"
+	"net/http/httptest"
 	"net/url"
 	"os"
 	"path/filepath"
@@ -20,6 +23,7 @@ import (
 	"github.com/askd-dev/askd"
 	"github.com/askd-dev/askd/client"
 	"github.com/askd-dev/askd/internal/pgtest"
+	"github.com/askd-dev/askd/internal/tell"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
@@ -72,6 +76,41 @@ type soak struct {
 	kills  int
 	stop   chan struct{}
 	ledger ledger
+	tells  *receiver
+}
+
+// receiver is the webhook the HTTP agents' sessions are told through. It
+// counts deliveries per Idempotency-Key and keys per ask.
+type receiver struct {
+	mu        sync.Mutex
+	byKey     map[string]int
+	keysByAsk map[int64]map[string]bool
+	bad       []string
+}
+
+const tellSecret = "soak-secret"
+
+func (rc *receiver) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	body, _ := io.ReadAll(r.Body)
+	key := r.Header.Get(tell.HeaderIdempotencyKey)
+	var tb tell.TellBody
+	rc.mu.Lock()
+	defer rc.mu.Unlock()
+	switch {
+	case !tell.Verify(tellSecret, body, r.Header.Get(tell.HeaderSignature)):
+		rc.bad = append(rc.bad, "bad signature on "+key)
+	case json.Unmarshal(body, &tb) != nil || tb.Ask == nil || tb.Text == "":
+		rc.bad = append(rc.bad, fmt.Sprintf("bad body %.200s", body))
+	case key != askd.TellKey(tb.Ask):
+		rc.bad = append(rc.bad, fmt.Sprintf("key %q for ask %d settled at %v", key, tb.Ask.ID, tb.Ask.SettledAt))
+	default:
+		rc.byKey[key]++
+		if rc.keysByAsk[tb.Ask.ID] == nil {
+			rc.keysByAsk[tb.Ask.ID] = map[string]bool{}
+		}
+		rc.keysByAsk[tb.Ask.ID][key] = true
+	}
+	w.WriteHeader(http.StatusOK)
 }
 
 // ledger is what the server acknowledged, to be found again at the end.
@@ -138,7 +177,16 @@ func runSoak(t *testing.T, db string, kills int) {
 	s := &soak{t: t, db: db, stop: make(chan struct{})}
 	s.ledger = ledger{created: map[int64]askd.Kind{}, mcpAsked: map[string]string{}, mcpGiven: map[string]answerShape{}, answered: map[int64]answerShape{}, dismissed: map[int64]bool{}, observed: map[int64]answerShape{}}
 	s.tok = newTokens(t, db)
+	s.tells = &receiver{byKey: map[string]int{}, keysByAsk: map[int64]map[string]bool{}}
+	hook := httptest.NewServer(s.tells)
+	defer hook.Close()
 	s.start()
+	for i := range httpAgents {
+		c := s.agent(fmt.Sprintf("soak-http-%d", i))
+		if _, err := c.SetChannel(context.Background(), c.Session, askd.Channel{Type: askd.ChannelWebhook, URL: hook.URL, Secret: tellSecret}); err != nil {
+			t.Fatal(err)
+		}
+	}
 
 	var agents, person sync.WaitGroup
 	for i := range httpAgents {
@@ -168,7 +216,7 @@ func runSoak(t *testing.T, db string, kills int) {
 }
 
 func (s *soak) start() {
-	srv := startServer(s.t, s.db, "--max-pending", "1000", "--question-timeout", "2m", "--approval-grace", "2s")
+	srv := startServer(s.t, s.db, "--max-pending", "1000", "--question-timeout", "2m", "--approval-grace", "2s", "--tell-timeout", "1s")
 	s.mu.Lock()
 	s.srv, s.url, s.up = srv, srv.URL, make(chan struct{})
 	close(s.up)
@@ -589,8 +637,8 @@ func answerFor(a *askd.Ask) *askd.Answer {
 	return &askd.Answer{Answer: fmt.Sprintf("done %d", a.ID)}
 }
 
-// verify reads every ask back from the restarted server and checks the ledger.
-func (s *soak) verify(took time.Duration) {
+// readBack lists every ask on the server, by status.
+func (s *soak) readBack() (map[int64]*askd.Ask, map[askd.Status]int) {
 	t := s.t
 	ctx := context.Background()
 	h := s.human()
@@ -619,6 +667,37 @@ func (s *soak) verify(took time.Duration) {
 				break
 			}
 		}
+	}
+	return all, byStatus
+}
+
+// untold returns the settled asks whose agent must be told and was not: not
+// marked told, or (attention asks, told only through the webhook) with no
+// delivery received.
+func (s *soak) untold(all map[int64]*askd.Ask) []*askd.Ask {
+	s.tells.mu.Lock()
+	defer s.tells.mu.Unlock()
+	var out []*askd.Ask
+	for _, a := range all {
+		if a.Pending() || !a.Tell || a.CancelReason == askd.ReasonWithdrawn {
+			continue
+		}
+		if a.ToldAt == nil || a.Kind.IsAttention() && len(s.tells.keysByAsk[a.ID]) == 0 {
+			out = append(out, a)
+		}
+	}
+	return out
+}
+
+// verify reads every ask back from the restarted server and checks the ledger.
+func (s *soak) verify(took time.Duration) {
+	t := s.t
+	all, byStatus := s.readBack()
+	// Give the outbox time to tell what settled: claims a kill cut off are
+	// taken again once their lease (2 s) ends, failed sends after a backoff.
+	for deadline := time.Now().Add(60 * time.Second); len(s.untold(all)) > 0 && time.Now().Before(deadline); {
+		time.Sleep(200 * time.Millisecond)
+		all, byStatus = s.readBack()
 	}
 	bySummary := map[string]*askd.Ask{}
 	for _, a := range all {
@@ -674,6 +753,26 @@ func (s *soak) verify(took time.Duration) {
 	for _, f := range l.failures {
 		t.Error(f)
 	}
+	untold := s.untold(all)
+	for _, a := range untold {
+		t.Errorf("ask %d (%s, %s) settled but its agent was never told", a.ID, a.Kind, a.Status)
+	}
+	s.tells.mu.Lock()
+	defer s.tells.mu.Unlock()
+	toldTwice, redelivered, received := 0, 0, 0
+	for id, keys := range s.tells.keysByAsk {
+		if len(keys) > 1 {
+			toldTwice++
+			t.Errorf("ask %d told under %d keys: %v", id, len(keys), keys)
+		}
+	}
+	for _, n := range s.tells.byKey {
+		received += n
+		redelivered += n - 1
+	}
+	for _, b := range s.tells.bad {
+		t.Errorf("webhook: %s", b)
+	}
 	total := len(all)
 	if total != byStatus[askd.StatusPending]+byStatus[askd.StatusAnswered]+byStatus[askd.StatusCancelled] {
 		t.Errorf("counts do not add up: %d asks, %v", total, byStatus)
@@ -693,6 +792,8 @@ func (s *soak) verify(took time.Duration) {
 	t.Logf("person: %d answers and %d dismissals acknowledged, %d cut off by a kill (outcome unknown to the person)", len(l.answered), len(l.dismissed), l.inDoubt)
 	t.Logf("blocking calls: %d = %d returned the outcome + %d wait ended pending + %d cut off; of the cut: %d found again by id, %d settled before the agent looked, %d never stored, %d (MCP) no longer open, %d stored late, %d not followed up as the soak ended",
 		l.blocked, l.settled, l.waitEnded, l.cut, l.refound, l.settledUp, l.neverMade, l.notOpen, l.raced, l.gaveUp)
+	t.Logf("tells: %d asks told through the webhook, %d deliveries received (%d a repeat of a key already received: a kill between the receiver's 200 and the record of it); told twice (two keys for one ask): %d; told answers lost: %d",
+		len(s.tells.keysByAsk), received, redelivered, toldTwice, len(untold))
 	t.Logf("lost asks: %d, lost answers: %d, answers differing from the acknowledged: %d", lostAsks, lostAnswers, wrong)
 }
 
