@@ -580,3 +580,33 @@ func TestHealthAndMetrics(t *testing.T) {
 		}
 	}
 }
+
+// An agent cut off while the person answered asks the same again: it gets
+// that answer instead of a second ask; once it has seen it, the same
+// question is a new ask.
+func TestSameQuestionAfterCutOffReturnsTheAnswer(t *testing.T) {
+	s := testserver.Start(t, testserver.Options{})
+	ctx := ctxT(t)
+	agent := s.Agent("cut")
+	first, err := agent.Create(ctx, question(false, "Which check first?"), 0) // the call that was cut off
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.Human().Answer(ctx, first.ID, &askd.Answer{Answers: map[string]askd.Choice{"Which check first?": {Values: []string{"lint"}}}}); err != nil {
+		t.Fatal(err)
+	}
+	again, err := agent.Create(ctx, question(false, "Which check first?"), 10*time.Second)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if again.ID != first.ID || again.Status != askd.StatusAnswered || again.Answer.Answers["Which check first?"].Values[0] != "lint" || again.ToldAt == nil {
+		t.Fatalf("asking again: %+v, want ask %d answered lint and now told", again, first.ID)
+	}
+	third, err := agent.Create(ctx, question(false, "Which check first?"), 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if third.ID == first.ID || third.Status != askd.StatusPending {
+		t.Fatalf("after the agent saw the answer, the same question is %+v, want a new pending ask", third)
+	}
+}

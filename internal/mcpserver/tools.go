@@ -140,6 +140,12 @@ func (t *tools) askUserQuestion(ctx context.Context, req *mcp.CallToolRequest) (
 	if err != nil {
 		return errorResult(err), nil
 	}
+	if !a.Pending() {
+		// The outcome goes back in this result: the agent has been told.
+		if a, err = t.svc.Check(context.WithoutCancel(ctx), c, a.ID); err != nil {
+			return errorResult(err), nil
+		}
+	}
 	return jsonResult(t.questionOutcome(a), false), nil
 }
 
