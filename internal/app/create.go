@@ -1,0 +1,184 @@
+package app
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"slices"
+	"time"
+
+	"github.com/askd-dev/askd"
+)
+
+// CreateOptions adjust how one ask is created.
+type CreateOptions struct {
+	// Timeout overrides the kind's default deadline (question: QuestionTimeout;
+	// approval from a permission prompt: ApprovalTimeout; others: none).
+	Timeout time.Duration
+}
+
+// Create makes a new ask for an agent, or returns the one it re-attaches to:
+// a pending question with identical questions from the same session, an
+// approval with the same tool_use_id, or — for attention asks — the session's
+// pending attention ask, replaced by the new content (same id, revision + 1).
+// Errors: EFORBIDDEN for non-agents, EINVALID naming the field, ELIMIT when the
+// session already has MaxPending pending asks.
+func (s *Service) Create(ctx context.Context, c askd.Caller, in *askd.AskInput, opt CreateOptions) (*askd.Ask, error) {
+	if c.Role != askd.RoleAgent {
+		return nil, askd.Errorf(askd.EFORBIDDEN, "only agent tokens create asks")
+	}
+	if err := askd.ValidName("session", c.Session); err != nil {
+		return nil, err
+	}
+	if err := in.Validate(s.cfg.PreviewHTML); err != nil {
+		return nil, err
+	}
+	now := s.now()
+	a := &askd.Ask{
+		Kind: in.Kind, Session: c.Session, Agent: c.Name, Status: askd.StatusPending, Revision: 1,
+		Questions: in.Questions, Title: in.Title, Details: in.Details, Options: in.Options,
+		Recommended: in.Recommended, Payload: compactJSON(in.Payload), ToolName: in.ToolName, ToolUseID: in.ToolUseID,
+		CreatedAt: now, UpdatedAt: now,
+		Tell: in.Kind.IsAttention(),
+	}
+	timeout := opt.Timeout
+	if timeout == 0 {
+		switch {
+		case in.Kind == askd.KindQuestion:
+			timeout = s.cfg.QuestionTimeout
+		case in.Kind == askd.KindApproval && in.ToolName != "":
+			timeout = s.cfg.ApprovalTimeout
+		}
+	}
+	if timeout > 0 {
+		d := now.Add(timeout)
+		a.Deadline = &d
+	}
+
+	var out *askd.Ask
+	var created bool
+	err := s.store.Update(ctx, func(tx askd.Tx) error {
+		if err := tx.LockSession(ctx, c.Session); err != nil {
+			return err
+		}
+		created = false
+		pending, err := tx.FindAsks(ctx, askd.AskFilter{Session: c.Session, Status: askd.StatusPending})
+		if err != nil {
+			return err
+		}
+		switch {
+		case a.Kind == askd.KindQuestion:
+			for _, p := range pending {
+				if p.Kind == askd.KindQuestion && sameJSON(p.Questions, a.Questions) {
+					out = p // the same question again: a retry of a call that was cut off
+					return nil
+				}
+			}
+			// A call cut off while the person answered: the agent never saw
+			// the outcome (nothing recorded it told), so asking the same again
+			// returns that answer rather than asking the person twice.
+			recent, err := tx.FindAsks(ctx, askd.AskFilter{Session: c.Session, Kind: askd.KindQuestion, Status: askd.StatusAnswered, Limit: 20})
+			if err != nil {
+				return err
+			}
+			dismissed, err := tx.FindAsks(ctx, askd.AskFilter{Session: c.Session, Kind: askd.KindQuestion, Status: askd.StatusCancelled, Limit: 20})
+			if err != nil {
+				return err
+			}
+			for _, p := range append(recent, dismissed...) {
+				if p.ToldAt == nil && (p.Status == askd.StatusAnswered || p.CancelReason == askd.ReasonDismissed) &&
+					sameJSON(p.Questions, a.Questions) {
+					out = p
+					return nil
+				}
+			}
+		case a.Kind == askd.KindApproval && a.ToolUseID != "":
+			prior, err := tx.FindAsks(ctx, askd.AskFilter{Session: c.Session, ToolUseID: a.ToolUseID, Kind: askd.KindApproval, Limit: 1})
+			if err != nil {
+				return err
+			}
+			if len(prior) > 0 {
+				p := prior[0]
+				if !p.Pending() || sameApproval(p, a) {
+					out = p // a retried tool call: the same ask, decided or not
+					return nil
+				}
+				// Same tool use, new content: the old ask no longer applies.
+				p.Settle(askd.StatusCancelled, askd.ReasonReplaced, nil, c.Name, now)
+				if err := s.record(ctx, tx, p, askd.ActionReplaced, c.Name, "replaced by a retry with new input"); err != nil {
+					return err
+				}
+				pending = slices.DeleteFunc(pending, func(x *askd.Ask) bool { return x.ID == p.ID })
+			}
+		case a.Kind.IsAttention():
+			for _, p := range pending {
+				if p.Kind.IsAttention() {
+					// One attention ask per session: the new one takes its place.
+					p.Kind, p.Title, p.Details, p.Options, p.Recommended = a.Kind, a.Title, a.Details, a.Options, a.Recommended
+					p.Revision++
+					p.UpdatedAt = now
+					p.Agent = a.Agent
+					p.SnoozedUntil = nil // new content deserves a fresh look
+					if err := tx.UpdateAsk(ctx, p); err != nil {
+						return err
+					}
+					out = p
+					if err := s.enqueueNotify(ctx, tx, p); err != nil {
+						return err
+					}
+					return s.record(ctx, tx, p, askd.ActionReplaced, c.Name, fmt.Sprintf("revision %d", p.Revision))
+				}
+			}
+		}
+		if len(pending) >= s.cfg.MaxPending {
+			return askd.Errorf(askd.ELIMIT, "session %q already has %d pending asks, at most %d: wait for answers or cancel some with cancel_ask", c.Session, len(pending), s.cfg.MaxPending)
+		}
+		if err := tx.CreateAsk(ctx, a); err != nil {
+			return err
+		}
+		out, created = a, true
+		if err := s.enqueueNotify(ctx, tx, a); err != nil {
+			return err
+		}
+		return s.record(ctx, tx, a, askd.ActionCreated, c.Name, "")
+	})
+	if err != nil {
+		return nil, err
+	}
+	if created {
+		s.Metrics.created(out)
+	}
+	if len(s.cfg.Notifiers) > 0 {
+		s.kickDeliveries()
+	}
+	return out, nil
+}
+
+// record appends the history event for a transition of a.
+func (s *Service) record(ctx context.Context, tx askd.Tx, a *askd.Ask, action, actor, note string) error {
+	snap := *a
+	return tx.AddEvent(ctx, &askd.Event{AskID: a.ID, Session: a.Session, Action: action, Actor: actor, At: a.UpdatedAt, Note: note, Ask: &snap})
+}
+
+func sameJSON(a, b any) bool {
+	x, err1 := json.Marshal(a)
+	y, err2 := json.Marshal(b)
+	return err1 == nil && err2 == nil && bytes.Equal(x, y)
+}
+
+func sameApproval(a, b *askd.Ask) bool {
+	return a.Title == b.Title && a.Details == b.Details && a.ToolName == b.ToolName && bytes.Equal(compactJSON(a.Payload), compactJSON(b.Payload))
+}
+
+// compactJSON removes insignificant space so equal payloads compare equal.
+func compactJSON(raw json.RawMessage) json.RawMessage {
+	if raw == nil {
+		return nil
+	}
+	var buf bytes.Buffer
+	if err := json.Compact(&buf, raw); err != nil {
+		return raw
+	}
+	return buf.Bytes()
+}

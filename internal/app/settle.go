@@ -1,0 +1,191 @@
+package app
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/askd-dev/askd"
+)
+
+func human(c askd.Caller) error {
+	if c.Role != askd.RoleHuman {
+		return askd.Errorf(askd.EFORBIDDEN, "only people (human tokens) may do this")
+	}
+	return nil
+}
+
+// settle is the one path by which a pending ask becomes answered or cancelled
+// by a caller. change edits the ask in the transaction (it sees it pending,
+// its deadline not passed) and returns the history action and note.
+func (s *Service) settle(ctx context.Context, id int64, change func(a *askd.Ask) (action, note string, err error)) (*askd.Ask, error) {
+	var out *askd.Ask
+	var expired bool
+	err := s.store.Update(ctx, func(tx askd.Tx) error {
+		a, err := tx.Ask(ctx, id)
+		if err != nil {
+			return err
+		}
+		out = a
+		now := s.now()
+		if a.Pending() && a.Deadline != nil && !a.Deadline.After(now) {
+			// Past its deadline: it timed out, whatever the sweeper has done so far.
+			a.Settle(askd.StatusCancelled, askd.ReasonTimeout, nil, "askd", now)
+			if err := tx.UpdateAsk(ctx, a); err != nil {
+				return err
+			}
+			if err := s.enqueueTell(ctx, tx, a); err != nil {
+				return err
+			}
+			expired = true
+			return s.record(ctx, tx, a, askd.ActionTimedOut, "askd", "no one answered in time")
+		}
+		if !a.Pending() {
+			return conflict(a)
+		}
+		action, note, err := change(a)
+		if err != nil {
+			return err
+		}
+		a.UpdatedAt = now
+		if err := tx.UpdateAsk(ctx, a); err != nil {
+			return err
+		}
+		// The answer and its delivery to the agent commit together, or neither.
+		if err := s.enqueueTell(ctx, tx, a); err != nil {
+			return err
+		}
+		return s.record(ctx, tx, a, action, a.SettledBy, note)
+	})
+	if expired {
+		s.Metrics.settled(out)
+		s.kickDeliveries()
+		return nil, conflict(out)
+	}
+	if err != nil {
+		return nil, err
+	}
+	if !out.Pending() {
+		s.Metrics.settled(out)
+		s.kickDeliveries()
+	}
+	return out, nil
+}
+
+// conflict is the ECONFLICT error for an ask that is no longer pending, carrying
+// its current state.
+func conflict(a *askd.Ask) error {
+	var how string
+	switch {
+	case a.Status == askd.StatusAnswered:
+		how = "answered by " + a.SettledBy
+	case a.CancelReason == askd.ReasonDismissed:
+		how = "dismissed by " + a.SettledBy
+	case a.CancelReason == askd.ReasonTimeout:
+		how = "timed out"
+	case a.CancelReason == askd.ReasonWithdrawn:
+		how = "withdrawn by the agent"
+	default:
+		how = string(a.Status) + " (" + string(a.CancelReason) + ")"
+	}
+	return &askd.Error{Code: askd.ECONFLICT, Message: fmt.Sprintf("ask %d is no longer pending: %s", a.ID, how), Ask: a}
+}
+
+// Answer settles a pending ask with a person's answer. The first answer wins; a
+// later one gets ECONFLICT carrying the current state. An answer that does not
+// fit the ask is EMISMATCH naming the field.
+func (s *Service) Answer(ctx context.Context, c askd.Caller, id int64, ans *askd.Answer) (*askd.Ask, error) {
+	if err := human(c); err != nil {
+		return nil, err
+	}
+	return s.settleGated(ctx, c, id, "answer", ans, func(a *askd.Ask) (string, string, error) {
+		if err := a.Check(ans); err != nil {
+			var e *askd.Error
+			if errors.As(err, &e) {
+				return "", "", &askd.Error{Code: askd.EMISMATCH, Message: e.Message}
+			}
+			return "", "", err
+		}
+		ans.Payload = compactJSON(ans.Payload)
+		a.Settle(askd.StatusAnswered, "", ans, c.Name, s.now())
+		return askd.ActionAnswered, "", nil
+	})
+}
+
+// Dismiss closes a pending ask without answering it; response, if any, is
+// passed to the agent.
+func (s *Service) Dismiss(ctx context.Context, c askd.Caller, id int64, response string) (*askd.Ask, error) {
+	if err := human(c); err != nil {
+		return nil, err
+	}
+	if err := checkText("response", response); err != nil {
+		return nil, err
+	}
+	var ans *askd.Answer
+	if response != "" {
+		ans = &askd.Answer{Response: response}
+	}
+	return s.settleGated(ctx, c, id, "dismiss", ans, func(a *askd.Ask) (string, string, error) {
+		a.Settle(askd.StatusCancelled, askd.ReasonDismissed, ans, c.Name, s.now())
+		return askd.ActionDismissed, "", nil
+	})
+}
+
+// Withdraw cancels an agent's own pending ask (reason withdrawn). Another
+// session's ask is ENOTFOUND.
+func (s *Service) Withdraw(ctx context.Context, c askd.Caller, id int64) (*askd.Ask, error) {
+	if c.Role != askd.RoleAgent {
+		return nil, askd.Errorf(askd.EFORBIDDEN, "only the agent that asked may withdraw an ask; people dismiss it")
+	}
+	if _, err := s.Get(ctx, c, id); err != nil {
+		return nil, err
+	}
+	return s.settle(ctx, id, func(a *askd.Ask) (string, string, error) {
+		a.Settle(askd.StatusCancelled, askd.ReasonWithdrawn, nil, c.Name, s.now())
+		now := s.now()
+		a.ToldAt = &now // the agent withdrew it: there is nothing to tell it
+		return askd.ActionWithdrawn, "", nil
+	})
+}
+
+// Snooze hides a pending ask from the inbox until the given time. The agent is
+// told nothing.
+func (s *Service) Snooze(ctx context.Context, c askd.Caller, id int64, until time.Time) (*askd.Ask, error) {
+	if err := human(c); err != nil {
+		return nil, err
+	}
+	now := s.now()
+	if !until.After(now) {
+		return nil, askd.Errorf(askd.EINVALID, "until: %s is not in the future", until.UTC().Format(time.RFC3339))
+	}
+	if until.After(now.Add(365 * 24 * time.Hour)) {
+		return nil, askd.Errorf(askd.EINVALID, "until: more than a year ahead")
+	}
+	var out *askd.Ask
+	err := s.store.Update(ctx, func(tx askd.Tx) error {
+		a, err := tx.Ask(ctx, id)
+		if err != nil {
+			return err
+		}
+		if !a.Pending() {
+			return conflict(a)
+		}
+		u := until.UTC()
+		a.SnoozedUntil = &u
+		a.UpdatedAt = now
+		if err := tx.UpdateAsk(ctx, a); err != nil {
+			return err
+		}
+		out = a
+		return s.record(ctx, tx, a, askd.ActionSnoozed, c.Name, "until "+u.Format(time.RFC3339))
+	})
+	return out, err
+}
+
+func checkText(field, s string) error {
+	if n := len([]rune(s)); n > askd.MaxAnswerChars {
+		return askd.Errorf(askd.EINVALID, "%s: %d characters, at most %d", field, n, askd.MaxAnswerChars)
+	}
+	return nil
+}

@@ -1,0 +1,172 @@
+package app
+
+import (
+	"context"
+	"time"
+
+	"github.com/askd-dev/askd"
+)
+
+// Wait blocks until ask id settles, its deadline passes (the ask is then
+// cancelled with reason timeout), until passes (the pending ask is returned),
+// or ctx ends (ctx.Err()). It is woken by the store's change notifications,
+// never by polling. When the service closes, it returns EUNAVAILABLE.
+func (s *Service) Wait(ctx context.Context, c askd.Caller, id int64, until time.Time) (*askd.Ask, error) {
+	w := s.hub.add(id) // before the first read: a change after it still wakes us
+	defer s.hub.remove(w)
+	timer := time.NewTimer(time.Hour)
+	defer timer.Stop()
+	for {
+		a, err := s.Get(ctx, c, id)
+		if err != nil {
+			return nil, err
+		}
+		if !a.Pending() {
+			return a, nil
+		}
+		now := s.now()
+		wake := until
+		if a.Deadline != nil && (until.IsZero() || a.Deadline.Before(until)) {
+			if !a.Deadline.After(now) {
+				return s.expire(ctx, id)
+			}
+			wake = *a.Deadline
+		}
+		if !wake.IsZero() && !wake.After(now) {
+			return a, nil
+		}
+		if !wake.IsZero() {
+			timer.Reset(wake.Sub(now))
+		}
+		select {
+		case <-w.ch:
+		case <-timer.C:
+		case <-ctx.Done():
+			return nil, ctx.Err()
+		case <-s.closing:
+			return a, askd.Errorf(askd.EUNAVAILABLE, "server shutting down, call check_ask with id %d for the answer", id)
+		}
+	}
+}
+
+// expire cancels ask id with reason timeout if it is pending past its deadline,
+// and returns it as it then is.
+func (s *Service) expire(ctx context.Context, id int64) (*askd.Ask, error) {
+	var out *askd.Ask
+	var settled bool
+	err := s.store.Update(ctx, func(tx askd.Tx) error {
+		a, err := tx.Ask(ctx, id)
+		if err != nil {
+			return err
+		}
+		out = a
+		now := s.now()
+		if !a.Pending() || a.Deadline == nil || a.Deadline.After(now) {
+			return nil
+		}
+		a.Settle(askd.StatusCancelled, askd.ReasonTimeout, nil, "askd", now)
+		if err := tx.UpdateAsk(ctx, a); err != nil {
+			return err
+		}
+		if err := s.enqueueTell(ctx, tx, a); err != nil {
+			return err
+		}
+		settled = true
+		return s.record(ctx, tx, a, askd.ActionTimedOut, "askd", "no one answered in time")
+	})
+	if err == nil && settled {
+		s.Metrics.settled(out)
+		s.kickDeliveries()
+	}
+	return out, err
+}
+
+// ExpireDue cancels every pending ask whose deadline has passed, whether or
+// not anyone still waits on it.
+func (s *Service) ExpireDue(ctx context.Context) error {
+	var due []*askd.Ask
+	err := s.store.View(ctx, func(tx askd.Tx) (err error) {
+		due, err = tx.FindAsks(ctx, askd.AskFilter{Status: askd.StatusPending, DeadlineBefore: s.now()})
+		return err
+	})
+	if err != nil {
+		return err
+	}
+	for _, a := range due {
+		if _, err := s.expire(ctx, a.ID); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// WaitAny blocks until any of the asks changes, until passes, or ctx ends.
+func (s *Service) WaitAny(ctx context.Context, ids []int64, until time.Time) {
+	ws := make([]*waiter, len(ids))
+	wake := make(chan struct{}, 1)
+	for i, id := range ids {
+		ws[i] = s.hub.add(id)
+	}
+	defer func() {
+		for _, w := range ws {
+			s.hub.remove(w)
+		}
+	}()
+	stop := make(chan struct{})
+	defer close(stop)
+	for _, w := range ws {
+		go func(w *waiter) {
+			select {
+			case <-w.ch:
+				signal(wake)
+			case <-stop:
+			}
+		}(w)
+	}
+	d := time.Until(until)
+	if d <= 0 {
+		return
+	}
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-wake:
+	case <-t.C:
+	case <-ctx.Done():
+	case <-s.closing:
+	}
+}
+
+// MarkTell records that an approval's tool call returned pending, so its
+// decision must be told to the agent later. It returns the ask as it is: if a
+// decision landed meanwhile, the caller returns that instead.
+func (s *Service) MarkTell(ctx context.Context, c askd.Caller, id int64) (*askd.Ask, error) {
+	var out *askd.Ask
+	err := s.store.Update(ctx, func(tx askd.Tx) error {
+		a, err := tx.Ask(ctx, id)
+		if err != nil {
+			return err
+		}
+		if !visible(c, a) {
+			return askd.Errorf(askd.ENOTFOUND, "ask %d not found", id)
+		}
+		out = a
+		if !a.Pending() || a.Tell {
+			return nil
+		}
+		a.Tell = true
+		return tx.UpdateAsk(ctx, a)
+	})
+	return out, err
+}
+
+// AwaitApproval waits up to grace for a decision on approval id. If none comes,
+// the ask stays open, is marked to be told to the agent once decided, and is
+// returned pending.
+func (s *Service) AwaitApproval(ctx context.Context, c askd.Caller, id int64, grace time.Duration) (*askd.Ask, error) {
+	a, err := s.Wait(ctx, c, id, s.now().Add(grace))
+	if err != nil || !a.Pending() {
+		return a, err
+	}
+	return s.MarkTell(ctx, c, id)
+}
