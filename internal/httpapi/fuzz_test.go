@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"net/url"
 	"strings"
 	"testing"
 	"time"
@@ -158,10 +159,11 @@ func FuzzChannelBody(f *testing.F) {
 	f.Fuzz(func(t *testing.T, body []byte, session string) {
 		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 		defer cancel()
-		status, data := send(t, ctx, http.MethodPut, srv.URL+"/api/sessions/"+session+"/channel", srv.AgentToken, http.Header{"Content-Type": {"application/json"}}, body)
+		status, data := send(t, ctx, http.MethodPut, srv.URL+"/api/sessions/"+url.PathEscape(session)+"/channel", srv.AgentToken, http.Header{"Content-Type": {"application/json"}}, body)
 		switch status {
 		case -1, http.StatusNotFound, http.StatusMethodNotAllowed, http.StatusMovedPermanently, http.StatusTemporaryRedirect, http.StatusPermanentRedirect:
-			// Not this route: the session is not one path segment.
+			// Not this route: the session is not one path segment (an
+			// escaped session is, so this is rare: "." and "..").
 		case http.StatusOK:
 			if bytes.Contains(data, []byte(`"secret":"`)) && !bytes.Contains(data, []byte(`"secret":"******"`)) {
 				t.Fatalf("reply shows the secret: %s", data)
