@@ -76,19 +76,15 @@ func (s *Service) Create(ctx context.Context, c askd.Caller, in *askd.AskInput, 
 				}
 			}
 			// A call cut off while the person answered: the agent never saw
-			// the outcome (nothing recorded it told), so asking the same again
-			// returns that answer rather than asking the person twice.
-			recent, err := tx.FindAsks(ctx, askd.AskFilter{Session: c.Session, Kind: askd.KindQuestion, Status: askd.StatusAnswered, Limit: 20})
+			// the answer (nothing recorded it told), so asking the same again
+			// returns that answer rather than asking the person twice. Only
+			// the newest few are looked at: a retry comes soon after.
+			recent, err := tx.FindAsks(ctx, askd.AskFilter{Session: c.Session, Kind: askd.KindQuestion, Status: askd.StatusAnswered, Limit: 3})
 			if err != nil {
 				return err
 			}
-			dismissed, err := tx.FindAsks(ctx, askd.AskFilter{Session: c.Session, Kind: askd.KindQuestion, Status: askd.StatusCancelled, Limit: 20})
-			if err != nil {
-				return err
-			}
-			for _, p := range append(recent, dismissed...) {
-				if p.ToldAt == nil && (p.Status == askd.StatusAnswered || p.CancelReason == askd.ReasonDismissed) &&
-					sameJSON(p.Questions, a.Questions) {
+			for _, p := range recent {
+				if p.ToldAt == nil && sameJSON(p.Questions, a.Questions) {
 					out = p
 					return nil
 				}
