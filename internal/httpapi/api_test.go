@@ -2,6 +2,7 @@ package httpapi_test
 
 import (
 	"bytes"
+	"compress/gzip"
 	"context"
 	"encoding/json"
 	"errors"
@@ -608,5 +609,39 @@ func TestSameQuestionAfterCutOffReturnsTheAnswer(t *testing.T) {
 	}
 	if third.ID == first.ID || third.Status != askd.StatusPending {
 		t.Fatalf("after the agent saw the answer, the same question is %+v, want a new pending ask", third)
+	}
+}
+
+func TestListIsCompressedWhenAccepted(t *testing.T) {
+	s := testserver.Start(t, testserver.Options{})
+	ctx := ctxT(t)
+	for i := 0; i < 10; i++ {
+		if _, err := s.Agent(fmt.Sprintf("z%d", i)).Create(ctx, question(true, "Which checks should run before we merge this?"), 0); err != nil {
+			t.Fatal(err)
+		}
+	}
+	req, _ := http.NewRequest(http.MethodGet, s.URL+"/api/asks", nil)
+	req.Header.Set("Authorization", "Bearer "+s.HumanToken)
+	req.Header.Set("Accept-Encoding", "gzip") // set by hand: the transport then leaves the body compressed
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	if resp.Header.Get("Content-Encoding") != "gzip" {
+		t.Fatalf("Content-Encoding %q, want gzip", resp.Header.Get("Content-Encoding"))
+	}
+	zr, err := gzip.NewReader(resp.Body)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out struct{ Asks []*askd.Ask }
+	if err := json.NewDecoder(zr).Decode(&out); err != nil || len(out.Asks) != 10 {
+		t.Fatalf("decoded %d asks (%v), want 10", len(out.Asks), err)
+	}
+	// A client that does not ask for gzip gets plain JSON (the Go client's transport decompresses transparently).
+	asks, err := s.Human().List(ctx, client.ListOptions{})
+	if err != nil || len(asks) != 10 {
+		t.Fatalf("plain list: %d asks, %v", len(asks), err)
 	}
 }

@@ -46,7 +46,7 @@ func (s *Server) listAsks(w http.ResponseWriter, r *http.Request, c askd.Caller)
 	if err != nil {
 		return err
 	}
-	writeJSON(w, http.StatusOK, map[string]any{"asks": nonNil(asks)})
+	writeJSONCompressed(w, r, http.StatusOK, map[string]any{"asks": nonNil(asks)})
 	return nil
 }
 

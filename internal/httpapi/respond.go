@@ -1,11 +1,14 @@
 package httpapi
 
 import (
+	"bytes"
+	"compress/gzip"
 	"encoding/json"
 	"errors"
 	"io"
 	"log/slog"
 	"net/http"
+	"strings"
 
 	"github.com/askd-dev/askd"
 )
@@ -46,6 +49,27 @@ func writeJSON(w http.ResponseWriter, status int, v any) {
 	enc := json.NewEncoder(w)
 	enc.SetEscapeHTML(false)
 	_ = enc.Encode(v)
+}
+
+// writeJSONCompressed is writeJSON, gzip-compressed when the client accepts
+// it and the body is large enough to gain: the inbox's first load reads the
+// whole list, whose JSON compresses about 4:1.
+func writeJSONCompressed(w http.ResponseWriter, r *http.Request, status int, v any) {
+	var buf bytes.Buffer
+	enc := json.NewEncoder(&buf)
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(v); err != nil || buf.Len() < 1024 || !strings.Contains(r.Header.Get("Accept-Encoding"), "gzip") {
+		writeJSON(w, status, v)
+		return
+	}
+	h := w.Header()
+	h.Set("Content-Type", "application/json")
+	h.Set("Content-Encoding", "gzip")
+	h.Add("Vary", "Accept-Encoding")
+	w.WriteHeader(status)
+	zw := gzip.NewWriter(w)
+	_, _ = zw.Write(buf.Bytes())
+	_ = zw.Close()
 }
 
 func (s *Server) writeError(w http.ResponseWriter, r *http.Request, err error) {
