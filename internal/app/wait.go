@@ -123,6 +123,22 @@ func (s *Service) WaitAny(ctx context.Context, ids []int64, until time.Time) {
 			}
 		}(w)
 	}
+	// The caller read these asks pending before we registered: one settled
+	// in between would never wake us, so look again now that we listen.
+	var settled bool
+	_ = s.store.View(ctx, func(tx askd.Tx) error {
+		for _, id := range ids {
+			a, err := tx.Ask(ctx, id)
+			if err != nil || !a.Pending() {
+				settled = true
+				return nil
+			}
+		}
+		return nil
+	})
+	if settled {
+		return
+	}
 	d := time.Until(until)
 	if d <= 0 {
 		return
