@@ -70,7 +70,7 @@ func TestTypeScriptClient(t *testing.T) {
 		}
 	}()
 	a := pending(t, srv, session, 1)[0]
-	time.Sleep(2 * progressEvery) // let a progress notification or two through
+	time.Sleep(10 * progressEvery) // let progress notifications through, even on a busy machine
 	answer(t, srv, a.ID, &askd.Answer{Answers: map[string]askd.Choice{"Which database?": {Values: []string{"Postgres"}}}})
 
 	got := map[string]json.RawMessage{}
