@@ -20,6 +20,10 @@ const feedSize = 4096
 type feed struct {
 	store askd.Store
 	kick  chan struct{}
+	// loading serializes load: the feed's own loop and a stream subscribing
+	// at "now" may both load, and two loads at once would append the same
+	// events twice, leaving the ring out of order for the binary search.
+	loading sync.Mutex
 
 	mu     sync.Mutex
 	ring   []*FeedEvent // the newest events, ascending ids
@@ -75,6 +79,8 @@ func (f *feed) run(ctx context.Context) {
 }
 
 func (f *feed) load(ctx context.Context) error {
+	f.loading.Lock()
+	defer f.loading.Unlock()
 	f.mu.Lock()
 	after, loaded := f.last, f.loaded
 	f.mu.Unlock()
@@ -105,11 +111,14 @@ func (f *feed) load(ctx context.Context) error {
 		}
 		fevs := encodeEvents(evs)
 		f.mu.Lock()
+		for len(fevs) > 0 && fevs[0].ID <= f.last { // never twice, never out of order
+			fevs = fevs[1:]
+		}
 		f.ring = append(f.ring, fevs...)
 		if over := len(f.ring) - feedSize; over > 0 {
 			f.ring = append([]*FeedEvent(nil), f.ring[over:]...)
 		}
-		f.last = evs[len(evs)-1].ID
+		f.last = max(f.last, evs[len(evs)-1].ID)
 		after = f.last
 		for s := range f.subs {
 			signal(s.Ready)
