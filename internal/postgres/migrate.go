@@ -3,13 +3,11 @@ package postgres
 import (
 	"context"
 	"embed"
-	"fmt"
-	"io/fs"
-	"path"
 	"slices"
-	"strings"
 
 	"github.com/jackc/pgx/v5"
+
+	"github.com/askd-dev/askd/internal/migrations"
 )
 
 // migrationFiles are the schema changes, applied in the order of their names
@@ -19,30 +17,8 @@ import (
 //go:embed migrations/*.sql
 var migrationFiles embed.FS
 
-// migration is one schema change: its version (the file name without .sql)
-// and its SQL.
-type migration struct {
-	version string
-	sql     string
-}
-
-// migrations returns the embedded migrations in order.
-func migrations() ([]migration, error) {
-	names, err := fs.Glob(migrationFiles, "migrations/*.sql")
-	if err != nil {
-		return nil, fmt.Errorf("list migrations: %w", err)
-	}
-	slices.Sort(names)
-	ms := make([]migration, 0, len(names))
-	for _, name := range names {
-		b, err := migrationFiles.ReadFile(name)
-		if err != nil {
-			return nil, fmt.Errorf("read migration %s: %w", name, err)
-		}
-		ms = append(ms, migration{version: strings.TrimSuffix(path.Base(name), ".sql"), sql: string(b)})
-	}
-	return ms, nil
-}
+// migrationList returns the embedded migrations in order.
+func migrationList() ([]migrations.Migration, error) { return migrations.Load(migrationFiles) }
 
 // Migrate applies to the database at url the migrations it lacks, in order and
 // in one transaction, and returns the versions it applied (none when it was up
@@ -72,7 +48,7 @@ type conn interface {
 // migrate applies the migrations c's database lacks, in one transaction that
 // first takes migrateLock, and returns their versions.
 func migrate(ctx context.Context, c conn) ([]string, error) {
-	ms, err := migrations()
+	ms, err := migrationList()
 	if err != nil {
 		return nil, err
 	}
@@ -100,30 +76,24 @@ func migrate(ctx context.Context, c conn) ([]string, error) {
 	if err != nil {
 		return nil, translate(err, "read schema_migrations")
 	}
-	known := make(map[string]bool, len(ms))
-	for _, m := range ms {
-		known[m.version] = true
-	}
-	for _, v := range done {
-		if !known[v] {
-			return nil, fmt.Errorf("the database has migration %s, which this askd does not know: it was used by a newer askd", v)
-		}
+	if err := migrations.CheckKnown(ms, done); err != nil {
+		return nil, err
 	}
 
 	applied := []string{}
 	for _, m := range ms {
-		if slices.Contains(done, m.version) {
+		if slices.Contains(done, m.Version) {
 			continue
 		}
 		// No arguments: pgx sends it as a simple query, which may hold many
 		// statements, dollar-quoted function bodies included.
-		if _, err := tx.Exec(ctx, m.sql); err != nil {
-			return nil, translate(err, "apply migration "+m.version)
+		if _, err := tx.Exec(ctx, m.SQL); err != nil {
+			return nil, translate(err, "apply migration "+m.Version)
 		}
-		if _, err := tx.Exec(ctx, "INSERT INTO schema_migrations (version) VALUES ($1)", m.version); err != nil {
-			return nil, translate(err, "record migration "+m.version)
+		if _, err := tx.Exec(ctx, "INSERT INTO schema_migrations (version) VALUES ($1)", m.Version); err != nil {
+			return nil, translate(err, "record migration "+m.Version)
 		}
-		applied = append(applied, m.version)
+		applied = append(applied, m.Version)
 	}
 	if err := tx.Commit(ctx); err != nil {
 		return nil, translate(err, "commit migrations")

@@ -5,11 +5,10 @@ import (
 	"database/sql"
 	"embed"
 	"fmt"
-	"io/fs"
-	"path"
 	"slices"
-	"strings"
 	"time"
+
+	"github.com/askd-dev/askd/internal/migrations"
 )
 
 // migrationFiles are the schema changes, applied in the order of their names
@@ -19,36 +18,14 @@ import (
 //go:embed migrations/*.sql
 var migrationFiles embed.FS
 
-// migration is one schema change: its version (the file name without .sql)
-// and its SQL.
-type migration struct {
-	version string
-	sql     string
-}
-
-// migrations returns the embedded migrations in order.
-func migrations() ([]migration, error) {
-	names, err := fs.Glob(migrationFiles, "migrations/*.sql")
-	if err != nil {
-		return nil, fmt.Errorf("list migrations: %w", err)
-	}
-	slices.Sort(names)
-	ms := make([]migration, 0, len(names))
-	for _, name := range names {
-		b, err := migrationFiles.ReadFile(name)
-		if err != nil {
-			return nil, fmt.Errorf("read migration %s: %w", name, err)
-		}
-		ms = append(ms, migration{version: strings.TrimSuffix(path.Base(name), ".sql"), sql: string(b)})
-	}
-	return ms, nil
-}
+// migrationList returns the embedded migrations in order.
+func migrationList() ([]migrations.Migration, error) { return migrations.Load(migrationFiles) }
 
 // migrate applies the migrations db lacks, in one transaction, and returns
 // their versions. db is the writer: its transactions are IMMEDIATE, so two
 // processes starting at once apply each migration once, one after the other.
 func migrate(ctx context.Context, db *sql.DB) ([]string, error) {
-	ms, err := migrations()
+	ms, err := migrationList()
 	if err != nil {
 		return nil, err
 	}
@@ -69,30 +46,24 @@ func migrate(ctx context.Context, db *sql.DB) ([]string, error) {
 	if err != nil {
 		return nil, err
 	}
-	known := make(map[string]bool, len(ms))
-	for _, m := range ms {
-		known[m.version] = true
-	}
-	for _, v := range done {
-		if !known[v] {
-			return nil, fmt.Errorf("the database has migration %s, which this askd does not know: it was used by a newer askd", v)
-		}
+	if err := migrations.CheckKnown(ms, done); err != nil {
+		return nil, err
 	}
 
 	applied := []string{}
 	for _, m := range ms {
-		if slices.Contains(done, m.version) {
+		if slices.Contains(done, m.Version) {
 			continue
 		}
-		if _, err := tx.ExecContext(ctx, m.sql); err != nil {
-			return nil, fmt.Errorf("apply migration %s: %w", m.version, err)
+		if _, err := tx.ExecContext(ctx, m.SQL); err != nil {
+			return nil, fmt.Errorf("apply migration %s: %w", m.Version, err)
 		}
 		if _, err := tx.ExecContext(ctx,
 			"INSERT INTO schema_migrations (version, applied_at) VALUES (?, ?)",
-			m.version, micros(time.Now())); err != nil {
-			return nil, fmt.Errorf("record migration %s: %w", m.version, err)
+			m.Version, micros(time.Now())); err != nil {
+			return nil, fmt.Errorf("record migration %s: %w", m.Version, err)
 		}
-		applied = append(applied, m.version)
+		applied = append(applied, m.Version)
 	}
 	if err := tx.Commit(); err != nil {
 		return nil, fmt.Errorf("commit migrations: %w", err)
