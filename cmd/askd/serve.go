@@ -148,9 +148,10 @@ func serve(ctx context.Context, e *env, sc serveConfig, log *slog.Logger) error 
 		fmt.Fprintf(e.stdout, "Wire an agent:  export ASKD_URL=%s ASKD_TOKEN=%s; askd install claude\n\n", base, agent)
 	}
 
+	mcp := mcpHandler(svc, log)
 	api := httpapi.New(svc, httpapi.Options{
 		Role:   sc.role,
-		MCP:    mcpHandler(svc, log),
+		MCP:    mcp,
 		Inbox:  inboxHandler(svc, base),
 		Ready:  readiness(store),
 		Logger: log,
@@ -182,6 +183,11 @@ func serve(ctx context.Context, e *env, sc serveConfig, log *slog.Logger) error 
 	defer cancel()
 	if err := srv.Shutdown(sctx); err != nil && !errors.Is(err, context.DeadlineExceeded) {
 		return err
+	}
+	// Waiting MCP calls left net/http (they wait without a goroutine), so
+	// Shutdown does not see them: wait for their shutdown answers too.
+	if err := mcp.Drain(sctx); err != nil {
+		log.Warn("waiting MCP calls not all answered before exit", "err", err)
 	}
 	return nil
 }

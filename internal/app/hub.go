@@ -13,12 +13,18 @@ type hub struct {
 type waiter struct {
 	id int64
 	ch chan struct{} // capacity 1: a pending wake-up is never lost, never blocks
+	fn func()        // instead of ch: called under the hub's lock, must not block
 }
 
 func newHub() *hub { return &hub{waiters: map[int64]map[*waiter]struct{}{}} }
 
-func (h *hub) add(id int64) *waiter {
-	w := &waiter{id: id, ch: make(chan struct{}, 1)}
+// add registers a waiter for ask id, woken through its channel or, when fn is
+// not nil, by calling fn.
+func (h *hub) add(id int64, fn func()) *waiter {
+	w := &waiter{id: id, fn: fn}
+	if fn == nil {
+		w.ch = make(chan struct{}, 1)
+	}
 	h.mu.Lock()
 	set := h.waiters[id]
 	if set == nil {
@@ -45,7 +51,7 @@ func (h *hub) remove(w *waiter) {
 func (h *hub) wake(id int64) {
 	h.mu.Lock()
 	for w := range h.waiters[id] {
-		signal(w.ch)
+		w.signal()
 	}
 	h.mu.Unlock()
 }
@@ -55,7 +61,7 @@ func (h *hub) wakeAll() {
 	h.mu.Lock()
 	for _, set := range h.waiters {
 		for w := range set {
-			signal(w.ch)
+			w.signal()
 		}
 	}
 	h.mu.Unlock()
@@ -70,6 +76,14 @@ func (h *hub) count() int {
 		n += len(set)
 	}
 	return n
+}
+
+func (w *waiter) signal() {
+	if w.fn != nil {
+		w.fn()
+		return
+	}
+	signal(w.ch)
 }
 
 func signal(ch chan struct{}) {

@@ -12,41 +12,66 @@ import (
 // or ctx ends (ctx.Err()). It is woken by the store's change notifications,
 // never by polling. When the service closes, it returns EUNAVAILABLE.
 func (s *Service) Wait(ctx context.Context, c askd.Caller, id int64, until time.Time) (*askd.Ask, error) {
-	w := s.hub.add(id) // before the first read: a change after it still wakes us
+	w := s.hub.add(id, nil) // before the first read: a change after it still wakes us
 	defer s.hub.remove(w)
 	timer := time.NewTimer(time.Hour)
 	defer timer.Stop()
 	for {
-		a, err := s.Get(ctx, c, id)
-		if err != nil {
-			return nil, err
+		a, wake, err := s.Poll(ctx, c, id, until)
+		if err != nil || wake.IsZero() {
+			return a, err
 		}
-		if !a.Pending() {
-			return a, nil
-		}
-		now := s.now()
-		wake := until
-		if a.Deadline != nil && (until.IsZero() || a.Deadline.Before(until)) {
-			if !a.Deadline.After(now) {
-				return s.expire(ctx, id)
-			}
-			wake = *a.Deadline
-		}
-		if !wake.IsZero() && !wake.After(now) {
-			return a, nil
-		}
-		if !wake.IsZero() {
-			timer.Reset(wake.Sub(now))
-		}
+		timer.Reset(time.Until(wake))
 		select {
 		case <-w.ch:
 		case <-timer.C:
 		case <-ctx.Done():
 			return nil, ctx.Err()
 		case <-s.closing:
-			return a, askd.Errorf(askd.EUNAVAILABLE, "server shutting down, call check_ask with id %d for the answer", id)
+			return a, ShuttingDown(id)
 		}
 	}
+}
+
+// ShuttingDown is the error a wait on ask id ends with when the server stops.
+func ShuttingDown(id int64) error {
+	return askd.Errorf(askd.EUNAVAILABLE, "server shutting down, call check_ask with id %d for the answer", id)
+}
+
+// Poll is one look of Wait at ask id. When the wait is over (the ask settled;
+// its deadline passed, and it is now cancelled as timed out; or until passed)
+// it returns the ask and a zero wake. Otherwise it returns the pending ask and
+// the time to look again if nothing wakes the caller first. Callers that wait
+// without a goroutine of their own (the MCP server's parked calls) pair it
+// with Watch, registered before the first Poll so that no change is missed.
+func (s *Service) Poll(ctx context.Context, c askd.Caller, id int64, until time.Time) (*askd.Ask, time.Time, error) {
+	a, err := s.Get(ctx, c, id)
+	if err != nil || !a.Pending() {
+		return a, time.Time{}, err
+	}
+	now := s.now()
+	wake := until
+	if a.Deadline != nil && (until.IsZero() || a.Deadline.Before(until)) {
+		if !a.Deadline.After(now) {
+			a, err := s.expire(ctx, id)
+			return a, time.Time{}, err
+		}
+		wake = *a.Deadline
+	}
+	if wake.IsZero() {
+		return a, now.Add(time.Hour), nil // no deadline: only a change ends it
+	}
+	if !wake.After(now) {
+		return a, time.Time{}, nil
+	}
+	return a, wake, nil
+}
+
+// Watch calls fn each time ask id may have changed, until stop is called. fn
+// runs on the notifying goroutine and must not block.
+func (s *Service) Watch(id int64, fn func()) (stop func()) {
+	w := s.hub.add(id, fn)
+	return func() { s.hub.remove(w) }
 }
 
 // expire cancels ask id with reason timeout if it is pending past its deadline,
@@ -105,7 +130,7 @@ func (s *Service) WaitAny(ctx context.Context, ids []int64, until time.Time) {
 	ws := make([]*waiter, len(ids))
 	wake := make(chan struct{}, 1)
 	for i, id := range ids {
-		ws[i] = s.hub.add(id)
+		ws[i] = s.hub.add(id, nil)
 	}
 	defer func() {
 		for _, w := range ws {

@@ -4,7 +4,11 @@
 //
 // # Stateless, with askd's own cancellation routing
 //
-// Handler runs the SDK's streamable HTTP transport in stateless mode. A
+// Handler serves streamable HTTP statelessly: askd runs every well-formed
+// tools/call of its own tools itself (park.go: a waiting call parks without
+// a goroutine, ~10 KB each), and hands everything else (server/discover,
+// initialize, tools/list, ping, malformed requests) to the SDK's transport in
+// stateless mode. A
 // stateful server keeps each Mcp-Session-Id in one process's memory, so a
 // second askd agent process behind a load balancer without sticky sessions
 // answers "session not found" to half the requests; askd runs several agent
@@ -18,9 +22,9 @@
 // Cancellation is where the modes differ, so askd handles it itself:
 //
 //   - 2026-07-28 (no initialize, no sessions): the revision's cancellation is
-//     closing the request's response stream. With PropagateRequestCancellation
-//     the SDK cancels the handler's context when that stream closes; the
-//     handler, which runs on the process holding the stream, withdraws the ask.
+//     closing the request's response stream. A parked call notices its
+//     connection close and withdraws the ask, on the process holding the
+//     stream.
 //   - 2025-06-18 and 2025-11-25: the client sends notifications/cancelled as a
 //     separate POST, which a stateless SDK server drops because the ephemeral
 //     session it lands on never saw the request. askd therefore gives such
@@ -36,8 +40,9 @@
 //     cancellation that overtakes its call is kept, and the call withdraws
 //     its ask as soon as it records it.
 //   - A call cut off without cancellation on the old revisions (a killed
-//     client, a dropped connection) is not seen by the SDK at all: the ask
-//     stays pending, check_ask {} lists it, and the handler returns at the
-//     ask's own deadline. Every wait is bounded by askd (question timeout,
+//     client, a dropped connection) lets its parked call go, but not its ask:
+//     the ask stays pending, check_ask {} lists it, and asking again
+//     re-attaches to it; the recorded call stays for a cancellation that
+//     follows the drop. Every wait is bounded by askd (question timeout,
 //     approval grace or timeout, check_ask's 60 s), never by the client.
 package mcpserver

@@ -2,11 +2,9 @@ package mcpserver
 
 import (
 	"context"
-	"time"
 
 	"github.com/askd-dev/askd"
 	"github.com/askd-dev/askd/internal/app"
-	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
 // claudeToolUseMeta is where Claude Code puts the tool use id in a call's _meta.
@@ -16,21 +14,15 @@ const claudeToolUseMeta = "claudecode/toolUseId"
 // one text block holding Claude's decision as a JSON string and no
 // structuredContent: Claude Code parses the text, and would show the model
 // structuredContent instead of it.
-func (t *tools) permissionPrompt(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
-	c, err := t.caller(ctx)
-	if err != nil {
-		return nil, err
-	}
-	var in askd.PermissionInput
-	if err := decodeArgs(req, &in); err != nil {
+func (t *tools) permissionPrompt(ctx context.Context, c askd.Caller, in call) (result, *wait) {
+	var args askd.PermissionInput
+	if err := in.decode(&args); err != nil {
 		return errorResult(err), nil
 	}
-	if in.ToolUseID == "" {
-		if id, ok := req.Params.Meta[claudeToolUseMeta].(string); ok {
-			in.ToolUseID = id
-		}
+	if args.ToolUseID == "" {
+		args.ToolUseID = in.toolUseID
 	}
-	ai, err := app.PermissionAsk(&in)
+	ai, err := app.PermissionAsk(&args)
 	if err != nil {
 		return errorResult(err), nil
 	}
@@ -38,15 +30,13 @@ func (t *tools) permissionPrompt(ctx context.Context, req *mcp.CallToolRequest) 
 	if err != nil {
 		return errorResult(err), nil
 	}
-	a, err = t.block(ctx, req, c, a, time.Time{}, true)
-	if err != nil {
-		return errorResult(err), nil
-	}
-	if !a.Pending() {
-		if a, err = t.svc.Check(context.WithoutCancel(ctx), c, a.ID); err != nil {
-			return errorResult(err), nil
+	return result{}, &wait{ask: a.ID, owns: true, done: func(ctx context.Context, a *askd.Ask, err error) result {
+		if err == nil && !a.Pending() {
+			a, err = t.svc.Check(ctx, c, a.ID)
 		}
-	}
-	d := t.svc.Decide(a, in.Input)
-	return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: string(marshal(d))}}}, nil
+		if err != nil {
+			return errorResult(err)
+		}
+		return result{text: marshal(t.svc.Decide(a, args.Input))}
+	}}
 }

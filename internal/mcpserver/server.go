@@ -8,7 +8,9 @@ import (
 	"errors"
 	"io"
 	"log/slog"
+	"mime"
 	"net/http"
+	"strings"
 	"time"
 
 	"github.com/askd-dev/askd"
@@ -37,8 +39,10 @@ func New(svc *app.Service, opts Options) *mcp.Server {
 }
 
 // Handler serves the tools over streamable HTTP, stateless (see the package
-// doc), for mounting behind askd's authentication at /mcp.
-func Handler(svc *app.Service, opts Options) http.Handler {
+// doc), for mounting behind askd's authentication at /mcp. It runs tools/call
+// itself and parks waiting calls without goroutines (see park.go); the SDK
+// serves everything else.
+func Handler(svc *app.Service, opts Options) *HTTPHandler {
 	t := newTools(svc, opts)
 	srv := t.server()
 	sdk := mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return srv }, &mcp.StreamableHTTPOptions{
@@ -52,8 +56,27 @@ func Handler(svc *app.Service, opts Options) http.Handler {
 		MaxRequestBodyBytes:        askd.MaxBodyBytes,
 		Logger:                     t.log,
 	})
-	return &router{tools: t, next: sdk}
+	go func() {
+		<-svc.Closing()
+		t.parking.close()
+	}()
+	return &HTTPHandler{tools: t, next: sdk}
 }
+
+// Drain waits until every parked call has been answered after the service
+// closed (each with "server shutting down, call check_ask"), or ctx ends.
+// http.Server.Shutdown does not wait for them: they left net/http.
+func (h *HTTPHandler) Drain(ctx context.Context) error {
+	select {
+	case <-h.tools.parking.drained:
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+}
+
+// Parked is the number of tool calls waiting without a goroutine.
+func (h *HTTPHandler) Parked() int { return h.tools.parking.count() }
 
 // callID names one tools/call of an old-revision client for cancellation
 // routing; the agent and askd session come from the caller.
@@ -64,28 +87,33 @@ type callID struct {
 
 type callIDKey struct{}
 
-// router looks at each POST before the SDK does: it gives old-revision
-// clients a session id at initialize, tags tools/calls with their call id,
-// and turns notifications/cancelled into a withdrawal of the call's ask.
-type router struct {
+// HTTPHandler looks at each POST before the SDK does: it runs well-formed
+// tools/calls of askd's tools itself, gives old-revision clients a session id
+// at initialize, and turns notifications/cancelled into a withdrawal of the
+// call's ask. Whatever it does not serve goes to the SDK, which also answers
+// malformed requests.
+type HTTPHandler struct {
 	tools *tools
 	next  http.Handler
 }
 
 // jsonrpcMessage is the part of a JSON-RPC message the router reads.
 type jsonrpcMessage struct {
-	ID     json.RawMessage `json:"id"`
-	Method string          `json:"method"`
-	Params json.RawMessage `json:"params"`
+	JSONRPC string          `json:"jsonrpc"`
+	ID      json.RawMessage `json:"id"`
+	Method  string          `json:"method"`
+	Params  json.RawMessage `json:"params"`
 }
 
 const (
 	sessionIDHeader       = "Mcp-Session-Id"
 	protocolVersionHeader = "Mcp-Protocol-Version"
+	methodHeader          = "Mcp-Method"
+	nameHeader            = "Mcp-Name"
 	statelessRevision     = "2026-07-28"
 )
 
-func (rt *router) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+func (rt *HTTPHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	if r.Method != http.MethodPost || r.Body == nil {
 		rt.next.ServeHTTP(w, r)
 		return
@@ -101,7 +129,11 @@ func (rt *router) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		rt.next.ServeHTTP(w, r)
 		return
 	}
-	caller, _ := app.CallerFrom(r.Context())
+	caller, ok := app.CallerFrom(r.Context())
+	if !ok {
+		http.Error(w, errNoCaller.Error(), http.StatusUnauthorized)
+		return
+	}
 	oldRevision := r.Header.Get(protocolVersionHeader) < statelessRevision
 	switch msg.Method {
 	case "initialize":
@@ -109,12 +141,18 @@ func (rt *router) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			w.Header().Set(sessionIDHeader, rand.Text())
 		}
 	case "tools/call":
+		rpc, f := rt.toolCall(r, &msg)
+		if f == nil {
+			break // not one askd serves: the SDK answers it
+		}
 		// Only old-revision clients carry the session id askd gave them, and
 		// only they cancel with a separate request.
 		if s := r.Header.Get(sessionIDHeader); s != "" {
 			id := callID{mcpSession: s, request: string(msg.ID)}
 			r = r.WithContext(context.WithValue(r.Context(), callIDKey{}, id))
 		}
+		rt.tools.serveCall(w, r, caller, rpc, f)
+		return
 	case "notifications/cancelled":
 		// On 2026-07-28 closing the stream is the cancellation, handled by the
 		// call itself; a notice there carries no session to tell clients apart.
@@ -125,10 +163,66 @@ func (rt *router) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	rt.next.ServeHTTP(w, r)
 }
 
+// toolCall returns the call and askd's tool for a well-formed tools/call of
+// one of askd's tools, or a nil tool for anything the SDK should answer
+// (including every error the transport and the protocol define).
+func (rt *HTTPHandler) toolCall(r *http.Request, msg *jsonrpcMessage) (*jsonrpcRequest, toolFunc) {
+	version := r.Header.Get(protocolVersionHeader)
+	accJSON, accStream := accepts(r.Header.Values("Accept"))
+	if msg.JSONRPC != "2.0" || len(msg.ID) == 0 || string(msg.ID) == "null" ||
+		!accJSON || !accStream || mediaType(r.Header.Get("Content-Type")) != "application/json" ||
+		version != "" && !supportedRevision(version) {
+		return nil, nil
+	}
+	var params struct {
+		Name      string          `json:"name"`
+		Arguments json.RawMessage `json:"arguments"`
+		Meta      map[string]any  `json:"_meta"`
+	}
+	if json.Unmarshal(msg.Params, &params) != nil {
+		return nil, nil
+	}
+	f := rt.tools.byName[params.Name]
+	if f == nil || version >= statelessRevision &&
+		(r.Header.Get(methodHeader) != msg.Method || r.Header.Get(nameHeader) != params.Name) {
+		return nil, nil
+	}
+	rpc := &jsonrpcRequest{id: msg.ID, name: params.Name, version: version, call: call{args: params.Arguments}}
+	rpc.progress = params.Meta["progressToken"]
+	rpc.call.toolUseID, _ = params.Meta[claudeToolUseMeta].(string)
+	return rpc, f
+}
+
+// accepts is what an Accept header allows, as the SDK reads it.
+func accepts(values []string) (json, stream bool) {
+	for _, v := range values {
+		for _, part := range strings.Split(v, ",") {
+			base, _, _ := strings.Cut(part, ";")
+			switch strings.ToLower(strings.TrimSpace(base)) {
+			case "application/json", "application/*":
+				json = true
+			case "text/event-stream", "text/*":
+				stream = true
+			case "*/*":
+				json, stream = true, true
+			}
+		}
+	}
+	return json, stream
+}
+
+func mediaType(v string) string {
+	t, _, err := mime.ParseMediaType(v)
+	if err != nil {
+		return ""
+	}
+	return t
+}
+
 // cancelled withdraws the ask of the call a notifications/cancelled names,
 // whichever agent process holds that call (the call's ask is found in the
 // store; see app.Service.CallCancelled).
-func (rt *router) cancelled(ctx context.Context, c askd.Caller, mcpSession string, params json.RawMessage) {
+func (rt *HTTPHandler) cancelled(ctx context.Context, c askd.Caller, mcpSession string, params json.RawMessage) {
 	var p struct {
 		RequestID json.RawMessage `json:"requestId"`
 	}

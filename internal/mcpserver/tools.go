@@ -22,10 +22,20 @@ type tools struct {
 	interval time.Duration
 	version  string
 	log      *slog.Logger
+	byName   map[string]toolFunc // the tools, for tools/calls askd serves itself
+	parking  *parking
 }
 
 func newTools(svc *app.Service, opts Options) *tools {
-	t := &tools{svc: svc, interval: opts.ProgressInterval, version: opts.Version, log: opts.Logger}
+	t := &tools{svc: svc, interval: opts.ProgressInterval, version: opts.Version, log: opts.Logger, parking: newParking()}
+	t.byName = map[string]toolFunc{
+		"ask_user_question": t.askUserQuestion,
+		"ask":               t.ask,
+		"request_approval":  t.requestApproval,
+		"permission_prompt": t.permissionPrompt,
+		"check_ask":         t.checkAsk,
+		"cancel_ask":        t.cancelAsk,
+	}
 	if t.interval <= 0 {
 		t.interval = 30 * time.Second
 	}
@@ -58,7 +68,7 @@ func (t *tools) server() *mcp.Server {
 			"If the call was cut off, call ask_user_question again with the same questions: it re-attaches to the same ask. " +
 			"For something the person should know or decide without you waiting, use ask instead.",
 		InputSchema: questionSchema(),
-	}, t.askUserQuestion)
+	}, t.handler(t.byName["ask_user_question"]))
 	s.AddTool(&mcp.Tool{
 		Name:  "ask",
 		Title: "Tell the user you need something, without waiting",
@@ -69,7 +79,7 @@ func (t *tools) server() *mcp.Server {
 			"Your session has one open attention ask: a new ask replaces the previous one (same id, revision + 1). " +
 			"Write words only: the inbox shows no links and runs no commands.",
 		InputSchema: askSchema(),
-	}, t.ask)
+	}, t.handler(t.byName["ask"]))
 	s.AddTool(&mcp.Tool{
 		Name:  "request_approval",
 		Title: "Ask the user to approve an action",
@@ -78,14 +88,14 @@ func (t *tools) server() *mcp.Server {
 			"It waits a grace period (30 s by default, grace_seconds up to 120); with no decision by then it returns status pending and an id: " +
 			"do not perform the action; continue other work and call check_ask with the id later, or wait for the decision to be told to you.",
 		InputSchema: approvalSchema(),
-	}, t.requestApproval)
+	}, t.handler(t.byName["request_approval"]))
 	s.AddTool(&mcp.Tool{
 		Name:  "permission_prompt",
 		Title: "Claude Code permission prompt",
 		Description: "Claude Code's --permission-prompt-tool contract (claude -p --permission-prompt-tool mcp__askd__permission_prompt): " +
 			"asks the person whether a tool call may run, and answers with a JSON decision. Not meant to be called directly by a model.",
 		InputSchema: permissionSchema(),
-	}, t.permissionPrompt)
+	}, t.handler(t.byName["permission_prompt"]))
 	s.AddTool(&mcp.Tool{
 		Name:  "check_ask",
 		Title: "Check on your asks",
@@ -93,60 +103,102 @@ func (t *tools) server() *mcp.Server {
 			"wait_seconds (at most 60) waits for a pending ask to settle first. " +
 			"Without id: your session's pending asks, e.g. to find a question whose call was cut off.",
 		InputSchema: checkSchema(),
-	}, t.checkAsk)
+	}, t.handler(t.byName["check_ask"]))
 	s.AddTool(&mcp.Tool{
 		Name:        "cancel_ask",
 		Title:       "Withdraw one of your asks",
 		Description: "Withdraw one of your pending asks, e.g. when you no longer need the answer. It leaves the person's inbox.",
 		InputSchema: cancelSchema(),
-	}, t.cancelAsk)
+	}, t.handler(t.byName["cancel_ask"]))
 	return s
 }
 
-// caller returns the authenticated agent of a call.
-func (t *tools) caller(ctx context.Context) (askd.Caller, error) {
-	c, ok := app.CallerFrom(ctx)
-	if !ok {
-		return c, errNoCaller
-	}
-	return c, nil
+// call is one tools/call's input, however it reached the server.
+type call struct {
+	args      json.RawMessage
+	toolUseID string // Claude Code's _meta "claudecode/toolUseId"
 }
 
-// decodeArgs strictly decodes a call's arguments (absent means {}).
-func decodeArgs(req *mcp.CallToolRequest, v any) error {
-	raw := req.Params.Arguments
+// decode strictly decodes the call's arguments (absent means {}).
+func (in call) decode(v any) error {
+	raw := in.args
 	if len(raw) == 0 || string(raw) == "null" {
 		raw = json.RawMessage("{}")
 	}
 	return askd.Decode(raw, v)
 }
 
-func (t *tools) askUserQuestion(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
-	c, err := t.caller(ctx)
-	if err != nil {
-		return nil, err
+// result is a tool result: one text block, which is also the
+// structuredContent when structured.
+type result struct {
+	text       []byte
+	structured bool
+	isError    bool
+}
+
+// wait is a tool call that has an answer only once its ask settles, until
+// passes, or the wait fails; done makes the result from how it ended.
+type wait struct {
+	ask   int64
+	until time.Time // zero: the ask's own deadline
+	owns  bool      // the call created the ask: cancelling the call withdraws it
+	done  func(ctx context.Context, a *askd.Ask, err error) result
+}
+
+// toolFunc is one tool: a result at once, or a wait.
+type toolFunc func(ctx context.Context, c askd.Caller, in call) (result, *wait)
+
+// handler adapts a tool to the SDK, which runs it on a goroutine of its own
+// that blocks while the tool waits (in-memory and stdio sessions). Over
+// streamable HTTP askd runs tools itself, and parks waiting calls without a
+// goroutine (see parked).
+func (t *tools) handler(f toolFunc) mcp.ToolHandler {
+	return func(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+		c, ok := app.CallerFrom(ctx)
+		if !ok {
+			return nil, errNoCaller
+		}
+		in := call{args: req.Params.Arguments}
+		in.toolUseID, _ = req.Params.Meta[claudeToolUseMeta].(string)
+		r, w := f(ctx, c, in)
+		if w != nil {
+			a, err := t.block(ctx, req, c, w)
+			r = w.done(context.WithoutCancel(ctx), a, err)
+		}
+		return r.sdk(), nil
 	}
-	var in struct {
+}
+
+// sdk is the result as the SDK's type.
+func (r result) sdk() *mcp.CallToolResult {
+	out := &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: string(r.text)}}, IsError: r.isError}
+	if r.structured {
+		out.StructuredContent = json.RawMessage(r.text)
+	}
+	return out
+}
+
+func (t *tools) askUserQuestion(ctx context.Context, c askd.Caller, in call) (result, *wait) {
+	var args struct {
 		Questions []askd.Question `json:"questions"`
 	}
-	if err := decodeArgs(req, &in); err != nil {
+	if err := in.decode(&args); err != nil {
 		return errorResult(err), nil
 	}
-	a, err := t.svc.Create(ctx, c, &askd.AskInput{Kind: askd.KindQuestion, Questions: in.Questions}, app.CreateOptions{})
+	a, err := t.svc.Create(ctx, c, &askd.AskInput{Kind: askd.KindQuestion, Questions: args.Questions}, app.CreateOptions{})
 	if err != nil {
 		return errorResult(err), nil
 	}
-	a, err = t.block(ctx, req, c, a, time.Time{}, true)
-	if err != nil {
-		return errorResult(err), nil
-	}
-	if !a.Pending() {
-		// The outcome goes back in this result: the agent has been told.
-		if a, err = t.svc.Check(context.WithoutCancel(ctx), c, a.ID); err != nil {
-			return errorResult(err), nil
+	return result{}, &wait{ask: a.ID, owns: true, done: func(ctx context.Context, a *askd.Ask, err error) result {
+		if err == nil && !a.Pending() {
+			// The outcome goes back in this result: the agent has been told.
+			a, err = t.svc.Check(ctx, c, a.ID)
 		}
-	}
-	return jsonResult(t.questionOutcome(a), false), nil
+		if err != nil {
+			return errorResult(err)
+		}
+		return jsonResult(t.questionOutcome(a), false)
+	}}
 }
 
 // questionOutcome is ask_user_question's result: Claude's AskUserQuestion
@@ -189,28 +241,24 @@ func (t *tools) timeoutOf(a *askd.Ask) time.Duration {
 	return t.svc.Config().QuestionTimeout
 }
 
-func (t *tools) ask(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
-	c, err := t.caller(ctx)
-	if err != nil {
-		return nil, err
-	}
-	var in struct {
+func (t *tools) ask(ctx context.Context, c askd.Caller, in call) (result, *wait) {
+	var args struct {
 		Kind        askd.Kind     `json:"kind"`
 		Title       string        `json:"title"`
 		Details     string        `json:"details"`
 		Options     []askd.Option `json:"options"`
 		Recommended string        `json:"recommended"`
 	}
-	if err := decodeArgs(req, &in); err != nil {
+	if err := in.decode(&args); err != nil {
 		return errorResult(err), nil
 	}
-	if in.Kind == askd.KindQuestion || in.Kind == askd.KindApproval {
-		return errorResult(askd.Errorf(askd.EINVALID, "kind: %q is not one of decision, action, ready, blocked (use ask_user_question or request_approval)", in.Kind)), nil
+	if args.Kind == askd.KindQuestion || args.Kind == askd.KindApproval {
+		return errorResult(askd.Errorf(askd.EINVALID, "kind: %q is not one of decision, action, ready, blocked (use ask_user_question or request_approval)", args.Kind)), nil
 	}
-	if in.Kind == "" {
+	if args.Kind == "" {
 		return errorResult(askd.Errorf(askd.EINVALID, "kind: required, one of decision, action, ready, blocked")), nil
 	}
-	a, err := t.svc.Create(ctx, c, &askd.AskInput{Kind: in.Kind, Title: in.Title, Details: in.Details, Options: in.Options, Recommended: in.Recommended}, app.CreateOptions{})
+	a, err := t.svc.Create(ctx, c, &askd.AskInput{Kind: args.Kind, Title: args.Title, Details: args.Details, Options: args.Options, Recommended: args.Recommended}, app.CreateOptions{})
 	if err != nil {
 		return errorResult(err), nil
 	}
@@ -222,49 +270,41 @@ func (t *tools) ask(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToo
 	}{a.ID, a.Key(), a.Revision, a.Status}, false), nil
 }
 
-func (t *tools) requestApproval(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
-	c, err := t.caller(ctx)
-	if err != nil {
-		return nil, err
-	}
-	var in struct {
+func (t *tools) requestApproval(ctx context.Context, c askd.Caller, in call) (result, *wait) {
+	var args struct {
 		Title        string          `json:"title"`
 		Details      string          `json:"details"`
 		Payload      json.RawMessage `json:"payload"`
 		GraceSeconds *int            `json:"grace_seconds"`
 	}
-	if err := decodeArgs(req, &in); err != nil {
+	if err := in.decode(&args); err != nil {
 		return errorResult(err), nil
 	}
-	if string(in.Payload) == "null" {
-		in.Payload = nil
+	if string(args.Payload) == "null" {
+		args.Payload = nil
 	}
-	a, err := t.svc.Create(ctx, c, &askd.AskInput{Kind: askd.KindApproval, Title: in.Title, Details: in.Details, Payload: in.Payload, GraceSeconds: in.GraceSeconds}, app.CreateOptions{})
+	a, err := t.svc.Create(ctx, c, &askd.AskInput{Kind: askd.KindApproval, Title: args.Title, Details: args.Details, Payload: args.Payload, GraceSeconds: args.GraceSeconds}, app.CreateOptions{})
 	if err != nil {
 		return errorResult(err), nil
 	}
 	grace := t.svc.Config().ApprovalGrace
-	if in.GraceSeconds != nil {
-		grace = time.Duration(*in.GraceSeconds) * time.Second
+	if args.GraceSeconds != nil {
+		grace = time.Duration(*args.GraceSeconds) * time.Second
 	}
-	a, err = t.block(ctx, req, c, a, time.Now().Add(grace), true)
-	if err != nil {
-		return errorResult(err), nil
-	}
-	if a.Pending() {
-		// No decision within the grace: the decision is told later (§5).
-		if a, err = t.svc.MarkTell(context.WithoutCancel(ctx), c, a.ID); err != nil {
-			return errorResult(err), nil
+	return result{}, &wait{ask: a.ID, until: time.Now().Add(grace), owns: true, done: func(ctx context.Context, a *askd.Ask, err error) result {
+		if err == nil && a.Pending() {
+			// No decision within the grace: the decision is told later (§5).
+			a, err = t.svc.MarkTell(ctx, c, a.ID)
 		}
-	}
-	if !a.Pending() {
-		// Returned directly: the agent has been told.
-		if a, err = t.svc.Check(context.WithoutCancel(ctx), c, a.ID); err != nil {
-			return errorResult(err), nil
+		if err == nil && !a.Pending() {
+			// Returned directly: the agent has been told.
+			a, err = t.svc.Check(ctx, c, a.ID)
 		}
-	}
-	v, isErr := approvalOutcome(a)
-	return jsonResult(v, isErr), nil
+		if err != nil {
+			return errorResult(err)
+		}
+		return jsonResult(approvalOutcome(a))
+	}}
 }
 
 // approvalResult is request_approval's result, and check_ask's for approvals.
@@ -303,23 +343,19 @@ func approvalOutcome(a *askd.Ask) (approvalResult, bool) {
 	return r, false
 }
 
-func (t *tools) checkAsk(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
-	c, err := t.caller(ctx)
-	if err != nil {
-		return nil, err
-	}
-	var in struct {
+func (t *tools) checkAsk(ctx context.Context, c askd.Caller, in call) (result, *wait) {
+	var args struct {
 		ID          *int64 `json:"id"`
 		WaitSeconds *int   `json:"wait_seconds"`
 	}
-	if err := decodeArgs(req, &in); err != nil {
+	if err := in.decode(&args); err != nil {
 		return errorResult(err), nil
 	}
-	if in.WaitSeconds != nil && (*in.WaitSeconds < 0 || *in.WaitSeconds > maxCheckWait) {
-		return errorResult(askd.Errorf(askd.EINVALID, "wait_seconds: %d, must be 0 to %d", *in.WaitSeconds, maxCheckWait)), nil
+	if args.WaitSeconds != nil && (*args.WaitSeconds < 0 || *args.WaitSeconds > maxCheckWait) {
+		return errorResult(askd.Errorf(askd.EINVALID, "wait_seconds: %d, must be 0 to %d", *args.WaitSeconds, maxCheckWait)), nil
 	}
-	if in.ID == nil {
-		if in.WaitSeconds != nil {
+	if args.ID == nil {
+		if args.WaitSeconds != nil {
 			return errorResult(askd.Errorf(askd.EINVALID, "wait_seconds: only with id")), nil
 		}
 		asks, err := t.svc.Open(ctx, c)
@@ -335,25 +371,30 @@ func (t *tools) checkAsk(ctx context.Context, req *mcp.CallToolRequest) (*mcp.Ca
 			Asks    []askView `json:"asks"`
 		}{c.Session, list}, false), nil
 	}
-	id := *in.ID
+	id := *args.ID
 	if id <= 0 {
 		return errorResult(askd.Errorf(askd.EINVALID, "id: %d is not an ask id (a positive integer)", id)), nil
 	}
-	if in.WaitSeconds != nil && *in.WaitSeconds > 0 {
-		a, err := t.svc.Get(ctx, c, id)
+	check := func(ctx context.Context) result {
+		a, err := t.svc.Check(ctx, c, id)
 		if err != nil {
-			return t.askError(id, err), nil
+			return t.askError(id, err)
 		}
-		if _, err := t.block(ctx, req, c, a, time.Now().Add(time.Duration(*in.WaitSeconds)*time.Second), false); err != nil {
-			return t.askError(id, err), nil
-		}
+		return jsonResult(t.view(a))
 	}
-	a, err := t.svc.Check(ctx, c, id)
+	if args.WaitSeconds == nil || *args.WaitSeconds == 0 {
+		return check(ctx), nil
+	}
+	a, err := t.svc.Get(ctx, c, id)
 	if err != nil {
 		return t.askError(id, err), nil
 	}
-	v, isErr := t.view(a)
-	return jsonResult(v, isErr), nil
+	return result{}, &wait{ask: a.ID, until: time.Now().Add(time.Duration(*args.WaitSeconds) * time.Second), done: func(ctx context.Context, _ *askd.Ask, err error) result {
+		if err != nil {
+			return t.askError(id, err)
+		}
+		return check(ctx)
+	}}
 }
 
 // askView is check_ask's and cancel_ask's picture of one ask.
@@ -412,35 +453,31 @@ func (t *tools) view(a *askd.Ask) (askView, bool) {
 
 // askError is the result for an ask the caller cannot see (status unknown) or
 // any other failure.
-func (t *tools) askError(id int64, err error) *mcp.CallToolResult {
+func (t *tools) askError(id int64, err error) result {
 	if askd.ErrorCode(err) == askd.ENOTFOUND {
 		return jsonResult(askView{ID: id, Status: "unknown", Error: fmt.Sprintf("no ask %d in this session", id)}, true)
 	}
 	return errorResult(err)
 }
 
-func (t *tools) cancelAsk(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
-	c, err := t.caller(ctx)
-	if err != nil {
-		return nil, err
-	}
-	var in struct {
+func (t *tools) cancelAsk(ctx context.Context, c askd.Caller, in call) (result, *wait) {
+	var args struct {
 		ID *int64 `json:"id"`
 	}
-	if err := decodeArgs(req, &in); err != nil {
+	if err := in.decode(&args); err != nil {
 		return errorResult(err), nil
 	}
-	if in.ID == nil || *in.ID <= 0 {
+	if args.ID == nil || *args.ID <= 0 {
 		return errorResult(askd.Errorf(askd.EINVALID, "id: required, the id of your pending ask")), nil
 	}
-	a, err := t.svc.Withdraw(ctx, c, *in.ID)
+	a, err := t.svc.Withdraw(ctx, c, *args.ID)
 	if err != nil {
 		if e := conflictAsk(err); e != nil {
 			v, _ := t.view(e)
 			v.Error = askd.ErrorMessage(err)
 			return jsonResult(v, true), nil
 		}
-		return t.askError(*in.ID, err), nil
+		return t.askError(*args.ID, err), nil
 	}
 	v, _ := t.view(a)
 	v.Message = ""

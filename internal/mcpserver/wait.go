@@ -11,45 +11,29 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
-// block waits for ask a to settle: until its own deadline when until is zero,
-// else until then (returning it still pending). While it waits it sends
-// notifications/progress every interval if the call carries a progress token.
-//
-// owns says the call created the ask: if the client cancels the call, the ask
-// is withdrawn (a cancelled check_ask leaves it alone). The cancellation is
-// the handler's context ending (stdio and in-memory sessions, and 2026-07-28
-// clients closing the stream) or, for older revisions over HTTP, a
-// notifications/cancelled that the router matches to this call.
-func (t *tools) block(ctx context.Context, req *mcp.CallToolRequest, c askd.Caller, a *askd.Ask, until time.Time, owns bool) (*askd.Ask, error) {
-	if id, ok := ctx.Value(callIDKey{}).(callID); ok && owns {
-		// Kept in the store, so a cancellation reaching another process finds it.
-		if err := t.svc.CallStarted(ctx, c, id.mcpSession, id.request, a.ID); err != nil {
-			t.log.Warn("record MCP call", "id", a.ID, "err", err)
-		}
-		defer func() {
-			if err := t.svc.CallEnded(context.WithoutCancel(ctx), c, id.mcpSession, id.request); err != nil {
-				t.log.Warn("forget MCP call", "id", a.ID, "err", err)
-			}
-		}()
-	}
+// block waits on the SDK handler's goroutine for w's ask to settle, for
+// w.until, or for the ask's deadline, sending notifications/progress every
+// interval if the call carries a progress token. If the client cancels the
+// call (the handler's context ends) and the call owns the ask, the ask is
+// withdrawn.
+func (t *tools) block(ctx context.Context, req *mcp.CallToolRequest, c askd.Caller, w *wait) (*askd.Ask, error) {
 	token := req.Params.GetProgressToken()
 	var sent float64
 	for {
-		next := until
+		next := w.until
 		if token != nil {
 			if tick := time.Now().Add(t.interval); next.IsZero() || tick.Before(next) {
 				next = tick
 			}
 		}
-		got, err := t.svc.Wait(ctx, c, a.ID, next)
+		a, err := t.svc.Wait(ctx, c, w.ask, next)
 		if err != nil {
-			if ctx.Err() != nil && owns {
-				t.withdraw(ctx, c, a.ID, "the client cancelled the call")
+			if ctx.Err() != nil && w.owns {
+				t.withdraw(ctx, c, w.ask, "the client cancelled the call")
 			}
 			return nil, err
 		}
-		a = got
-		if !a.Pending() || !until.IsZero() && !time.Now().Before(until) {
+		if !a.Pending() || !w.until.IsZero() && !time.Now().Before(w.until) {
 			return a, nil
 		}
 		if token != nil {
@@ -57,33 +41,30 @@ func (t *tools) block(ctx context.Context, req *mcp.CallToolRequest, c askd.Call
 			err := req.Session.NotifyProgress(ctx, &mcp.ProgressNotificationParams{
 				ProgressToken: token,
 				Progress:      sent,
-				Message:       fmt.Sprintf("waiting for the person to answer ask #%d", a.ID),
+				Message:       progressMessage(w.ask),
 			})
 			if err != nil {
-				t.log.Debug("progress notification", "id", a.ID, "err", err)
+				t.log.Debug("progress notification", "id", w.ask, "err", err)
 			}
 		}
 	}
 }
 
+// progressMessage is the message of a waiting call's progress notifications.
+func progressMessage(id int64) string {
+	return fmt.Sprintf("waiting for the person to answer ask #%d", id)
+}
+
 // jsonResult is a tool result carrying v both as structuredContent and as a
 // text block holding the same JSON.
-func jsonResult(v any, isError bool) *mcp.CallToolResult {
-	b := marshal(v)
-	return &mcp.CallToolResult{
-		Content:           []mcp.Content{&mcp.TextContent{Text: string(b)}},
-		StructuredContent: json.RawMessage(b),
-		IsError:           isError,
-	}
+func jsonResult(v any, isError bool) result {
+	return result{text: marshal(v), structured: true, isError: isError}
 }
 
 // errorResult is a tool error whose text is the error's caller-facing message
 // (for bad input: the field path and the rule).
-func errorResult(err error) *mcp.CallToolResult {
-	return &mcp.CallToolResult{
-		Content: []mcp.Content{&mcp.TextContent{Text: askd.ErrorMessage(err)}},
-		IsError: true,
-	}
+func errorResult(err error) result {
+	return result{text: []byte(askd.ErrorMessage(err)), isError: true}
 }
 
 // marshal encodes v as compact JSON without escaping <, > and &, which agents

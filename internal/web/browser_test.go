@@ -173,13 +173,20 @@ func eval[T any](p *tab, js string) T {
 	return v
 }
 
+// text is the text content of the element sel matches, read in one step in
+// the page: a query by node id could race a re-render that replaces the node.
 func (p *tab) text(sel string) string {
 	p.t.Helper()
-	v, err := chromedp.Run(p.ctx, chromedp.TextContent(chromedp.CSS(sel)))
+	q, _ := json.Marshal(sel)
+	p.waitFor(fmt.Sprintf(`document.querySelector(%s) !== null`, q))
+	v, err := chromedp.Run(p.ctx, chromedp.Evaluate[*string](fmt.Sprintf(`document.querySelector(%s)?.textContent ?? null`, q)))
 	if err != nil {
 		p.t.Fatalf("text of %s: %v", sel, err)
 	}
-	return v
+	if v == nil {
+		p.t.Fatalf("text of %s: no such element", sel)
+	}
+	return *v
 }
 
 // waitFor polls a JavaScript condition until it is true.

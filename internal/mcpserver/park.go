@@ -1,0 +1,496 @@
+package mcpserver
+
+import (
+	"context"
+	"encoding/json"
+	"net"
+	"net/http"
+	"slices"
+	"sync"
+	"time"
+
+	"github.com/askd-dev/askd"
+	"github.com/askd-dev/askd/internal/app"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+)
+
+// # Parked calls
+//
+// A tool call that waits for a person may wait minutes, and thousands may
+// wait at once (SPEC §8: 10,000 blocked calls at ≤ 20 KB each). Served the
+// usual way, each would hold net/http's connection goroutine and its buffers,
+// its background reader, and the SDK's per-request session with its own
+// goroutines: about 110 KB a call. So askd runs tools/call over streamable
+// HTTP itself: a call with an answer at once is answered in the handler; a
+// call that must wait takes over its connection (http.Hijacker), starts its
+// event stream, and parks. A parked call is a small struct, a timer, a watch
+// on its ask, and one goroutine blocked reading the connection, which is how
+// askd learns the client went away. Whatever wakes it (the answer, the
+// timer, the client leaving, the server stopping) schedules one short-lived
+// goroutine that looks at the ask and, when the wait is over, writes the
+// result and closes the connection (the response says Connection: close).
+
+// serveCall runs one tools/call over streamable HTTP: f's result at once as
+// application/json, or, if the call waits, its result (and progress
+// notifications) as a text/event-stream.
+func (t *tools) serveCall(w http.ResponseWriter, r *http.Request, c askd.Caller, rpc *jsonrpcRequest, f toolFunc) {
+	ctx := app.WithCaller(context.Background(), c)
+	res, wt := f(r.Context(), c, rpc.call)
+	if wt == nil {
+		writeResult(w, rpc, res)
+		return
+	}
+	rpc.call = call{} // the arguments are done with: a parked call keeps only what it needs
+	// Until start, wake-ups only mark that something happened.
+	p := &parked{t: t, c: c, ctx: ctx, rpc: rpc, w: wt, running: true}
+	p.mcpCall, p.traced = r.Context().Value(callIDKey{}).(callID)
+	p.traced = p.traced && wt.owns
+	if p.traced {
+		// Kept in the store, so a cancellation reaching another process finds it.
+		if err := t.svc.CallStarted(ctx, c, p.mcpCall.mcpSession, p.mcpCall.request, wt.ask); err != nil {
+			t.log.Warn("record MCP call", "id", wt.ask, "err", err)
+		}
+	}
+	p.unwatch = t.svc.Watch(wt.ask, p.kick) // before the first look: no change is missed
+	a, wake, err := t.svc.Poll(ctx, c, wt.ask, wt.until)
+	if err != nil || wake.IsZero() {
+		p.release()
+		writeResult(w, rpc, wt.done(ctx, a, err))
+		return
+	}
+	if !t.parking.add(p) {
+		p.release()
+		writeResult(w, rpc, wt.done(ctx, a, app.ShuttingDown(wt.ask)))
+		return
+	}
+	conn, brw, err := http.NewResponseController(w).Hijack()
+	if err != nil {
+		// Not HTTP/1 (or a wrapper that cannot give up its connection): wait
+		// on the handler's goroutine, streaming through the ResponseWriter.
+		s := &writerStream{w: w, done: make(chan struct{})}
+		p.stream = s
+		stop := context.AfterFunc(r.Context(), p.gone)
+		defer stop()
+		p.start(wake)
+		<-s.done
+		return
+	}
+	_ = brw // nothing is buffered: the body was read in full, and no next request is sent before this response
+	_ = conn.SetReadDeadline(time.Time{})
+	p.stream = &connStream{conn: conn}
+	p.start(wake)
+	go p.watchConn(conn)
+}
+
+// jsonrpcRequest is a tools/call askd serves itself.
+type jsonrpcRequest struct {
+	id       json.RawMessage
+	name     string
+	progress any    // the progress token, nil if none
+	version  string // the request's MCP-Protocol-Version
+	call     call
+}
+
+// newRevision says the client speaks 2026-07-28 or later, where closing the
+// response stream cancels the call, and results carry a resultType.
+func (rpc *jsonrpcRequest) newRevision() bool { return rpc.version >= statelessRevision }
+
+// parked is one waiting tools/call; see the comment at the top of the file.
+type parked struct {
+	t       *tools
+	c       askd.Caller
+	ctx     context.Context // carries the caller, and no request's cancellation
+	rpc     *jsonrpcRequest
+	w       *wait
+	mcpCall callID // an old-revision call's id, recorded for cancellation
+	traced  bool   // mcpCall was recorded
+	unwatch func()
+	stream  stream
+
+	mu       sync.Mutex
+	timer    *time.Timer
+	progress time.Time // when the next progress notification is due
+	sent     float64   // progress notifications sent
+	running  bool      // a step is scheduled or running
+	again    bool      // something happened while it ran: look once more
+	left     bool      // the client went away
+	stopping bool      // the server is shutting down
+	over     bool      // the call has ended
+}
+
+// stream is where a parked call's messages go.
+type stream interface {
+	// send writes one message as a server-sent event.
+	send(msg []byte) error
+	// close ends the response.
+	close()
+}
+
+// start sends the stream's headers, sets the call's timer, and from then on
+// lets wake-ups run steps, taking one at once if any came meanwhile.
+func (p *parked) start(wake time.Time) {
+	err := p.stream.send(nil)
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.rpc.progress != nil {
+		p.progress = time.Now().Add(p.t.interval)
+	}
+	p.timer = time.AfterFunc(p.next(wake), p.kick)
+	if err != nil {
+		p.left = true
+		p.again = true
+	}
+	if p.again {
+		go p.run()
+		return
+	}
+	p.running = false
+}
+
+// next is how long until the call must look again, at wake or when progress
+// is due.
+func (p *parked) next(wake time.Time) time.Duration {
+	if !p.progress.IsZero() && p.progress.Before(wake) {
+		wake = p.progress
+	}
+	return time.Until(wake)
+}
+
+// kick schedules a look at the call; it never blocks, so the hub may call it.
+func (p *parked) kick() {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.over {
+		return
+	}
+	if p.running {
+		p.again = true
+		return
+	}
+	p.running = true
+	go p.run()
+}
+
+// gone records that the client went away.
+func (p *parked) gone() {
+	p.mu.Lock()
+	p.left = true
+	p.mu.Unlock()
+	p.kick()
+}
+
+// shutdown records that the server is stopping.
+func (p *parked) shutdown() {
+	p.mu.Lock()
+	p.stopping = true
+	p.mu.Unlock()
+	p.kick()
+}
+
+// run looks at the call until nothing new has happened.
+func (p *parked) run() {
+	for {
+		p.mu.Lock()
+		left, stopping := p.left, p.stopping
+		p.again = false
+		p.mu.Unlock()
+		if p.step(left, stopping) {
+			return
+		}
+		p.mu.Lock()
+		if !p.again {
+			p.running = false
+			p.mu.Unlock()
+			return
+		}
+		p.mu.Unlock()
+	}
+}
+
+// step is one look; it reports whether the call ended.
+func (p *parked) step(left, stopping bool) bool {
+	t, id := p.t, p.w.ask
+	switch {
+	case left:
+		// On 2026-07-28 closing the stream is the cancellation. Older
+		// revisions cancel with notifications/cancelled, which may follow the
+		// dropped connection: the recorded call stays for it to find (a purge
+		// takes leftovers). Without one the ask stays pending, found again by
+		// check_ask or by asking again.
+		if p.w.owns && p.rpc.newRevision() {
+			t.withdraw(p.ctx, p.c, id, "the client cancelled the call")
+		}
+		p.traced = false
+		p.end(nil)
+		return true
+	case stopping:
+		p.end(p.w.done(p.ctx, nil, app.ShuttingDown(id)).ptr())
+		return true
+	}
+	a, wake, err := t.svc.Poll(p.ctx, p.c, id, p.w.until)
+	if err != nil || wake.IsZero() {
+		p.end(p.w.done(p.ctx, a, err).ptr())
+		return true
+	}
+	p.mu.Lock()
+	due := !p.progress.IsZero() && !time.Now().Before(p.progress)
+	if due {
+		p.sent++
+		p.progress = time.Now().Add(t.interval)
+	}
+	sent := p.sent
+	p.timer.Reset(p.next(wake))
+	p.mu.Unlock()
+	if due {
+		msg := notification("notifications/progress", mcp.ProgressNotificationParams{
+			ProgressToken: p.rpc.progress,
+			Progress:      sent,
+			Message:       progressMessage(id),
+		})
+		if err := p.stream.send(msg); err != nil {
+			t.log.Debug("progress notification", "id", id, "err", err)
+			p.gone()
+		}
+	}
+	return false
+}
+
+// end sends the call's result, if it has one, and lets the call go.
+func (p *parked) end(res *result) {
+	p.mu.Lock()
+	p.over = true
+	if p.timer != nil {
+		p.timer.Stop()
+	}
+	p.mu.Unlock()
+	if res != nil {
+		if err := p.stream.send(response(p.rpc, *res)); err != nil {
+			p.t.log.Info("tool result not delivered: the client went away", "id", p.w.ask, "err", err)
+		}
+	}
+	p.stream.close()
+	p.release()
+	p.t.parking.remove(p)
+}
+
+// release stops watching the ask and forgets the recorded call.
+func (p *parked) release() {
+	p.unwatch()
+	if p.traced {
+		if err := p.t.svc.CallEnded(p.ctx, p.c, p.mcpCall.mcpSession, p.mcpCall.request); err != nil {
+			p.t.log.Warn("forget MCP call", "id", p.w.ask, "err", err)
+		}
+	}
+}
+
+// watchConn waits, on the call's one goroutine, for the client to close the
+// connection (or send anything: it has no business to on this response), or
+// for end to close it.
+func (p *parked) watchConn(conn net.Conn) {
+	var b [1]byte
+	_, _ = conn.Read(b[:])
+	p.gone()
+}
+
+func (r result) ptr() *result { return &r }
+
+// parking is the set of parked calls, so that shutting down answers them all.
+type parking struct {
+	mu      sync.Mutex
+	calls   map[*parked]struct{}
+	closed  bool
+	drained chan struct{} // closed when closed and no call is left
+}
+
+func newParking() *parking {
+	return &parking{calls: map[*parked]struct{}{}, drained: make(chan struct{})}
+}
+
+// add parks p, unless the server is shutting down.
+func (pk *parking) add(p *parked) bool {
+	pk.mu.Lock()
+	defer pk.mu.Unlock()
+	if pk.closed {
+		return false
+	}
+	pk.calls[p] = struct{}{}
+	return true
+}
+
+func (pk *parking) remove(p *parked) {
+	pk.mu.Lock()
+	defer pk.mu.Unlock()
+	delete(pk.calls, p)
+	if pk.closed && len(pk.calls) == 0 {
+		select {
+		case <-pk.drained:
+		default:
+			close(pk.drained)
+		}
+	}
+}
+
+// close answers every parked call with the shutting-down error.
+func (pk *parking) close() {
+	pk.mu.Lock()
+	pk.closed = true
+	calls := make([]*parked, 0, len(pk.calls))
+	for p := range pk.calls {
+		calls = append(calls, p)
+	}
+	if len(calls) == 0 {
+		close(pk.drained)
+	}
+	pk.mu.Unlock()
+	for _, p := range calls {
+		p.shutdown()
+	}
+}
+
+// count is the number of parked calls.
+func (pk *parking) count() int {
+	pk.mu.Lock()
+	defer pk.mu.Unlock()
+	return len(pk.calls)
+}
+
+// connStream writes server-sent events straight to a hijacked connection.
+type connStream struct {
+	mu     sync.Mutex
+	conn   net.Conn
+	header bool
+}
+
+// streamHeader starts a parked call's response: the connection is the
+// call's alone, and closes after the result.
+const streamHeader = "HTTP/1.1 200 OK\r\n" +
+	"Content-Type: text/event-stream\r\n" +
+	"Cache-Control: no-cache, no-store\r\n" +
+	"X-Accel-Buffering: no\r\n" +
+	"Connection: close\r\n\r\n"
+
+// writeTimeout bounds each write to a parked call's client.
+const writeTimeout = 10 * time.Second
+
+func (s *connStream) send(msg []byte) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	buf := make([]byte, 0, len(streamHeader)+len(msg)+32)
+	if !s.header {
+		s.header = true
+		buf = append(buf, streamHeader...)
+	}
+	if msg != nil {
+		buf = appendEvent(buf, msg)
+	}
+	if len(buf) == 0 {
+		return nil
+	}
+	_ = s.conn.SetWriteDeadline(time.Now().Add(writeTimeout))
+	_, err := s.conn.Write(buf)
+	return err
+}
+
+func (s *connStream) close() { s.conn.Close() }
+
+// writerStream writes server-sent events through the ResponseWriter of a
+// handler that waits for done.
+type writerStream struct {
+	mu     sync.Mutex
+	w      http.ResponseWriter
+	header bool
+	ended  bool
+	done   chan struct{}
+}
+
+func (s *writerStream) send(msg []byte) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.ended {
+		return http.ErrHandlerTimeout
+	}
+	if !s.header {
+		s.header = true
+		h := s.w.Header()
+		h.Set("Content-Type", "text/event-stream")
+		h.Set("Cache-Control", "no-cache, no-store")
+		h.Set("X-Accel-Buffering", "no")
+		s.w.WriteHeader(http.StatusOK)
+	}
+	if msg != nil {
+		if _, err := s.w.Write(appendEvent(nil, msg)); err != nil {
+			return err
+		}
+	}
+	return http.NewResponseController(s.w).Flush()
+}
+
+func (s *writerStream) close() {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if !s.ended {
+		s.ended = true
+		close(s.done)
+	}
+}
+
+// appendEvent appends msg (one line of JSON) as a server-sent event.
+func appendEvent(buf, msg []byte) []byte {
+	buf = append(buf, "event: message\ndata: "...)
+	buf = append(buf, msg...)
+	return append(buf, "\n\n"...)
+}
+
+// writeResult answers a call at once, as application/json.
+func writeResult(w http.ResponseWriter, rpc *jsonrpcRequest, res result) {
+	body := response(rpc, res)
+	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("Cache-Control", "no-store")
+	_, _ = w.Write(body)
+}
+
+// response is the JSON-RPC response carrying a tool's result.
+func response(rpc *jsonrpcRequest, res result) []byte {
+	out := struct {
+		JSONRPC string          `json:"jsonrpc"`
+		ID      json.RawMessage `json:"id"`
+		Result  wireResult      `json:"result"`
+	}{"2.0", rpc.id, wireResult{
+		Content: []textContent{{Type: "text", Text: string(res.text)}},
+		IsError: res.isError,
+	}}
+	if res.structured {
+		out.Result.StructuredContent = json.RawMessage(res.text)
+	}
+	if rpc.newRevision() {
+		out.Result.ResultType = "complete"
+	}
+	return marshal(out)
+}
+
+// wireResult is CallToolResult as it travels.
+type wireResult struct {
+	Content           []textContent   `json:"content"`
+	StructuredContent json.RawMessage `json:"structuredContent,omitempty"`
+	IsError           bool            `json:"isError,omitempty"`
+	ResultType        string          `json:"resultType,omitempty"`
+}
+
+type textContent struct {
+	Type string `json:"type"`
+	Text string `json:"text"`
+}
+
+// notification is a JSON-RPC notification.
+func notification(method string, params any) []byte {
+	return marshal(struct {
+		JSONRPC string `json:"jsonrpc"`
+		Method  string `json:"method"`
+		Params  any    `json:"params"`
+	}{"2.0", method, params})
+}
+
+// supportedRevision says whether askd's SDK speaks MCP revision v.
+func supportedRevision(v string) bool {
+	return slices.Contains(mcp.SupportedProtocolVersions(), v)
+}
