@@ -37,6 +37,8 @@ type Store struct {
 
 	mu       sync.Mutex
 	watchers []func(askd.Change)
+
+	writeStmts, readStmts prepared
 }
 
 var _ askd.Store = (*Store)(nil)
@@ -122,6 +124,7 @@ func Open(ctx context.Context, path string) (*Store, error) {
 		return nil, fmt.Errorf("open %s for reading: %w", path, err)
 	}
 	s := &Store{write: write, read: read, writes: make(chan *writeReq), quit: make(chan struct{})}
+	s.writeStmts.db, s.readStmts.db = write, read
 	go s.writer()
 	return s, nil
 }
@@ -295,7 +298,7 @@ func (s *Store) runBatch(batch []*writeReq) {
 		return
 	}
 	defer sqlTx.Rollback() // a no-op after Commit
-	stmts := &stmtCache{tx: sqlTx, m: map[string]*sql.Stmt{}}
+	stmts := &stmtCache{tx: sqlTx, db: &s.writeStmts, m: map[string]*sql.Stmt{}}
 	shared := len(batch) > 1
 	savepoint := func(stmt string) error {
 		if !shared {
@@ -379,7 +382,7 @@ func (s *Store) View(ctx context.Context, fn func(askd.Tx) error) error {
 	}
 	// Nothing to commit: rolling back ends the read snapshot.
 	defer sqlTx.Rollback()
-	return fn(&tx{tx: sqlConn{tx: sqlTx}})
+	return fn(&tx{tx: sqlConn{tx: sqlTx, stmts: &stmtCache{tx: sqlTx, db: &s.readStmts}}})
 }
 
 // Watch registers fn, called after each commit for every event it added. Only
@@ -420,7 +423,7 @@ func (s *Store) Ping(ctx context.Context) error {
 // Close stops the writer and closes both pools. Updates not yet started fail.
 func (s *Store) Close() error {
 	s.closeOnce.Do(func() { close(s.quit) })
-	return errors.Join(s.read.Close(), s.write.Close())
+	return errors.Join(s.writeStmts.close(), s.readStmts.close(), s.read.Close(), s.write.Close())
 }
 
 // tx is one transaction, read-write from Update or read-only from View.
@@ -459,15 +462,14 @@ func isForeignKeyViolation(err error) bool {
 	return resultCode(err) == sqlite3.SQLITE_CONSTRAINT_FOREIGNKEY
 }
 
-// sqlConn is a transaction's way to the database. In a write batch each
-// query text is prepared once for the whole batch (preparing is a fifth of a
-// small write's cost, and a batch repeats the same few statements), and every
-// statement runs under the batch's context instead of the caller's (see
-// runBatch). Reads run their queries directly.
+// sqlConn is a transaction's way to the database. Each query text is
+// prepared once per connection and kept (parsing SQL was a fifth of the
+// server's CPU under load), and in a write batch every statement runs under
+// the batch's context instead of the caller's (see runBatch).
 type sqlConn struct {
 	tx    *sql.Tx
 	fixed context.Context
-	stmts *stmtCache // nil for reads
+	stmts *stmtCache
 }
 
 func (c sqlConn) ctx(ctx context.Context) context.Context {
@@ -479,9 +481,6 @@ func (c sqlConn) ctx(ctx context.Context) context.Context {
 
 func (c sqlConn) ExecContext(ctx context.Context, query string, args ...any) (sql.Result, error) {
 	ctx = c.ctx(ctx)
-	if c.stmts == nil {
-		return c.tx.ExecContext(ctx, query, args...)
-	}
 	st, err := c.stmts.get(ctx, query)
 	if err != nil {
 		return nil, err
@@ -491,9 +490,6 @@ func (c sqlConn) ExecContext(ctx context.Context, query string, args ...any) (sq
 
 func (c sqlConn) QueryContext(ctx context.Context, query string, args ...any) (*sql.Rows, error) {
 	ctx = c.ctx(ctx)
-	if c.stmts == nil {
-		return c.tx.QueryContext(ctx, query, args...)
-	}
 	st, err := c.stmts.get(ctx, query)
 	if err != nil {
 		return nil, err
@@ -503,30 +499,95 @@ func (c sqlConn) QueryContext(ctx context.Context, query string, args ...any) (*
 
 func (c sqlConn) QueryRowContext(ctx context.Context, query string, args ...any) *sql.Row {
 	ctx = c.ctx(ctx)
-	if c.stmts != nil {
-		if st, err := c.stmts.get(ctx, query); err == nil {
-			return st.QueryRowContext(ctx, args...)
-		}
+	if st, err := c.stmts.get(ctx, query); err == nil {
+		return st.QueryRowContext(ctx, args...)
 	}
 	// Without a statement the driver reports any error through the Row.
 	return c.tx.QueryRowContext(ctx, query, args...)
 }
 
-// stmtCache holds the statements prepared in one write transaction; they are
-// closed with it.
+// stmtCache holds one transaction's statements, closed with it: each is the
+// pool's prepared statement for its query, bound to the transaction (on a
+// connection that has prepared it before, without preparing it again).
 type stmtCache struct {
 	tx *sql.Tx
-	m  map[string]*sql.Stmt
+	db *prepared
+	m  map[string]*sql.Stmt // allocated on first use
 }
 
 func (c *stmtCache) get(ctx context.Context, query string) (*sql.Stmt, error) {
 	if st, ok := c.m[query]; ok {
 		return st, nil
 	}
-	st, err := c.tx.PrepareContext(ctx, query)
-	if err != nil {
-		return nil, err
+	var st *sql.Stmt
+	if ps := c.db.get(query); ps != nil {
+		st = c.tx.StmtContext(ctx, ps)
+	} else {
+		var err error
+		if st, err = c.tx.PrepareContext(ctx, query); err != nil {
+			return nil, err
+		}
+	}
+	if c.m == nil {
+		c.m = map[string]*sql.Stmt{}
 	}
 	c.m[query] = st
 	return st, nil
+}
+
+// prepared holds a pool's statements, prepared once for the life of the
+// store. A query is prepared in the background the first time it is seen, by
+// a goroutine that holds no connection while it waits for one (the writer
+// has a single connection, held by the transaction asking); until then
+// transactions prepare it themselves. askd's queries are a fixed set; past
+// maxPrepared, queries are no longer kept.
+type prepared struct {
+	mu sync.Mutex
+	db *sql.DB
+	m  map[string]*sql.Stmt // nil while being prepared, or if it failed
+}
+
+const maxPrepared = 256
+
+// get returns the pool's statement for query, or nil for now.
+func (p *prepared) get(query string) *sql.Stmt {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if st, ok := p.m[query]; ok || p.db == nil || len(p.m) >= maxPrepared {
+		return st
+	}
+	if p.m == nil {
+		p.m = map[string]*sql.Stmt{}
+	}
+	p.m[query] = nil
+	go p.prepare(p.db, query)
+	return nil
+}
+
+func (p *prepared) prepare(db *sql.DB, query string) {
+	st, err := db.Prepare(query)
+	if err != nil {
+		return // the transactions' own prepares report it
+	}
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.db == nil { // closed meanwhile
+		st.Close()
+		return
+	}
+	p.m[query] = st
+}
+
+func (p *prepared) close() error {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	var errs []error
+	for _, st := range p.m {
+		if st != nil {
+			errs = append(errs, st.Close())
+		}
+	}
+	p.m = nil
+	p.db = nil
+	return errors.Join(errs...)
 }
