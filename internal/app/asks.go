@@ -58,11 +58,22 @@ func (s *Service) Purge(ctx context.Context) (int, error) {
 // records that the agent was told; later checks return the same outcome.
 func (s *Service) Check(ctx context.Context, c askd.Caller, id int64) (*askd.Ask, error) {
 	a, err := s.Get(ctx, c, id)
-	if err != nil || a.Pending() || a.ToldAt != nil {
-		return a, err
+	if err != nil {
+		return nil, err
 	}
+	return s.Checked(ctx, c, a)
+}
+
+// Checked is Check of an ask the caller has just read (through Get, Poll or
+// Wait): the agent is being given a's outcome. It reads again only to record
+// that the agent was told, the first time.
+func (s *Service) Checked(ctx context.Context, c askd.Caller, a *askd.Ask) (*askd.Ask, error) {
+	if a.Pending() || a.ToldAt != nil {
+		return a, nil
+	}
+	id := a.ID
 	var out *askd.Ask
-	err = s.store.Update(ctx, func(tx askd.Tx) error {
+	err := s.store.Update(ctx, func(tx askd.Tx) error {
 		a, err := tx.Ask(ctx, id)
 		if err != nil {
 			return err

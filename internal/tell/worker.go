@@ -99,12 +99,9 @@ func (w *Worker) Run(ctx context.Context) {
 	timer := time.NewTimer(0)
 	defer timer.Stop()
 	for {
-		w.pass(ctx)
 		wait := w.opts.Tick
-		if next, err := w.svc.NextDeliveryAt(ctx); err == nil && !next.IsZero() {
+		if next := w.pass(ctx); !next.IsZero() {
 			wait = min(wait, max(time.Until(next), time.Millisecond))
-		} else if err != nil && ctx.Err() == nil {
-			w.log.Warn("tell: look for due deliveries", "err", err)
 		}
 		timer.Reset(wait)
 		select {
@@ -124,19 +121,29 @@ func (w *Worker) Run(ctx context.Context) {
 }
 
 // pass claims as many due deliveries as there are free slots, and starts
-// sending them, until none are due or every slot is taken.
-func (w *Worker) pass(ctx context.Context) {
+// sending them, until none are due or every slot is taken. It returns when
+// the next delivery becomes due, zero if none will or it cannot tell. It
+// claims (a write) only when a delivery is due: most wake-ups are settlements
+// with nothing for the worker, and the look (a read) is cheaper.
+func (w *Worker) pass(ctx context.Context) time.Time {
 	for ctx.Err() == nil {
+		next, err := w.svc.NextDeliveryAt(ctx)
+		if err != nil {
+			if ctx.Err() == nil {
+				w.log.Warn("tell: look for due deliveries", "err", err)
+			}
+			return time.Time{}
+		}
 		free := cap(w.slots) - len(w.slots)
-		if free == 0 {
-			return
+		if next.IsZero() || next.After(time.Now()) || free == 0 {
+			return next
 		}
 		claims, err := w.svc.ClaimDeliveries(ctx, w.lease, free)
 		if err != nil {
 			if ctx.Err() == nil {
 				w.log.Warn("tell: claim deliveries", "err", err)
 			}
-			return
+			return time.Time{}
 		}
 		for _, cl := range claims {
 			w.slots <- struct{}{}
@@ -151,10 +158,13 @@ func (w *Worker) pass(ctx context.Context) {
 				w.send(ctx, cl)
 			})
 		}
-		if len(claims) < free {
-			return
+		if len(claims) == 0 {
+			// Due but not claimed (another process has it, or its row is
+			// locked): look again after a tick rather than spin.
+			return time.Time{}
 		}
 	}
+	return time.Time{}
 }
 
 // send makes one attempt at a claimed delivery and reports the outcome. When
