@@ -177,6 +177,7 @@ func (b *bench) latency(ctx context.Context, tw io.Writer) error {
 		return err
 	}
 	lat := make([]time.Duration, 0, b.cfg.latencyN)
+	post := make([]time.Duration, 0, b.cfg.latencyN) // of which the answer request itself
 	for i := 0; i < b.cfg.latencyN; i++ {
 		text := fmt.Sprintf("latency %d?", i)
 		done := make(chan time.Time, 1)
@@ -194,13 +195,14 @@ func (b *bench) latency(ctx context.Context, tw io.Writer) error {
 		if err := b.answer(ctx, id, text); err != nil {
 			return err
 		}
+		post = append(post, time.Since(t0))
 		t1 := <-done
 		if cerr != nil || !answered(res, text) {
 			return fmt.Errorf("call %d did not return the answer: %v", i, cerr)
 		}
 		lat = append(lat, t1.Sub(t0))
 	}
-	fmt.Fprintf(tw, "answer -> MCP call returns\t%s\tn=%d\n", percentiles(lat), len(lat))
+	fmt.Fprintf(tw, "answer -> MCP call returns\t%s\tn=%d; the answer request alone: %s\n", percentiles(lat), len(lat), percentiles(post))
 	return nil
 }
 

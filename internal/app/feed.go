@@ -70,6 +70,9 @@ func (f *feed) run(ctx context.Context) {
 			return
 		case <-f.kick:
 		}
+		if f.idle() {
+			continue
+		}
 		if err := f.load(ctx); err != nil && ctx.Err() == nil {
 			// The store is unreachable; try again shortly rather than lose events.
 			time.Sleep(100 * time.Millisecond)
@@ -95,6 +98,9 @@ func (f *feed) load(ctx context.Context) error {
 		}
 		f.mu.Lock()
 		f.last, f.loaded, after = last, true, last
+		for s := range f.subs {
+			signal(s.Ready) // a stream behind last reads the gap from the store
+		}
 		f.mu.Unlock()
 	}
 	for {
@@ -130,6 +136,20 @@ func (f *feed) load(ctx context.Context) error {
 	}
 }
 
+// idle reports whether no stream listens, and if so forgets the ring: a
+// process with no inbox open (an agent process, say) reads no events at all.
+// The first stream to subscribe starts loading again; until the ring covers
+// its cursor, it reads what it missed from the store.
+func (f *feed) idle() bool {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if len(f.subs) > 0 {
+		return false
+	}
+	f.ring, f.loaded = nil, false
+	return true
+}
+
 // subscribe starts a stream at cursor: events with larger ids will be given. A
 // cursor of -1 starts after the newest event.
 func (f *feed) subscribe(ctx context.Context, cursor int64) (*Stream, error) {
@@ -144,8 +164,12 @@ func (f *feed) subscribe(ctx context.Context, cursor int64) (*Stream, error) {
 	s := &Stream{f: f, cursor: cursor, Ready: make(chan struct{}, 1)}
 	f.mu.Lock()
 	f.subs[s] = struct{}{}
+	loaded := f.loaded
 	f.mu.Unlock()
 	signal(s.Ready)
+	if !loaded {
+		signal(f.kick) // the feed was idle: start loading
+	}
 	return s, nil
 }
 

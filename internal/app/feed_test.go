@@ -6,6 +6,7 @@ import (
 	"path/filepath"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/askd-dev/askd"
 	"github.com/askd-dev/askd/internal/sqlite"
@@ -49,5 +50,72 @@ func TestFeedConcurrentLoadsKeepTheRingOrdered(t *testing.T) {
 		if svc.feed.ring[i].ID <= svc.feed.ring[i-1].ID {
 			t.Fatalf("ring out of order at %d: %d after %d", i, svc.feed.ring[i].ID, svc.feed.ring[i-1].ID)
 		}
+	}
+}
+
+// With no stream listening the feed reads no events; a stream that then
+// subscribes from an earlier cursor still gets every event, in order, and
+// the feed loads again.
+func TestIdleFeedLoadsNothingAndStreamsMissNothing(t *testing.T) {
+	st, err := sqlite.Open(context.Background(), filepath.Join(t.TempDir(), "askd.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { st.Close() })
+	svc := New(st, Config{MaxPending: 1000})
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	go svc.Run(ctx)
+	agent := askd.Caller{Name: "a", Role: askd.RoleAgent}
+	create := func(n int) {
+		for i := 0; i < n; i++ {
+			agent.Session = fmt.Sprintf("s%d", i)
+			if _, err := svc.Create(ctx, agent, &askd.AskInput{Kind: askd.KindReady, Title: "x"}, CreateOptions{}); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	create(30)
+	time.Sleep(50 * time.Millisecond) // the feed's loop has had its kicks
+	svc.feed.mu.Lock()
+	ring, loaded := len(svc.feed.ring), svc.feed.loaded
+	svc.feed.mu.Unlock()
+	if ring != 0 || loaded {
+		t.Fatalf("idle feed holds %d events (loaded %v), want none", ring, loaded)
+	}
+	s, err := svc.feed.subscribe(ctx, 10)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	create(30)
+	var got []int64
+	deadline := time.Now().Add(10 * time.Second)
+	for len(got) < 50 && time.Now().Before(deadline) {
+		select {
+		case <-s.Ready:
+		case <-time.After(100 * time.Millisecond):
+		}
+		evs, err := s.Next(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, e := range evs {
+			got = append(got, e.ID)
+		}
+	}
+	for i, id := range got {
+		if id != int64(11+i) {
+			t.Fatalf("stream got %v, want 11..60 in order", got)
+		}
+	}
+	if len(got) != 50 {
+		t.Fatalf("stream got %d events, want 50", len(got))
+	}
+	svc.feed.mu.Lock()
+	loaded = svc.feed.loaded
+	svc.feed.mu.Unlock()
+	if !loaded {
+		t.Error("the feed did not start loading for its stream")
 	}
 }

@@ -1,0 +1,37 @@
+#!/usr/bin/env bash
+# Runs askd bench against the split topology on a throwaway PostgreSQL: one
+# `--role agent` and one `--role inbox` process sharing only the database, as
+# docs/benchmarks.md describes. Needs PostgreSQL's server binaries (pg_config
+# --bindir names them); as root, the cluster runs as the postgres user.
+# Usage: scripts/bench-postgres.sh [extra askd bench flags]
+# SYNC=off runs the cluster with synchronous_commit = off.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+bin=$(pg_config --bindir)
+dir=$(mktemp -d)
+pids=()
+as_pg() { if [ "$(id -u)" = 0 ]; then runuser -u postgres -- "$@"; else "$@"; fi; }
+cleanup() {
+	for p in "${pids[@]}"; do kill "$p" 2>/dev/null || true; done
+	wait 2>/dev/null || true
+	as_pg "$bin/pg_ctl" -D "$dir/data" -m immediate stop >/dev/null 2>&1 || true
+	rm -rf "$dir"
+}
+trap cleanup EXIT
+[ "$(id -u)" = 0 ] && chown postgres "$dir"
+go build -o "$dir/askd" ./cmd/askd
+as_pg "$bin/initdb" -D "$dir/data" -A trust -U postgres -E UTF8 --no-sync >/dev/null
+port=$((20000 + RANDOM % 20000))
+as_pg "$bin/pg_ctl" -D "$dir/data" -l "$dir/pg.log" -w -o "-p $port -k $dir -c listen_addresses=127.0.0.1 -c max_connections=200 -c synchronous_commit=${SYNC:-on}" start >/dev/null
+"$bin/psql" -h "$dir" -p "$port" -U postgres -qc 'create database askd'
+db="postgres://postgres@127.0.0.1:$port/askd?sslmode=disable"
+at=$("$dir/askd" token create --agent bench-agent --json --db "$db" | sed 's/.*"token":"\([^"]*\)".*/\1/')
+ht=$("$dir/askd" token create --human bench-human --json --db "$db" | sed 's/.*"token":"\([^"]*\)".*/\1/')
+ap=$((port + 1)); ip=$((port + 2))
+"$dir/askd" serve --role agent --db "$db" --addr "127.0.0.1:$ap" --log-level warn > "$dir/agent.log" 2>&1 & pids+=($!)
+"$dir/askd" serve --role inbox --db "$db" --addr "127.0.0.1:$ip" --log-level warn > "$dir/inbox.log" 2>&1 & pids+=($!)
+for u in "$ap" "$ip"; do
+	for _ in $(seq 50); do curl -sf "http://127.0.0.1:$u/healthz" >/dev/null && break; sleep 0.1; done
+done
+echo "# $(date -u +%FT%TZ) $(nproc) cores, load $(cut -d' ' -f1-3 /proc/loadavg), commit $(git rev-parse --short HEAD), PostgreSQL $("$bin/postgres" --version | awk '{print $3}'), synchronous_commit=${SYNC:-on}"
+"$dir/askd" bench --url "http://127.0.0.1:$ap" --inbox-url "http://127.0.0.1:$ip" --agent-token "$at" --human-token "$ht" "$@"
