@@ -22,8 +22,9 @@ trap cleanup EXIT
 go build -o "$dir/askd" ./cmd/askd
 as_pg "$bin/initdb" -D "$dir/data" -A trust -U postgres -E UTF8 --no-sync >/dev/null
 port=$((20000 + RANDOM % 20000))
-as_pg "$bin/pg_ctl" -D "$dir/data" -l "$dir/pg.log" -w -o "-p $port -k $dir -c listen_addresses=127.0.0.1 -c max_connections=200 -c synchronous_commit=${SYNC:-on}" start >/dev/null
+as_pg "$bin/pg_ctl" -D "$dir/data" -l "$dir/pg.log" -w -o "-p $port -k $dir -c listen_addresses=127.0.0.1 -c max_connections=200 -c synchronous_commit=${SYNC:-on} ${PGOPTS:-}" start >/dev/null
 "$bin/psql" -h "$dir" -p "$port" -U postgres -qc 'create database askd'
+[ -n "${STATEMENTS:-}" ] && "$bin/psql" -h "$dir" -p "$port" -U postgres -d askd -qc 'create extension pg_stat_statements'
 db="postgres://postgres@127.0.0.1:$port/askd?sslmode=disable"
 at=$("$dir/askd" token create --agent bench-agent --json --db "$db" | sed 's/.*"token":"\([^"]*\)".*/\1/')
 ht=$("$dir/askd" token create --human bench-human --json --db "$db" | sed 's/.*"token":"\([^"]*\)".*/\1/')
@@ -34,4 +35,14 @@ for u in "$ap" "$ip"; do
 	for _ in $(seq 50); do curl -sf "http://127.0.0.1:$u/healthz" >/dev/null && break; sleep 0.1; done
 done
 echo "# $(date -u +%FT%TZ) $(nproc) cores, load $(cut -d' ' -f1-3 /proc/loadavg), commit $(git rev-parse --short HEAD), PostgreSQL $("$bin/postgres" --version | awk '{print $3}'), synchronous_commit=${SYNC:-on}"
-"$dir/askd" bench --url "http://127.0.0.1:$ap" --inbox-url "http://127.0.0.1:$ip" --agent-token "$at" --human-token "$ht" "$@"
+# CPU seconds (user + system) of a set of processes, from /proc.
+cpu() { for p in "$@"; do awk '{print $14 + $15}' "/proc/$p/stat" 2>/dev/null; done | awk -v hz="$(getconf CLK_TCK)" '{t += $1} END {printf "%.1f", t / hz}'; }
+pg() { pgrep -u postgres -d ' ' postgres || true; }
+pg0=$(cpu $(pg)); a0=$(cpu "${pids[0]}"); i0=$(cpu "${pids[1]}")
+TIMEFORMAT='%U %S'
+{ time "$dir/askd" bench --url "http://127.0.0.1:$ap" --inbox-url "http://127.0.0.1:$ip" --agent-token "$at" --human-token "$ht" "$@" 2>&3 ; } 3>&2 2> "$dir/time"
+if [ -n "${STATEMENTS:-}" ]; then
+	"$bin/psql" -h "$dir" -p "$port" -U postgres -d askd -qAt -F ' | ' -c "select calls, round(total_exec_time::numeric, 1) as ms, regexp_replace(left(query, 90), '\s+', ' ', 'g') from pg_stat_statements order by calls desc limit 40"
+	"$bin/psql" -h "$dir" -p "$port" -U postgres -d askd -qAt -c "select 'transactions: ' || xact_commit || ' committed, ' || xact_rollback || ' rolled back' from pg_stat_database where datname = 'askd'"
+fi
+echo "# CPU seconds during the run: PostgreSQL $(echo "$(cpu $(pg)) - $pg0" | bc), agent $(echo "$(cpu "${pids[0]}") - $a0" | bc), inbox $(echo "$(cpu "${pids[1]}") - $i0" | bc), bench $(awk '{print $1 + $2}' "$dir/time")"

@@ -95,16 +95,18 @@ func (s *Service) settleGated(ctx context.Context, c askd.Caller, id int64, acti
 }
 
 // enqueueTell writes a's tell delivery, in the transaction that settled it.
-func (s *Service) enqueueTell(ctx context.Context, tx askd.Tx, a *askd.Ask) error {
+// It reports whether the delivery is for the worker to send (hook deliveries
+// wait for the agent's Stop hook instead), so that only then is it woken.
+func (s *Service) enqueueTell(ctx context.Context, tx askd.Tx, a *askd.Ask) (send bool, err error) {
 	if a.Pending() || !a.Tell || a.ToldAt != nil {
-		return nil
+		return false, nil
 	}
 	ch, err := tx.Channel(ctx, a.Session)
 	if askd.ErrorCode(err) == askd.ENOTFOUND {
 		ch, err = s.defaultChannel(), nil
 	}
 	if err != nil {
-		return err
+		return false, err
 	}
 	now := s.now()
 	d := &askd.Delivery{
@@ -116,9 +118,9 @@ func (s *Service) enqueueTell(ctx context.Context, tx askd.Tx, a *askd.Ask) erro
 	}
 	err = tx.CreateDelivery(ctx, d)
 	if askd.ErrorCode(err) == askd.ECONFLICT {
-		return nil // this settlement is queued already
+		return false, nil // this settlement is queued already
 	}
-	return err
+	return err == nil && d.NextAt != nil, err
 }
 
 // enqueueNotify writes one notify delivery per notifier for a new ask, or a

@@ -21,13 +21,13 @@ func human(c askd.Caller) error {
 // its deadline not passed) and returns the history action and note.
 func (s *Service) settle(ctx context.Context, id int64, change func(a *askd.Ask) (action, note string, err error)) (*askd.Ask, error) {
 	var out *askd.Ask
-	var expired bool
+	var expired, send bool
 	err := s.store.Update(ctx, func(tx askd.Tx) error {
 		a, err := tx.Ask(ctx, id)
 		if err != nil {
 			return err
 		}
-		out = a
+		out, send = a, false
 		now := s.now()
 		if a.Pending() && a.Deadline != nil && !a.Deadline.After(now) {
 			// Past its deadline: it timed out, whatever the sweeper has done so far.
@@ -35,7 +35,7 @@ func (s *Service) settle(ctx context.Context, id int64, change func(a *askd.Ask)
 			if err := tx.UpdateAsk(ctx, a); err != nil {
 				return err
 			}
-			if err := s.enqueueTell(ctx, tx, a); err != nil {
+			if send, err = s.enqueueTell(ctx, tx, a); err != nil {
 				return err
 			}
 			expired = true
@@ -53,14 +53,16 @@ func (s *Service) settle(ctx context.Context, id int64, change func(a *askd.Ask)
 			return err
 		}
 		// The answer and its delivery to the agent commit together, or neither.
-		if err := s.enqueueTell(ctx, tx, a); err != nil {
+		if send, err = s.enqueueTell(ctx, tx, a); err != nil {
 			return err
 		}
 		return s.record(ctx, tx, a, action, a.SettledBy, note)
 	})
+	if send {
+		s.kickDeliveries()
+	}
 	if expired {
 		s.Metrics.settled(out)
-		s.kickDeliveries()
 		return nil, conflict(out)
 	}
 	if err != nil {
@@ -68,7 +70,6 @@ func (s *Service) settle(ctx context.Context, id int64, change func(a *askd.Ask)
 	}
 	if !out.Pending() {
 		s.Metrics.settled(out)
-		s.kickDeliveries()
 	}
 	return out, nil
 }

@@ -78,7 +78,7 @@ func (s *Service) Watch(id int64, fn func()) (stop func()) {
 // and returns it as it then is.
 func (s *Service) expire(ctx context.Context, id int64) (*askd.Ask, error) {
 	var out *askd.Ask
-	var settled bool
+	var settled, send bool
 	err := s.store.Update(ctx, func(tx askd.Tx) error {
 		a, err := tx.Ask(ctx, id)
 		if err != nil {
@@ -93,7 +93,7 @@ func (s *Service) expire(ctx context.Context, id int64) (*askd.Ask, error) {
 		if err := tx.UpdateAsk(ctx, a); err != nil {
 			return err
 		}
-		if err := s.enqueueTell(ctx, tx, a); err != nil {
+		if send, err = s.enqueueTell(ctx, tx, a); err != nil {
 			return err
 		}
 		settled = true
@@ -101,6 +101,8 @@ func (s *Service) expire(ctx context.Context, id int64) (*askd.Ask, error) {
 	})
 	if err == nil && settled {
 		s.Metrics.settled(out)
+	}
+	if err == nil && send {
 		s.kickDeliveries()
 	}
 	return out, err
