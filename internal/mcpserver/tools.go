@@ -192,7 +192,7 @@ func (t *tools) askUserQuestion(ctx context.Context, c askd.Caller, in call) (re
 	return result{}, &wait{ask: a.ID, owns: true, done: func(ctx context.Context, a *askd.Ask, err error) result {
 		if err == nil && !a.Pending() {
 			// The outcome goes back in this result: the agent has been told.
-			a, err = t.svc.Checked(ctx, c, a)
+			a, err = t.told(ctx, c, a)
 		}
 		if err != nil {
 			return errorResult(err)
@@ -298,7 +298,7 @@ func (t *tools) requestApproval(ctx context.Context, c askd.Caller, in call) (re
 		}
 		if err == nil && !a.Pending() {
 			// Returned directly: the agent has been told.
-			a, err = t.svc.Checked(ctx, c, a)
+			a, err = t.told(ctx, c, a)
 		}
 		if err != nil {
 			return errorResult(err)

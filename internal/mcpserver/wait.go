@@ -50,6 +50,27 @@ func (t *tools) block(ctx context.Context, req *mcp.CallToolRequest, c askd.Call
 	}
 }
 
+// told records that the agent is being given settled ask a's outcome, which
+// the caller returns in the call's result. An ask whose outcome is also
+// queued for telling (a.Tell) is marked first, as Check does, so that the
+// queued tell is not sent as well. Any other ask is told through this result
+// only; its record is written beside the result instead of before it, which
+// takes a database write off the answer's way back to the agent. If askd
+// stops in between, the agent has the answer and the record says it was not
+// told: check_ask gives the same outcome again, and asking the same question
+// again returns it once more.
+func (t *tools) told(ctx context.Context, c askd.Caller, a *askd.Ask) (*askd.Ask, error) {
+	if a.Tell {
+		return t.svc.Checked(ctx, c, a)
+	}
+	go func() {
+		if _, err := t.svc.Checked(context.WithoutCancel(ctx), c, a); err != nil {
+			t.log.Warn("record that the agent was told", "id", a.ID, "err", err)
+		}
+	}()
+	return a, nil
+}
+
 // progressMessage is the message of a waiting call's progress notifications.
 func progressMessage(id int64) string {
 	return fmt.Sprintf("waiting for the person to answer ask #%d", id)
