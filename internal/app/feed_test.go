@@ -12,16 +12,22 @@ import (
 	"github.com/askd-dev/askd/internal/sqlite"
 )
 
-// Loads racing each other (the feed's loop and streams subscribing at "now")
-// must leave the ring strictly ascending, each event once: streams find
-// their place in it by binary search.
-func TestFeedConcurrentLoadsKeepTheRingOrdered(t *testing.T) {
+// feedService is a service on a fresh SQLite file.
+func feedService(t *testing.T) *Service {
+	t.Helper()
 	st, err := sqlite.Open(context.Background(), filepath.Join(t.TempDir(), "askd.db"))
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { st.Close() })
-	svc := New(st, Config{MaxPending: 1000})
+	return New(st, Config{MaxPending: 1000})
+}
+
+// Loads racing each other (the feed's loop and streams subscribing at "now")
+// must leave the ring strictly ascending, each event once: streams find
+// their place in it by binary search.
+func TestFeedConcurrentLoadsKeepTheRingOrdered(t *testing.T) {
+	svc := feedService(t)
 	ctx := context.Background()
 	agent := askd.Caller{Name: "a", Role: askd.RoleAgent}
 	if _, err := svc.feed.subscribe(ctx, -1); err != nil { // loaded, at event 0
@@ -57,12 +63,7 @@ func TestFeedConcurrentLoadsKeepTheRingOrdered(t *testing.T) {
 // subscribes from an earlier cursor still gets every event, in order, and
 // the feed loads again.
 func TestIdleFeedLoadsNothingAndStreamsMissNothing(t *testing.T) {
-	st, err := sqlite.Open(context.Background(), filepath.Join(t.TempDir(), "askd.db"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { st.Close() })
-	svc := New(st, Config{MaxPending: 1000})
+	svc := feedService(t)
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	go svc.Run(ctx)
