@@ -4,7 +4,8 @@
 # docs/benchmarks.md describes. Needs PostgreSQL's server binaries (pg_config
 # --bindir names them); as root, the cluster runs as the postgres user.
 # Usage: scripts/bench-postgres.sh [extra askd bench flags]
-# SYNC=off runs the cluster with synchronous_commit = off.
+# SYNC=off runs the cluster with synchronous_commit = off; ASKD_BIN=path runs
+# that binary instead of building this tree (to compare two builds).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bin=$(pg_config --bindir)
@@ -19,7 +20,7 @@ cleanup() {
 }
 trap cleanup EXIT
 [ "$(id -u)" = 0 ] && chown postgres "$dir"
-go build -o "$dir/askd" ./cmd/askd
+if [ -n "${ASKD_BIN:-}" ]; then cp "$ASKD_BIN" "$dir/askd"; else go build -o "$dir/askd" ./cmd/askd; fi
 as_pg "$bin/initdb" -D "$dir/data" -A trust -U postgres -E UTF8 --no-sync >/dev/null
 port=$((20000 + RANDOM % 20000))
 as_pg "$bin/pg_ctl" -D "$dir/data" -l "$dir/pg.log" -w -o "-p $port -k $dir -c listen_addresses=127.0.0.1 -c max_connections=200 -c synchronous_commit=${SYNC:-on} ${PGOPTS:-}" start >/dev/null

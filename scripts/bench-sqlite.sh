@@ -1,11 +1,12 @@
 #!/usr/bin/env bash
 # Runs askd bench against a fresh SQLite askd on loopback, as docs/benchmarks.md
 # describes. Usage: scripts/bench-sqlite.sh [extra askd bench flags]
+# ASKD_BIN=path runs that binary instead of building this tree.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 dir=$(mktemp -d)
 trap 'kill $pid 2>/dev/null || true; wait $pid 2>/dev/null || true; rm -rf "$dir"' EXIT
-go build -o "$dir/askd" ./cmd/askd
+if [ -n "${ASKD_BIN:-}" ]; then cp "$ASKD_BIN" "$dir/askd"; else go build -o "$dir/askd" ./cmd/askd; fi
 db="$dir/askd.db"
 at=$("$dir/askd" token create --agent bench-agent --json --db "$db" | sed 's/.*"token":"\([^"]*\)".*/\1/')
 ht=$("$dir/askd" token create --human bench-human --json --db "$db" | sed 's/.*"token":"\([^"]*\)".*/\1/')

@@ -18,6 +18,20 @@ import (
 type tx struct {
 	tx       pgx.Tx
 	writable bool
+	// exclusive: the transaction holds the write lock (see the package
+	// comment), so no other write transaction runs meanwhile.
+	exclusive bool
+	// fixed, when set, runs every statement instead of the caller's context:
+	// in a shared write batch, one caller giving up must not cancel a
+	// statement, which would break the transaction everyone shares.
+	fixed context.Context
+}
+
+func (t *tx) ctx(ctx context.Context) context.Context {
+	if t.fixed != nil {
+		return t.fixed
+	}
+	return ctx
 }
 
 var _ askd.Tx = (*tx)(nil)
@@ -25,9 +39,13 @@ var _ askd.Tx = (*tx)(nil)
 // LockSession takes a transaction advisory lock on the session's name (its
 // 64-bit hash), held until commit or rollback: transactions locking the same
 // session run one after the other from here on. Two names with the same hash
-// only wait for each other needlessly.
+// only wait for each other needlessly. Under Update, which holds the write
+// lock, it has nothing left to do and costs no round trip.
 func (t *tx) LockSession(ctx context.Context, session string) error {
-	if _, err := t.tx.Exec(ctx, "SELECT pg_advisory_xact_lock(hashtextextended($1, 0))", session); err != nil {
+	if t.exclusive {
+		return nil
+	}
+	if _, err := t.tx.Exec(t.ctx(ctx), "SELECT pg_advisory_xact_lock(hashtextextended($1, 0))", session); err != nil {
 		return translate(err, fmt.Sprintf("lock session %q", session))
 	}
 	return nil
@@ -167,7 +185,7 @@ func scanAsk(row pgx.Row) (*askd.Ask, error) {
 // Ask returns the ask with the id; ENOTFOUND when there is none. In a write
 // transaction it locks the ask until commit.
 func (t *tx) Ask(ctx context.Context, id int64) (*askd.Ask, error) {
-	row := t.tx.QueryRow(ctx, "SELECT "+askColumns+" FROM asks WHERE id = $1"+t.forUpdate(), id)
+	row := t.tx.QueryRow(t.ctx(ctx), "SELECT "+askColumns+" FROM asks WHERE id = $1"+t.forUpdate(), id)
 	a, err := scanAsk(row)
 	if errors.Is(err, pgx.ErrNoRows) {
 		return nil, askd.Errorf(askd.ENOTFOUND, "ask %d not found", id)
@@ -188,7 +206,7 @@ func (t *tx) FindAsks(ctx context.Context, f askd.AskFilter) ([]*askd.Ask, error
 		args = append(args, f.Limit)
 		query += " LIMIT $" + strconv.Itoa(len(args))
 	}
-	rows, err := t.tx.Query(ctx, query+t.forUpdate(), args...)
+	rows, err := t.tx.Query(t.ctx(ctx), query+t.forUpdate(), args...)
 	if err != nil {
 		return nil, translate(err, "find asks")
 	}
@@ -206,7 +224,7 @@ func (t *tx) FindAsks(ctx context.Context, f askd.AskFilter) ([]*askd.Ask, error
 func (t *tx) CountAsks(ctx context.Context, f askd.AskFilter) (int, error) {
 	where, args := askWhere(f)
 	var n int
-	if err := t.tx.QueryRow(ctx, "SELECT count(*) FROM asks"+where, args...).Scan(&n); err != nil {
+	if err := t.tx.QueryRow(t.ctx(ctx), "SELECT count(*) FROM asks"+where, args...).Scan(&n); err != nil {
 		return 0, translate(err, "count asks")
 	}
 	return n, nil
@@ -268,7 +286,7 @@ func (t *tx) CreateAsk(ctx context.Context, a *askd.Ask) error {
 	if err != nil {
 		return fmt.Errorf("create ask: %w", err)
 	}
-	if err := t.tx.QueryRow(ctx, insertAsk, values...).Scan(&a.ID); err != nil {
+	if err := t.tx.QueryRow(t.ctx(ctx), insertAsk, values...).Scan(&a.ID); err != nil {
 		return translate(err, "create ask")
 	}
 	return nil
@@ -284,7 +302,7 @@ func (t *tx) UpdateAsk(ctx context.Context, a *askd.Ask) error {
 	if err != nil {
 		return fmt.Errorf("update ask %d: %w", a.ID, err)
 	}
-	tag, err := t.tx.Exec(ctx, updateAsk, append(values, a.ID)...)
+	tag, err := t.tx.Exec(t.ctx(ctx), updateAsk, append(values, a.ID)...)
 	if err != nil {
 		return translate(err, fmt.Sprintf("update ask %d", a.ID))
 	}
@@ -300,7 +318,7 @@ func (t *tx) DeleteAsks(ctx context.Context, settledBefore time.Time) (int, erro
 	if err := t.mustWrite("delete asks"); err != nil {
 		return 0, err
 	}
-	tag, err := t.tx.Exec(ctx, "DELETE FROM asks WHERE status <> 'pending' AND settled_at < $1", settledBefore)
+	tag, err := t.tx.Exec(t.ctx(ctx), "DELETE FROM asks WHERE status <> 'pending' AND settled_at < $1", settledBefore)
 	if err != nil {
 		return 0, translate(err, "delete asks")
 	}
@@ -311,7 +329,7 @@ func (t *tx) DeleteAsks(ctx context.Context, settledBefore time.Time) (int, erro
 // Sessions returns every session that has asks, by name, with its counts.
 func (t *tx) Sessions(ctx context.Context) ([]*askd.SessionInfo, error) {
 	// COLLATE "C": by bytes, as SQLite orders, whatever the database's locale.
-	rows, err := t.tx.Query(ctx, `
+	rows, err := t.tx.Query(t.ctx(ctx), `
 		SELECT session, count(*) FILTER (WHERE status = 'pending'), count(*), max(created_at)
 		FROM asks GROUP BY session ORDER BY session COLLATE "C"`)
 	if err != nil {

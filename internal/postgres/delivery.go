@@ -25,7 +25,7 @@ func (t *tx) SetChannel(ctx context.Context, session string, c *askd.Channel) er
 	if err != nil {
 		return fmt.Errorf("set channel of %q: %w", session, err)
 	}
-	_, err = t.tx.Exec(ctx, `
+	_, err = t.tx.Exec(t.ctx(ctx), `
 		INSERT INTO channels (session, channel, updated_at) VALUES ($1, $2, now())
 		ON CONFLICT (session) DO UPDATE SET channel = excluded.channel, updated_at = excluded.updated_at`,
 		session, b)
@@ -38,7 +38,7 @@ func (t *tx) SetChannel(ctx context.Context, session string, c *askd.Channel) er
 // Channel returns a session's delivery channel; ENOTFOUND when none was set.
 func (t *tx) Channel(ctx context.Context, session string) (*askd.Channel, error) {
 	var raw []byte
-	err := t.tx.QueryRow(ctx, "SELECT channel FROM channels WHERE session = $1", session).Scan(&raw)
+	err := t.tx.QueryRow(t.ctx(ctx), "SELECT channel FROM channels WHERE session = $1", session).Scan(&raw)
 	if errors.Is(err, pgx.ErrNoRows) {
 		return nil, askd.Errorf(askd.ENOTFOUND, "session %q has no channel", session)
 	}
@@ -66,7 +66,7 @@ func (t *tx) CreateDelivery(ctx context.Context, d *askd.Delivery) error {
 	if err != nil {
 		return fmt.Errorf("create delivery %s: %w", d.Key, err)
 	}
-	err = t.tx.QueryRow(ctx, `
+	err = t.tx.QueryRow(t.ctx(ctx), `
 		INSERT INTO deliveries (kind, idempotency_key, ask_id, session, channel, status, attempts,
 			next_at, claimed_until, last_error, created_at, updated_at)
 		VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12)
@@ -94,7 +94,7 @@ func (t *tx) Delivery(ctx context.Context, key string) (*askd.Delivery, error) {
 	if t.writable {
 		lock = " FOR UPDATE"
 	}
-	rows, err := t.tx.Query(ctx, "SELECT "+deliveryColumns+" FROM deliveries WHERE idempotency_key = $1"+lock, key)
+	rows, err := t.tx.Query(t.ctx(ctx), "SELECT "+deliveryColumns+" FROM deliveries WHERE idempotency_key = $1"+lock, key)
 	if err != nil {
 		return nil, translate(err, "read delivery "+key)
 	}
@@ -116,7 +116,7 @@ func (t *tx) ClaimDeliveries(ctx context.Context, now time.Time, lease time.Dura
 	if err := t.mustWrite("claim deliveries"); err != nil {
 		return nil, err
 	}
-	rows, err := t.tx.Query(ctx, `
+	rows, err := t.tx.Query(t.ctx(ctx), `
 		UPDATE deliveries SET claimed_until = $2, attempts = attempts + 1, updated_at = $1
 		WHERE id IN (
 			SELECT id FROM deliveries
@@ -150,7 +150,7 @@ func (t *tx) ClaimDeliveries(ctx context.Context, now time.Time, lease time.Dura
 func (t *tx) NextDeliveryAt(ctx context.Context) (time.Time, error) {
 	var at *time.Time
 	// GREATEST ignores NULLs: an unclaimed delivery is due at next_at.
-	err := t.tx.QueryRow(ctx, `
+	err := t.tx.QueryRow(t.ctx(ctx), `
 		SELECT min(GREATEST(next_at, claimed_until)) FROM deliveries
 		WHERE status = 'pending' AND next_at IS NOT NULL`).Scan(&at)
 	if err != nil {
@@ -167,7 +167,7 @@ func (t *tx) UpdateDelivery(ctx context.Context, d *askd.Delivery) error {
 	if err := t.mustWrite("update delivery"); err != nil {
 		return err
 	}
-	tag, err := t.tx.Exec(ctx, `
+	tag, err := t.tx.Exec(t.ctx(ctx), `
 		UPDATE deliveries SET status = $1, attempts = $2, next_at = $3, claimed_until = $4, last_error = $5, updated_at = $6
 		WHERE id = $7`,
 		string(d.Status), d.Attempts, d.NextAt, d.ClaimedUntil, d.LastError, d.UpdatedAt, d.ID)

@@ -53,7 +53,7 @@ func (t *tx) AddEvent(ctx context.Context, e *askd.Event) error {
 	b := &pgx.Batch{}
 	b.Queue(lockEventLog)
 	b.Queue(insertEvent, e.AskID, e.Session, e.Action, e.Actor, e.At, e.Note, snapshot)
-	br := t.tx.SendBatch(ctx, b)
+	br := t.tx.SendBatch(t.ctx(ctx), b)
 	_, err = br.Exec()
 	if err == nil {
 		err = br.QueryRow().Scan(&e.ID)
@@ -92,7 +92,7 @@ func (t *tx) Events(ctx context.Context, askID, afterID int64, limit int) ([]*as
 		args = append(args, limit)
 		query += fmt.Sprintf(" LIMIT $%d", len(args))
 	}
-	rows, err := t.tx.Query(ctx, query, args...)
+	rows, err := t.tx.Query(t.ctx(ctx), query, args...)
 	if err != nil {
 		return nil, translate(err, "read events")
 	}
@@ -129,7 +129,7 @@ func (t *tx) Events(ctx context.Context, askID, afterID int64, limit int) ([]*as
 // LastEventID returns the id of the newest event, 0 when there is none.
 func (t *tx) LastEventID(ctx context.Context) (int64, error) {
 	var id int64
-	if err := t.tx.QueryRow(ctx, "SELECT COALESCE(max(id), 0) FROM events").Scan(&id); err != nil {
+	if err := t.tx.QueryRow(t.ctx(ctx), "SELECT COALESCE(max(id), 0) FROM events").Scan(&id); err != nil {
 		return 0, translate(err, "last event id")
 	}
 	return id, nil

@@ -15,7 +15,7 @@ import (
 func (t *tx) MCPCall(ctx context.Context, k askd.MCPCallKey) (*askd.MCPCall, error) {
 	c := &askd.MCPCall{MCPCallKey: k}
 	var ask *int64
-	err := t.tx.QueryRow(ctx, `
+	err := t.tx.QueryRow(t.ctx(ctx), `
 		SELECT ask_id, cancelled, created_at FROM mcp_calls
 		WHERE agent = $1 AND session = $2 AND mcp_session = $3 AND request_id = $4`+t.forUpdate(),
 		k.Agent, k.Session, k.MCPSession, k.RequestID).Scan(&ask, &c.Cancelled, &c.CreatedAt)
@@ -41,7 +41,7 @@ func (t *tx) PutMCPCall(ctx context.Context, c *askd.MCPCall) error {
 	if c.AskID != 0 {
 		ask = &c.AskID
 	}
-	_, err := t.tx.Exec(ctx, `
+	_, err := t.tx.Exec(t.ctx(ctx), `
 		INSERT INTO mcp_calls (agent, session, mcp_session, request_id, ask_id, cancelled, created_at)
 		VALUES ($1, $2, $3, $4, $5, $6, $7)
 		ON CONFLICT (agent, session, mcp_session, request_id) DO UPDATE
@@ -61,9 +61,9 @@ func (t *tx) DeleteMCPCalls(ctx context.Context, k askd.MCPCallKey, createdBefor
 		err error
 	)
 	if k == (askd.MCPCallKey{}) {
-		tag, err = t.tx.Exec(ctx, "DELETE FROM mcp_calls WHERE created_at < $1", createdBefore)
+		tag, err = t.tx.Exec(t.ctx(ctx), "DELETE FROM mcp_calls WHERE created_at < $1", createdBefore)
 	} else {
-		tag, err = t.tx.Exec(ctx, `
+		tag, err = t.tx.Exec(t.ctx(ctx), `
 			DELETE FROM mcp_calls
 			WHERE agent = $1 AND session = $2 AND mcp_session = $3 AND request_id = $4`,
 			k.Agent, k.Session, k.MCPSession, k.RequestID)

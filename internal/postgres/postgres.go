@@ -6,25 +6,23 @@
 //
 // Update runs at READ COMMITTED, which gives the guarantees the app relies on
 // without SERIALIZABLE's retries:
-//   - a write transaction reads asks FOR NO KEY UPDATE, so a read-then-write
-//     of an ask (answering it, timing it out, replacing it) holds the row
-//     until commit and a concurrent one waits, then sees the committed row;
-//   - LockSession takes a transaction advisory lock on the session's name,
-//     which serializes what row locks cannot: counting a session's pending
-//     asks and then inserting one;
-//   - AddEvent takes one transaction advisory lock for the event log, so
-//     event ids are handed out in commit order and a reader that has seen id
-//     n has seen every event below it (SSE resumes by id without gaps).
+//   - every write transaction begins by taking one transaction advisory lock,
+//     the write lock, held until it ends: write transactions of every process
+//     take turns, whole, as SQLite's single writer does. Event ids are then
+//     handed out in commit order, so a reader that has seen id n has seen
+//     every event below it (SSE resumes by id without gaps), and no two write
+//     transactions can deadlock. AddEvent takes the same lock (a no-op under
+//     Update) for any transaction that did not;
+//   - a write transaction reads asks FOR NO KEY UPDATE, which is redundant
+//     under the write lock but keeps each statement correct on its own, and
+//     LockSession, whose job the write lock does, costs nothing;
+//   - taking turns costs a round trip per statement, not a commit per update:
+//     each process's updates that queue meanwhile share one transaction
+//     (group commit, see Update), so the lock is taken, and the WAL flushed,
+//     once per batch.
 //
-// Locks are taken in that order within the app's transactions (session, ask
-// rows, event log), so they do not deadlock; AddEvent belongs at the end of a
-// transaction, as the event log lock is held until commit. Should a caller
-// break that order and two transactions wait on each other, PostgreSQL fails
-// one of them after deadlock_timeout (1 s by default). This is not
-// SERIALIZABLE: a transaction that reads asks by a condition (FindAsks) and
-// writes on that basis is safe from concurrent inserts only under
-// LockSession. View runs at REPEATABLE READ, read only: one snapshot for all
-// of its reads.
+// View runs at REPEATABLE READ, read only: one snapshot for all of its reads,
+// concurrent with everything.
 //
 // # Changes
 //
@@ -48,6 +46,7 @@ import (
 	"fmt"
 	"io"
 	"net"
+	"sync"
 	"time"
 
 	"github.com/jackc/pgerrcode"
@@ -62,6 +61,11 @@ import (
 type Store struct {
 	pool *pgxpool.Pool
 	l    *listener
+
+	writes    chan *writeReq // Update's queue to the writers
+	quit      chan struct{}
+	closeOnce sync.Once
+	wg        sync.WaitGroup
 }
 
 var _ askd.Store = (*Store)(nil)
@@ -95,28 +99,175 @@ func Open(ctx context.Context, url string) (*Store, error) {
 		pool.Close()
 		return nil, fmt.Errorf("open postgres: %w", err)
 	}
-	return &Store{pool: pool, l: l}, nil
+	s := &Store{pool: pool, l: l, writes: make(chan *writeReq), quit: make(chan struct{})}
+	for range writers {
+		s.wg.Add(1)
+		go s.writer()
+	}
+	return s, nil
 }
 
-// Update runs fn in a READ COMMITTED transaction and commits it when fn
-// returns nil; fn's error is returned as is, and nothing it did is kept. See
-// the package comment for how concurrent transactions are kept apart.
-// Watchers hear of the commit's events shortly after, from the listener.
+// Update runs fn in a READ COMMITTED write transaction and commits it when
+// fn returns nil; fn's error is returned as is, and nothing it did is kept (a
+// panic in fn is re-raised in the caller). See the package comment for how
+// write transactions are kept apart. Watchers hear of the commit's events
+// shortly after, from the listener.
+//
+// Group commit: updates that queue while the process's writer is busy run
+// together in one transaction, each inside its own SAVEPOINT (one failing
+// undoes only itself), and share its BEGIN, its write lock and its COMMIT.
+// Write transactions take turns through the write lock and, with NOTIFY,
+// through commit (see the package comment), so one commit per update would
+// cap every process sharing the database at one WAL flush per update.
 func (s *Store) Update(ctx context.Context, fn func(askd.Tx) error) error {
-	ptx, err := s.pool.BeginTx(ctx, pgx.TxOptions{IsoLevel: pgx.ReadCommitted})
-	if err != nil {
-		return translate(err, "begin write transaction")
+	req := &writeReq{ctx: ctx, fn: fn, done: make(chan writeResult, 1)}
+	select {
+	case s.writes <- req:
+	case <-ctx.Done():
+		return ctx.Err()
+	case <-s.quit:
+		return errClosed
 	}
-	// A no-op after Commit; when fn fails or panics it rolls back and hands the
+	// Once taken, fn may be running: wait for its outcome whatever ctx does.
+	r := <-req.done
+	if r.panicked {
+		panic(r.panicValue)
+	}
+	return r.err
+}
+
+var errClosed = askd.Errorf(askd.EUNAVAILABLE, "the PostgreSQL store is closed")
+
+const (
+	// writers is how many batches of one process may be in flight: one
+	// holds the write lock while the next gathers and waits for it.
+	writers = 2
+	// maxBatch bounds how many updates share one commit.
+	maxBatch = 64
+	// batchTimeout bounds a batch, so that a database that stops answering
+	// fails its updates instead of holding them for good.
+	batchTimeout = 30 * time.Second
+)
+
+type writeReq struct {
+	ctx  context.Context
+	fn   func(askd.Tx) error
+	done chan writeResult
+}
+
+type writeResult struct {
+	err        error
+	panicked   bool
+	panicValue any
+}
+
+// writer runs queued updates in batches until the store closes.
+func (s *Store) writer() {
+	defer s.wg.Done()
+	for {
+		var first *writeReq
+		select {
+		case first = <-s.writes:
+		case <-s.quit:
+			return
+		}
+		batch := []*writeReq{first}
+	drain:
+		for len(batch) < maxBatch {
+			select {
+			case r := <-s.writes:
+				batch = append(batch, r)
+			default:
+				break drain
+			}
+		}
+		s.runBatch(batch)
+	}
+}
+
+// beginWrite starts a write transaction and takes the write lock, in one
+// round trip.
+var beginWrite = pgx.TxOptions{BeginQuery: "BEGIN ISOLATION LEVEL READ COMMITTED; " + lockEventLog}
+
+// runBatch runs the updates in one transaction and answers each.
+func (s *Store) runBatch(batch []*writeReq) {
+	results := make([]writeResult, len(batch))
+	finish := func() {
+		for i, r := range batch {
+			r.done <- results[i]
+		}
+	}
+	fail := func(err error) {
+		for i := range results {
+			if results[i].err == nil && !results[i].panicked {
+				results[i].err = err
+			}
+		}
+		finish()
+	}
+	// Statements run under the batch's context, not a caller's: a cancelled
+	// statement would abort the transaction the whole batch shares.
+	ctx, cancel := context.WithTimeout(context.Background(), batchTimeout)
+	defer cancel()
+	ptx, err := s.pool.BeginTx(ctx, beginWrite)
+	if err != nil {
+		fail(translate(err, "begin write transaction"))
+		return
+	}
+	// A no-op after Commit; otherwise it ends the transaction and hands the
 	// connection back to the pool.
 	defer rollback(ctx, ptx)
-	if err := fn(&tx{tx: ptx, writable: true}); err != nil {
-		return err
+	shared := len(batch) > 1
+	ran := 0
+	for i, req := range batch {
+		if err := req.ctx.Err(); err != nil {
+			results[i].err = err
+			continue
+		}
+		var sp pgx.Tx = ptx
+		if shared {
+			if sp, err = ptx.Begin(ctx); err != nil { // SAVEPOINT
+				fail(translate(err, "savepoint"))
+				return
+			}
+		}
+		results[i] = call(req.fn, &tx{tx: sp, writable: true, exclusive: true, fixed: ctx})
+		if results[i].err == nil && !results[i].panicked && req.ctx.Err() != nil {
+			// The caller gave up while fn ran: keep nothing of it.
+			results[i].err = req.ctx.Err()
+		}
+		if results[i].err == nil && !results[i].panicked {
+			ran++ // its savepoint stays until the commit: no RELEASE round trip
+			continue
+		}
+		if !shared {
+			finish() // the deferred rollback undoes it
+			return
+		}
+		if err := sp.Rollback(ctx); err != nil { // ROLLBACK TO SAVEPOINT
+			fail(translate(err, "roll back to savepoint"))
+			return
+		}
+	}
+	if ran == 0 {
+		finish()
+		return
 	}
 	if err := ptx.Commit(ctx); err != nil {
-		return translate(err, "commit")
+		fail(translate(err, "commit"))
+		return
 	}
-	return nil
+	finish()
+}
+
+// call runs fn, turning a panic into a result to re-raise in the caller.
+func call(fn func(askd.Tx) error, t *tx) (r writeResult) {
+	defer func() {
+		if v := recover(); v != nil {
+			r = writeResult{panicked: true, panicValue: v}
+		}
+	}()
+	return writeResult{err: fn(t)}
 }
 
 // View runs fn in a read-only REPEATABLE READ transaction: all its reads see
@@ -176,6 +327,8 @@ func (s *Store) ListenerPID() uint32 { return s.l.pid.Load() }
 // Close stops the listener and closes the pool, waiting for connections in
 // use to be released.
 func (s *Store) Close() error {
+	s.closeOnce.Do(func() { close(s.quit) })
+	s.wg.Wait()
 	s.l.close()
 	s.pool.Close()
 	return nil

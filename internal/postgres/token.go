@@ -18,7 +18,7 @@ func (t *tx) CreateToken(ctx context.Context, tok *askd.Token) error {
 	if err := t.mustWrite("create token"); err != nil {
 		return err
 	}
-	_, err := t.tx.Exec(ctx,
+	_, err := t.tx.Exec(t.ctx(ctx),
 		"INSERT INTO tokens (name, role, hash, created_at) VALUES ($1, $2, $3, $4)",
 		tok.Name, string(tok.Role), tok.Hash, tok.CreatedAt)
 	var pe *pgconn.PgError
@@ -38,7 +38,7 @@ func (t *tx) CreateToken(ctx context.Context, tok *askd.Token) error {
 
 // TokenByHash returns the token whose hash is hash; ENOTFOUND when none is.
 func (t *tx) TokenByHash(ctx context.Context, hash string) (*askd.Token, error) {
-	row := t.tx.QueryRow(ctx, "SELECT name, role, hash, created_at FROM tokens WHERE hash = $1", hash)
+	row := t.tx.QueryRow(t.ctx(ctx), "SELECT name, role, hash, created_at FROM tokens WHERE hash = $1", hash)
 	tok, err := scanToken(row)
 	if errors.Is(err, pgx.ErrNoRows) {
 		return nil, askd.Errorf(askd.ENOTFOUND, "token not found")
@@ -52,7 +52,7 @@ func (t *tx) TokenByHash(ctx context.Context, hash string) (*askd.Token, error) 
 // Tokens returns every token, by name.
 func (t *tx) Tokens(ctx context.Context) ([]*askd.Token, error) {
 	// COLLATE "C": by bytes, as SQLite orders, whatever the database's locale.
-	rows, err := t.tx.Query(ctx, `SELECT name, role, hash, created_at FROM tokens ORDER BY name COLLATE "C"`)
+	rows, err := t.tx.Query(t.ctx(ctx), `SELECT name, role, hash, created_at FROM tokens ORDER BY name COLLATE "C"`)
 	if err != nil {
 		return nil, translate(err, "list tokens")
 	}
@@ -71,7 +71,7 @@ func (t *tx) RevokeToken(ctx context.Context, name string) error {
 	if err := t.mustWrite("revoke token"); err != nil {
 		return err
 	}
-	tag, err := t.tx.Exec(ctx, "DELETE FROM tokens WHERE name = $1", name)
+	tag, err := t.tx.Exec(t.ctx(ctx), "DELETE FROM tokens WHERE name = $1", name)
 	if err != nil {
 		return translate(err, fmt.Sprintf("revoke token %q", name))
 	}

@@ -58,6 +58,7 @@ func Run(t *testing.T, open func(t *testing.T) askd.Store) {
 		{"ViewSeesOnlyCommitted", testViewSeesOnlyCommitted},
 		{"ViewRefusesWrites", testViewRefusesWrites},
 		{"ConcurrentUpdates", testConcurrentUpdates},
+		{"ConcurrentUpdatesSomeFail", testConcurrentUpdatesSomeFail},
 		{"Channels", testChannels},
 		{"DeliveryRoundTrip", testDeliveryRoundTrip},
 		{"ClaimDeliveries", testClaimDeliveries},

@@ -5,6 +5,8 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+	"sort"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -433,4 +435,77 @@ func testConcurrentUpdates(t *testing.T, s askd.Store) {
 		}
 		return nil
 	})
+}
+
+// Updates running at once, some of which fail after writing (by returning an
+// error, by a statement the database refuses, by panicking), keep exactly the
+// writes of those that succeed. A store that runs concurrent updates in one
+// shared transaction (group commit) must undo only the failing ones.
+func testConcurrentUpdatesSomeFail(t *testing.T, s askd.Store) {
+	const n = 48
+	ctx := t.Context()
+	errBoom := errors.New("boom")
+	start := make(chan struct{})
+	var wg sync.WaitGroup
+	results := make([]error, n)
+	for i := range n {
+		wg.Go(func() {
+			defer func() {
+				if v := recover(); v != nil {
+					results[i] = fmt.Errorf("panic: %v", v)
+				}
+			}()
+			<-start
+			results[i] = s.Update(ctx, func(tx askd.Tx) error {
+				a := newAsk(askd.KindQuestion, fmt.Sprintf("u%02d", i), at(time.Duration(i)*time.Second))
+				if err := tx.CreateAsk(ctx, a); err != nil {
+					return err
+				}
+				switch i % 4 {
+				case 1:
+					return errBoom
+				case 2: // refused by the database: an event of an ask that does not exist
+					return tx.AddEvent(ctx, &askd.Event{AskID: a.ID + 1_000_000, Session: a.Session, Action: askd.ActionCreated, At: a.CreatedAt, Ask: a})
+				case 3:
+					panic("boom")
+				}
+				return tx.AddEvent(ctx, &askd.Event{AskID: a.ID, Session: a.Session, Action: askd.ActionCreated, At: a.CreatedAt, Ask: a})
+			})
+		})
+	}
+	close(start)
+	wg.Wait()
+	for i, err := range results {
+		want := map[int]string{0: "", 1: "boom", 2: "not found", 3: "panic: boom"}[i%4]
+		if want == "" && err != nil || want != "" && (err == nil || !strings.Contains(err.Error(), want)) {
+			t.Errorf("update %d: %v, want %q", i, err, want)
+		}
+	}
+	var asks []*askd.Ask
+	var events []*askd.Event
+	err := s.View(ctx, func(tx askd.Tx) (err error) {
+		if asks, err = tx.FindAsks(ctx, askd.AskFilter{}); err != nil {
+			return err
+		}
+		events, err = tx.Events(ctx, 0, 0, 0)
+		return err
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var kept []string
+	for _, a := range asks {
+		kept = append(kept, a.Session)
+	}
+	sort.Strings(kept)
+	var want []string
+	for i := 0; i < n; i += 4 {
+		want = append(want, fmt.Sprintf("u%02d", i))
+	}
+	if !slices.Equal(kept, want) {
+		t.Errorf("asks kept %v, want %v", kept, want)
+	}
+	if len(events) != len(want) {
+		t.Errorf("%d events kept, want %d", len(events), len(want))
+	}
 }
