@@ -1,8 +1,11 @@
 package mcpserver_test
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
+	"io"
+	"net/http"
 	"strings"
 	"testing"
 	"time"
@@ -112,6 +115,99 @@ func FuzzToolArguments(f *testing.F) {
 		path, rule, ok := strings.Cut(text, ": ")
 		if !ok || path == "" || strings.TrimSpace(rule) == "" || strings.ContainsAny(path, " \n") && !strings.Contains(path, "[") {
 			t.Fatalf("%s %s: tool error %q is not of the form \"path: rule\"", name, args, text)
+		}
+	})
+}
+
+// FuzzMCPRequest posts fuzzed JSON-RPC bodies to a real askd's /mcp over HTTP,
+// as both an old-revision and a 2026-07-28 client would send them: askd's own
+// tools/call path (the router, the tools, parked calls) and the SDK behind it.
+// No request gets a 5xx or hangs; a 200 carries JSON-RPC, as JSON or as a
+// stream of events.
+func FuzzMCPRequest(f *testing.F) {
+	for _, s := range toolArgSeeds {
+		f.Add(false, []byte(`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"`+toolNames[s.tool]+`","arguments":`+s.args+`}}`))
+		f.Add(true, []byte(`{"jsonrpc":"2.0","id":"x","method":"tools/call","params":{"name":"`+toolNames[s.tool]+`","arguments":`+s.args+`,"_meta":{"progressToken":7}}}`))
+	}
+	for _, b := range []string{
+		`{"jsonrpc":"2.0","id":1,"method":"tools/list"}`,
+		`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"nope"}}`,
+		`{"jsonrpc":"2.0","id":null,"method":"tools/call","params":{"name":"ask"}}`,
+		`{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":1}}`,
+		`[{"jsonrpc":"2.0","id":1,"method":"ping"}]`,
+		`{"jsonrpc":"1.0","id":1,"method":"tools/call","params":{"name":"ask","arguments":{}}}`,
+		`{"id":1,"method":"tools/call","params":"x"}`, `{}`, `null`, `x`,
+	} {
+		f.Add(false, []byte(b))
+		f.Add(true, []byte(b))
+	}
+	srv := testserver.Start(f, testserver.Options{
+		Config: app.Config{QuestionTimeout: time.Millisecond, ApprovalTimeout: time.Millisecond, ApprovalGrace: 0, MaxPending: 1 << 30},
+		MCP: func(svc *app.Service) http.Handler {
+			return mcpserver.Handler(svc, mcpserver.Options{ProgressInterval: time.Millisecond})
+		},
+	})
+	hc := &http.Client{Timeout: 20 * time.Second}
+
+	f.Fuzz(func(t *testing.T, newRevision bool, body []byte) {
+		var msg struct {
+			Method string `json:"method"`
+			Params struct {
+				Name      string         `json:"name"`
+				Arguments map[string]any `json:"arguments"`
+			} `json:"params"`
+		}
+		_ = json.Unmarshal(body, &msg)
+		for _, k := range []string{"grace_seconds", "wait_seconds"} {
+			if v, ok := msg.Params.Arguments[k].(float64); ok && v > 0 && v <= 120 {
+				return // a valid grace or wait blocks for real
+			}
+		}
+		req, err := http.NewRequest(http.MethodPost, srv.URL+"/mcp", bytes.NewReader(body))
+		if err != nil {
+			t.Fatal(err)
+		}
+		req.Header.Set("Authorization", "Bearer "+srv.AgentToken)
+		req.Header.Set("Askd-Session", "fuzz-http")
+		req.Header.Set("Content-Type", "application/json")
+		req.Header.Set("Accept", "application/json, text/event-stream")
+		if newRevision {
+			req.Header.Set("Mcp-Protocol-Version", "2026-07-28")
+			req.Header.Set("Mcp-Method", msg.Method)
+			if msg.Params.Name != "" && !strings.ContainsAny(msg.Params.Name, "\r\n\x00") {
+				req.Header.Set("Mcp-Name", msg.Params.Name)
+			}
+		} else {
+			req.Header.Set("Mcp-Protocol-Version", "2025-06-18")
+		}
+		resp, err := hc.Do(req)
+		if err != nil {
+			t.Fatalf("%s: %v", body, err)
+		}
+		data, err := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		if err != nil {
+			t.Fatalf("%s: reading the response: %v", body, err)
+		}
+		if resp.StatusCode >= 500 {
+			t.Fatalf("%s: %d %s", body, resp.StatusCode, data)
+		}
+		if resp.StatusCode != http.StatusOK {
+			return
+		}
+		switch ct, _, _ := strings.Cut(resp.Header.Get("Content-Type"), ";"); ct {
+		case "application/json":
+			if !json.Valid(data) || !bytes.Contains(data, []byte(`"jsonrpc"`)) {
+				t.Fatalf("%s: 200 with %q, not JSON-RPC", body, data)
+			}
+		case "text/event-stream":
+			for _, line := range strings.Split(string(data), "\n") {
+				if d, ok := strings.CutPrefix(line, "data: "); ok && !json.Valid([]byte(d)) {
+					t.Fatalf("%s: event data %q is not JSON", body, d)
+				}
+			}
+		default:
+			t.Fatalf("%s: 200 with content type %q", body, resp.Header.Get("Content-Type"))
 		}
 	})
 }
