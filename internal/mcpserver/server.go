@@ -97,7 +97,7 @@ type HTTPHandler struct {
 	next  http.Handler
 }
 
-// jsonrpcMessage is the part of a JSON-RPC message the router reads.
+// jsonrpcMessage is the part of a JSON-RPC message the handler reads.
 type jsonrpcMessage struct {
 	JSONRPC string          `json:"jsonrpc"`
 	ID      json.RawMessage `json:"id"`
@@ -113,9 +113,9 @@ const (
 	statelessRevision     = "2026-07-28"
 )
 
-func (rt *HTTPHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+func (h *HTTPHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	if r.Method != http.MethodPost || r.Body == nil {
-		rt.next.ServeHTTP(w, r)
+		h.next.ServeHTTP(w, r)
 		return
 	}
 	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, askd.MaxBodyBytes))
@@ -126,7 +126,7 @@ func (rt *HTTPHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	r.Body = io.NopCloser(bytes.NewReader(body))
 	var msg jsonrpcMessage
 	if json.Unmarshal(body, &msg) != nil { // a batch or garbage: the SDK answers it
-		rt.next.ServeHTTP(w, r)
+		h.next.ServeHTTP(w, r)
 		return
 	}
 	caller, ok := app.CallerFrom(r.Context())
@@ -141,7 +141,7 @@ func (rt *HTTPHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			w.Header().Set(sessionIDHeader, rand.Text())
 		}
 	case "tools/call":
-		rpc, f := rt.toolCall(r, &msg)
+		rpc, f := h.toolCall(r, &msg)
 		if f == nil {
 			break // not one askd serves: the SDK answers it
 		}
@@ -151,22 +151,22 @@ func (rt *HTTPHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			id := callID{mcpSession: s, request: string(msg.ID)}
 			r = r.WithContext(context.WithValue(r.Context(), callIDKey{}, id))
 		}
-		rt.tools.serveCall(w, r, caller, rpc, f)
+		h.tools.serveCall(w, r, caller, rpc, f)
 		return
 	case "notifications/cancelled":
 		// On 2026-07-28 closing the stream is the cancellation, handled by the
 		// call itself; a notice there carries no session to tell clients apart.
 		if oldRevision {
-			rt.cancelled(r.Context(), caller, r.Header.Get(sessionIDHeader), msg.Params)
+			h.cancelled(r.Context(), caller, r.Header.Get(sessionIDHeader), msg.Params)
 		}
 	}
-	rt.next.ServeHTTP(w, r)
+	h.next.ServeHTTP(w, r)
 }
 
 // toolCall returns the call and askd's tool for a well-formed tools/call of
 // one of askd's tools, or a nil tool for anything the SDK should answer
 // (including every error the transport and the protocol define).
-func (rt *HTTPHandler) toolCall(r *http.Request, msg *jsonrpcMessage) (*jsonrpcRequest, toolFunc) {
+func (h *HTTPHandler) toolCall(r *http.Request, msg *jsonrpcMessage) (*jsonrpcRequest, toolFunc) {
 	version := r.Header.Get(protocolVersionHeader)
 	accJSON, accStream := accepts(r.Header.Values("Accept"))
 	if msg.JSONRPC != "2.0" || len(msg.ID) == 0 || string(msg.ID) == "null" ||
@@ -175,21 +175,23 @@ func (rt *HTTPHandler) toolCall(r *http.Request, msg *jsonrpcMessage) (*jsonrpcR
 		return nil, nil
 	}
 	var params struct {
-		Name      string          `json:"name"`
-		Arguments json.RawMessage `json:"arguments"`
-		Meta      map[string]any  `json:"_meta"`
+		Name      string                     `json:"name"`
+		Arguments json.RawMessage            `json:"arguments"`
+		Meta      map[string]json.RawMessage `json:"_meta"`
 	}
 	if json.Unmarshal(msg.Params, &params) != nil {
 		return nil, nil
 	}
-	f := rt.tools.byName[params.Name]
+	f := h.tools.byName[params.Name]
 	if f == nil || version >= statelessRevision &&
 		(r.Header.Get(methodHeader) != msg.Method || r.Header.Get(nameHeader) != params.Name) {
 		return nil, nil
 	}
 	rpc := &jsonrpcRequest{id: msg.ID, name: params.Name, version: version, call: call{args: params.Arguments}}
-	rpc.progress = params.Meta["progressToken"]
-	rpc.call.toolUseID, _ = params.Meta[claudeToolUseMeta].(string)
+	if tok := params.Meta["progressToken"]; len(tok) > 0 && string(tok) != "null" {
+		rpc.progress = tok // sent back as it came: a string or an integer of any size
+	}
+	_ = json.Unmarshal(params.Meta[claudeToolUseMeta], &rpc.call.toolUseID) // not a string: none
 	return rpc, f
 }
 
@@ -222,19 +224,19 @@ func mediaType(v string) string {
 // cancelled withdraws the ask of the call a notifications/cancelled names,
 // whichever agent process holds that call (the call's ask is found in the
 // store; see app.Service.CallCancelled).
-func (rt *HTTPHandler) cancelled(ctx context.Context, c askd.Caller, mcpSession string, params json.RawMessage) {
+func (h *HTTPHandler) cancelled(ctx context.Context, c askd.Caller, mcpSession string, params json.RawMessage) {
 	var p struct {
 		RequestID json.RawMessage `json:"requestId"`
 	}
 	if mcpSession == "" || json.Unmarshal(params, &p) != nil || len(p.RequestID) == 0 {
 		return
 	}
-	id, err := rt.tools.svc.CallCancelled(context.WithoutCancel(ctx), c, mcpSession, string(p.RequestID))
+	id, err := h.tools.svc.CallCancelled(context.WithoutCancel(ctx), c, mcpSession, string(p.RequestID))
 	switch {
 	case err != nil:
-		rt.tools.log.Warn("cancel MCP call", "request", string(p.RequestID), "err", err)
+		h.tools.log.Warn("cancel MCP call", "request", string(p.RequestID), "err", err)
 	case id != 0:
-		rt.tools.log.Info("ask withdrawn", "id", id, "why", "the client cancelled the call")
+		h.tools.log.Info("ask withdrawn", "id", id, "why", "the client cancelled the call")
 	}
 }
 
