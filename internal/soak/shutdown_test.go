@@ -73,8 +73,10 @@ func TestGracefulShutdown(t *testing.T) {
 	if exitErr != nil {
 		t.Errorf("askd exited with %v after SIGTERM, want status 0\n%s", exitErr, srv.log)
 	}
-	if took > 3*time.Second {
-		t.Errorf("askd took %s to exit after SIGTERM, want under 3 s", took)
+	// At once, not after the waits' own deadlines (minutes); the bound is
+	// loose because a loaded CI machine can be slow to schedule the exit.
+	if took > 8*time.Second {
+		t.Errorf("askd took %s to exit after SIGTERM, want under 8 s (the server gives up waiting at 10 s)", took)
 	}
 	t.Logf("exit after SIGTERM: %s", took.Round(time.Millisecond))
 
