@@ -113,8 +113,11 @@ func serve(ctx context.Context, e *env, sc serveConfig, log *slog.Logger) error 
 	defer store.Close()
 	svc := app.New(store, sc.cfg)
 	runCtx, stopRun := context.WithCancel(context.Background())
-	defer stopRun()
-	go svc.Run(runCtx)
+	runDone := make(chan struct{})
+	go func() { svc.Run(runCtx); close(runDone) }()
+	// Before the store closes (deferred above): a read starting while SQLite
+	// closes its last connection waits out busy_timeout.
+	defer func() { stopRun(); <-runDone }()
 
 	ln, err := net.Listen("tcp", sc.addr)
 	if err != nil {

@@ -130,7 +130,9 @@ func (s *Service) onChange(c askd.Change) {
 // passed with no one waiting on them, purges old asks when Retain is set, and
 // loads events for the inbox streams.
 func (s *Service) Run(ctx context.Context) {
-	go s.feed.run(ctx)
+	feedDone := make(chan struct{})
+	go func() { s.feed.run(ctx); close(feedDone) }()
+	defer func() { <-feedDone }() // returns only once nothing of it uses the store
 	signal(s.feed.kick)
 	tick := time.NewTicker(time.Second)
 	defer tick.Stop()

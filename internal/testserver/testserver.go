@@ -69,7 +69,8 @@ func Start(t testing.TB, opts Options) *Server {
 	}
 	s.App = app.New(s.Store, cfg)
 	runCtx, cancel := context.WithCancel(ctx)
-	go s.App.Run(runCtx)
+	runDone := make(chan struct{})
+	go func() { s.App.Run(runCtx); close(runDone) }()
 
 	human, agent := "alice", "agent-1"
 	if opts.reuse { // the first server's tokens are in the file; make new ones
@@ -102,6 +103,7 @@ func Start(t testing.TB, opts Options) *Server {
 		srv.CloseClientConnections()
 		srv.Close()
 		cancel()
+		<-runDone // its background work stops before the store closes
 		s.Store.Close()
 	})
 	return s
