@@ -5,7 +5,8 @@
 # --bindir names them); as root, the cluster runs as the postgres user.
 # Usage: scripts/bench-postgres.sh [extra askd bench flags]
 # SYNC=off runs the cluster with synchronous_commit = off; ASKD_BIN=path runs
-# that binary instead of building this tree (to compare two builds).
+# that binary instead of building this tree (to compare two builds); DEBUG=1
+# serves pprof on 127.0.0.1:6061 (agent) and 127.0.0.1:6062 (inbox).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bin=$(pg_config --bindir)
@@ -30,8 +31,12 @@ db="postgres://postgres@127.0.0.1:$port/askd?sslmode=disable"
 at=$("$dir/askd" token create --agent bench-agent --json --db "$db" | sed 's/.*"token":"\([^"]*\)".*/\1/')
 ht=$("$dir/askd" token create --human bench-human --json --db "$db" | sed 's/.*"token":"\([^"]*\)".*/\1/')
 ap=$((port + 1)); ip=$((port + 2))
-"$dir/askd" serve --role agent --db "$db" --addr "127.0.0.1:$ap" --log-level warn > "$dir/agent.log" 2>&1 & pids+=($!)
-"$dir/askd" serve --role inbox --db "$db" --addr "127.0.0.1:$ip" --log-level warn > "$dir/inbox.log" 2>&1 & pids+=($!)
+dbg_a=() dbg_i=()
+if [ -n "${DEBUG:-}" ]; then # pprof on 127.0.0.1:6061 (agent) and :6062 (inbox)
+	dbg_a=(--debug-addr 127.0.0.1:6061) dbg_i=(--debug-addr 127.0.0.1:6062)
+fi
+"$dir/askd" serve --role agent --db "$db" --addr "127.0.0.1:$ap" --log-level warn "${dbg_a[@]}" > "$dir/agent.log" 2>&1 & pids+=($!)
+"$dir/askd" serve --role inbox --db "$db" --addr "127.0.0.1:$ip" --log-level warn "${dbg_i[@]}" > "$dir/inbox.log" 2>&1 & pids+=($!)
 for u in "$ap" "$ip"; do
 	for _ in $(seq 50); do curl -sf "http://127.0.0.1:$u/healthz" >/dev/null && break; sleep 0.1; done
 done
