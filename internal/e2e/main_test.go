@@ -15,7 +15,6 @@ import (
 	"net/url"
 	"os"
 	"os/exec"
-	"path/filepath"
 	"regexp"
 	"strings"
 	"sync"
@@ -25,27 +24,13 @@ import (
 
 	"github.com/askd-dev/askd/client"
 	"github.com/askd-dev/askd/internal/pgtest"
+	"github.com/askd-dev/askd/internal/testserver"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
-// askdBin is the askd binary, built once for the package by TestMain.
-var askdBin string
-
 func TestMain(m *testing.M) {
-	dir, err := os.MkdirTemp("", "askd-e2e-")
-	if err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		os.Exit(1)
-	}
-	askdBin = filepath.Join(dir, "askd")
-	out, err := exec.Command("go", "build", "-o", askdBin, "github.com/askd-dev/askd/cmd/askd").CombinedOutput()
-	if err != nil {
-		fmt.Fprintf(os.Stderr, "build askd: %v\n%s", err, out)
-		os.RemoveAll(dir)
-		os.Exit(1)
-	}
 	code := pgtest.Run(m)
-	os.RemoveAll(dir)
+	testserver.RemoveBinary()
 	os.Exit(code)
 }
 
@@ -64,7 +49,7 @@ var listening = regexp.MustCompile(`listening on (http://\S+)`)
 func serve(t *testing.T, name, role, db string, extra ...string) *proc {
 	t.Helper()
 	args := append([]string{"serve", "--addr", "127.0.0.1:0", "--role", role, "--db", db, "--log-level", "debug"}, extra...)
-	cmd := exec.Command(askdBin, args...)
+	cmd := exec.Command(testserver.Binary(t), args...)
 	p := &proc{cmd: cmd, stderr: &syncBuffer{}}
 	cmd.Stderr = p.stderr
 	stdout, err := cmd.StdoutPipe()
@@ -139,7 +124,7 @@ func (p *proc) ready() int {
 // token creates a token with `askd token create --json` on the database.
 func token(t *testing.T, db, role, name string) string {
 	t.Helper()
-	out, err := exec.Command(askdBin, "token", "create", "--"+role, name, "--json", "--db", db).Output()
+	out, err := exec.Command(testserver.Binary(t), "token", "create", "--"+role, name, "--json", "--db", db).Output()
 	if err != nil {
 		var ee *exec.ExitError
 		if errors.As(err, &ee) {

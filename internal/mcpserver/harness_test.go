@@ -3,14 +3,10 @@ package mcpserver_test
 import (
 	"context"
 	"encoding/json"
-	"fmt"
 	"net/http"
 	"os"
 	"os/exec"
-	"path/filepath"
-	"runtime"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -99,43 +95,14 @@ func (w testWriter) Write(p []byte) (int, error) {
 	return len(p), nil
 }
 
-var (
-	buildOnce sync.Once
-	binPath   string
-	buildErr  error
-	binDir    string
-)
-
 func TestMain(m *testing.M) {
 	code := m.Run()
-	if binDir != "" {
-		os.RemoveAll(binDir)
-	}
+	testserver.RemoveBinary()
 	os.Exit(code)
 }
 
-// askdBinary builds cmd/askd once per test run.
-func askdBinary(t *testing.T) string {
-	t.Helper()
-	buildOnce.Do(func() {
-		binDir, buildErr = os.MkdirTemp("", "askd-bin-")
-		if buildErr != nil {
-			return
-		}
-		binPath = filepath.Join(binDir, "askd")
-		if runtime.GOOS == "windows" {
-			binPath += ".exe"
-		}
-		out, err := exec.Command("go", "build", "-o", binPath, "github.com/askd-dev/askd/cmd/askd").CombinedOutput()
-		if err != nil {
-			buildErr = fmt.Errorf("go build: %v\n%s", err, out)
-		}
-	})
-	if buildErr != nil {
-		t.Fatal(buildErr)
-	}
-	return binPath
-}
+// askdBinary is the askd binary, built once per test process.
+func askdBinary(t *testing.T) string { return testserver.Binary(t) }
 
 // call calls a tool and fails the test on a protocol error.
 func call(t *testing.T, cs *mcp.ClientSession, name string, args any) *mcp.CallToolResult {

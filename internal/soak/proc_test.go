@@ -4,13 +4,10 @@ import (
 	"bufio"
 	"context"
 	"encoding/json"
-	"fmt"
 	"io"
 	"net/http"
 	"os"
 	"os/exec"
-	"path/filepath"
-	"runtime"
 	"strings"
 	"sync"
 	"syscall"
@@ -18,46 +15,20 @@ import (
 	"time"
 
 	"github.com/askd-dev/askd/internal/pgtest"
+	"github.com/askd-dev/askd/internal/testserver"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
-var (
-	buildOnce sync.Once
-	binDir    string
-	binPath   string
-	buildErr  error
-)
+var ()
 
 func TestMain(m *testing.M) {
 	code := pgtest.Run(m)
-	if binDir != "" {
-		os.RemoveAll(binDir)
-	}
+	testserver.RemoveBinary()
 	os.Exit(code)
 }
 
-// askdBinary builds cmd/askd once per test process and returns its path.
-func askdBinary(t testing.TB) string {
-	t.Helper()
-	buildOnce.Do(func() {
-		binDir, buildErr = os.MkdirTemp("", "askd-soak-bin-")
-		if buildErr != nil {
-			return
-		}
-		binPath = filepath.Join(binDir, "askd")
-		if runtime.GOOS == "windows" {
-			binPath += ".exe"
-		}
-		out, err := exec.Command("go", "build", "-o", binPath, "github.com/askd-dev/askd/cmd/askd").CombinedOutput()
-		if err != nil {
-			buildErr = fmt.Errorf("go build: %v\n%s", err, out)
-		}
-	})
-	if buildErr != nil {
-		t.Fatal(buildErr)
-	}
-	return binPath
-}
+// askdBinary is the askd binary, built once per test process.
+func askdBinary(t testing.TB) string { return testserver.Binary(t) }
 
 // tokens are the human and agent tokens of a soak database.
 type tokens struct{ human, agent string }

@@ -20,6 +20,7 @@ import (
 	"github.com/askd-dev/askd/internal/app"
 	"github.com/askd-dev/askd/internal/pgtest"
 	"github.com/askd-dev/askd/internal/postgres"
+	"github.com/askd-dev/askd/internal/testserver"
 )
 
 // TestCrashBetweenSettleAndSend runs the real askd binary: an answer commits,
@@ -30,19 +31,9 @@ func TestCrashBetweenSettleAndSend(t *testing.T) {
 	if testing.Short() {
 		t.Skip("builds and runs the askd binary")
 	}
-	bin := buildAskd(t)
+	bin := testserver.Binary(t)
 	t.Run("sqlite", func(t *testing.T) { crashTest(t, bin, filepath.Join(t.TempDir(), "askd.db")) })
 	t.Run("postgres", func(t *testing.T) { crashTest(t, bin, pgtest.URL(t)) })
-}
-
-func buildAskd(t *testing.T) string {
-	t.Helper()
-	bin := filepath.Join(t.TempDir(), "askd")
-	cmd := exec.Command("go", "build", "-o", bin, "github.com/askd-dev/askd/cmd/askd")
-	if out, err := cmd.CombinedOutput(); err != nil {
-		t.Fatalf("go build: %v\n%s", err, out)
-	}
-	return bin
 }
 
 // askdProcess is a running askd serve.

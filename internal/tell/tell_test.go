@@ -31,7 +31,9 @@ func TestMain(m *testing.M) {
 	if len(os.Args) > 1 && os.Args[1] == helperArg {
 		os.Exit(helperMain(os.Args[2:]))
 	}
-	pgtest.Main(m)
+	code := pgtest.Run(m)
+	testserver.RemoveBinary()
+	os.Exit(code)
 }
 
 const helperArg = "askd-tell-helper"
