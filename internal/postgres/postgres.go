@@ -46,7 +46,6 @@ import (
 	"fmt"
 	"io"
 	"net"
-	"sync"
 	"time"
 
 	"github.com/jackc/pgerrcode"
@@ -55,6 +54,7 @@ import (
 	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/askd-dev/askd"
+	"github.com/askd-dev/askd/internal/groupcommit"
 )
 
 // Store is an askd.Store on a PostgreSQL database. It is safe for concurrent use.
@@ -62,10 +62,7 @@ type Store struct {
 	pool *pgxpool.Pool
 	l    *listener
 
-	writes    chan *writeReq // Update's queue to the writers
-	quit      chan struct{}
-	closeOnce sync.Once
-	wg        sync.WaitGroup
+	writes *groupcommit.Queue // Update's queue to the writers
 }
 
 var _ askd.Store = (*Store)(nil)
@@ -99,11 +96,8 @@ func Open(ctx context.Context, url string) (*Store, error) {
 		pool.Close()
 		return nil, fmt.Errorf("open postgres: %w", err)
 	}
-	s := &Store{pool: pool, l: l, writes: make(chan *writeReq), quit: make(chan struct{})}
-	for range writers {
-		s.wg.Add(1)
-		go s.writer()
-	}
+	s := &Store{pool: pool, l: l}
+	s.writes = groupcommit.New(writers, maxBatch, errClosed, s.runBatch)
 	return s, nil
 }
 
@@ -120,20 +114,7 @@ func Open(ctx context.Context, url string) (*Store, error) {
 // through commit (see the package comment), so one commit per update would
 // cap every process sharing the database at one WAL flush per update.
 func (s *Store) Update(ctx context.Context, fn func(askd.Tx) error) error {
-	req := &writeReq{ctx: ctx, fn: fn, done: make(chan writeResult, 1)}
-	select {
-	case s.writes <- req:
-	case <-ctx.Done():
-		return ctx.Err()
-	case <-s.quit:
-		return errClosed
-	}
-	// Once taken, fn may be running: wait for its outcome whatever ctx does.
-	r := <-req.done
-	if r.panicked {
-		panic(r.panicValue)
-	}
-	return r.err
+	return s.writes.Do(ctx, fn)
 }
 
 var errClosed = askd.Errorf(askd.EUNAVAILABLE, "the PostgreSQL store is closed")
@@ -149,69 +130,20 @@ const (
 	batchTimeout = 30 * time.Second
 )
 
-type writeReq struct {
-	ctx  context.Context
-	fn   func(askd.Tx) error
-	done chan writeResult
-}
-
-type writeResult struct {
-	err        error
-	panicked   bool
-	panicValue any
-}
-
-// writer runs queued updates in batches until the store closes.
-func (s *Store) writer() {
-	defer s.wg.Done()
-	for {
-		var first *writeReq
-		select {
-		case first = <-s.writes:
-		case <-s.quit:
-			return
-		}
-		batch := []*writeReq{first}
-	drain:
-		for len(batch) < maxBatch {
-			select {
-			case r := <-s.writes:
-				batch = append(batch, r)
-			default:
-				break drain
-			}
-		}
-		s.runBatch(batch)
-	}
-}
-
 // beginWrite starts a write transaction and takes the write lock, in one
 // round trip.
 var beginWrite = pgx.TxOptions{BeginQuery: "BEGIN ISOLATION LEVEL READ COMMITTED; " + lockEventLog}
 
 // runBatch runs the updates in one transaction and answers each.
-func (s *Store) runBatch(batch []*writeReq) {
-	results := make([]writeResult, len(batch))
-	finish := func() {
-		for i, r := range batch {
-			r.done <- results[i]
-		}
-	}
-	fail := func(err error) {
-		for i := range results {
-			if results[i].err == nil && !results[i].panicked {
-				results[i].err = err
-			}
-		}
-		finish()
-	}
+func (s *Store) runBatch(batch []*groupcommit.Update) {
+	results := make([]groupcommit.Result, len(batch))
 	// Statements run under the batch's context, not a caller's: a cancelled
 	// statement would abort the transaction the whole batch shares.
 	ctx, cancel := context.WithTimeout(context.Background(), batchTimeout)
 	defer cancel()
 	ptx, err := s.pool.BeginTx(ctx, beginWrite)
 	if err != nil {
-		fail(translate(err, "begin write transaction"))
+		groupcommit.Fail(batch, results, translate(err, "begin write transaction"))
 		return
 	}
 	// A no-op after Commit; otherwise it ends the transaction and hands the
@@ -219,55 +151,41 @@ func (s *Store) runBatch(batch []*writeReq) {
 	defer rollback(ctx, ptx)
 	shared := len(batch) > 1
 	ran := 0
-	for i, req := range batch {
-		if err := req.ctx.Err(); err != nil {
-			results[i].err = err
+	for i, u := range batch {
+		if err := u.Ctx.Err(); err != nil {
+			results[i].Err = err
 			continue
 		}
 		var sp pgx.Tx = ptx
 		if shared {
 			if sp, err = ptx.Begin(ctx); err != nil { // SAVEPOINT
-				fail(translate(err, "savepoint"))
+				groupcommit.Fail(batch, results, translate(err, "savepoint"))
 				return
 			}
 		}
-		results[i] = call(req.fn, &tx{tx: sp, writable: true, exclusive: true, fixed: ctx})
-		if results[i].err == nil && !results[i].panicked && req.ctx.Err() != nil {
-			// The caller gave up while fn ran: keep nothing of it.
-			results[i].err = req.ctx.Err()
-		}
-		if results[i].err == nil && !results[i].panicked {
+		results[i] = groupcommit.Call(u, &tx{tx: sp, writable: true, exclusive: true, fixed: ctx})
+		if results[i].OK() {
 			ran++ // its savepoint stays until the commit: no RELEASE round trip
 			continue
 		}
 		if !shared {
-			finish() // the deferred rollback undoes it
+			groupcommit.Finish(batch, results) // the deferred rollback undoes it
 			return
 		}
 		if err := sp.Rollback(ctx); err != nil { // ROLLBACK TO SAVEPOINT
-			fail(translate(err, "roll back to savepoint"))
+			groupcommit.Fail(batch, results, translate(err, "roll back to savepoint"))
 			return
 		}
 	}
 	if ran == 0 {
-		finish()
+		groupcommit.Finish(batch, results)
 		return
 	}
 	if err := ptx.Commit(ctx); err != nil {
-		fail(translate(err, "commit"))
+		groupcommit.Fail(batch, results, translate(err, "commit"))
 		return
 	}
-	finish()
-}
-
-// call runs fn, turning a panic into a result to re-raise in the caller.
-func call(fn func(askd.Tx) error, t *tx) (r writeResult) {
-	defer func() {
-		if v := recover(); v != nil {
-			r = writeResult{panicked: true, panicValue: v}
-		}
-	}()
-	return writeResult{err: fn(t)}
+	groupcommit.Finish(batch, results)
 }
 
 // View runs fn in a read-only REPEATABLE READ transaction: all its reads see
@@ -327,8 +245,7 @@ func (s *Store) ListenerPID() uint32 { return s.l.pid.Load() }
 // Close stops the listener and closes the pool, waiting for connections in
 // use to be released.
 func (s *Store) Close() error {
-	s.closeOnce.Do(func() { close(s.quit) })
-	s.wg.Wait()
+	s.writes.Close()
 	s.l.close()
 	s.pool.Close()
 	return nil

@@ -24,6 +24,7 @@ import (
 	sqlite3 "modernc.org/sqlite/lib"
 
 	"github.com/askd-dev/askd"
+	"github.com/askd-dev/askd/internal/groupcommit"
 )
 
 // Store is an askd.Store on one SQLite file. It is safe for concurrent use.
@@ -31,9 +32,7 @@ type Store struct {
 	write *sql.DB // exactly one connection: SQLite has one writer at a time
 	read  *sql.DB // View's pool; in WAL mode readers never wait for the writer
 
-	writes    chan *writeReq // Update's queue to the writer goroutine
-	quit      chan struct{}
-	closeOnce sync.Once
+	writes *groupcommit.Queue // Update's queue to the writer goroutine
 
 	mu       sync.Mutex
 	watchers []func(askd.Change)
@@ -123,9 +122,9 @@ func Open(ctx context.Context, path string) (*Store, error) {
 		write.Close()
 		return nil, fmt.Errorf("open %s for reading: %w", path, err)
 	}
-	s := &Store{write: write, read: read, writes: make(chan *writeReq), quit: make(chan struct{})}
+	s := &Store{write: write, read: read}
 	s.writeStmts.db, s.readStmts.db = write, read
-	go s.writer()
+	s.writes = groupcommit.New(1, maxBatch, errClosed, s.runBatch) // one writer: SQLite has one at a time
 	return s, nil
 }
 
@@ -221,20 +220,7 @@ func checkPath(path string) error {
 // WAL append); sharing it is what lets concurrent agents go past one commit
 // per ask.
 func (s *Store) Update(ctx context.Context, fn func(askd.Tx) error) error {
-	req := &writeReq{ctx: ctx, fn: fn, done: make(chan writeResult, 1)}
-	select {
-	case s.writes <- req:
-	case <-ctx.Done():
-		return ctx.Err()
-	case <-s.quit:
-		return errClosed
-	}
-	// Once queued, fn may be running: wait for its outcome whatever ctx does.
-	r := <-req.done
-	if r.panicked {
-		panic(r.panicValue)
-	}
-	return r.err
+	return s.writes.Do(ctx, fn)
 }
 
 var errClosed = errors.New("sqlite store is closed")
@@ -242,59 +228,16 @@ var errClosed = errors.New("sqlite store is closed")
 // maxBatch bounds how many updates share one commit.
 const maxBatch = 128
 
-type writeReq struct {
-	ctx  context.Context
-	fn   func(askd.Tx) error
-	done chan writeResult
-}
-
-type writeResult struct {
-	err        error
-	panicked   bool
-	panicValue any
-}
-
-// writer runs queued updates in batches until the store closes.
-func (s *Store) writer() {
-	for {
-		var first *writeReq
-		select {
-		case first = <-s.writes:
-		case <-s.quit:
-			return
-		}
-		batch := []*writeReq{first}
-	drain:
-		for len(batch) < maxBatch {
-			select {
-			case r := <-s.writes:
-				batch = append(batch, r)
-			default:
-				break drain
-			}
-		}
-		s.runBatch(batch)
-	}
-}
-
 // runBatch runs the updates in one transaction and answers each.
-func (s *Store) runBatch(batch []*writeReq) {
-	results := make([]writeResult, len(batch))
+func (s *Store) runBatch(batch []*groupcommit.Update) {
+	results := make([]groupcommit.Result, len(batch))
 	changes := make([][]askd.Change, len(batch))
-	finish := func() {
-		for i, r := range batch {
-			r.done <- results[i]
-		}
-	}
 	// Statements run under a context no caller can cancel: an interrupted
 	// write would make SQLite roll back the whole shared transaction.
 	bctx := context.Background()
 	sqlTx, err := s.write.BeginTx(bctx, nil)
 	if err != nil {
-		for i := range results {
-			results[i].err = fmt.Errorf("begin write transaction: %w", err)
-		}
-		finish()
+		groupcommit.Fail(batch, results, fmt.Errorf("begin write transaction: %w", err))
 		return
 	}
 	defer sqlTx.Rollback() // a no-op after Commit
@@ -307,37 +250,25 @@ func (s *Store) runBatch(batch []*writeReq) {
 		_, err := sqlTx.ExecContext(bctx, stmt)
 		return err
 	}
-	fail := func(err error) {
-		for i := range results {
-			if results[i].err == nil && !results[i].panicked {
-				results[i].err = err
-			}
-		}
-		finish()
-	}
 	ran := 0
-	for i, req := range batch {
-		if err := req.ctx.Err(); err != nil {
-			results[i].err = err
+	for i, u := range batch {
+		if err := u.Ctx.Err(); err != nil {
+			results[i].Err = err
 			continue
 		}
 		if err := savepoint("SAVEPOINT upd"); err != nil {
-			fail(fmt.Errorf("savepoint: %w", err))
+			groupcommit.Fail(batch, results, fmt.Errorf("savepoint: %w", err))
 			return
 		}
 		t := &tx{tx: sqlConn{tx: sqlTx, fixed: bctx, stmts: stmts}, writable: true}
-		results[i] = call(req.fn, t)
-		if results[i].err == nil && !results[i].panicked && req.ctx.Err() != nil {
-			// The caller gave up while fn ran: keep nothing of it.
-			results[i].err = req.ctx.Err()
-		}
-		if results[i].err != nil || results[i].panicked {
+		results[i] = groupcommit.Call(u, t)
+		if !results[i].OK() {
 			if !shared {
-				finish() // the deferred rollback undoes it
+				groupcommit.Finish(batch, results) // the deferred rollback undoes it
 				return
 			}
 			if err := savepoint("ROLLBACK TO upd"); err != nil {
-				fail(fmt.Errorf("rollback to savepoint: %w", err))
+				groupcommit.Fail(batch, results, fmt.Errorf("rollback to savepoint: %w", err))
 				return
 			}
 		} else {
@@ -345,32 +276,22 @@ func (s *Store) runBatch(batch []*writeReq) {
 			ran++
 		}
 		if err := savepoint("RELEASE upd"); err != nil {
-			fail(fmt.Errorf("release savepoint: %w", err))
+			groupcommit.Fail(batch, results, fmt.Errorf("release savepoint: %w", err))
 			return
 		}
 	}
 	if ran == 0 {
-		finish()
+		groupcommit.Finish(batch, results)
 		return
 	}
 	if err := sqlTx.Commit(); err != nil {
-		fail(fmt.Errorf("commit: %w", err))
+		groupcommit.Fail(batch, results, fmt.Errorf("commit: %w", err))
 		return
 	}
 	for _, c := range changes {
 		s.notify(c)
 	}
-	finish()
-}
-
-// call runs fn, turning a panic into a result to re-raise in the caller.
-func call(fn func(askd.Tx) error, t *tx) (r writeResult) {
-	defer func() {
-		if v := recover(); v != nil {
-			r = writeResult{panicked: true, panicValue: v}
-		}
-	}()
-	return writeResult{err: fn(t)}
+	groupcommit.Finish(batch, results)
 }
 
 // View runs fn in a read-only transaction: it sees the database as of its
@@ -422,7 +343,7 @@ func (s *Store) Ping(ctx context.Context) error {
 
 // Close stops the writer and closes both pools. Updates not yet started fail.
 func (s *Store) Close() error {
-	s.closeOnce.Do(func() { close(s.quit) })
+	s.writes.Close()
 	return errors.Join(s.writeStmts.close(), s.readStmts.close(), s.read.Close(), s.write.Close())
 }
 
