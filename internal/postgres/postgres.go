@@ -120,9 +120,12 @@ func (s *Store) Update(ctx context.Context, fn func(askd.Tx) error) error {
 var errClosed = askd.Errorf(askd.EUNAVAILABLE, "the PostgreSQL store is closed")
 
 const (
-	// writers is how many batches of one process may be in flight: one
-	// holds the write lock while the next gathers and waits for it.
-	writers = 2
+	// writers is how many batches of one process may be in flight. One:
+	// it takes everything that queued while its last batch held the write
+	// lock, so batches are as large as they get. With two, one gathering
+	// and waiting for the lock while the other holds it, batches were
+	// smaller and alternating runs measured 5-15 % fewer cycles/s.
+	writers = 1
 	// maxBatch bounds how many updates share one commit.
 	maxBatch = 64
 	// batchTimeout bounds a batch, so that a database that stops answering
