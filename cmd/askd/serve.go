@@ -187,7 +187,7 @@ func serve(ctx context.Context, e *env, sc serveConfig, log *slog.Logger) error 
 	if err := srv.Shutdown(sctx); err != nil && !errors.Is(err, context.DeadlineExceeded) {
 		return err
 	}
-	// Waiting MCP calls left net/http (they wait without a goroutine), so
+	// Waiting MCP calls left net/http (each is parked on its connection), so
 	// Shutdown does not see them: wait for their shutdown answers too.
 	if err := mcp.Drain(sctx); err != nil {
 		log.Warn("waiting MCP calls not all answered before exit", "err", err)

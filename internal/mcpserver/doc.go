@@ -5,15 +5,14 @@
 // # Stateless, with askd's own cancellation routing
 //
 // Handler serves streamable HTTP statelessly: askd runs every well-formed
-// tools/call of its own tools itself (park.go: a waiting call parks without
-// a goroutine, ~10 KB each), and hands everything else (server/discover,
+// tools/call of its own tools itself (park.go: a waiting call parks on its
+// connection, ~10 KB each), and hands everything else (server/discover,
 // initialize, tools/list, ping, malformed requests) to the SDK's transport in
-// stateless mode. A
-// stateful server keeps each Mcp-Session-Id in one process's memory, so a
-// second askd agent process behind a load balancer without sticky sessions
-// answers "session not found" to half the requests; askd runs several agent
-// processes on one PostgreSQL (SPEC §6), so every MCP request must be
-// servable by any process. Stateless also lets Claude Code negotiate the
+// stateless mode. A stateful server keeps each Mcp-Session-Id in one
+// process's memory, so a second askd agent process behind a load balancer
+// without sticky sessions answers "session not found" to half the requests;
+// askd runs several agent processes on one PostgreSQL (SPEC §6), so every MCP
+// request must be servable by any process. Stateless also lets Claude Code negotiate the
 // 2026-07-28 revision, which it only does with stateless servers.
 //
 // Progress needs no session: notifications/progress travel on the response

@@ -40,7 +40,7 @@ func New(svc *app.Service, opts Options) *mcp.Server {
 
 // Handler serves the tools over streamable HTTP, stateless (see the package
 // doc), for mounting behind askd's authentication at /mcp. It runs tools/call
-// itself and parks waiting calls without goroutines (see park.go); the SDK
+// itself and parks waiting calls on their connections (see park.go); the SDK
 // serves everything else.
 func Handler(svc *app.Service, opts Options) *HTTPHandler {
 	t := newTools(svc, opts)
@@ -75,7 +75,7 @@ func (h *HTTPHandler) Drain(ctx context.Context) error {
 	}
 }
 
-// Parked is the number of tool calls waiting without a goroutine.
+// Parked is the number of tool calls parked on their connections.
 func (h *HTTPHandler) Parked() int { return h.tools.parking.count() }
 
 // callID names one tools/call of an old-revision client for cancellation
