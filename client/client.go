@@ -105,13 +105,36 @@ func (c *Client) do(ctx context.Context, method, path string, body, out any) err
 	return nil
 }
 
-func (c *Client) header(req *http.Request) {
-	if c.Token != "" {
-		req.Header.Set("Authorization", "Bearer "+c.Token)
+func (c *Client) header(req *http.Request) { setAuth(req.Header, c.Token, c.Session) }
+
+// setAuth sets the headers that say who is asking: the bearer token and, for
+// agents, the askd session.
+func setAuth(h http.Header, token, session string) {
+	if token != "" {
+		h.Set("Authorization", "Bearer "+token)
 	}
-	if c.Session != "" {
-		req.Header.Set("Askd-Session", c.Session)
+	if session != "" {
+		h.Set("Askd-Session", session)
 	}
+}
+
+// Transport adds a token, and an agent's askd session, to every request it
+// passes on to Base: for HTTP clients of askd's other endpoints, such as an
+// MCP client of /mcp. A nil Base is this package's shared transport.
+type Transport struct {
+	Token, Session string
+	Base           http.RoundTripper
+}
+
+// RoundTrip implements http.RoundTripper.
+func (t Transport) RoundTrip(r *http.Request) (*http.Response, error) {
+	r = r.Clone(r.Context())
+	setAuth(r.Header, t.Token, t.Session)
+	base := t.Base
+	if base == nil {
+		base = transport
+	}
+	return base.RoundTrip(r)
 }
 
 func (c *Client) http() *http.Client {

@@ -123,7 +123,7 @@ func (b *bench) mcpSession(ctx context.Context, session string) (*mcp.ClientSess
 	c := mcp.NewClient(&mcp.Implementation{Name: "askd-bench", Version: version}, nil)
 	tr := &mcp.StreamableClientTransport{
 		Endpoint:             b.cfg.agentURL + "/mcp",
-		HTTPClient:           &http.Client{Transport: headerTransport{base: b.http.Transport, token: b.cfg.agentToken, session: session}},
+		HTTPClient:           &http.Client{Transport: client.Transport{Base: b.http.Transport, Token: b.cfg.agentToken, Session: session}},
 		DisableStandaloneSSE: true,
 		MaxRetries:           -1,
 	}

@@ -77,21 +77,6 @@ type progressTarget struct {
 	token   any
 }
 
-// headerTransport adds the agent's token and session to every request.
-type headerTransport struct {
-	token, session string
-	base           http.RoundTripper
-}
-
-func (h headerTransport) RoundTrip(r *http.Request) (*http.Response, error) {
-	r = r.Clone(r.Context())
-	r.Header.Set("Authorization", "Bearer "+h.token)
-	if h.session != "" {
-		r.Header.Set("Askd-Session", h.session)
-	}
-	return h.base.RoundTrip(r)
-}
-
 // dialBridge checks that an askd answers at url and accepts the token, then
 // connects to its /mcp and mirrors its tools.
 func dialBridge(ctx context.Context, url, token, session string, log *slog.Logger) (*bridge, error) {
@@ -116,7 +101,7 @@ func dialBridge(ctx context.Context, url, token, session string, log *slog.Logge
 		Logger:                      log,
 		ProgressNotificationHandler: b.forwardProgress,
 	})
-	hc := &http.Client{Transport: headerTransport{token: token, session: session, base: http.DefaultTransport}}
+	hc := &http.Client{Transport: client.Transport{Token: token, Session: session, Base: http.DefaultTransport}}
 	b.upstream, err = cl.Connect(ctx, &mcp.StreamableClientTransport{Endpoint: url + "/mcp", HTTPClient: hc, DisableStandaloneSSE: true}, nil)
 	if err != nil {
 		return nil, fmt.Errorf("connect to %s/mcp: %w", url, err)

@@ -152,30 +152,13 @@ func withUser(t *testing.T, u, user string) string {
 	return p.String()
 }
 
-// headers adds the bearer token and askd session to every request of an MCP client.
-type headers struct {
-	token, session string
-	next           http.RoundTripper
-}
-
-func (h headers) RoundTrip(r *http.Request) (*http.Response, error) {
-	r = r.Clone(r.Context())
-	r.Header.Set("Authorization", "Bearer "+h.token)
-	r.Header.Set("Askd-Session", h.session)
-	next := h.next
-	if next == nil {
-		next = http.DefaultTransport
-	}
-	return next.RoundTrip(r)
-}
-
 // connect opens an MCP session (go-sdk client, streamable HTTP) to endpoint as
 // the agent token in session; version "" is the newest revision.
 func connect(t *testing.T, endpoint, tok, session, version string) *mcp.ClientSession {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
-	tr := &mcp.StreamableClientTransport{Endpoint: endpoint, HTTPClient: &http.Client{Transport: headers{token: tok, session: session}}}
+	tr := &mcp.StreamableClientTransport{Endpoint: endpoint, HTTPClient: &http.Client{Transport: client.Transport{Token: tok, Session: session, Base: http.DefaultTransport}}}
 	cs, err := mcp.NewClient(&mcp.Implementation{Name: "askd-e2e", Version: "1"}, nil).
 		Connect(ctx, tr, &mcp.ClientSessionOptions{ProtocolVersion: version})
 	if err != nil {

@@ -55,17 +55,6 @@ func start(t *testing.T, cfg app.Config) *testserver.Server {
 	}})
 }
 
-type headerRT struct{ token, session string }
-
-func (h headerRT) RoundTrip(r *http.Request) (*http.Response, error) {
-	r = r.Clone(r.Context())
-	r.Header.Set("Authorization", "Bearer "+h.token)
-	if h.session != "" {
-		r.Header.Set("Askd-Session", h.session)
-	}
-	return http.DefaultTransport.RoundTrip(r)
-}
-
 // connect opens an MCP client session as the server's agent in session.
 func connect(t *testing.T, srv *testserver.Server, tr transport, session string, opts *mcp.ClientOptions) *mcp.ClientSession {
 	t.Helper()
@@ -78,7 +67,7 @@ func connect(t *testing.T, srv *testserver.Server, tr transport, session string,
 		cmd.Stderr = testWriter{t}
 		mt = &mcp.CommandTransport{Command: cmd}
 	} else {
-		mt = &mcp.StreamableClientTransport{Endpoint: srv.URL + "/mcp", HTTPClient: &http.Client{Transport: headerRT{srv.AgentToken, session}}}
+		mt = &mcp.StreamableClientTransport{Endpoint: srv.URL + "/mcp", HTTPClient: &http.Client{Transport: client.Transport{Token: srv.AgentToken, Session: session, Base: http.DefaultTransport}}}
 	}
 	cs, err := mcp.NewClient(&mcp.Implementation{Name: "askd-test", Version: "1"}, opts).Connect(ctx, mt, &mcp.ClientSessionOptions{ProtocolVersion: tr.version})
 	if err != nil {

@@ -32,8 +32,9 @@ import (
 
 // serveCall runs one tools/call over streamable HTTP: f's result at once as
 // application/json, or, if the call waits, its result (and progress
-// notifications) as a text/event-stream.
-func (t *tools) serveCall(w http.ResponseWriter, r *http.Request, c askd.Caller, rpc *jsonrpcRequest, f toolFunc) {
+// notifications) as a text/event-stream. id names an old-revision client's
+// call, nil for others.
+func (t *tools) serveCall(w http.ResponseWriter, r *http.Request, c askd.Caller, rpc *jsonrpcRequest, f toolFunc, id *callID) {
 	ctx := app.WithCaller(context.Background(), c)
 	res, wt := f(r.Context(), c, rpc.call)
 	if wt == nil {
@@ -43,9 +44,8 @@ func (t *tools) serveCall(w http.ResponseWriter, r *http.Request, c askd.Caller,
 	rpc.call = call{} // the arguments are done with: a parked call keeps only what it needs
 	// Until start, wake-ups only mark that something happened.
 	p := &parked{t: t, c: c, ctx: ctx, rpc: rpc, w: wt, running: true}
-	p.mcpCall, p.traced = r.Context().Value(callIDKey{}).(callID)
-	p.traced = p.traced && wt.owns
-	if p.traced {
+	if id != nil && wt.owns {
+		p.mcpCall, p.traced = *id, true
 		// Kept in the store, so a cancellation reaching another process finds it.
 		if err := t.svc.CallStarted(ctx, c, p.mcpCall.mcpSession, p.mcpCall.request, wt.ask); err != nil {
 			t.log.Warn("record MCP call", "id", wt.ask, "err", err)
@@ -63,7 +63,9 @@ func (t *tools) serveCall(w http.ResponseWriter, r *http.Request, c askd.Caller,
 		writeResult(w, rpc, wt.done(ctx, a, app.ShuttingDown(wt.ask)))
 		return
 	}
-	conn, brw, err := http.NewResponseController(w).Hijack()
+	// Nothing is left in net/http's buffers: the body was read in full, and
+	// a client sends no next request on this connection before its response.
+	conn, _, err := http.NewResponseController(w).Hijack()
 	if err != nil {
 		// Not HTTP/1 (or a wrapper that cannot give up its connection): wait
 		// on the handler's goroutine, streaming through the ResponseWriter.
@@ -75,7 +77,6 @@ func (t *tools) serveCall(w http.ResponseWriter, r *http.Request, c askd.Caller,
 		<-s.done
 		return
 	}
-	_ = brw // nothing is buffered: the body was read in full, and no next request is sent before this response
 	_ = conn.SetReadDeadline(time.Time{})
 	p.stream = &connStream{conn: conn}
 	p.start(wake)

@@ -31,9 +31,7 @@ func (t *tools) permissionPrompt(ctx context.Context, c askd.Caller, in call) (r
 		return errorResult(err), nil
 	}
 	return result{}, &wait{ask: a.ID, owns: true, done: func(ctx context.Context, a *askd.Ask, err error) result {
-		if err == nil && !a.Pending() {
-			a, err = t.told(ctx, c, a)
-		}
+		a, err = t.told(ctx, c, a, err)
 		if err != nil {
 			return errorResult(err)
 		}

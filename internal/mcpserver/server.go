@@ -85,8 +85,6 @@ type callID struct {
 	request    string // the JSON-RPC id, as raw JSON
 }
 
-type callIDKey struct{}
-
 // HTTPHandler looks at each POST before the SDK does: it runs well-formed
 // tools/calls of askd's tools itself, gives old-revision clients a session id
 // at initialize, and turns notifications/cancelled into a withdrawal of the
@@ -147,11 +145,11 @@ func (h *HTTPHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		}
 		// Only old-revision clients carry the session id askd gave them, and
 		// only they cancel with a separate request.
+		var id *callID
 		if s := r.Header.Get(sessionIDHeader); s != "" {
-			id := callID{mcpSession: s, request: string(msg.ID)}
-			r = r.WithContext(context.WithValue(r.Context(), callIDKey{}, id))
+			id = &callID{mcpSession: s, request: string(msg.ID)}
 		}
-		h.tools.serveCall(w, r, caller, rpc, f)
+		h.tools.serveCall(w, r, caller, rpc, f, id)
 		return
 	case "notifications/cancelled":
 		// On 2026-07-28 closing the stream is the cancellation, handled by the

@@ -190,10 +190,7 @@ func (t *tools) askUserQuestion(ctx context.Context, c askd.Caller, in call) (re
 		return errorResult(err), nil
 	}
 	return result{}, &wait{ask: a.ID, owns: true, done: func(ctx context.Context, a *askd.Ask, err error) result {
-		if err == nil && !a.Pending() {
-			// The outcome goes back in this result: the agent has been told.
-			a, err = t.told(ctx, c, a)
-		}
+		a, err = t.told(ctx, c, a, err) // the outcome goes back in this result
 		if err != nil {
 			return errorResult(err)
 		}
@@ -296,10 +293,7 @@ func (t *tools) requestApproval(ctx context.Context, c askd.Caller, in call) (re
 			// No decision within the grace: the decision is told later (§5).
 			a, err = t.svc.MarkTell(ctx, c, a.ID)
 		}
-		if err == nil && !a.Pending() {
-			// Returned directly: the agent has been told.
-			a, err = t.told(ctx, c, a)
-		}
+		a, err = t.told(ctx, c, a, err) // returned directly
 		if err != nil {
 			return errorResult(err)
 		}

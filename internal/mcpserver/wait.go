@@ -50,16 +50,20 @@ func (t *tools) block(ctx context.Context, req *mcp.CallToolRequest, c askd.Call
 	}
 }
 
-// told records that the agent is being given settled ask a's outcome, which
-// the caller returns in the call's result. An ask whose outcome is also
-// queued for telling (a.Tell) is marked first, as Check does, so that the
-// queued tell is not sent as well. Any other ask is told through this result
-// only; its record is written beside the result instead of before it, which
-// takes a database write off the answer's way back to the agent. If askd
-// stops in between, the agent has the answer and the record says it was not
-// told: check_ask gives the same outcome again, and asking the same question
-// again returns it once more.
-func (t *tools) told(ctx context.Context, c askd.Caller, a *askd.Ask) (*askd.Ask, error) {
+// told records that the agent is being given ask a's outcome, which the
+// caller returns in the call's result; a pending ask, or a wait that ended
+// in err, is passed through as it is. An ask whose outcome is also queued
+// for telling (a.Tell) is marked first, as Check does, so that the queued
+// tell is not sent as well. Any other ask is told through this result only;
+// its record is written beside the result instead of before it, which takes
+// a database write off the answer's way back to the agent. If askd stops in
+// between, the agent has the answer and the record says it was not told:
+// check_ask gives the same outcome again, and asking the same question again
+// returns it once more.
+func (t *tools) told(ctx context.Context, c askd.Caller, a *askd.Ask, err error) (*askd.Ask, error) {
+	if err != nil || a.Pending() {
+		return a, err
+	}
 	if a.Tell {
 		return t.svc.Checked(ctx, c, a)
 	}

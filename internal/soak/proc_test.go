@@ -14,6 +14,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/askd-dev/askd/client"
 	"github.com/askd-dev/askd/internal/pgtest"
 	"github.com/askd-dev/askd/internal/testserver"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -179,25 +180,10 @@ func (s *server) terminate(t testing.TB, within time.Duration) (time.Duration, e
 	}
 }
 
-// bearer adds the agent token and session to every request.
-type bearer struct {
-	token, session string
-	base           http.RoundTripper
-}
-
-func (b bearer) RoundTrip(r *http.Request) (*http.Response, error) {
-	r = r.Clone(r.Context())
-	r.Header.Set("Authorization", "Bearer "+b.token)
-	if b.session != "" {
-		r.Header.Set("Askd-Session", b.session)
-	}
-	return b.base.RoundTrip(r)
-}
-
 // mcpConnect opens an MCP client session (go-sdk, streamable HTTP) to the
 // server at baseURL as the agent in session.
 func mcpConnect(ctx context.Context, baseURL, token, session string) (*mcp.ClientSession, error) {
-	hc := &http.Client{Transport: bearer{token: token, session: session, base: http.DefaultTransport}}
+	hc := &http.Client{Transport: client.Transport{Token: token, Session: session, Base: http.DefaultTransport}}
 	mt := &mcp.StreamableClientTransport{Endpoint: baseURL + "/mcp", HTTPClient: hc, MaxRetries: -1}
 	return mcp.NewClient(&mcp.Implementation{Name: "askd-soak", Version: "1"}, nil).Connect(ctx, mt, nil)
 }

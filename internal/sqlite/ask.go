@@ -161,22 +161,7 @@ func (t *tx) findAsks(ctx context.Context, where string, args []any, limit int) 
 		args = append(slices.Clip(args), limit)
 	}
 	rows, err := t.tx.QueryContext(ctx, query, args...)
-	if err != nil {
-		return nil, fmt.Errorf("find asks: %w", err)
-	}
-	defer rows.Close()
-	asks := []*askd.Ask{}
-	for rows.Next() {
-		a, err := scanAsk(rows)
-		if err != nil {
-			return nil, fmt.Errorf("find asks: %w", err)
-		}
-		asks = append(asks, a)
-	}
-	if err := rows.Err(); err != nil {
-		return nil, fmt.Errorf("find asks: %w", err)
-	}
-	return asks, nil
+	return collect(rows, err, "find asks", scanAsk)
 }
 
 // and adds cond to a WHERE clause made by askWhere.
@@ -316,26 +301,17 @@ func (t *tx) Sessions(ctx context.Context) ([]*askd.SessionInfo, error) {
 	rows, err := t.tx.QueryContext(ctx, `
 		SELECT session, SUM(status = 'pending'), COUNT(*), MAX(created_at)
 		FROM asks GROUP BY session ORDER BY session`)
-	if err != nil {
-		return nil, fmt.Errorf("list sessions: %w", err)
-	}
-	defer rows.Close()
-	sessions := []*askd.SessionInfo{}
-	for rows.Next() {
+	return collect(rows, err, "list sessions", func(row scanner) (*askd.SessionInfo, error) {
 		var (
 			s    askd.SessionInfo
 			last int64
 		)
-		if err := rows.Scan(&s.Name, &s.Pending, &s.Total, &last); err != nil {
-			return nil, fmt.Errorf("list sessions: %w", err)
+		if err := row.Scan(&s.Name, &s.Pending, &s.Total, &last); err != nil {
+			return nil, err
 		}
 		s.LastAskAt = fromMicros(last)
-		sessions = append(sessions, &s)
-	}
-	if err := rows.Err(); err != nil {
-		return nil, fmt.Errorf("list sessions: %w", err)
-	}
-	return sessions, nil
+		return &s, nil
+	})
 }
 
 // micros is t as stored: microseconds since the Unix epoch.

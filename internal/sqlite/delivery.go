@@ -112,20 +112,9 @@ func (t *tx) ClaimDeliveries(ctx context.Context, now time.Time, lease time.Dura
 			ORDER BY next_at, id LIMIT ?)
 		RETURNING `+deliveryColumns,
 		micros(now.Add(lease)), n, n, n, limit)
+	out, err := collect(rows, err, "claim deliveries", scanDelivery)
 	if err != nil {
-		return nil, fmt.Errorf("claim deliveries: %w", err)
-	}
-	defer rows.Close()
-	out := []*askd.Delivery{}
-	for rows.Next() {
-		d, err := scanDelivery(rows)
-		if err != nil {
-			return nil, fmt.Errorf("claim deliveries: %w", err)
-		}
-		out = append(out, d)
-	}
-	if err := rows.Err(); err != nil {
-		return nil, fmt.Errorf("claim deliveries: %w", err)
+		return nil, err
 	}
 	sortDue(out)
 	return out, nil

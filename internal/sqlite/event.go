@@ -71,13 +71,7 @@ func (t *tx) Events(ctx context.Context, askID, afterID int64, limit int) ([]*as
 		args = append(args, limit)
 	}
 	rows, err := t.tx.QueryContext(ctx, query, args...)
-	if err != nil {
-		return nil, fmt.Errorf("read events: %w", err)
-	}
-	defer rows.Close()
-
-	events := []*askd.Event{}
-	for rows.Next() {
+	return collect(rows, err, "read events", func(row scanner) (*askd.Event, error) {
 		var (
 			e        askd.Event
 			at       int64
@@ -87,22 +81,18 @@ func (t *tx) Events(ctx context.Context, askID, afterID int64, limit int) ([]*as
 		if askID <= 0 {
 			dest = append(dest, &snapshot)
 		}
-		if err := rows.Scan(dest...); err != nil {
-			return nil, fmt.Errorf("read events: %w", err)
+		if err := row.Scan(dest...); err != nil {
+			return nil, err
 		}
 		e.At = fromMicros(at)
 		if snapshot.Valid {
 			e.Ask = new(askd.Ask)
 			if err := json.Unmarshal([]byte(snapshot.String), e.Ask); err != nil {
-				return nil, fmt.Errorf("read event %d: snapshot: %w", e.ID, err)
+				return nil, fmt.Errorf("event %d: snapshot: %w", e.ID, err)
 			}
 		}
-		events = append(events, &e)
-	}
-	if err := rows.Err(); err != nil {
-		return nil, fmt.Errorf("read events: %w", err)
-	}
-	return events, nil
+		return &e, nil
+	})
 }
 
 // LastEventID returns the id of the newest event, 0 when there is none.

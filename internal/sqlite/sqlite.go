@@ -241,7 +241,7 @@ func (s *Store) runBatch(batch []*groupcommit.Update) {
 		return
 	}
 	defer sqlTx.Rollback() // a no-op after Commit
-	stmts := &stmtCache{tx: sqlTx, db: &s.writeStmts, m: map[string]*sql.Stmt{}}
+	stmts := &stmtCache{tx: sqlTx, db: &s.writeStmts}
 	shared := len(batch) > 1
 	savepoint := func(stmt string) error {
 		if !shared {
@@ -366,6 +366,28 @@ func (t *tx) mustWrite(what string) error {
 		return fmt.Errorf("%s: in a read-only transaction", what)
 	}
 	return nil
+}
+
+// collect reads every row of rows with scan, and closes rows; what names the
+// read in errors. err is the query's own error, so that a call reads
+// collect(t.tx.QueryContext(...)) in the manner of pgx.CollectRows.
+func collect[T any](rows *sql.Rows, err error, what string, scan func(scanner) (T, error)) ([]T, error) {
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", what, err)
+	}
+	defer rows.Close()
+	out := []T{}
+	for rows.Next() {
+		v, err := scan(rows)
+		if err != nil {
+			return nil, fmt.Errorf("%s: %w", what, err)
+		}
+		out = append(out, v)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("%s: %w", what, err)
+	}
+	return out, nil
 }
 
 // resultCode returns the SQLite extended result code of err, 0 when err does

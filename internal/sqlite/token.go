@@ -49,22 +49,7 @@ func (t *tx) TokenByHash(ctx context.Context, hash string) (*askd.Token, error) 
 // Tokens returns every token, by name.
 func (t *tx) Tokens(ctx context.Context) ([]*askd.Token, error) {
 	rows, err := t.tx.QueryContext(ctx, "SELECT name, role, hash, created_at FROM tokens ORDER BY name")
-	if err != nil {
-		return nil, fmt.Errorf("list tokens: %w", err)
-	}
-	defer rows.Close()
-	tokens := []*askd.Token{}
-	for rows.Next() {
-		tok, err := scanToken(rows)
-		if err != nil {
-			return nil, fmt.Errorf("list tokens: %w", err)
-		}
-		tokens = append(tokens, tok)
-	}
-	if err := rows.Err(); err != nil {
-		return nil, fmt.Errorf("list tokens: %w", err)
-	}
-	return tokens, nil
+	return collect(rows, err, "list tokens", scanToken)
 }
 
 // RevokeToken deletes the token named name; ENOTFOUND when there is none.
