@@ -209,8 +209,11 @@ type Caller struct {
 	Session string
 }
 
-// SessionInfo is a session as the inbox lists it.
+// SessionInfo is a session as the inbox lists it. A session belongs to the
+// agent token that names it (SPEC §1): two agents may each have a session of
+// the same name, and they are two sessions.
 type SessionInfo struct {
+	Agent     string    `json:"agent"` // the agent token's name
 	Name      string    `json:"name"`
 	Pending   int       `json:"pending"`
 	Total     int       `json:"total"`
@@ -219,8 +222,12 @@ type SessionInfo struct {
 
 // AskFilter selects asks. Zero fields match everything.
 type AskFilter struct {
-	ID        int64
-	Status    Status
+	ID     int64
+	Status Status
+	// Agent and Session select one agent's asks, or one session of it. Every
+	// lookup made for an agent sets Agent to the caller's token name: a
+	// session name alone names no session (SPEC §1).
+	Agent     string
 	Session   string
 	Kind      Kind
 	ToolUseID string
@@ -259,9 +266,16 @@ type Store interface {
 
 // Tx is what a transaction may do. Not-found lookups return an ENOTFOUND *Error.
 type Tx interface {
-	// LockSession serializes transactions touching one session's asks (a no-op
-	// where every write transaction is already exclusive).
-	LockSession(ctx context.Context, session string) error
+	// LockSession serializes transactions touching one session's asks: the
+	// session named session of the agent token agent (a no-op where every
+	// write transaction is already exclusive).
+	LockSession(ctx context.Context, agent, session string) error
+	// AddSession records that agent's session session exists from at, and
+	// reports whether it is new (it had no record before).
+	AddSession(ctx context.Context, agent, session string, at time.Time) (bool, error)
+	// CountSessions returns how many sessions of agent were first recorded at
+	// or after since.
+	CountSessions(ctx context.Context, agent string, since time.Time) (int, error)
 
 	Ask(ctx context.Context, id int64) (*Ask, error)
 	// FindAsks returns matching asks, pending ones first, then newest first.
@@ -282,6 +296,7 @@ type Tx interface {
 	Events(ctx context.Context, askID, afterID int64, limit int) ([]*Event, error)
 	// LastEventID returns the newest event's id, 0 when there is none.
 	LastEventID(ctx context.Context) (int64, error)
+	// Sessions returns every session that has asks, by agent then name.
 	Sessions(ctx context.Context) ([]*SessionInfo, error)
 
 	// CreateToken stores t; a name in use is ECONFLICT.
@@ -291,10 +306,12 @@ type Tx interface {
 	// RevokeToken deletes the named token; ENOTFOUND when there is none.
 	RevokeToken(ctx context.Context, name string) error
 
-	// SetChannel sets a session's delivery channel, replacing any.
-	SetChannel(ctx context.Context, session string, c *Channel) error
-	// Channel returns a session's delivery channel; ENOTFOUND when none was set.
-	Channel(ctx context.Context, session string) (*Channel, error)
+	// SetChannel sets the delivery channel of agent's session session,
+	// replacing any, and records the session (AddSession) if it is new.
+	SetChannel(ctx context.Context, agent, session string, c *Channel) error
+	// Channel returns the delivery channel of agent's session session;
+	// ENOTFOUND when none was set.
+	Channel(ctx context.Context, agent, session string) (*Channel, error)
 	// CreateDelivery adds d to the outbox and sets d.ID. A delivery with d.Key
 	// already there is ECONFLICT, and leaves the transaction usable.
 	CreateDelivery(ctx context.Context, d *Delivery) error

@@ -184,7 +184,11 @@ func (c *Client) Withdraw(ctx context.Context, id int64) (*askd.Ask, error) {
 
 // ListOptions filter List.
 type ListOptions struct {
-	Status  askd.Status
+	Status askd.Status
+	// Agent and Session scope the list to one agent token's asks, or one
+	// session of it (a session name alone matches that name under every
+	// agent token).
+	Agent   string
 	Session string
 	Kind    askd.Kind
 	Limit   int
@@ -196,6 +200,9 @@ func (c *Client) List(ctx context.Context, o ListOptions) ([]*askd.Ask, error) {
 	q := url.Values{}
 	if o.Status != "" {
 		q.Set("status", string(o.Status))
+	}
+	if o.Agent != "" {
+		q.Set("agent", o.Agent)
 	}
 	if o.Session != "" {
 		q.Set("session", o.Session)

@@ -46,6 +46,8 @@ func cmdServe(ctx context.Context, e *env, args []string) error {
 	fs.DurationVar(&sc.cfg.ApprovalGrace, "approval-grace", sc.cfg.ApprovalGrace, "how long request_approval waits before returning pending")
 	fs.DurationVar(&sc.cfg.ApprovalTimeout, "approval-timeout", sc.cfg.ApprovalTimeout, "how long a permission prompt waits before it is denied")
 	fs.IntVar(&sc.cfg.MaxPending, "max-pending", sc.cfg.MaxPending, "pending asks allowed per session")
+	fs.IntVar(&sc.cfg.MaxPendingPerToken, "max-pending-per-token", sc.cfg.MaxPendingPerToken, "pending asks allowed per agent token, across all its sessions")
+	fs.IntVar(&sc.cfg.MaxNewSessions, "max-new-sessions", sc.cfg.MaxNewSessions, "new sessions an agent token may start per minute")
 	fs.StringVar(&sc.previewFormat, "preview-format", "markdown", "option previews are markdown or html")
 	fs.StringVar(&sc.retain, "retain", "", "purge settled asks older than this, e.g. 90d or 720h (default: keep all)")
 	fs.StringVar(&sc.publicURL, "public-url", "", "the inbox's URL as people reach it, for links (default: http://ADDR)")

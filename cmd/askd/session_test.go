@@ -34,7 +34,7 @@ func TestSessionSetChannel(t *testing.T) {
 			if !strings.Contains(out.String(), "session s1: told") {
 				t.Errorf("output %q", out.String())
 			}
-			got, err := srv.App.SessionChannel(t.Context(), "s1")
+			got, err := srv.App.SessionChannel(t.Context(), srv.AgentName, "s1")
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -18,8 +18,12 @@ type Config struct {
 	ApprovalGrace   time.Duration // request_approval waits this long before returning pending
 	ApprovalTimeout time.Duration // a permission prompt is denied after this
 	MaxPending      int           // pending asks per session
-	Retain          time.Duration // settled asks older than this are purged; 0 keeps all
-	PreviewHTML     bool          // option previews are HTML rather than Markdown
+	// MaxPendingPerToken caps one agent token's pending asks across all its
+	// sessions; MaxNewSessions the sessions it may start per minute.
+	MaxPendingPerToken int
+	MaxNewSessions     int
+	Retain             time.Duration // settled asks older than this are purged; 0 keeps all
+	PreviewHTML        bool          // option previews are HTML rather than Markdown
 
 	// Tell is the channel of sessions that set none (askd serve --tell); the
 	// zero value is the hook channel.
@@ -53,7 +57,13 @@ func DefaultConfig() Config {
 		ApprovalGrace:   30 * time.Second,
 		ApprovalTimeout: 5 * time.Minute,
 		MaxPending:      20,
-		TellAttempts:    10,
+		// Ten sessions' worth at the per-session default: room for a busy
+		// fleet on one token, not for one token to bury the inbox.
+		MaxPendingPerToken: 200,
+		// A launcher starting a session a second for a minute is far past
+		// any real use; a flood is stopped within a minute's worth.
+		MaxNewSessions: 60,
+		TellAttempts:   10,
 	}
 }
 
@@ -86,6 +96,12 @@ func New(store askd.Store, cfg Config) *Service {
 	}
 	if cfg.MaxPending <= 0 {
 		cfg.MaxPending = def.MaxPending
+	}
+	if cfg.MaxPendingPerToken <= 0 {
+		cfg.MaxPendingPerToken = def.MaxPendingPerToken
+	}
+	if cfg.MaxNewSessions <= 0 {
+		cfg.MaxNewSessions = def.MaxNewSessions
 	}
 	if cfg.TellAttempts <= 0 {
 		cfg.TellAttempts = def.TellAttempts

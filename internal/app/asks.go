@@ -7,8 +7,9 @@ import (
 	"github.com/askd-dev/askd"
 )
 
-// Get returns one ask. Agents see only their session's asks: any other id is
-// ENOTFOUND, as is an id that does not exist.
+// Get returns one ask. Agents see only their session's asks (their own
+// token's, in the session they name): any other id is ENOTFOUND, as is an id
+// that does not exist.
 func (s *Service) Get(ctx context.Context, c askd.Caller, id int64) (*askd.Ask, error) {
 	var a *askd.Ask
 	err := s.store.View(ctx, func(tx askd.Tx) (err error) {
@@ -24,8 +25,16 @@ func (s *Service) Get(ctx context.Context, c askd.Caller, id int64) (*askd.Ask, 
 	return a, nil
 }
 
+// visible reports whether c may see a: people see every ask; an agent only
+// those of its own session, which is its token's (SPEC §1) — a session name
+// alone, sent with another token, is another session.
 func visible(c askd.Caller, a *askd.Ask) bool {
-	return c.Role == askd.RoleHuman || c.Role == askd.RoleAgent && a.Session == c.Session
+	return c.Role == askd.RoleHuman || c.Role == askd.RoleAgent && a.Agent == c.Name && a.Session == c.Session
+}
+
+// sessionFilter selects the asks of the caller's session.
+func sessionFilter(c askd.Caller) askd.AskFilter {
+	return askd.AskFilter{Agent: c.Name, Session: c.Session}
 }
 
 // History returns the transitions of one ask, oldest first (humans only).
@@ -124,7 +133,9 @@ func (s *Service) setTold(ctx context.Context, tx askd.Tx, a *askd.Ask, how stri
 func (s *Service) Open(ctx context.Context, c askd.Caller) ([]*askd.Ask, error) {
 	var asks []*askd.Ask
 	err := s.store.View(ctx, func(tx askd.Tx) (err error) {
-		asks, err = tx.FindAsks(ctx, askd.AskFilter{Session: c.Session, Status: askd.StatusPending})
+		f := sessionFilter(c)
+		f.Status = askd.StatusPending
+		asks, err = tx.FindAsks(ctx, f)
 		return err
 	})
 	return asks, err
@@ -135,10 +146,10 @@ func (s *Service) Open(ctx context.Context, c askd.Caller) ([]*askd.Ask, error) 
 func (s *Service) Untold(ctx context.Context, c askd.Caller) ([]*askd.Ask, error) {
 	var out []*askd.Ask
 	err := s.store.Update(ctx, func(tx askd.Tx) error {
-		if err := tx.LockSession(ctx, c.Session); err != nil {
+		if err := tx.LockSession(ctx, c.Name, c.Session); err != nil {
 			return err
 		}
-		asks, err := tx.FindAsks(ctx, askd.AskFilter{Session: c.Session})
+		asks, err := tx.FindAsks(ctx, sessionFilter(c))
 		if err != nil {
 			return err
 		}

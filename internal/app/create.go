@@ -22,8 +22,11 @@ type CreateOptions struct {
 // a pending question with identical questions from the same session, an
 // approval with the same tool_use_id, or — for attention asks — the session's
 // pending attention ask, replaced by the new content (same id, revision + 1).
+// Everything it looks at is the caller's own session (its token's, SPEC §1).
 // Errors: EFORBIDDEN for non-agents, EINVALID naming the field, ELIMIT when the
-// session already has MaxPending pending asks.
+// session already has MaxPending pending asks, the caller's token
+// MaxPendingPerToken across its sessions, or when the ask would start a new
+// session past MaxNewSessions in the last minute.
 func (s *Service) Create(ctx context.Context, c askd.Caller, in *askd.AskInput, opt CreateOptions) (*askd.Ask, error) {
 	if c.Role != askd.RoleAgent {
 		return nil, askd.Errorf(askd.EFORBIDDEN, "only agent tokens create asks")
@@ -56,14 +59,18 @@ func (s *Service) Create(ctx context.Context, c askd.Caller, in *askd.AskInput, 
 		a.Deadline = &d
 	}
 
-	var out *askd.Ask
+	var out, replaced *askd.Ask
 	var created bool
 	err := s.store.Update(ctx, func(tx askd.Tx) error {
-		if err := tx.LockSession(ctx, c.Session); err != nil {
+		replaced = nil
+		if err := tx.LockSession(ctx, c.Name, c.Session); err != nil {
 			return err
 		}
 		created = false
-		pending, err := tx.FindAsks(ctx, askd.AskFilter{Session: c.Session, Status: askd.StatusPending})
+		mine := sessionFilter(c)
+		pf := mine
+		pf.Status = askd.StatusPending
+		pending, err := tx.FindAsks(ctx, pf)
 		if err != nil {
 			return err
 		}
@@ -79,7 +86,9 @@ func (s *Service) Create(ctx context.Context, c askd.Caller, in *askd.AskInput, 
 			// the answer (nothing recorded it told), so asking the same again
 			// returns that answer rather than asking the person twice. Only
 			// the newest few are looked at: a retry comes soon after.
-			recent, err := tx.FindAsks(ctx, askd.AskFilter{Session: c.Session, Kind: askd.KindQuestion, Status: askd.StatusAnswered, Limit: 3})
+			rf := mine
+			rf.Kind, rf.Status, rf.Limit = askd.KindQuestion, askd.StatusAnswered, 3
+			recent, err := tx.FindAsks(ctx, rf)
 			if err != nil {
 				return err
 			}
@@ -90,7 +99,9 @@ func (s *Service) Create(ctx context.Context, c askd.Caller, in *askd.AskInput, 
 				}
 			}
 		case a.Kind == askd.KindApproval && a.ToolUseID != "":
-			prior, err := tx.FindAsks(ctx, askd.AskFilter{Session: c.Session, ToolUseID: a.ToolUseID, Kind: askd.KindApproval, Limit: 1})
+			tf := mine
+			tf.ToolUseID, tf.Kind, tf.Limit = a.ToolUseID, askd.KindApproval, 1
+			prior, err := tx.FindAsks(ctx, tf)
 			if err != nil {
 				return err
 			}
@@ -100,11 +111,16 @@ func (s *Service) Create(ctx context.Context, c askd.Caller, in *askd.AskInput, 
 					out = p // a retried tool call: the same ask, decided or not
 					return nil
 				}
-				// Same tool use, new content: the old ask no longer applies.
+				// Same tool use, new content: the old ask no longer applies,
+				// and is cancelled as replaced (stored, not only recorded).
 				p.Settle(askd.StatusCancelled, askd.ReasonReplaced, nil, c.Name, now)
+				if err := tx.UpdateAsk(ctx, p); err != nil {
+					return err
+				}
 				if err := s.record(ctx, tx, p, askd.ActionReplaced, c.Name, "replaced by a retry with new input"); err != nil {
 					return err
 				}
+				replaced = p
 				pending = slices.DeleteFunc(pending, func(x *askd.Ask) bool { return x.ID == p.ID })
 			}
 		case a.Kind.IsAttention():
@@ -114,7 +130,6 @@ func (s *Service) Create(ctx context.Context, c askd.Caller, in *askd.AskInput, 
 					p.Kind, p.Title, p.Details, p.Options, p.Recommended = a.Kind, a.Title, a.Details, a.Options, a.Recommended
 					p.Revision++
 					p.UpdatedAt = now
-					p.Agent = a.Agent
 					p.SnoozedUntil = nil // new content deserves a fresh look
 					if err := tx.UpdateAsk(ctx, p); err != nil {
 						return err
@@ -129,6 +144,14 @@ func (s *Service) Create(ctx context.Context, c askd.Caller, in *askd.AskInput, 
 		}
 		if len(pending) >= s.cfg.MaxPending {
 			return askd.Errorf(askd.ELIMIT, "session %q already has %d pending asks, at most %d: wait for answers or cancel some with cancel_ask", c.Session, len(pending), s.cfg.MaxPending)
+		}
+		if err := s.checkTokenPending(ctx, tx, c.Name); err != nil {
+			return err
+		}
+		if len(pending) == 0 { // a session with pending asks is recorded already
+			if err := s.addSession(ctx, tx, c.Name, c.Session); err != nil {
+				return err
+			}
 		}
 		if err := tx.CreateAsk(ctx, a); err != nil {
 			return err
@@ -145,10 +168,46 @@ func (s *Service) Create(ctx context.Context, c askd.Caller, in *askd.AskInput, 
 	if created {
 		s.Metrics.created(out)
 	}
+	if replaced != nil {
+		s.Metrics.settled(replaced)
+	}
 	if len(s.cfg.Notifiers) > 0 {
 		s.kickDeliveries()
 	}
 	return out, nil
+}
+
+// checkTokenPending refuses a new ask when agent's token already has
+// MaxPendingPerToken pending asks across all its sessions (ELIMIT): the
+// per-session cap alone lets one token fill the inbox by naming new sessions.
+func (s *Service) checkTokenPending(ctx context.Context, tx askd.Tx, agent string) error {
+	n, err := tx.CountAsks(ctx, askd.AskFilter{Agent: agent, Status: askd.StatusPending})
+	if err != nil {
+		return err
+	}
+	if n >= s.cfg.MaxPendingPerToken {
+		return askd.Errorf(askd.ELIMIT, "agent token %q already has %d pending asks across its sessions, at most %d (askd serve --max-pending-per-token): wait for answers or cancel some with cancel_ask", agent, n, s.cfg.MaxPendingPerToken)
+	}
+	return nil
+}
+
+// addSession records agent's session if it is new, refusing it (ELIMIT)
+// when the token has started MaxNewSessions sessions in the last minute.
+// The refusal fails the caller's transaction, which takes the record back.
+func (s *Service) addSession(ctx context.Context, tx askd.Tx, agent, session string) error {
+	now := s.now()
+	added, err := tx.AddSession(ctx, agent, session, now)
+	if err != nil || !added {
+		return err
+	}
+	n, err := tx.CountSessions(ctx, agent, now.Add(-time.Minute))
+	if err != nil {
+		return err
+	}
+	if n > s.cfg.MaxNewSessions {
+		return askd.Errorf(askd.ELIMIT, "session %q: agent token %q started %d new sessions in the last minute, at most %d (askd serve --max-new-sessions): ask in a session it has, or wait", session, agent, n-1, s.cfg.MaxNewSessions)
+	}
+	return nil
 }
 
 // record appends the history event for a transition of a.

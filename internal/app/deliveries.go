@@ -101,7 +101,7 @@ func (s *Service) enqueueTell(ctx context.Context, tx askd.Tx, a *askd.Ask) (sen
 	if a.Pending() || !a.Tell || a.ToldAt != nil {
 		return false, nil
 	}
-	ch, err := tx.Channel(ctx, a.Session)
+	ch, err := tx.Channel(ctx, a.Agent, a.Session)
 	if askd.ErrorCode(err) == askd.ENOTFOUND {
 		ch, err = s.defaultChannel(), nil
 	}
@@ -154,8 +154,10 @@ func (s *Service) kickDeliveries() { signal(s.deliveryKick) }
 // now, or lost track of changes; the worker then looks for due deliveries.
 func (s *Service) DeliveryWake() <-chan struct{} { return s.deliveryKick }
 
-// SetChannel sets how session's agent is told of settled asks (agent
-// tokens: a launcher sets it for the session it starts). Errors: EFORBIDDEN
+// SetChannel sets how the caller's session session is told of settled asks
+// (agent tokens: a launcher sets it for the session it starts; the session
+// is the caller token's, SPEC §1, and is recorded as new if it is, under the
+// per-token cap on new sessions). Errors: ELIMIT past that cap; EFORBIDDEN
 // for people, or for command channels when the server refuses them;
 // EINVALID naming the field.
 func (s *Service) SetChannel(ctx context.Context, c askd.Caller, session string, ch *askd.Channel) error {
@@ -171,15 +173,23 @@ func (s *Service) SetChannel(ctx context.Context, c askd.Caller, session string,
 	if ch.Type == askd.ChannelCommand && s.cfg.NoCommandChannels {
 		return askd.Errorf(askd.EFORBIDDEN, "type: this server does not run command channels (askd serve --command-channels=false)")
 	}
-	return s.store.Update(ctx, func(tx askd.Tx) error { return tx.SetChannel(ctx, session, ch) })
+	return s.store.Update(ctx, func(tx askd.Tx) error {
+		if err := tx.LockSession(ctx, c.Name, session); err != nil {
+			return err
+		}
+		if err := s.addSession(ctx, tx, c.Name, session); err != nil {
+			return err
+		}
+		return tx.SetChannel(ctx, c.Name, session, ch)
+	})
 }
 
-// SessionChannel returns the channel session's agent is told through: its
+// SessionChannel returns the channel agent's session is told through: its
 // own, or the server's default.
-func (s *Service) SessionChannel(ctx context.Context, session string) (*askd.Channel, error) {
+func (s *Service) SessionChannel(ctx context.Context, agent, session string) (*askd.Channel, error) {
 	var ch *askd.Channel
 	err := s.store.View(ctx, func(tx askd.Tx) (err error) {
-		ch, err = tx.Channel(ctx, session)
+		ch, err = tx.Channel(ctx, agent, session)
 		return err
 	})
 	if askd.ErrorCode(err) == askd.ENOTFOUND {

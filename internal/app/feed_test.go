@@ -20,7 +20,7 @@ func feedService(t *testing.T) *Service {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { st.Close() })
-	return New(st, Config{MaxPending: 1000})
+	return New(st, Config{MaxPending: 1000, MaxPendingPerToken: 100000, MaxNewSessions: 100000})
 }
 
 // Loads racing each other (the feed's loop and streams subscribing at "now")

@@ -40,7 +40,7 @@ func (s *Service) CallStarted(ctx context.Context, c askd.Caller, mcpSession, re
 	err := s.store.Update(ctx, func(tx askd.Tx) error {
 		// The call and its cancellation both read, then write the row: the
 		// session lock makes one wait for the other.
-		if err := tx.LockSession(ctx, c.Session); err != nil {
+		if err := tx.LockSession(ctx, c.Name, c.Session); err != nil {
 			return err
 		}
 		old, err := tx.MCPCall(ctx, k)
@@ -81,7 +81,7 @@ func (s *Service) CallCancelled(ctx context.Context, c askd.Caller, mcpSession, 
 	k := callKey(c, mcpSession, requestID)
 	var id int64
 	err := s.store.Update(ctx, func(tx askd.Tx) error {
-		if err := tx.LockSession(ctx, c.Session); err != nil {
+		if err := tx.LockSession(ctx, c.Name, c.Session); err != nil {
 			return err
 		}
 		now := s.now()

@@ -24,7 +24,7 @@ func (s *Server) listAsks(w http.ResponseWriter, r *http.Request, c askd.Caller)
 		return nil
 	}
 	q := r.URL.Query()
-	f := askd.AskFilter{Session: q.Get("session"), Status: askd.Status(q.Get("status")), Kind: askd.Kind(q.Get("kind"))}
+	f := askd.AskFilter{Agent: q.Get("agent"), Session: q.Get("session"), Status: askd.Status(q.Get("status")), Kind: askd.Kind(q.Get("kind"))}
 	switch f.Status {
 	case "", askd.StatusPending, askd.StatusAnswered, askd.StatusCancelled:
 	default:

@@ -27,7 +27,9 @@ func (s *Server) events(w http.ResponseWriter, r *http.Request, c askd.Caller) e
 		}
 		cursor = n
 	}
-	session := r.URL.Query().Get("session")
+	// ?agent= and ?session= scope the stream as they scope GET /api/asks: a
+	// session is the agent token's (SPEC §1), so both name one.
+	agent, session := r.URL.Query().Get("agent"), r.URL.Query().Get("session")
 	stream, err := s.app.Subscribe(r.Context(), cursor)
 	if err != nil {
 		return err
@@ -78,7 +80,7 @@ func (s *Server) events(w http.ResponseWriter, r *http.Request, c askd.Caller) e
 			}
 			_ = rc.SetWriteDeadline(time.Now().Add(10 * time.Second))
 			for _, e := range evs {
-				if session != "" && e.Session != session {
+				if session != "" && e.Session != session || agent != "" && (e.Ask == nil || e.Ask.Agent != agent) {
 					continue
 				}
 				if _, err := fmt.Fprintf(w, "id: %d\nevent: %s\ndata: %s\n\n", e.ID, askd.EventType(e.Action), e.JSON); err != nil {

@@ -36,16 +36,18 @@ func (t *tx) ctx(ctx context.Context) context.Context {
 
 var _ askd.Tx = (*tx)(nil)
 
-// LockSession takes a transaction advisory lock on the session's name (its
-// 64-bit hash), held until commit or rollback: transactions locking the same
-// session run one after the other from here on. Two names with the same hash
-// only wait for each other needlessly. Under Update, which holds the write
+// LockSession takes a transaction advisory lock on the session (the 64-bit
+// hash of its agent and name), held until commit or rollback: transactions
+// locking the same session run one after the other from here on. Two
+// sessions with the same hash only wait for each other needlessly. Under Update, which holds the write
 // lock, it has nothing left to do and costs no round trip.
-func (t *tx) LockSession(ctx context.Context, session string) error {
+func (t *tx) LockSession(ctx context.Context, agent, session string) error {
 	if t.exclusive {
 		return nil
 	}
-	if _, err := t.tx.Exec(t.ctx(ctx), "SELECT pg_advisory_xact_lock(hashtextextended($1, 0))", session); err != nil {
+	// Names hold no control characters (askd.ValidName), so a newline
+	// between them makes the pair one key.
+	if _, err := t.tx.Exec(t.ctx(ctx), "SELECT pg_advisory_xact_lock(hashtextextended($1, 0))", agent+"\n"+session); err != nil {
 		return translate(err, fmt.Sprintf("lock session %q", session))
 	}
 	return nil
@@ -253,6 +255,9 @@ func askWhere(f askd.AskFilter) (string, []any) {
 	default:
 		add("status = ?", string(f.Status))
 	}
+	if f.Agent != "" {
+		add("agent = ?", f.Agent)
+	}
 	if f.Session != "" {
 		add("session = ?", f.Session)
 	}
@@ -326,18 +331,19 @@ func (t *tx) DeleteAsks(ctx context.Context, settledBefore time.Time) (int, erro
 	return int(tag.RowsAffected()), nil
 }
 
-// Sessions returns every session that has asks, by name, with its counts.
+// Sessions returns every session that has asks, by agent then name, with
+// its counts.
 func (t *tx) Sessions(ctx context.Context) ([]*askd.SessionInfo, error) {
 	// COLLATE "C": by bytes, as SQLite orders, whatever the database's locale.
 	rows, err := t.tx.Query(t.ctx(ctx), `
-		SELECT session, count(*) FILTER (WHERE status = 'pending'), count(*), max(created_at)
-		FROM asks GROUP BY session ORDER BY session COLLATE "C"`)
+		SELECT agent, session, count(*) FILTER (WHERE status = 'pending'), count(*), max(created_at)
+		FROM asks GROUP BY agent, session ORDER BY agent COLLATE "C", session COLLATE "C"`)
 	if err != nil {
 		return nil, translate(err, "list sessions")
 	}
 	sessions, err := pgx.CollectRows(rows, func(row pgx.CollectableRow) (*askd.SessionInfo, error) {
 		var s askd.SessionInfo
-		if err := row.Scan(&s.Name, &s.Pending, &s.Total, &s.LastAskAt); err != nil {
+		if err := row.Scan(&s.Agent, &s.Name, &s.Pending, &s.Total, &s.LastAskAt); err != nil {
 			return nil, err
 		}
 		s.LastAskAt = s.LastAskAt.UTC()

@@ -16,8 +16,9 @@ import (
 	"github.com/askd-dev/askd"
 )
 
-// SetChannel stores a session's delivery channel, replacing any.
-func (t *tx) SetChannel(ctx context.Context, session string, c *askd.Channel) error {
+// SetChannel stores the delivery channel of agent's session, replacing any;
+// a session not recorded yet is recorded now.
+func (t *tx) SetChannel(ctx context.Context, agent, session string, c *askd.Channel) error {
 	if err := t.mustWrite("set channel"); err != nil {
 		return err
 	}
@@ -26,20 +27,21 @@ func (t *tx) SetChannel(ctx context.Context, session string, c *askd.Channel) er
 		return fmt.Errorf("set channel of %q: %w", session, err)
 	}
 	_, err = t.tx.Exec(t.ctx(ctx), `
-		INSERT INTO channels (session, channel, updated_at) VALUES ($1, $2, now())
-		ON CONFLICT (session) DO UPDATE SET channel = excluded.channel, updated_at = excluded.updated_at`,
-		session, b)
+		INSERT INTO sessions (agent, name, created_at, channel, channel_updated_at) VALUES ($1, $2, now(), $3, now())
+		ON CONFLICT (agent, name) DO UPDATE SET channel = excluded.channel, channel_updated_at = excluded.channel_updated_at`,
+		agent, session, b)
 	if err != nil {
 		return translate(err, fmt.Sprintf("set channel of %q", session))
 	}
 	return nil
 }
 
-// Channel returns a session's delivery channel; ENOTFOUND when none was set.
-func (t *tx) Channel(ctx context.Context, session string) (*askd.Channel, error) {
+// Channel returns the delivery channel of agent's session; ENOTFOUND when
+// none was set.
+func (t *tx) Channel(ctx context.Context, agent, session string) (*askd.Channel, error) {
 	var raw []byte
-	err := t.tx.QueryRow(t.ctx(ctx), "SELECT channel FROM channels WHERE session = $1", session).Scan(&raw)
-	if errors.Is(err, pgx.ErrNoRows) {
+	err := t.tx.QueryRow(t.ctx(ctx), "SELECT channel FROM sessions WHERE agent = $1 AND name = $2", agent, session).Scan(&raw)
+	if errors.Is(err, pgx.ErrNoRows) || err == nil && raw == nil {
 		return nil, askd.Errorf(askd.ENOTFOUND, "session %q has no channel", session)
 	}
 	if err != nil {
@@ -50,6 +52,31 @@ func (t *tx) Channel(ctx context.Context, session string) (*askd.Channel, error)
 		return nil, fmt.Errorf("channel of %q: %w", session, err)
 	}
 	return &c, nil
+}
+
+// AddSession records agent's session from at unless it is recorded, and
+// reports whether it was new.
+func (t *tx) AddSession(ctx context.Context, agent, session string, at time.Time) (bool, error) {
+	if err := t.mustWrite("add session"); err != nil {
+		return false, err
+	}
+	tag, err := t.tx.Exec(t.ctx(ctx), `
+		INSERT INTO sessions (agent, name, created_at) VALUES ($1, $2, $3)
+		ON CONFLICT (agent, name) DO NOTHING`, agent, session, at)
+	if err != nil {
+		return false, translate(err, fmt.Sprintf("add session %q", session))
+	}
+	return tag.RowsAffected() == 1, nil
+}
+
+// CountSessions counts agent's sessions recorded at or after since.
+func (t *tx) CountSessions(ctx context.Context, agent string, since time.Time) (int, error) {
+	var n int
+	err := t.tx.QueryRow(t.ctx(ctx), "SELECT count(*) FROM sessions WHERE agent = $1 AND created_at >= $2", agent, since).Scan(&n)
+	if err != nil {
+		return 0, translate(err, fmt.Sprintf("count sessions of %q", agent))
+	}
+	return n, nil
 }
 
 const deliveryColumns = `id, kind, idempotency_key, ask_id, session, channel, status, attempts,

@@ -489,7 +489,7 @@ func BenchmarkCreateAnswer(b *testing.B) {
 		for pb.Next() {
 			a := newAsk(session)
 			err := s.Update(ctx, func(tx askd.Tx) error {
-				if err := tx.LockSession(ctx, session); err != nil {
+				if err := tx.LockSession(ctx, "agent-1", session); err != nil {
 					return err
 				}
 				if _, err := tx.FindAsks(ctx, askd.AskFilter{Session: session, Status: askd.StatusPending}); err != nil {

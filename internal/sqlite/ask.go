@@ -205,6 +205,9 @@ func askWhere(f askd.AskFilter) (string, []any) {
 	default:
 		add("status = ?", string(f.Status))
 	}
+	if f.Agent != "" {
+		add("agent = ?", f.Agent)
+	}
 	if f.Session != "" {
 		add("session = ?", f.Session)
 	}
@@ -296,17 +299,18 @@ func (t *tx) DeleteAsks(ctx context.Context, settledBefore time.Time) (int, erro
 	return int(n), nil
 }
 
-// Sessions returns every session that has asks, by name, with its counts.
+// Sessions returns every session that has asks, by agent then name, with
+// its counts.
 func (t *tx) Sessions(ctx context.Context) ([]*askd.SessionInfo, error) {
 	rows, err := t.tx.QueryContext(ctx, `
-		SELECT session, SUM(status = 'pending'), COUNT(*), MAX(created_at)
-		FROM asks GROUP BY session ORDER BY session`)
+		SELECT agent, session, SUM(status = 'pending'), COUNT(*), MAX(created_at)
+		FROM asks GROUP BY agent, session ORDER BY agent, session`)
 	return collect(rows, err, "list sessions", func(row scanner) (*askd.SessionInfo, error) {
 		var (
 			s    askd.SessionInfo
 			last int64
 		)
-		if err := row.Scan(&s.Name, &s.Pending, &s.Total, &last); err != nil {
+		if err := row.Scan(&s.Agent, &s.Name, &s.Pending, &s.Total, &last); err != nil {
 			return nil, err
 		}
 		s.LastAskAt = fromMicros(last)

@@ -13,8 +13,9 @@ import (
 	"github.com/askd-dev/askd"
 )
 
-// SetChannel stores a session's delivery channel, replacing any.
-func (t *tx) SetChannel(ctx context.Context, session string, c *askd.Channel) error {
+// SetChannel stores the delivery channel of agent's session, replacing any;
+// a session not recorded yet is recorded now.
+func (t *tx) SetChannel(ctx context.Context, agent, session string, c *askd.Channel) error {
 	if err := t.mustWrite("set channel"); err != nil {
 		return err
 	}
@@ -22,31 +23,62 @@ func (t *tx) SetChannel(ctx context.Context, session string, c *askd.Channel) er
 	if err != nil {
 		return fmt.Errorf("set channel of %q: %w", session, err)
 	}
+	now := micros(time.Now())
 	_, err = t.tx.ExecContext(ctx, `
-		INSERT INTO channels (session, channel, updated_at) VALUES (?, ?, ?)
-		ON CONFLICT (session) DO UPDATE SET channel = excluded.channel, updated_at = excluded.updated_at`,
-		session, string(b), micros(time.Now()))
+		INSERT INTO sessions (agent, name, created_at, channel, channel_updated_at) VALUES (?, ?, ?, ?, ?)
+		ON CONFLICT (agent, name) DO UPDATE SET channel = excluded.channel, channel_updated_at = excluded.channel_updated_at`,
+		agent, session, now, string(b), now)
 	if err != nil {
 		return fmt.Errorf("set channel of %q: %w", session, err)
 	}
 	return nil
 }
 
-// Channel returns a session's delivery channel; ENOTFOUND when none was set.
-func (t *tx) Channel(ctx context.Context, session string) (*askd.Channel, error) {
-	var raw string
-	err := t.tx.QueryRowContext(ctx, "SELECT channel FROM channels WHERE session = ?", session).Scan(&raw)
-	if errors.Is(err, sql.ErrNoRows) {
+// Channel returns the delivery channel of agent's session; ENOTFOUND when
+// none was set.
+func (t *tx) Channel(ctx context.Context, agent, session string) (*askd.Channel, error) {
+	var raw sql.NullString
+	err := t.tx.QueryRowContext(ctx, "SELECT channel FROM sessions WHERE agent = ? AND name = ?", agent, session).Scan(&raw)
+	if errors.Is(err, sql.ErrNoRows) || err == nil && !raw.Valid {
 		return nil, askd.Errorf(askd.ENOTFOUND, "session %q has no channel", session)
 	}
 	if err != nil {
 		return nil, fmt.Errorf("read channel of %q: %w", session, err)
 	}
 	var c askd.Channel
-	if err := json.Unmarshal([]byte(raw), &c); err != nil {
+	if err := json.Unmarshal([]byte(raw.String), &c); err != nil {
 		return nil, fmt.Errorf("channel of %q: %w", session, err)
 	}
 	return &c, nil
+}
+
+// AddSession records agent's session from at unless it is recorded, and
+// reports whether it was new.
+func (t *tx) AddSession(ctx context.Context, agent, session string, at time.Time) (bool, error) {
+	if err := t.mustWrite("add session"); err != nil {
+		return false, err
+	}
+	res, err := t.tx.ExecContext(ctx, `
+		INSERT INTO sessions (agent, name, created_at) VALUES (?, ?, ?)
+		ON CONFLICT (agent, name) DO NOTHING`, agent, session, micros(at))
+	if err != nil {
+		return false, fmt.Errorf("add session %q: %w", session, err)
+	}
+	n, err := res.RowsAffected()
+	if err != nil {
+		return false, fmt.Errorf("add session %q: %w", session, err)
+	}
+	return n == 1, nil
+}
+
+// CountSessions counts agent's sessions recorded at or after since.
+func (t *tx) CountSessions(ctx context.Context, agent string, since time.Time) (int, error) {
+	var n int
+	err := t.tx.QueryRowContext(ctx, "SELECT COUNT(*) FROM sessions WHERE agent = ? AND created_at >= ?", agent, micros(since)).Scan(&n)
+	if err != nil {
+		return 0, fmt.Errorf("count sessions of %q: %w", agent, err)
+	}
+	return n, nil
 }
 
 const deliveryColumns = `id, kind, idempotency_key, ask_id, session, channel, status, attempts,

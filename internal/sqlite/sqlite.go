@@ -358,7 +358,7 @@ var _ askd.Tx = (*tx)(nil)
 
 // LockSession does nothing: every write transaction is IMMEDIATE on the one
 // writer connection, so writes are already serialized whole.
-func (t *tx) LockSession(ctx context.Context, session string) error { return nil }
+func (t *tx) LockSession(ctx context.Context, agent, session string) error { return nil }
 
 // mustWrite fails a write attempted in a View, with what was being done.
 func (t *tx) mustWrite(what string) error {

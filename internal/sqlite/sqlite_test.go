@@ -44,7 +44,7 @@ func TestStore(t *testing.T) {
 func TestMigrate(t *testing.T) {
 	ctx := t.Context()
 	path := filepath.Join(t.TempDir(), "askd.db")
-	all := []string{"001_asks_events_tokens", "002_channels_deliveries", "003_mcp_calls"}
+	all := []string{"001_asks_events_tokens", "002_channels_deliveries", "003_mcp_calls", "004_sessions"}
 
 	applied, err := Migrate(ctx, path)
 	if err != nil {
@@ -130,7 +130,7 @@ func TestMigrateConcurrently(t *testing.T) {
 		})
 	}
 	wg.Wait()
-	if want := []string{"001_asks_events_tokens", "002_channels_deliveries", "003_mcp_calls"}; !slices.Equal(applied, want) {
+	if want := []string{"001_asks_events_tokens", "002_channels_deliveries", "003_mcp_calls", "004_sessions"}; !slices.Equal(applied, want) {
 		t.Errorf("migrations applied by 4 concurrent Migrate calls: %v, want %v", applied, want)
 	}
 }
@@ -333,5 +333,84 @@ func TestUpdateAfterCancelledContext(t *testing.T) {
 	defer stop()
 	if err := s.Update(done, func(tx askd.Tx) error { return nil }); err != nil {
 		t.Fatalf("Update after a cancelled one: %v", err)
+	}
+}
+
+// TestMigrateSessionsToTokens: a database from before sessions belonged to
+// tokens, where agents A and B both used session "shared" and A alone used
+// "mine", each with a channel, migrates to one session per (token, name); the
+// channel of "mine" stays A's, and the shared name's channel, whose setter
+// nothing tells, goes to neither (their answers wait for check_ask).
+func TestMigrateSessionsToTokens(t *testing.T) {
+	ctx := t.Context()
+	path := filepath.Join(t.TempDir(), "askd.db")
+	db, err := openWriter(ctx, path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ms, err := migrationList()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, m := range ms {
+		if m.Version >= "004" {
+			break
+		}
+		if _, err := db.ExecContext(ctx, m.SQL); err != nil {
+			t.Fatalf("apply %s: %v", m.Version, err)
+		}
+	}
+	for _, stmt := range []string{
+		`CREATE TABLE schema_migrations (version TEXT NOT NULL PRIMARY KEY, applied_at INTEGER NOT NULL) STRICT`,
+		`INSERT INTO schema_migrations VALUES ('001_asks_events_tokens', 0), ('002_channels_deliveries', 0), ('003_mcp_calls', 0)`,
+		`INSERT INTO asks (kind, session, agent, status, created_at, updated_at) VALUES
+			('ready', 'shared', 'a', 'pending', 10, 10), ('ready', 'shared', 'b', 'pending', 20, 20),
+			('question', 'mine', 'a', 'answered', 30, 30), ('question', 'mine', 'a', 'pending', 40, 40)`,
+		`INSERT INTO channels VALUES ('shared', '{"type":"webhook","url":"https://b.example/steal","secret":"k"}', 5),
+			('mine', '{"type":"webhook","url":"https://a.example/tell","secret":"k"}', 6),
+			('unused', '{"type":"hook"}', 7)`,
+	} {
+		if _, err := db.ExecContext(ctx, stmt); err != nil {
+			t.Fatalf("%s: %v", stmt, err)
+		}
+	}
+	if err := db.Close(); err != nil {
+		t.Fatal(err)
+	}
+
+	s := openAt(t, path)
+	var got []askd.SessionInfo
+	err = s.View(ctx, func(tx askd.Tx) error {
+		infos, err := tx.Sessions(ctx)
+		for _, i := range infos {
+			got = append(got, askd.SessionInfo{Agent: i.Agent, Name: i.Name, Pending: i.Pending, Total: i.Total})
+		}
+		return err
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []askd.SessionInfo{{Agent: "a", Name: "mine", Pending: 1, Total: 2}, {Agent: "a", Name: "shared", Pending: 1, Total: 1}, {Agent: "b", Name: "shared", Pending: 1, Total: 1}}
+	if !slices.Equal(got, want) {
+		t.Errorf("sessions after migration = %+v, want %+v", got, want)
+	}
+	err = s.View(ctx, func(tx askd.Tx) error {
+		ch, err := tx.Channel(ctx, "a", "mine")
+		if err != nil || ch.URL != "https://a.example/tell" {
+			t.Errorf("a's channel of mine = %+v, %v; want its webhook", ch, err)
+		}
+		for _, k := range [][2]string{{"a", "shared"}, {"b", "shared"}, {"b", "mine"}, {"a", "unused"}} {
+			if ch, err := tx.Channel(ctx, k[0], k[1]); askd.ErrorCode(err) != askd.ENOTFOUND {
+				t.Errorf("channel of %s's %s = %+v, %v; want none (ENOTFOUND)", k[0], k[1], ch, err)
+			}
+		}
+		n, err := tx.CountSessions(ctx, "a", time.UnixMicro(0))
+		if err != nil || n != 2 {
+			t.Errorf("a's sessions recorded = %d, %v; want 2", n, err)
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
 	}
 }

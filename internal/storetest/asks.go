@@ -339,7 +339,8 @@ func findFixture(t *testing.T, s askd.Store) map[string]*askd.Ask {
 	q4.Deadline = ptr(at(time.Minute))
 	a5 := newAsk(askd.KindApproval, "s1", at(4*time.Second))
 	a5.Deadline, a5.ToolUseID = ptr(at(30*time.Minute)), "toolu_2"
-	x6 := settled(newAsk(askd.KindAction, "s3", at(5*time.Second)), askd.ReasonDismissed, at(3*time.Hour))
+	// Another token's session of the same name as q1's: another session.
+	x6 := byAgent(settled(newAsk(askd.KindAction, "s1", at(5*time.Second)), askd.ReasonDismissed, at(3*time.Hour)), "agent-2")
 	create(t, s, q1, d2, a3, q4, a5, x6)
 	return map[string]*askd.Ask{"q1": q1, "d2": d2, "a3": a3, "q4": q4, "a5": a5, "x6": x6}
 }
@@ -364,7 +365,11 @@ func filterCases(asks map[string]*askd.Ask) []struct {
 		{"status pending", askd.AskFilter{Status: askd.StatusPending}, []string{"a5", "a3", "q1"}, 3},
 		{"status answered", askd.AskFilter{Status: askd.StatusAnswered}, []string{"d2"}, 1},
 		{"status cancelled", askd.AskFilter{Status: askd.StatusCancelled}, []string{"x6", "q4"}, 2},
-		{"session", askd.AskFilter{Session: "s1"}, []string{"a5", "q1", "d2"}, 3},
+		{"session name, any agent", askd.AskFilter{Session: "s1"}, []string{"a5", "q1", "x6", "d2"}, 4},
+		{"agent", askd.AskFilter{Agent: "agent-2"}, []string{"x6"}, 1},
+		{"agent and session", askd.AskFilter{Agent: "agent-1", Session: "s1"}, []string{"a5", "q1", "d2"}, 3},
+		{"another agent's session of the name", askd.AskFilter{Agent: "agent-2", Session: "s2"}, nil, 0},
+		{"agent and status", askd.AskFilter{Agent: "agent-1", Status: askd.StatusPending}, []string{"a5", "a3", "q1"}, 3},
 		{"session nobody has", askd.AskFilter{Session: "nobody"}, nil, 0},
 		{"kind", askd.AskFilter{Kind: askd.KindQuestion}, []string{"q1", "q4"}, 2},
 		{"kind and session", askd.AskFilter{Kind: askd.KindApproval, Session: "s2"}, []string{"a3"}, 1},
@@ -556,11 +561,13 @@ func testSessions(t *testing.T, s askd.Store) {
 		newAsk(askd.KindApproval, "s-b", at(3*time.Minute)),
 		settled(newAsk(askd.KindReady, "s-a", at(5*time.Minute)), askd.ReasonDismissed, at(6*time.Minute)),
 		newAsk(askd.KindQuestion, "s-c", at(-time.Hour)),
+		byAgent(newAsk(askd.KindQuestion, "s-b", at(4*time.Minute)), "agent-2"), // another token's s-b: another session
 	)
 	want := []askd.SessionInfo{
-		{Name: "s-a", Pending: 0, Total: 1, LastAskAt: at(5 * time.Minute)},
-		{Name: "s-b", Pending: 2, Total: 3, LastAskAt: at(3 * time.Minute)},
-		{Name: "s-c", Pending: 1, Total: 1, LastAskAt: at(-time.Hour)},
+		{Agent: "agent-1", Name: "s-a", Pending: 0, Total: 1, LastAskAt: at(5 * time.Minute)},
+		{Agent: "agent-1", Name: "s-b", Pending: 2, Total: 3, LastAskAt: at(3 * time.Minute)},
+		{Agent: "agent-1", Name: "s-c", Pending: 1, Total: 1, LastAskAt: at(-time.Hour)},
+		{Agent: "agent-2", Name: "s-b", Pending: 1, Total: 1, LastAskAt: at(4 * time.Minute)},
 	}
 	view(t, s, func(tx askd.Tx) error {
 		got, err := tx.Sessions(ctx)
@@ -572,8 +579,8 @@ func testSessions(t *testing.T, s askd.Store) {
 		}
 		for i, w := range want {
 			g := got[i]
-			if g.Name != w.Name || g.Pending != w.Pending || g.Total != w.Total {
-				t.Errorf("Sessions[%d] = %s/%d pending/%d total, want %s/%d/%d", i, g.Name, g.Pending, g.Total, w.Name, w.Pending, w.Total)
+			if g.Agent != w.Agent || g.Name != w.Name || g.Pending != w.Pending || g.Total != w.Total {
+				t.Errorf("Sessions[%d] = %s/%s/%d pending/%d total, want %s/%s/%d/%d", i, g.Agent, g.Name, g.Pending, g.Total, w.Agent, w.Name, w.Pending, w.Total)
 			}
 			checkTime(t, "Sessions["+w.Name+"].LastAskAt", g.LastAskAt, w.LastAskAt)
 		}

@@ -16,7 +16,7 @@ import (
 func testChannels(t *testing.T, s askd.Store) {
 	ctx := t.Context()
 	err := s.View(ctx, func(tx askd.Tx) error {
-		_, err := tx.Channel(ctx, "s1")
+		_, err := tx.Channel(ctx, "agent-1", "s1")
 		return err
 	})
 	wantCode(t, err, askd.ENOTFOUND)
@@ -25,9 +25,9 @@ func testChannels(t *testing.T, s askd.Store) {
 	web := &askd.Channel{Type: askd.ChannelWebhook, URL: "https://example.test/tell?x=1", Secret: "s3cret"}
 	cmd := &askd.Channel{Type: askd.ChannelCommand, Argv: []string{"tmux", "send-keys", "-t", "{session}", "{prompt}", "Enter"}}
 	for _, want := range []*askd.Channel{hook, web, cmd} {
-		update(t, s, func(tx askd.Tx) error { return tx.SetChannel(ctx, "s1", want) })
+		update(t, s, func(tx askd.Tx) error { return tx.SetChannel(ctx, "agent-1", "s1", want) })
 		view(t, s, func(tx askd.Tx) error {
-			got, err := tx.Channel(ctx, "s1")
+			got, err := tx.Channel(ctx, "agent-1", "s1")
 			if err != nil {
 				return err
 			}
@@ -38,8 +38,87 @@ func testChannels(t *testing.T, s askd.Store) {
 		})
 	}
 	view(t, s, func(tx askd.Tx) error {
-		if _, err := tx.Channel(ctx, "s2"); askd.ErrorCode(err) != askd.ENOTFOUND {
+		if _, err := tx.Channel(ctx, "agent-1", "s2"); askd.ErrorCode(err) != askd.ENOTFOUND {
 			t.Errorf("another session's channel: %v, want ENOTFOUND", err)
+		}
+		// The same name under another token is another session (SPEC §1).
+		if _, err := tx.Channel(ctx, "agent-2", "s1"); askd.ErrorCode(err) != askd.ENOTFOUND {
+			t.Errorf("another token's session s1: %v, want ENOTFOUND", err)
+		}
+		return nil
+	})
+	update(t, s, func(tx askd.Tx) error { return tx.SetChannel(ctx, "agent-2", "s1", hook) })
+	view(t, s, func(tx askd.Tx) error {
+		got, err := tx.Channel(ctx, "agent-1", "s1")
+		if err != nil {
+			return err
+		}
+		if !reflect.DeepEqual(got, cmd) {
+			t.Errorf("agent-1's s1 after agent-2 set its own s1 = %+v, want %+v", got, cmd)
+		}
+		return nil
+	})
+}
+
+// testSessionsRecorded: AddSession records a session once, a session with a
+// channel is recorded, and CountSessions counts one agent's since a time.
+func testSessionsRecorded(t *testing.T, s askd.Store) {
+	ctx := t.Context()
+	add := func(agent, session string, when time.Time, wantNew bool) {
+		t.Helper()
+		update(t, s, func(tx askd.Tx) error {
+			added, err := tx.AddSession(ctx, agent, session, when)
+			if err == nil && added != wantNew {
+				t.Errorf("AddSession(%s, %s) = %v, want %v", agent, session, added, wantNew)
+			}
+			return err
+		})
+	}
+	add("agent-1", "s1", at(0), true)
+	add("agent-1", "s1", at(time.Hour), false) // recorded already: its time stays
+	add("agent-1", "s2", at(time.Minute), true)
+	add("agent-2", "s1", at(2*time.Minute), true)
+	// A session whose channel was set keeps it when recorded again.
+	ch := &askd.Channel{Type: askd.ChannelWebhook, URL: "https://example.test/x", Secret: "k"}
+	update(t, s, func(tx askd.Tx) error { return tx.SetChannel(ctx, "agent-1", "s2", ch) })
+	add("agent-1", "s2", at(3*time.Minute), false)
+	// A rolled-back transaction records nothing.
+	err := s.Update(ctx, func(tx askd.Tx) error {
+		if _, err := tx.AddSession(ctx, "agent-1", "s3", at(time.Minute)); err != nil {
+			return err
+		}
+		return askd.Errorf(askd.ELIMIT, "refused")
+	})
+	wantCode(t, err, askd.ELIMIT)
+	view(t, s, func(tx askd.Tx) error {
+		for _, c := range []struct {
+			agent string
+			since time.Time
+			want  int
+		}{
+			{"agent-1", at(0), 2},
+			{"agent-1", at(time.Second), 1},
+			{"agent-1", at(2 * time.Minute), 0},
+			{"agent-2", at(0), 1},
+			{"agent-3", at(0), 0},
+		} {
+			n, err := tx.CountSessions(ctx, c.agent, c.since)
+			if err != nil {
+				return err
+			}
+			if n != c.want {
+				t.Errorf("CountSessions(%s, since %v) = %d, want %d", c.agent, c.since, n, c.want)
+			}
+		}
+		got, err := tx.Channel(ctx, "agent-1", "s2")
+		if err != nil {
+			return err
+		}
+		if !reflect.DeepEqual(got, ch) {
+			t.Errorf("channel after AddSession = %+v, want %+v", got, ch)
+		}
+		if _, err := tx.Channel(ctx, "agent-1", "s1"); askd.ErrorCode(err) != askd.ENOTFOUND {
+			t.Errorf("channel of a session recorded without one: %v, want ENOTFOUND", err)
 		}
 		return nil
 	})

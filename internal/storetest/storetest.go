@@ -60,6 +60,7 @@ func Run(t *testing.T, open func(t *testing.T) askd.Store) {
 		{"ConcurrentUpdates", testConcurrentUpdates},
 		{"ConcurrentUpdatesSomeFail", testConcurrentUpdatesSomeFail},
 		{"Channels", testChannels},
+		{"SessionsRecorded", testSessionsRecorded},
 		{"DeliveryRoundTrip", testDeliveryRoundTrip},
 		{"ClaimDeliveries", testClaimDeliveries},
 		{"ConcurrentClaims", testConcurrentClaims},
@@ -115,6 +116,13 @@ func create(t *testing.T, s askd.Store, asks ...*askd.Ask) {
 }
 
 // newAsk returns a pending ask of the kind, with the content its kind needs.
+// byAgent sets a's agent token: the same session name under another token is
+// another session.
+func byAgent(a *askd.Ask, agent string) *askd.Ask {
+	a.Agent = agent
+	return a
+}
+
 func newAsk(kind askd.Kind, session string, created time.Time) *askd.Ask {
 	a := &askd.Ask{
 		Kind:      kind,

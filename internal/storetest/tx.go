@@ -375,7 +375,7 @@ func testConcurrentUpdates(t *testing.T, s askd.Store) {
 				// Read, then write what depends on the read: each new ask's
 				// revision is one more than the session's pending count.
 				err := s.Update(ctx, func(tx askd.Tx) error {
-					if err := tx.LockSession(ctx, session); err != nil {
+					if err := tx.LockSession(ctx, "agent-1", session); err != nil {
 						return err
 					}
 					n, err := tx.CountAsks(ctx, askd.AskFilter{Session: session, Status: askd.StatusPending})

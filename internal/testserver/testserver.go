@@ -43,6 +43,7 @@ type Server struct {
 	Store      askd.Store
 	HumanToken string
 	AgentToken string
+	AgentName  string // the agent token's name: the owner of its sessions
 	HTTP       *httptest.Server
 	DBPath     string
 }
@@ -76,6 +77,7 @@ func Start(t testing.TB, opts Options) *Server {
 	if opts.reuse { // the first server's tokens are in the file; make new ones
 		human, agent = fmt.Sprintf("alice-%d", time.Now().UnixNano()), fmt.Sprintf("agent-%d", time.Now().UnixNano())
 	}
+	s.AgentName = agent
 	var err error
 	if s.HumanToken, err = app.CreateToken(ctx, s.Store, human, askd.RoleHuman); err != nil {
 		t.Fatalf("human token: %v", err)

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/askd-dev/askd"
+	"github.com/askd-dev/askd/client"
 	"github.com/askd-dev/askd/internal/app"
 	"github.com/chromedp/cdproto/fetch"
 	"github.com/chromedp/cdproto/page"
@@ -314,6 +315,37 @@ func TestTwoPeopleAnswerAtOnce(t *testing.T) {
 	carol.waitFor(fmt.Sprintf(`(document.querySelector('%s .banner-text')?.textContent || '') === 'Already answered by alice — tests'`, card(b.ID)))
 }
 
+// sidebar reads the session list: each link's name, agent and count.
+const sidebar = `[...document.querySelectorAll('#sessions .session-link')].map(a => ['.session-name', '.session-agent', '.badge-count']
+	.map(c => a.querySelector(c)?.textContent).filter(Boolean).join(' ')).join('|')`
+
+// Two agent tokens each with a session named s1: two sessions in the
+// sidebar, each saying whose it is, each scoping to its own agent's asks.
+func TestTwoAgentsOneSessionName(t *testing.T) {
+	t.Parallel()
+	srv := startServer(t, app.Config{})
+	a := create(t, srv.Agent("s1"), &askd.AskInput{Kind: askd.KindAction, Title: "first agent's ask"})
+	other := client.New(srv.URL, srv.Token(t, "builder", askd.RoleAgent))
+	other.Session = "s1"
+	b := create(t, other, &askd.AskInput{Kind: askd.KindAction, Title: "second agent's ask"})
+	p := openInbox(t, srv, "/")
+	p.waitFor(`document.querySelectorAll('#pending .card').length === 2`)
+	if got := eval[string](p, sidebar); got != "All sessions 2|s1 agent-1 1|s1 builder 1" {
+		t.Errorf("sidebar %q", got)
+	}
+	p.do(chromedp.Click(chromedp.CSS(`#sessions [data-agent="builder"][data-session="s1"]`)))
+	p.waitFor(`document.querySelectorAll('#pending .card').length === 1`)
+	if got := eval[string](p, `[...document.querySelectorAll('#pending .card')].map(c => c.dataset.id).join(',')`); got != fmt.Sprint(b.ID) {
+		t.Errorf("scoped to builder's s1: cards %s, want %d (not %d)", got, b.ID, a.ID)
+	}
+	if loc := eval[string](p, `location.search`); loc != "?agent=builder&session=s1" {
+		t.Errorf("URL %q", loc)
+	}
+	if got := p.text(card(b.ID) + " .meta .agent"); got != "builder" {
+		t.Errorf("card says agent %q, want builder", got)
+	}
+}
+
 func TestSessionScoping(t *testing.T) {
 	t.Parallel()
 	srv := startServer(t, app.Config{})
@@ -325,8 +357,8 @@ func TestSessionScoping(t *testing.T) {
 		return eval[string](p, `[...document.querySelectorAll('#pending .card')].map(c => c.dataset.id).join(',')`)
 	}
 	p.waitFor(`document.querySelectorAll('#pending .card').length === 3`)
-	counts := eval[string](p, `[...document.querySelectorAll('#sessions .session-link')].map(a => a.textContent).join('|')`)
-	if counts != "All sessions3|beta2|alpha1" {
+	counts := eval[string](p, sidebar)
+	if counts != "All sessions 3|beta agent-1 2|alpha agent-1 1" {
 		t.Errorf("sidebar %q", counts)
 	}
 	p.do(chromedp.Click(chromedp.CSS(`#sessions [data-session="beta"]`)))
@@ -334,12 +366,12 @@ func TestSessionScoping(t *testing.T) {
 	if got, want := ids(), fmt.Sprintf("%d,%d", beta2.ID, beta1.ID); got != want {
 		t.Errorf("scoped to beta: cards %s, want %s", got, want)
 	}
-	if loc := eval[string](p, `location.search`); loc != "?session=beta" {
+	if loc := eval[string](p, `location.search`); loc != "?agent=agent-1&session=beta" {
 		t.Errorf("URL %q keeps no selection", loc)
 	}
 	// New asks of other sessions stay out of the scoped list.
 	create(t, srv.Agent("alpha"), &askd.AskInput{Kind: askd.KindQuestion, Questions: []askd.Question{question("alpha q?", "A", false, "x", "y")}})
-	p.waitFor(`[...document.querySelectorAll('#sessions .session-link')].map(a => a.textContent).join('|') === 'All sessions4|alpha2|beta2'`)
+	p.waitFor(sidebar + ` === 'All sessions 4|alpha agent-1 2|beta agent-1 2'`)
 	if got := ids(); got != fmt.Sprintf("%d,%d", beta2.ID, beta1.ID) {
 		t.Errorf("after an alpha ask, beta shows %s", got)
 	}

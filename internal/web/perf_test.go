@@ -101,7 +101,7 @@ func TestPageWeight(t *testing.T) {
 		}
 	})
 	t.Run("20 pending, 50 settled", func(t *testing.T) {
-		srv := startServer(t, app.Config{MaxPending: 100})
+		srv := startServer(t, app.Config{MaxPending: 100, MaxPendingPerToken: 100000, MaxNewSessions: 100000})
 		seed(t, srv, 70, 0)
 		ctx := context.Background()
 		human, _ := srv.App.Authenticate(ctx, srv.HumanToken)
@@ -119,7 +119,7 @@ func TestPageWeight(t *testing.T) {
 }
 
 func TestThousandPendingAsks(t *testing.T) {
-	srv := startServer(t, app.Config{MaxPending: 100})
+	srv := startServer(t, app.Config{MaxPending: 100, MaxPendingPerToken: 100000, MaxNewSessions: 100000})
 	seed(t, srv, 1000, 0)
 	p := coldTab(t, srv)
 	start := time.Now()

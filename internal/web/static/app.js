@@ -4,14 +4,27 @@ import { h, buildCard, showSettled, micros, relTime, summary, outcome } from './
 
 const $ = id => document.getElementById(id);
 
+// A session belongs to the agent token that names it: two agents' sessions
+// of one name are two sessions. key names one (names hold no newline).
+const key = (agent, name) => agent || name ? `${agent}\n${name}` : '';
+const keyOf = a => key(a.agent, a.session);
+function scopeOf(search) {
+  const q = new URLSearchParams(search);
+  return q.get('session') ? key(q.get('agent') || '', q.get('session')) : '';
+}
+function scopeQuery(k) {
+  const [agent, name] = k.split('\n');
+  return `agent=${encodeURIComponent(agent)}&session=${encodeURIComponent(name)}`;
+}
+
 const S = {
   asks: new Map(),      // id → ask, the newest state seen
-  sessions: new Set(),  // every session name seen
+  sessions: new Map(),  // key → {agent, name} of every session seen
   cards: new Map(),     // id → card element of a pending (or held) ask
   held: new Set(),      // settled asks whose card stays until the person clicks OK
   previews: new Map(),  // id → Promise of the ask's previews
   me: '',
-  selected: new URLSearchParams(location.search).get('session') || '',
+  selected: scopeOf(location.search),
   lastEventId: Number(document.querySelector('meta[name="askd-cursor"]').content) || 0,
   loadedScopes: new Set(),
   quickFirst: true,
@@ -40,7 +53,7 @@ function upsert(a) {
   const old = S.asks.get(a.id);
   if (old && micros(old.updated_at) > micros(a.updated_at)) return;
   S.asks.set(a.id, a);
-  S.sessions.add(a.session);
+  if (!S.sessions.has(keyOf(a))) S.sessions.set(keyOf(a), { agent: a.agent, name: a.session });
   if (old && old.status === 'pending' && a.status !== 'pending') {
     const card = S.cards.get(a.id);
     // Someone else settled an ask this person was working on: keep the card
@@ -76,7 +89,7 @@ function schedule() {
 }
 
 const snoozed = (a, now) => a.snoozed_until && Date.parse(a.snoozed_until) > now;
-const inScope = a => !S.selected || a.session === S.selected;
+const inScope = a => !S.selected || keyOf(a) === S.selected;
 
 // reconcile makes parent's children exactly els, in order, moving only what
 // must move (so a card being typed in keeps its focus and text).
@@ -118,7 +131,7 @@ function render() {
   for (const a of all) {
     if (a.status !== 'pending') continue;
     if (snoozed(a, now)) { if (inScope(a)) sleeping.push(a); continue; }
-    counts.set(a.session, (counts.get(a.session) || 0) + 1);
+    counts.set(keyOf(a), (counts.get(keyOf(a)) || 0) + 1);
     total++;
   }
 
@@ -198,44 +211,52 @@ function renderRecent(list) {
 }
 
 function renderSessions(counts, total) {
-  const names = [...S.sessions].sort((x, y) => (counts.get(y) || 0) - (counts.get(x) || 0) || x.localeCompare(y));
-  if (S.selected && !S.sessions.has(S.selected)) names.unshift(S.selected);
-  const link = (name, label, n) => h('a', {
-    class: 'session-link' + (name === S.selected ? ' active' : ''),
-    href: name ? `?session=${encodeURIComponent(name)}` : location.pathname,
-    'aria-current': name === S.selected ? 'page' : null,
-    'data-session': name,
-    onclick: e => {
-      if (e.metaKey || e.ctrlKey || e.shiftKey || e.button !== 0) return;
-      e.preventDefault();
-      select(name);
-    },
-  }, h('span', { class: 'session-name' }, label), n ? h('span', { class: 'badge-count' }, String(n)) : null);
+  const keys = [...S.sessions.keys()].sort((x, y) => (counts.get(y) || 0) - (counts.get(x) || 0) || x.localeCompare(y));
+  if (S.selected && !S.sessions.has(S.selected)) keys.unshift(S.selected);
+  const link = (k, label, n) => {
+    const [agent, name] = k ? k.split('\n') : ['', ''];
+    return h('a', {
+      class: 'session-link' + (k === S.selected ? ' active' : ''),
+      href: k ? `?${scopeQuery(k)}` : location.pathname,
+      'aria-current': k === S.selected ? 'page' : null,
+      'data-session': name,
+      'data-agent': agent,
+      title: k ? `Session ${name} of agent ${agent}` : null,
+      onclick: e => {
+        if (e.metaKey || e.ctrlKey || e.shiftKey || e.button !== 0) return;
+        e.preventDefault();
+        select(k);
+      },
+    }, h('span', { class: 'session-name' }, label),
+    // The agent whose session it is, unless the name says it (its default).
+    agent && agent !== name ? h('span', { class: 'session-agent' }, agent) : null,
+    n ? h('span', { class: 'badge-count' }, String(n)) : null);
+  };
   $('sessions').replaceChildren(
     h('div', { class: 'nav-h' }, 'Sessions'),
     link('', 'All sessions', total),
-    ...names.map(n => link(n, n, counts.get(n) || 0)));
+    ...keys.map(k => link(k, k.split('\n')[1], counts.get(k) || 0)));
 }
 
-async function select(name) {
-  if (name === S.selected) return;
-  S.selected = name;
-  history.pushState(null, '', name ? `?session=${encodeURIComponent(name)}` : location.pathname);
+async function select(k) {
+  if (k === S.selected) return;
+  S.selected = k;
+  history.pushState(null, '', k ? `?${scopeQuery(k)}` : location.pathname);
   schedule();
-  await loadScope(name);
+  await loadScope(k);
 }
 
 // loadScope loads one session's asks, so its Recent list is complete too
 // (the unscoped list holds every pending ask but only the latest settled).
-async function loadScope(name) {
-  if (!name || S.loadedScopes.has(name)) return;
-  S.loadedScopes.add(name);
-  const r = await api('GET', `/api/asks?session=${encodeURIComponent(name)}`);
+async function loadScope(k) {
+  if (!k || S.loadedScopes.has(k)) return;
+  S.loadedScopes.add(k);
+  const r = await api('GET', `/api/asks?${scopeQuery(k)}`);
   if (r.ok) r.data.asks.forEach(upsert);
 }
 
 window.addEventListener('popstate', () => {
-  S.selected = new URLSearchParams(location.search).get('session') || '';
+  S.selected = scopeOf(location.search);
   loadScope(S.selected);
   schedule();
 });
@@ -319,7 +340,7 @@ setInterval(() => {
 async function start() {
   const [me, list, sessions] = await Promise.all([api('GET', '/api/me'), api('GET', '/api/asks'), api('GET', '/api/sessions')]);
   if (me.ok) $('me').textContent = me.data.name;
-  if (sessions.ok) for (const s of sessions.data.sessions) S.sessions.add(s.name);
+  if (sessions.ok) for (const s of sessions.data.sessions) S.sessions.set(key(s.agent, s.name), { agent: s.agent, name: s.name });
   if (list.ok) list.data.asks.forEach(upsert);
   await loadScope(S.selected);
   S.loaded = true;
