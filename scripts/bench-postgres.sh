@@ -35,8 +35,8 @@ dbg_a=() dbg_i=()
 if [ -n "${DEBUG:-}" ]; then # pprof on 127.0.0.1:6061 (agent) and :6062 (inbox)
 	dbg_a=(--debug-addr 127.0.0.1:6061) dbg_i=(--debug-addr 127.0.0.1:6062)
 fi
-"$dir/askd" serve --role agent --db "$db" --addr "127.0.0.1:$ap" --log-level warn "${dbg_a[@]}" > "$dir/agent.log" 2>&1 & pids+=($!)
-"$dir/askd" serve --role inbox --db "$db" --addr "127.0.0.1:$ip" --log-level warn "${dbg_i[@]}" > "$dir/inbox.log" 2>&1 & pids+=($!)
+ASKD_MAX_PENDING_PER_TOKEN=100000 ASKD_MAX_NEW_SESSIONS=100000 "$dir/askd" serve --role agent --db "$db" --addr "127.0.0.1:$ap" --log-level warn "${dbg_a[@]}" > "$dir/agent.log" 2>&1 & pids+=($!)
+ASKD_MAX_PENDING_PER_TOKEN=100000 ASKD_MAX_NEW_SESSIONS=100000 "$dir/askd" serve --role inbox --db "$db" --addr "127.0.0.1:$ip" --log-level warn "${dbg_i[@]}" > "$dir/inbox.log" 2>&1 & pids+=($!)
 for u in "$ap" "$ip"; do
 	for _ in $(seq 50); do curl -sf "http://127.0.0.1:$u/healthz" >/dev/null && break; sleep 0.1; done
 done

@@ -58,16 +58,22 @@ func start(t *testing.T, cfg app.Config) *testserver.Server {
 // connect opens an MCP client session as the server's agent in session.
 func connect(t *testing.T, srv *testserver.Server, tr transport, session string, opts *mcp.ClientOptions) *mcp.ClientSession {
 	t.Helper()
+	return connectAs(t, srv, tr, srv.AgentToken, session, opts)
+}
+
+// connectAs opens an MCP client session with agent token token in session.
+func connectAs(t *testing.T, srv *testserver.Server, tr transport, token, session string, opts *mcp.ClientOptions) *mcp.ClientSession {
+	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
 	var mt mcp.Transport
 	if tr.stdio {
 		cmd := exec.Command(askdBinary(t), "mcp")
-		cmd.Env = append(os.Environ(), "ASKD_URL="+srv.URL, "ASKD_TOKEN="+srv.AgentToken, "ASKD_SESSION="+session, "ASKD_LOG_LEVEL=warn")
+		cmd.Env = append(os.Environ(), "ASKD_URL="+srv.URL, "ASKD_TOKEN="+token, "ASKD_SESSION="+session, "ASKD_LOG_LEVEL=warn")
 		cmd.Stderr = testWriter{t}
 		mt = &mcp.CommandTransport{Command: cmd}
 	} else {
-		mt = &mcp.StreamableClientTransport{Endpoint: srv.URL + "/mcp", HTTPClient: &http.Client{Transport: client.Transport{Token: srv.AgentToken, Session: session, Base: http.DefaultTransport}}}
+		mt = &mcp.StreamableClientTransport{Endpoint: srv.URL + "/mcp", HTTPClient: &http.Client{Transport: client.Transport{Token: token, Session: session, Base: http.DefaultTransport}}}
 	}
 	cs, err := mcp.NewClient(&mcp.Implementation{Name: "askd-test", Version: "1"}, opts).Connect(ctx, mt, &mcp.ClientSessionOptions{ProtocolVersion: tr.version})
 	if err != nil {
