@@ -137,10 +137,11 @@ func cmdCancel(ctx context.Context, e *env, args []string) error {
 }
 
 func cmdList(ctx context.Context, e *env, args []string) error {
-	fs := flags(e, "list", "[--status S] [--session NAME] [--kind K] [--limit N]")
+	fs := flags(e, "list", "[--status S] [--agent NAME] [--session NAME] [--kind K] [--limit N]")
 	r := remoteFlags(fs, false)
 	status := fs.String("status", "", "pending, answered or cancelled (default: pending, then the last settled)")
-	session := fs.String("session", "", "only this session")
+	agent := fs.String("agent", "", "only this agent token's asks (with --session: its session of that name)")
+	session := fs.String("session", "", "only sessions of this name (of every agent token, unless --agent)")
 	kind := fs.String("kind", "", "only this kind")
 	limit := fs.Int("limit", 0, "at most this many settled asks")
 	if err := parse(e, fs, args); err != nil {
@@ -150,19 +151,19 @@ func cmdList(ctx context.Context, e *env, args []string) error {
 	if err != nil {
 		return err
 	}
-	asks, err := c.List(ctx, client.ListOptions{Status: askd.Status(*status), Session: *session, Kind: askd.Kind(*kind), Limit: *limit})
+	asks, err := c.List(ctx, client.ListOptions{Status: askd.Status(*status), Agent: *agent, Session: *session, Kind: askd.Kind(*kind), Limit: *limit})
 	if err != nil {
 		return err
 	}
 	return r.print(e, asks, func(w io.Writer) {
 		tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
-		fmt.Fprintln(tw, "ID\tSTATUS\tKIND\tSESSION\tWHAT")
+		fmt.Fprintln(tw, "ID\tSTATUS\tKIND\tAGENT\tSESSION\tWHAT")
 		for _, a := range asks {
 			st := string(a.Status)
 			if a.CancelReason != "" {
 				st += "/" + string(a.CancelReason)
 			}
-			fmt.Fprintf(tw, "%d\t%s\t%s\t%s\t%s\n", a.ID, st, a.Kind, a.Session, oneLine(a.Summary(), 60))
+			fmt.Fprintf(tw, "%d\t%s\t%s\t%s\t%s\t%s\n", a.ID, st, a.Kind, a.Agent, a.Session, oneLine(a.Summary(), 60))
 		}
 		tw.Flush()
 	})
@@ -335,7 +336,7 @@ func describe(w io.Writer, a *askd.Ask) {
 	if a.CancelReason != "" {
 		st += " (" + string(a.CancelReason) + ")"
 	}
-	fmt.Fprintf(w, "ask #%d  %s  %s  session %s", a.ID, a.Kind, st, a.Session)
+	fmt.Fprintf(w, "ask #%d  %s  %s  session %s of agent %s", a.ID, a.Kind, st, a.Session, a.Agent)
 	if a.Revision > 1 {
 		fmt.Fprintf(w, "  revision %d", a.Revision)
 	}
