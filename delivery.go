@@ -3,6 +3,7 @@ package askd
 import (
 	"fmt"
 	"net/url"
+	"strconv"
 	"strings"
 	"time"
 )
@@ -17,7 +18,8 @@ const (
 	// ChannelWebhook: POST to a URL, with an Idempotency-Key and an HMAC-SHA256
 	// signature over the body.
 	ChannelWebhook ChannelType = "webhook"
-	// ChannelCommand: run an argv template, without a shell.
+	// ChannelCommand: run one of the operator's command templates (askd
+	// serve --tell-command), chosen by name, without a shell.
 	ChannelCommand ChannelType = "command"
 )
 
@@ -29,7 +31,7 @@ const (
 	NotifyNtfy    ChannelType = "ntfy"    // ntfy topic URL: POST plain text, Title and Click headers
 )
 
-// Placeholders a command channel's argv may hold, each replaced within every
+// Placeholders a command template's argv may hold, each replaced within every
 // argument on its own: the session's name, the told text, the ask's id.
 const (
 	PlaceholderSession = "{session}"
@@ -39,12 +41,13 @@ const (
 
 // Limits of channels.
 const (
-	MaxArgv        = 32       // arguments of a command channel, the program included
-	MaxArgBytes    = 4 << 10  // each argument
-	MaxURLBytes    = 2048     // webhook and notifier URLs
-	MaxSecretBytes = 256      // webhook secrets
-	MaxErrorBytes  = 1 << 10  // a delivery's last error, as kept
-	secretShown    = "******" // what a secret reads as once stored
+	MaxArgv         = 32       // arguments of a command template, the program included
+	MaxArgBytes     = 4 << 10  // each argument
+	MaxTemplateName = 64       // characters of a command template's name
+	MaxURLBytes     = 2048     // webhook and notifier URLs
+	MaxSecretBytes  = 256      // webhook secrets
+	MaxErrorBytes   = 1 << 10  // a delivery's last error, as kept
+	secretShown     = "******" // what a secret reads as once stored
 )
 
 // Channel is where and how something is sent: a session's delivery channel
@@ -54,7 +57,14 @@ type Channel struct {
 	Type   ChannelType `json:"type"`
 	URL    string      `json:"url,omitempty"`    // webhook, notifiers
 	Secret string      `json:"secret,omitempty"` // webhook: the HMAC-SHA256 key
-	Argv   []string    `json:"argv,omitempty"`   // command
+	// Name is a command channel's operator template (askd serve
+	// --tell-command NAME=ARGV): agents choose a program only by its name.
+	Name string `json:"name,omitempty"`
+	// Argv is what command channels held before operator templates: a
+	// program chosen by whoever held an agent token. It is kept only so that
+	// such channels, still stored in older databases, can be recognised and
+	// refused: Validate never accepts it and nothing runs it.
+	Argv []string `json:"argv,omitempty"`
 }
 
 // Redacted returns a copy of c fit to show: the secret replaced.
@@ -62,20 +72,21 @@ func (c Channel) Redacted() Channel {
 	if c.Secret != "" {
 		c.Secret = secretShown
 	}
-	c.Argv = append([]string(nil), c.Argv...)
+	c.Argv = nil // never shown: it is refused, and may hold what an agent meant to run
 	return c
 }
 
 // Validate checks c as a session's delivery channel. Errors are EINVALID and
-// name the field: url must be an http or https URL, argv holds 1 to 32
-// arguments of at most 4 KiB each, its first the program.
+// name the field: url must be an http or https URL; a command channel names
+// an operator template (whether the server defines it is the app's to
+// check) and never carries argv.
 func (c *Channel) Validate() error {
 	var p problems
 	switch c.Type {
 	case ChannelHook:
 		p.none("url", c.URL != "", c.Type)
 		p.none("secret", c.Secret != "", c.Type)
-		p.none("argv", c.Argv != nil, c.Type)
+		p.none("name", c.Name != "", c.Type)
 	case ChannelWebhook:
 		p.httpURL("url", c.URL)
 		switch {
@@ -84,19 +95,12 @@ func (c *Channel) Validate() error {
 		case len(c.Secret) > MaxSecretBytes:
 			p.size("secret", len(c.Secret), MaxSecretBytes)
 		}
-		p.none("argv", c.Argv != nil, c.Type)
+		p.none("name", c.Name != "", c.Type)
 	case ChannelCommand:
-		p.count("argv", len(c.Argv), 1, MaxArgv)
-		for i, arg := range c.Argv {
-			path := fmt.Sprintf("argv[%d]", i)
-			switch {
-			case i == 0 && strings.TrimSpace(arg) == "":
-				p.add(path, "required: the program to run")
-			case len(arg) > MaxArgBytes:
-				p.size(path, len(arg), MaxArgBytes)
-			case strings.ContainsRune(arg, 0):
-				p.add(path, "may not contain the NUL character")
-			}
+		if c.Name == "" {
+			p.add("name", "required with type command: the name of one of the operator's command templates (askd serve --tell-command NAME=ARGV)")
+		} else {
+			p.templateName("name", c.Name)
 		}
 		p.none("url", c.URL != "", c.Type)
 		p.none("secret", c.Secret != "", c.Type)
@@ -105,7 +109,94 @@ func (c *Channel) Validate() error {
 	default:
 		p.add("type", "%q is not hook, webhook or command", c.Type)
 	}
+	if c.Argv != nil {
+		p.add("argv", "not accepted: programs come only from the operator's command templates (askd serve --tell-command NAME=ARGV); choose one with {\"type\": \"command\", \"name\": NAME}")
+	}
 	return p.err()
+}
+
+// ValidateTemplate checks an operator's command template (askd serve
+// --tell-command NAME=ARGV): a name of letters, digits, '.', '_' and '-'
+// not starting with '-'; 1 to 32 arguments of at most 4 KiB, without NUL;
+// the first the program, which no placeholder may fill.
+func ValidateTemplate(name string, argv []string) error {
+	var p problems
+	p.templateName("name", name)
+	p.count("argv", len(argv), 1, MaxArgv)
+	for i, arg := range argv {
+		path := fmt.Sprintf("argv[%d]", i)
+		switch {
+		case i == 0 && strings.TrimSpace(arg) == "":
+			p.add(path, "required: the program to run")
+		case i == 0 && hasPlaceholder(arg):
+			p.add(path, "the program may not hold a placeholder: no agent value chooses what runs")
+		case len(arg) > MaxArgBytes:
+			p.size(path, len(arg), MaxArgBytes)
+		case strings.ContainsRune(arg, 0):
+			p.add(path, "may not contain the NUL character")
+		}
+	}
+	return p.err()
+}
+
+// templateName checks a command template's name: 1 to 64 of A-Z a-z 0-9 . _ -,
+// the first a letter or digit.
+func (p *problems) templateName(path, name string) {
+	switch {
+	case name == "" || len(name) > MaxTemplateName:
+		p.add(path, "1 to %d characters, not %d", MaxTemplateName, len(name))
+		return
+	case !isAlnum(name[0]):
+		p.add(path, "must start with a letter or digit")
+		return
+	}
+	for i := 0; i < len(name); i++ {
+		if b := name[i]; !isAlnum(b) && b != '.' && b != '_' && b != '-' {
+			p.add(path, "only letters, digits, '.', '_' and '-'")
+			return
+		}
+	}
+}
+
+func isAlnum(b byte) bool {
+	return b >= 'a' && b <= 'z' || b >= 'A' && b <= 'Z' || b >= '0' && b <= '9'
+}
+
+func hasPlaceholder(s string) bool {
+	return strings.Contains(s, PlaceholderSession) || strings.Contains(s, PlaceholderPrompt) || strings.Contains(s, PlaceholderID)
+}
+
+// ExpandTemplate returns template's argv with {session}, {prompt} and {id}
+// replaced in each argument: every argument stays one argument, whatever the
+// values hold, and no shell ever sees them. No value may become an option
+// of the program: an argument that starts with "-" only because a value put
+// the "-" there is refused (EINVALID naming the argument and the
+// placeholder), unless an earlier argument is "--", after which programs
+// read operands, not options.
+func ExpandTemplate(template []string, session, prompt string, id int64) ([]string, error) {
+	r := strings.NewReplacer(PlaceholderSession, session, PlaceholderPrompt, prompt, PlaceholderID, strconv.FormatInt(id, 10))
+	out := make([]string, len(template))
+	operands := false // after "--"
+	for i, arg := range template {
+		out[i] = r.Replace(arg)
+		// A template's own text cannot start its argument with "-" here, so
+		// a placeholder's value did.
+		if !operands && strings.HasPrefix(out[i], "-") && !strings.HasPrefix(arg, "-") {
+			return nil, Errorf(EINVALID, "argv[%d] (%s): %q starts with \"-\" and would reach the program as an option, so it was not run (a template may put \"--\" before it, for a program that reads operands after \"--\")", i, clipValue(arg), clipValue(out[i]))
+		}
+		if arg == "--" {
+			operands = true
+		}
+	}
+	return out, nil
+}
+
+// clipValue shortens a value quoted in an error to 40 bytes.
+func clipValue(s string) string {
+	if len(s) <= 40 {
+		return s
+	}
+	return strings.ToValidUTF8(s[:40], "") + "…"
 }
 
 // ValidateNotifier checks c as a notifier: type webhook, slack or ntfy, and

@@ -10,8 +10,8 @@ import (
 var channelSeeds = []string{
 	`{"type":"hook"}`,
 	`{"type":"webhook","url":"https://example.com/hook","secret":"s3cret"}`,
-	`{"type":"command","argv":["claude","-p","--resume","{session}","{prompt}"]}`,
-	`{"type":"command","argv":["tmux","send-keys","-t","{session}","{prompt}","Enter"]}`,
+	`{"type":"command","name":"resume"}`,
+	`{"type":"command","name":"tmux.send-keys_1"}`,
 	`{"type":"slack","url":"https://hooks.slack.com/services/x"}`,
 	`{"type":"ntfy","url":"http://ntfy.sh/topic"}`,
 	// invalid
@@ -19,6 +19,8 @@ var channelSeeds = []string{
 	`{"type":"webhook","url":"javascript:alert(1)","secret":"s"}`, `{"type":"command","argv":[]}`,
 	`{"type":"command","argv":[" "]}`, "{\"type\":\"command\",\"argv\":[\"a\\u0000b\"]}", `{"type":"mail"}`,
 	`{"type":"hook","extra":1}`, `{"type":"command","argv":"ls"}`, `{"type":"webhook","url":"http://[::1","secret":"s"}`,
+	`{"type":"command","argv":["claude","-p","--resume","{session}","{prompt}"]}`, `{"type":"command","name":"-x"}`,
+	`{"type":"command","name":"resume","argv":["sh"]}`, `{"type":"command"}`, `{"type":"hook","name":"resume"}`,
 }
 
 // FuzzDecodeChannel fuzzes a session channel body (PUT

@@ -5,9 +5,11 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"maps"
 	"net"
 	"net/http"
 	"net/http/pprof"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -24,9 +26,9 @@ type serveConfig struct {
 	cfg                                                                   app.Config
 
 	tell, tellSecret, beforeTell           string
+	tellCommands, webhookAllow             listFlag
 	notifyWebhook, notifySlack, notifyNtfy listFlag
 	tellTimeout                            time.Duration
-	commandChannels                        bool
 }
 
 // listFlag collects a repeatable flag's values (each may also be
@@ -55,12 +57,19 @@ func cmdServe(ctx context.Context, e *env, args []string) error {
 	fs.StringVar(&sc.debugAddr, "debug-addr", "", "serve Go's pprof profiles on this address (loopback only), e.g. 127.0.0.1:6060")
 	fs.StringVar(&sc.tell, "tell", "hook", "how agents of sessions that set no channel are told of answers:\n"+
 		"hook (the Stop hook, check_ask or askd check), webhook=URL[,secret=S] (POST, signed with S),\n"+
-		"or command=ARGV (ARGV a JSON array, or words split on spaces; run without a shell;\n"+
-		"{session}, {prompt} and {id} replaced in each argument)")
+		"command=NAME (a --tell-command template), or command=ARGV (your own program, a JSON array or\n"+
+		"words split on spaces; defined as the template \"default\", which agents may name too)")
+	fs.Var(&sc.tellCommands, "tell-command", "a command template agents may choose by name for their session's channel, NAME=ARGV\n"+
+		"with ARGV a JSON array, e.g. resume='[\"claude\",\"-p\",\"--resume\",\"{session}\",\"{prompt}\"]' (repeat; in\n"+
+		"ASKD_TELL_COMMAND separate several with spaces). Run without a shell; {session}, {prompt} and {id}\n"+
+		"each fill within one argument; a value that would start an argument with \"-\" is not run.\n"+
+		"The only programs command channels run: with none, command channels are unavailable")
+	fs.Var(&sc.webhookAllow, "webhook-allow", "let agents' webhooks reach this host name or IP/CIDR although it is loopback, private,\n"+
+		"link-local, multicast or otherwise not public (repeat, or comma-separate); a name matches the URL's\n"+
+		"host, an IP or CIDR the address dialled. --notify-*, --before-tell and the --tell webhook are exempt")
 	fs.StringVar(&sc.tellSecret, "tell-secret", "", "the secret of a --tell webhook, when not in its value (better: ASKD_TELL_SECRET)")
 	fs.DurationVar(&sc.tellTimeout, "tell-timeout", 30*time.Second, "how long one attempt to tell (a webhook request, a command) may take; a claim's lease is twice this")
 	fs.IntVar(&sc.cfg.TellAttempts, "tell-attempts", sc.cfg.TellAttempts, "attempts to tell (or notify) before giving up, with exponential backoff from 2s up to 10m")
-	fs.BoolVar(&sc.commandChannels, "command-channels", true, "let agent tokens set command channels, which run programs on this server")
 	fs.StringVar(&sc.beforeTell, "before-tell", "", "a gate asked before a person's answer to an ask that will be told is accepted:\n"+
 		"an http(s) URL (POSTed {action, by, ask, answer}; 2xx allows) or a command (gets that JSON on stdin;\n"+
 		"exit 0 allows); a refusal answers 403 and the ask stays pending; an unreachable gate refuses")
@@ -257,12 +266,14 @@ func serveDebug(addr string, log *slog.Logger) error {
 
 // tellConfig reads the flags of telling and notifying into sc.cfg.
 func tellConfig(sc *serveConfig) error {
-	ch, err := tell.ParseChannel(sc.tell, sc.tellSecret)
-	if err != nil {
-		return usageError("--tell: " + err.Error())
+	if err := commandConfig(sc); err != nil {
+		return err
 	}
-	sc.cfg.Tell = ch
-	sc.cfg.NoCommandChannels = !sc.commandChannels
+	allow, err := tell.ParseWebhookAllow(sc.webhookAllow)
+	if err != nil {
+		return usageError("--webhook-allow: " + err.Error())
+	}
+	sc.cfg.WebhookAllow = allow
 	if sc.tellTimeout <= 0 {
 		return usageError("--tell-timeout: must be positive")
 	}
@@ -290,6 +301,47 @@ func tellConfig(sc *serveConfig) error {
 			return usageError(n.flag + ": " + err.Error())
 		}
 		sc.cfg.Notifiers = append(sc.cfg.Notifiers, ns...)
+	}
+	return nil
+}
+
+// commandConfig reads --tell-command and --tell into sc.cfg: the templates
+// by name, and the default channel, whose command=ARGV form defines the
+// template tell.DefaultTemplate.
+func commandConfig(sc *serveConfig) error {
+	templates := map[string][]string{}
+	for _, v := range sc.tellCommands {
+		ts, err := tell.ParseTemplates(v)
+		if err != nil {
+			return usageError("--tell-command: " + err.Error())
+		}
+		for _, t := range ts {
+			if _, dup := templates[t.Name]; dup {
+				return usageError(fmt.Sprintf("--tell-command: %s is defined twice", t.Name))
+			}
+			templates[t.Name] = t.Argv
+		}
+	}
+	ch, argv, err := tell.ParseChannel(sc.tell, sc.tellSecret)
+	if err != nil {
+		return usageError("--tell: " + err.Error())
+	}
+	if argv != nil {
+		if _, dup := templates[ch.Name]; dup {
+			return usageError(fmt.Sprintf("--tell: command=ARGV defines the template %q, which --tell-command defines too; give --tell command=%s", ch.Name, ch.Name))
+		}
+		templates[ch.Name] = argv
+	}
+	if _, ok := templates[ch.Name]; ch.Type == askd.ChannelCommand && !ok {
+		names := slices.Sorted(maps.Keys(templates))
+		if len(names) == 0 {
+			return usageError(fmt.Sprintf("--tell: command=%s names no template: define it with --tell-command %s='[\"program\",\"{prompt}\"]', or give the program itself as a JSON array, command='[\"%s\"]'", ch.Name, ch.Name, ch.Name))
+		}
+		return usageError(fmt.Sprintf("--tell: command=%s names no template; defined: %s", ch.Name, strings.Join(names, ", ")))
+	}
+	sc.cfg.Tell = ch
+	if len(templates) > 0 {
+		sc.cfg.TellCommands = templates
 	}
 	return nil
 }

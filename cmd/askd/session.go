@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"io"
-	"strings"
 
 	"github.com/askd-dev/askd"
 )
@@ -20,33 +19,26 @@ func cmdSession(ctx context.Context, e *env, args []string) error {
 	return cmdSetChannel(ctx, e, args[1:])
 }
 
-const sessionUsage = `usage: askd session set-channel NAME --hook | --webhook URL --secret S | --command ARG...
+const sessionUsage = `usage: askd session set-channel NAME --hook | --webhook URL --secret S | --command TEMPLATE
 
 How the agent of session NAME is told of its settled asks (agent token):
   --hook              the answer waits for the Stop hook, check_ask or askd check (default)
   --webhook URL       POST {text, ask} to URL with Idempotency-Key, signed with
-  --secret S          HMAC-SHA256 of the body under S in Askd-Signature
-  --command ARG...    run ARG... on the server without a shell; every argument after
-                      --command is one argument, in which {session}, {prompt} and {id}
-                      are replaced, e.g. --command claude -p --resume {session} {prompt}`
+  --secret S          HMAC-SHA256 of the body under S in Askd-Signature; a URL reaching
+                      the server's own machine or networks (loopback, private, link-local...)
+                      is refused unless the operator allows it (askd serve --webhook-allow)
+  --command TEMPLATE  run the operator's command template TEMPLATE on the server (askd serve
+                      --tell-command TEMPLATE=ARGV), with {session}, {prompt} and {id} filled
+                      in; programs come only from the operator's templates`
 
-// cmdSetChannel is askd session set-channel. Everything after --command is
-// the argv, taken as given (no flag there is askd's).
+// cmdSetChannel is askd session set-channel.
 func cmdSetChannel(ctx context.Context, e *env, args []string) error {
-	var argv []string
-	command := false
-	for i, a := range args {
-		if a == "--command" || a == "-command" {
-			command, argv, args = true, args[i+1:], args[:i]
-			break
-		}
-	}
-	fs := flags(e, "session set-channel", "NAME --hook | --webhook URL --secret S | --command ARG...")
+	fs := flags(e, "session set-channel", "NAME --hook | --webhook URL --secret S | --command TEMPLATE")
 	r := remoteFlags(fs, false)
 	hook := fs.Bool("hook", false, "tell through the Stop hook, check_ask or askd check")
-	webhook := fs.String("webhook", "", "POST to this URL")
+	webhook := fs.String("webhook", "", "POST to this URL (not the server's own machine or networks, unless askd serve --webhook-allow allows it)")
 	secret := fs.String("secret", "", "the webhook's HMAC-SHA256 key")
-	fs.Bool("command", false, "run the arguments that follow (each one argument; no shell)")
+	command := fs.String("command", "", "run the operator's command template of this name (askd serve --tell-command)")
 	// The name may come before or after the flags.
 	var names []string
 	for {
@@ -59,6 +51,9 @@ func cmdSetChannel(ctx context.Context, e *env, args []string) error {
 		names = append(names, fs.Arg(0))
 		args = fs.Args()[1:]
 	}
+	if len(names) > 1 && *command != "" {
+		return usageError("session set-channel: --command takes the name of one of the operator's templates, not a program and its arguments (programs come only from askd serve --tell-command)\n" + sessionUsage)
+	}
 	if len(names) != 1 {
 		return usageError("session set-channel: give one session NAME\n" + sessionUsage)
 	}
@@ -70,11 +65,11 @@ func cmdSetChannel(ctx context.Context, e *env, args []string) error {
 	if *webhook != "" {
 		ch.Type, ch.URL, ch.Secret, chosen = askd.ChannelWebhook, *webhook, *secret, chosen+1
 	}
-	if command {
-		ch.Type, ch.Argv, chosen = askd.ChannelCommand, argv, chosen+1
+	if *command != "" {
+		ch.Type, ch.Name, chosen = askd.ChannelCommand, *command, chosen+1
 	}
 	if chosen != 1 {
-		return usageError("session set-channel: give one of --hook, --webhook URL --secret S, --command ARG...\n" + sessionUsage)
+		return usageError("session set-channel: give one of --hook, --webhook URL --secret S, --command TEMPLATE\n" + sessionUsage)
 	}
 	if *secret != "" && ch.Type != askd.ChannelWebhook {
 		return usageError("--secret goes with --webhook")
@@ -92,21 +87,9 @@ func cmdSetChannel(ctx context.Context, e *env, args []string) error {
 		case askd.ChannelWebhook:
 			fmt.Fprintf(w, "session %s: told by webhook %s (signed)\n", names[0], got.URL)
 		case askd.ChannelCommand:
-			fmt.Fprintf(w, "session %s: told by running %s\n", names[0], strings.Join(quoteAll(got.Argv), " "))
+			fmt.Fprintf(w, "session %s: told by running the operator's command template %s\n", names[0], got.Name)
 		default:
 			fmt.Fprintf(w, "session %s: told through the Stop hook, check_ask or askd check\n", names[0])
 		}
 	})
-}
-
-func quoteAll(argv []string) []string {
-	out := make([]string, len(argv))
-	for i, a := range argv {
-		if a == "" || strings.ContainsAny(a, " \t\n\"'\\$`") {
-			out[i] = fmt.Sprintf("%q", a)
-		} else {
-			out[i] = a
-		}
-	}
-	return out
 }

@@ -40,9 +40,14 @@ type Config struct {
 	// as the wait before retrying a delivery after failed attempt n; tests
 	// shorten it.
 	Backoff func(attempt int) time.Duration
-	// NoCommandChannels refuses command channels (they run programs on the
-	// server, chosen by whoever holds an agent token).
-	NoCommandChannels bool
+	// TellCommands are the operator's command templates by name (askd serve
+	// --tell-command NAME=ARGV): the only programs a command channel runs.
+	// Agents choose one by name; with none, command channels are
+	// unavailable. Each is valid by askd.ValidateTemplate.
+	TellCommands map[string][]string
+	// WebhookAllow is what agents' webhooks may reach although the guard
+	// refuses it (askd serve --webhook-allow).
+	WebhookAllow askd.WebhookAllow
 
 	// Now is the clock; tests inject their own.
 	Now func() time.Time

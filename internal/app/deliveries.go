@@ -24,7 +24,8 @@ import (
 //     (ToldAt and a told event) and the delivery sent; nothing tells it twice.
 //   - A failed attempt is retried after Backoff, up to TellAttempts attempts
 //     (counted when claimed, so a sender that died counts too); then, or at
-//     once when the receiver says the session is gone (HTTP 410), the
+//     once when a retry cannot succeed (the receiver says the session is
+//     gone, HTTP 410; a command channel may not run, see channel.go), the
 //     delivery is failed and the ask's history records why. The ask stays
 //     untold, so a later check_ask or Stop hook still delivers it.
 //   - A new ask (or a new revision of an attention ask) writes one notify
@@ -158,8 +159,8 @@ func (s *Service) DeliveryWake() <-chan struct{} { return s.deliveryKick }
 // (agent tokens: a launcher sets it for the session it starts; the session
 // is the caller token's, SPEC §1, and is recorded as new if it is, under the
 // per-token cap on new sessions). Errors: ELIMIT past that cap; EFORBIDDEN
-// for people, or for command channels when the server refuses them;
-// EINVALID naming the field.
+// for people; EINVALID naming the field, also for a command template the
+// server does not define and a webhook URL the guard refuses.
 func (s *Service) SetChannel(ctx context.Context, c askd.Caller, session string, ch *askd.Channel) error {
 	if c.Role != askd.RoleAgent {
 		return askd.Errorf(askd.EFORBIDDEN, "only agent tokens set a session's channel")
@@ -170,8 +171,8 @@ func (s *Service) SetChannel(ctx context.Context, c askd.Caller, session string,
 	if err := ch.Validate(); err != nil {
 		return err
 	}
-	if ch.Type == askd.ChannelCommand && s.cfg.NoCommandChannels {
-		return askd.Errorf(askd.EFORBIDDEN, "type: this server does not run command channels (askd serve --command-channels=false)")
+	if err := s.checkChannel(ch); err != nil {
+		return err
 	}
 	return s.store.Update(ctx, func(tx askd.Tx) error {
 		if err := tx.LockSession(ctx, c.Name, session); err != nil {
@@ -337,7 +338,7 @@ func (s *Service) DeliveryFailed(ctx context.Context, cl *Claimed, reason string
 		a.UpdatedAt = now
 		why := fmt.Sprintf("gave up after %d attempts by %s: %s", d.Attempts, d.Channel.Type, reason)
 		if permanent {
-			why = fmt.Sprintf("gave up by %s, the receiver said the session is gone: %s", d.Channel.Type, reason)
+			why = fmt.Sprintf("gave up by %s: %s", d.Channel.Type, reason) // the reason says why at once
 		}
 		return s.record(ctx, tx, a, askd.ActionTellFail, "askd", why)
 	})

@@ -15,7 +15,8 @@ type channelBody struct {
 
 // setChannel sets how a session's agent is told of settled asks (SPEC §5):
 // {"type":"hook"}, {"type":"webhook","url":...,"secret":...} or
-// {"type":"command","argv":[...]}. Agent tokens only (launchers). The reply
+// {"type":"command","name":"<operator template>"} (argv is refused: programs
+// come only from the operator). Agent tokens only (launchers). The reply
 // is the channel as stored, its secret hidden.
 func (s *Server) setChannel(w http.ResponseWriter, r *http.Request, c askd.Caller) error {
 	var ch askd.Channel

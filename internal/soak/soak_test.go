@@ -216,7 +216,8 @@ func runSoak(t *testing.T, db string, kills int) {
 }
 
 func (s *soak) start() {
-	srv := startServer(s.t, s.db, "--max-pending", "1000", "--question-timeout", "2m", "--approval-grace", "2s", "--tell-timeout", "1s")
+	srv := startServer(s.t, s.db, "--max-pending", "1000", "--question-timeout", "2m", "--approval-grace", "2s", "--tell-timeout", "1s",
+		"--webhook-allow", "127.0.0.1") // the test's webhook receiver
 	s.mu.Lock()
 	s.srv, s.url, s.up = srv, srv.URL, make(chan struct{})
 	close(s.up)

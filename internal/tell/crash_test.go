@@ -52,7 +52,8 @@ func startAskd(t *testing.T, bin, db string) *askdProcess {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { logs.Close() })
-	p.cmd = exec.Command(bin, "serve", "--db", db, "--addr", "127.0.0.1:0", "--tell-timeout", "2s", "--log-level", "debug")
+	p.cmd = exec.Command(bin, "serve", "--db", db, "--addr", "127.0.0.1:0", "--tell-timeout", "2s", "--log-level", "debug",
+		"--webhook-allow", "127.0.0.1") // the test's receiver
 	var env []string
 	for _, kv := range os.Environ() {
 		if !strings.HasPrefix(kv, "ASKD_") {
@@ -245,11 +246,11 @@ func TestClaimsAcrossProcesses(t *testing.T) {
 			t.Fatal(err)
 		}
 		t.Cleanup(func() { st.Close() })
-		svc := app.New(st, app.Config{})
+		svc := app.New(st, app.Config{WebhookAllow: loopback})
 		ctx, cancel := context.WithCancel(context.Background())
 		go svc.Run(ctx)
 		t.Cleanup(cancel)
-		runWorker(t, svc)
+		runWorker(t, svc, nil)
 		svcs = append(svcs, svc)
 	}
 	ctx := t.Context()

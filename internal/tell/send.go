@@ -7,6 +7,7 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"mime"
@@ -62,7 +63,11 @@ func (w *Worker) attempt(ctx context.Context, cl *app.Claimed) (how string, err 
 		if err != nil {
 			return "webhook", err
 		}
-		return "webhook", w.post(ctx, ch.URL, body, func(h http.Header) {
+		client := w.guarded
+		if !w.svc.WebhookGuarded(ch.URL) {
+			client = w.http // the operator's --tell default
+		}
+		return "webhook", w.post(ctx, client, ch.URL, body, func(h http.Header) {
 			h.Set("Content-Type", "application/json")
 			h.Set(HeaderIdempotencyKey, d.Key)
 			h.Set(HeaderSignature, Sign(ch.Secret, body))
@@ -75,18 +80,20 @@ func (w *Worker) attempt(ctx context.Context, cl *app.Claimed) (how string, err 
 	return string(ch.Type), &failure{msg: fmt.Sprintf("channel type %q cannot be sent by this askd", ch.Type), permanent: true}
 }
 
-// post POSTs body to url: 2xx is sent, 410 Gone a permanent failure (the
-// session is gone), anything else a failure to retry.
-func (w *Worker) post(ctx context.Context, url string, body []byte, header func(http.Header)) error {
+// post POSTs body to url with client: 2xx is sent; 410 Gone (the session is
+// gone) and a destination the guard refused are permanent failures; anything
+// else is a failure to retry.
+func (w *Worker) post(ctx context.Context, client *http.Client, url string, body []byte, header func(http.Header)) error {
 	req, err := http.NewRequestWithContext(ctx, http.MethodPost, url, bytes.NewReader(body))
 	if err != nil {
 		return &failure{msg: err.Error(), permanent: true}
 	}
 	req.Header.Set("User-Agent", w.opts.UserAgent)
 	header(req.Header)
-	resp, err := w.http.Do(req)
+	resp, err := client.Do(req)
 	if err != nil {
-		return &failure{msg: err.Error()}
+		var refused *refusedError
+		return &failure{msg: err.Error(), permanent: errors.As(err, &refused)}
 	}
 	defer resp.Body.Close()
 	snippet, _ := io.ReadAll(io.LimitReader(resp.Body, 512))
@@ -95,19 +102,24 @@ func (w *Worker) post(ctx context.Context, url string, body []byte, header func(
 		return nil
 	}
 	msg := "HTTP " + resp.Status
+	if resp.StatusCode == http.StatusGone {
+		msg += " (the receiver says the session is gone)"
+	}
 	if s := oneLine(string(snippet)); s != "" {
 		msg += ": " + s
 	}
 	return &failure{msg: msg, permanent: resp.StatusCode == http.StatusGone}
 }
 
-// run runs a command channel's argv, its placeholders replaced in each
-// argument, directly (no shell ever sees it); exit status 0 is sent.
+// run runs a command channel: the operator's template it names, its
+// placeholders filled (app.Service.TellArgv), directly (no shell ever sees
+// it); exit status 0 is sent. A channel that may not run is a permanent
+// failure saying why.
 func (w *Worker) run(ctx context.Context, cl *app.Claimed) error {
 	d := cl.Delivery
-	argv := Expand(d.Channel.Argv, d.Session, cl.Text, d.AskID)
-	if len(argv) == 0 {
-		return &failure{msg: "command channel without argv", permanent: true}
+	argv, err := w.svc.TellArgv(cl)
+	if err != nil {
+		return &failure{msg: askd.ErrorMessage(err), permanent: true}
 	}
 	cmd := exec.CommandContext(ctx, argv[0], argv[1:]...)
 	cmd.Env = append(os.Environ(),
@@ -120,7 +132,7 @@ func (w *Worker) run(ctx context.Context, cl *app.Claimed) error {
 	// A child that keeps the output open (a daemon it started) must not hold
 	// the attempt past the timeout.
 	cmd.WaitDelay = 2 * time.Second
-	err := cmd.Run()
+	err = cmd.Run()
 	if err == nil {
 		return nil
 	}
@@ -132,17 +144,6 @@ func (w *Worker) run(ctx context.Context, cl *app.Claimed) error {
 		msg += ": " + s
 	}
 	return &failure{msg: msg}
-}
-
-// Expand returns argv with {session}, {prompt} and {id} replaced in each
-// argument. Each argument stays one argument, whatever the values hold.
-func Expand(argv []string, session, prompt string, id int64) []string {
-	r := strings.NewReplacer(askd.PlaceholderSession, session, askd.PlaceholderPrompt, prompt, askd.PlaceholderID, strconv.FormatInt(id, 10))
-	out := make([]string, len(argv))
-	for i, a := range argv {
-		out[i] = r.Replace(a)
-	}
-	return out
 }
 
 // tail keeps the last 2 KiB written to it.
@@ -198,7 +199,7 @@ func (w *Worker) notify(ctx context.Context, cl *app.Claimed) error {
 		if err != nil {
 			return err
 		}
-		return w.post(ctx, d.Channel.URL, body, func(h http.Header) {
+		return w.post(ctx, w.http, d.Channel.URL, body, func(h http.Header) {
 			h.Set("Content-Type", "application/json")
 			h.Set(HeaderIdempotencyKey, d.Key)
 		})
@@ -210,9 +211,9 @@ func (w *Worker) notify(ctx context.Context, cl *app.Claimed) error {
 		if err != nil {
 			return err
 		}
-		return w.post(ctx, d.Channel.URL, body, func(h http.Header) { h.Set("Content-Type", "application/json") })
+		return w.post(ctx, w.http, d.Channel.URL, body, func(h http.Header) { h.Set("Content-Type", "application/json") })
 	case askd.NotifyNtfy:
-		return w.post(ctx, d.Channel.URL, []byte(n.Title), func(h http.Header) {
+		return w.post(ctx, w.http, d.Channel.URL, []byte(n.Title), func(h http.Header) {
 			h.Set("Content-Type", "text/plain; charset=utf-8")
 			// ntfy reads RFC 2047 encoded words in headers for non-ASCII text.
 			h.Set("Title", mime.QEncoding.Encode("utf-8", headline))

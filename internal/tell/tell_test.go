@@ -7,10 +7,13 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"net"
 	"net/http"
 	"net/http/httptest"
+	"net/netip"
 	"os"
 	"path/filepath"
+	"reflect"
 	"strings"
 	"sync"
 	"testing"
@@ -123,18 +126,29 @@ func eventually(t *testing.T, what string, cond func() bool) {
 // start runs askd (SQLite) with cfg and a tell worker.
 func start(t *testing.T, cfg app.Config) *testserver.Server {
 	t.Helper()
+	return startResolving(t, cfg, nil)
+}
+
+// startResolving is start with a worker whose agents' webhooks resolve host
+// names through resolver (nil: the system's).
+func startResolving(t *testing.T, cfg app.Config, resolver *net.Resolver) *testserver.Server {
+	t.Helper()
 	if cfg.Backoff == nil {
 		cfg.Backoff = func(int) time.Duration { return 20 * time.Millisecond }
 	}
 	srv := testserver.Start(t, testserver.Options{Config: cfg})
-	runWorker(t, srv.App)
+	runWorker(t, srv.App, resolver)
 	return srv
 }
 
-func runWorker(t *testing.T, svc *app.Service) {
+// loopback lets agents' webhooks reach the tests' receivers, which listen on
+// 127.0.0.1 (askd serve --webhook-allow 127.0.0.1).
+var loopback = askd.WebhookAllow{Nets: []netip.Prefix{netip.MustParsePrefix("127.0.0.1/32")}}
+
+func runWorker(t *testing.T, svc *app.Service, resolver *net.Resolver) {
 	t.Helper()
 	ctx, cancel := context.WithCancel(context.Background())
-	w := tell.New(svc, tell.Options{Timeout: 5 * time.Second, Tick: 50 * time.Millisecond, PublicURL: "https://inbox.test"})
+	w := tell.New(svc, tell.Options{Timeout: 5 * time.Second, Tick: 50 * time.Millisecond, PublicURL: "https://inbox.test", Resolver: resolver})
 	done := make(chan struct{})
 	go func() { w.Run(ctx); close(done) }()
 	t.Cleanup(func() { cancel(); <-done })
@@ -190,7 +204,7 @@ func delivery(t *testing.T, srv *testserver.Server, id int64) *askd.Delivery {
 }
 
 func TestWebhookTellsOnceSigned(t *testing.T) {
-	srv := start(t, app.Config{})
+	srv := start(t, app.Config{WebhookAllow: loopback})
 	rcv := newReceiver(t, nil)
 	agent := srv.Agent("deploy")
 	const secret = "correct horse battery staple"
@@ -258,7 +272,7 @@ func TestWebhookTellsOnceSigned(t *testing.T) {
 }
 
 func TestWebhookRetriesWithTheSameKey(t *testing.T) {
-	srv := start(t, app.Config{})
+	srv := start(t, app.Config{WebhookAllow: loopback})
 	rcv := newReceiver(t, func(n int) int {
 		if n <= 2 {
 			return http.StatusServiceUnavailable
@@ -300,7 +314,7 @@ func TestWebhookRetriesWithTheSameKey(t *testing.T) {
 }
 
 func TestWebhookGoneGivesUpAtOnce(t *testing.T) {
-	srv := start(t, app.Config{})
+	srv := start(t, app.Config{WebhookAllow: loopback})
 	rcv := newReceiver(t, func(int) int { return http.StatusGone })
 	agent := srv.Agent("s1")
 	agent.SetChannel(t.Context(), "s1", askd.Channel{Type: askd.ChannelWebhook, URL: rcv.URL, Secret: "k"})
@@ -328,7 +342,7 @@ func TestWebhookGoneGivesUpAtOnce(t *testing.T) {
 }
 
 func TestRetryLimitFailsWithReason(t *testing.T) {
-	srv := start(t, app.Config{TellAttempts: 3})
+	srv := start(t, app.Config{TellAttempts: 3, WebhookAllow: loopback})
 	rcv := newReceiver(t, func(int) int { return http.StatusInternalServerError })
 	agent := srv.Agent("s1")
 	agent.SetChannel(t.Context(), "s1", askd.Channel{Type: askd.ChannelWebhook, URL: rcv.URL, Secret: "k"})
@@ -349,8 +363,8 @@ func TestRetryLimitFailsWithReason(t *testing.T) {
 	}
 }
 
-// helperArgv is a command channel running this test binary as the helper,
-// recording its arguments in file.
+// helperArgv is a command template running this test binary as the
+// helper, recording its arguments in file.
 func helperArgv(t *testing.T, file string) []string {
 	exe, err := os.Executable()
 	if err != nil {
@@ -382,10 +396,10 @@ func readRecords(t *testing.T, file string) [][]string {
 func TestCommandChannelNeverUsesAShell(t *testing.T) {
 	dir := t.TempDir()
 	t.Chdir(dir) // askd runs commands in its working directory
-	srv := start(t, app.Config{})
 	file := filepath.Join(dir, "args.jsonl")
+	srv := start(t, app.Config{TellCommands: map[string][]string{"record": helperArgv(t, file)}})
 	agent := srv.Agent("cmd-session")
-	if _, err := agent.SetChannel(t.Context(), "cmd-session", askd.Channel{Type: askd.ChannelCommand, Argv: helperArgv(t, file)}); err != nil {
+	if _, err := agent.SetChannel(t.Context(), "cmd-session", askd.Channel{Type: askd.ChannelCommand, Name: "record"}); err != nil {
 		t.Fatal(err)
 	}
 	a, err := agent.Create(t.Context(), &askd.AskInput{Kind: askd.KindAction, Title: "Run the migration"}, 0)
@@ -419,9 +433,11 @@ func TestCommandChannelNeverUsesAShell(t *testing.T) {
 }
 
 func TestCommandFailureIsRetried(t *testing.T) {
-	srv := start(t, app.Config{TellAttempts: 2})
+	srv := start(t, app.Config{TellAttempts: 2, TellCommands: map[string][]string{"missing": {filepath.Join(t.TempDir(), "no-such-program")}}})
 	agent := srv.Agent("s1")
-	agent.SetChannel(t.Context(), "s1", askd.Channel{Type: askd.ChannelCommand, Argv: []string{filepath.Join(t.TempDir(), "no-such-program")}})
+	if _, err := agent.SetChannel(t.Context(), "s1", askd.Channel{Type: askd.ChannelCommand, Name: "missing"}); err != nil {
+		t.Fatal(err)
+	}
 	a := askDecision(t, agent, "Which?")
 	srv.Human().Answer(t.Context(), a.ID, &askd.Answer{Answer: "Monday"})
 	eventually(t, "the failure", func() bool { return count(history(t, srv, a.ID), askd.ActionTellFail) == 1 })
@@ -478,7 +494,7 @@ func TestStopHookTellsOnce(t *testing.T) {
 }
 
 func TestSnoozeTellsNothing(t *testing.T) {
-	srv := start(t, app.Config{})
+	srv := start(t, app.Config{WebhookAllow: loopback})
 	rcv := newReceiver(t, nil)
 	agent := srv.Agent("s1")
 	agent.SetChannel(t.Context(), "s1", askd.Channel{Type: askd.ChannelWebhook, URL: rcv.URL, Secret: "k"})
@@ -493,7 +509,7 @@ func TestSnoozeTellsNothing(t *testing.T) {
 }
 
 func TestTimeoutOfAToldAskIsTold(t *testing.T) {
-	srv := start(t, app.Config{})
+	srv := start(t, app.Config{WebhookAllow: loopback})
 	rcv := newReceiver(t, nil)
 	c := askd.Caller{Name: "agent-1", Role: askd.RoleAgent, Session: "s1"}
 	if err := srv.App.SetChannel(t.Context(), c, "s1", &askd.Channel{Type: askd.ChannelWebhook, URL: rcv.URL, Secret: "k"}); err != nil {
@@ -631,8 +647,13 @@ func TestNotifiers(t *testing.T) {
 }
 
 func TestSetChannelValidation(t *testing.T) {
-	srv := start(t, app.Config{NoCommandChannels: true})
+	srv := start(t, app.Config{TellCommands: map[string][]string{"resume": {"claude", "-p", "--resume", "{session}", "{prompt}"}}})
 	agent := srv.Agent("s1")
+	before := askd.Channel{Type: askd.ChannelWebhook, URL: "https://x.test/", Secret: "hunter2"}
+	got, err := agent.SetChannel(t.Context(), "s1", before)
+	if err != nil || got.Secret == "hunter2" || got.URL != "https://x.test/" {
+		t.Errorf("set: %+v, %v; want the channel with its secret hidden", got, err)
+	}
 	tests := []struct {
 		name string
 		body string
@@ -642,31 +663,55 @@ func TestSetChannelValidation(t *testing.T) {
 		{"bad type", `{"type":"pigeon"}`, `is not hook, webhook or command`},
 		{"ftp url", `{"type":"webhook","url":"ftp://x.test/","secret":"k"}`, "url: must be an http or https URL"},
 		{"no secret", `{"type":"webhook","url":"https://x.test/"}`, "secret: required"},
-		{"empty argv", `{"type":"command","argv":[]}`, "argv: required, 1 to 32 items"},
-		{"long argv", `{"type":"command","argv":[` + strings.Repeat(`"a",`, 32) + `"a"]}`, "argv: 33 items, at most 32"},
-		{"big arg", `{"type":"command","argv":["x","` + strings.Repeat("a", 4097) + `"]}`, "argv[1]: 4097 bytes, at most 4096"},
-		{"commands off", `{"type":"command","argv":["echo"]}`, "does not run command channels"},
+		{"no name", `{"type":"command"}`, "name: required with type command"},
+		{"argv", `{"type":"command","argv":["echo"]}`, "argv: not accepted: programs come only from the operator's command templates"},
+		{"unknown template", `{"type":"command","name":"sh"}`, `name: no command template \"sh\"; this server defines: resume`},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			req, _ := http.NewRequestWithContext(t.Context(), http.MethodPut, srv.URL+"/api/sessions/s1/channel", strings.NewReader(tt.body))
-			req.Header.Set("Authorization", "Bearer "+srv.AgentToken)
-			resp, err := http.DefaultClient.Do(req)
-			if err != nil {
-				t.Fatal(err)
+			status, body := putChannel(t, srv, "s1", tt.body)
+			if status != http.StatusBadRequest || !strings.Contains(body, tt.want) {
+				t.Errorf("%d %s, want 400 saying %q", status, body, tt.want)
 			}
-			defer resp.Body.Close()
-			body, _ := io.ReadAll(resp.Body)
-			if resp.StatusCode < 400 || !strings.Contains(string(body), tt.want) {
-				t.Errorf("%d %s, want an error saying %q", resp.StatusCode, body, tt.want)
+			if got := storedChannel(t, srv, "s1"); !reflect.DeepEqual(got, &before) {
+				t.Errorf("stored %+v after a refusal, want %+v", got, before)
 			}
 		})
-	}
-	got, err := agent.SetChannel(t.Context(), "s1", askd.Channel{Type: askd.ChannelWebhook, URL: "https://x.test/", Secret: "hunter2"})
-	if err != nil || got.Secret == "hunter2" || got.URL != "https://x.test/" {
-		t.Errorf("set: %+v, %v; want the channel with its secret hidden", got, err)
 	}
 	if _, err := srv.Human().SetChannel(t.Context(), "s1", askd.Channel{Type: askd.ChannelHook}); askd.ErrorCode(err) != askd.EFORBIDDEN {
 		t.Errorf("human token: %v, want forbidden", err)
 	}
+}
+
+// putChannel PUTs body as session's channel with the agent token and returns
+// the status and the reply.
+func putChannel(t *testing.T, srv *testserver.Server, session, body string) (int, string) {
+	t.Helper()
+	req, _ := http.NewRequestWithContext(t.Context(), http.MethodPut, srv.URL+"/api/sessions/"+session+"/channel", strings.NewReader(body))
+	req.Header.Set("Authorization", "Bearer "+srv.AgentToken)
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	reply, _ := io.ReadAll(resp.Body)
+	return resp.StatusCode, string(reply)
+}
+
+// storedChannel reads session's channel from the store (nil when none is
+// set), to check that a refused request changed nothing.
+func storedChannel(t *testing.T, srv *testserver.Server, session string) *askd.Channel {
+	t.Helper()
+	var ch *askd.Channel
+	err := srv.Store.View(t.Context(), func(tx askd.Tx) (err error) {
+		ch, err = tx.Channel(t.Context(), srv.AgentName, session)
+		return err
+	})
+	if askd.ErrorCode(err) == askd.ENOTFOUND {
+		return nil
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	return ch
 }

@@ -1,6 +1,7 @@
 // Package tell sends askd's outbox: it tells agents the outcome of their asks
 // through webhook and command channels (hook channels wait for the agent to
-// fetch them), notifies people of new asks through webhooks, Slack and ntfy,
+// fetch them; command channels run only the operator's templates; agents'
+// webhooks never reach the server's own networks, see newGuardedClient), notifies people of new asks through webhooks, Slack and ntfy,
 // and asks the optional before-tell gate. The rules — what is due, retries,
 // backoff, giving up, marking asks told — are the app's; this package only
 // does the I/O.
@@ -15,6 +16,7 @@ package tell
 import (
 	"context"
 	"log/slog"
+	"net"
 	"net/http"
 	"sync"
 	"time"
@@ -37,18 +39,20 @@ type Options struct {
 	// UserAgent of webhook requests; default "askd".
 	UserAgent string
 	Logger    *slog.Logger
-	// HTTP sends webhooks and notifications; default a client that does not
-	// follow redirects, bounded by Timeout.
-	HTTP *http.Client
+	// Resolver resolves the hosts of agents' webhooks before the guard
+	// judges the addresses they reach; nil is the system's. Tests inject one.
+	Resolver *net.Resolver
 }
 
 // Worker sends due deliveries until its Run ends.
 type Worker struct {
-	svc   *app.Service
-	opts  Options
-	log   *slog.Logger
-	http  *http.Client
-	lease time.Duration
+	svc  *app.Service
+	opts Options
+	log  *slog.Logger
+	// http sends what the operator configured (notifiers, the --tell
+	// default's webhook); guarded sends agents' webhooks.
+	http, guarded *http.Client
+	lease         time.Duration
 
 	slots chan struct{} // a token per send in flight
 	freed chan struct{} // capacity 1: a send finished, a slot is free
@@ -72,12 +76,11 @@ func New(svc *app.Service, opts Options) *Worker {
 	if opts.Logger == nil {
 		opts.Logger = slog.New(slog.DiscardHandler)
 	}
-	if opts.HTTP == nil {
-		opts.HTTP = newHTTPClient(opts.Timeout)
-	}
 	return &Worker{
-		svc: svc, opts: opts, log: opts.Logger, http: opts.HTTP, lease: 2 * opts.Timeout,
-		slots: make(chan struct{}, opts.Concurrency), freed: make(chan struct{}, 1),
+		svc: svc, opts: opts, log: opts.Logger, lease: 2 * opts.Timeout,
+		http:    newHTTPClient(opts.Timeout),
+		guarded: newGuardedClient(svc.Config().WebhookAllow, opts.Resolver, opts.Timeout),
+		slots:   make(chan struct{}, opts.Concurrency), freed: make(chan struct{}, 1),
 	}
 }
 
