@@ -153,7 +153,8 @@ func serve(ctx context.Context, e *env, sc serveConfig, log *slog.Logger) error 
 			return err
 		}
 		fmt.Fprintf(e.stdout, "\nOpen the inbox: %s\n", signInLink(base, code))
-		fmt.Fprintf(e.stdout, "  (works once, for %d minutes; later: askd signin-link, or paste the human token)\n", int(app.SignInCodeTTL/time.Minute))
+		fmt.Fprintf(e.stdout, "                (works once, for %d minutes; later: %s, or paste the human token)\n",
+			int(app.SignInCodeTTL/time.Minute), signInLinkCommand(sc.db, base))
 		fmt.Fprintf(e.stdout, "Wire an agent:  export ASKD_URL=%s ASKD_TOKEN=%s; askd install claude\n\n", base, agent)
 	}
 

@@ -58,3 +58,20 @@ func cmdSignInLink(ctx context.Context, e *env, args []string) error {
 func signInLink(base, code string) string {
 	return strings.TrimRight(base, "/") + "/signin?code=" + url.QueryEscape(code)
 }
+
+// signInLinkCommand is the askd signin-link command line for a server on db
+// at base, as serve suggests it: flags only where they differ from the
+// defaults, and never a PostgreSQL URL, which may hold a password.
+func signInLinkCommand(db, base string) string {
+	cmd := "askd signin-link"
+	switch {
+	case isPostgres(db):
+		cmd += " --db postgres://..."
+	case db != "./askd.db":
+		cmd += " --db " + db
+	}
+	if base != "http://127.0.0.1:7777" {
+		cmd += " --url " + base
+	}
+	return cmd
+}

@@ -90,17 +90,6 @@ func humanTokenName(ts []*askd.Token, want string) (string, error) {
 	return "", askd.Errorf(askd.EINVALID, "there are several human tokens (%s): choose one with --human NAME", strings.Join(humans, ", "))
 }
 
-// SignInLink makes a sign-in code for the caller, a human, as
-// CreateSignInCode does, on the service's clock.
-func (s *Service) SignInLink(ctx context.Context, c askd.Caller) (code string, expires time.Time, err error) {
-	if c.Role != askd.RoleHuman {
-		return "", time.Time{}, askd.Errorf(askd.EFORBIDDEN, "agent tokens cannot make sign-in links")
-	}
-	now := s.now()
-	code, _, err = CreateSignInCode(ctx, s.store, c.Name, now)
-	return code, now.Add(SignInCodeTTL), err
-}
-
 // SignInWithCode takes a sign-in code, which then works no more, and starts
 // a browser session for its human token; it returns the browser session's
 // id, the cookie's value. A code unknown, used or expired is EUNAUTHORIZED.
