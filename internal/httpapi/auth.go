@@ -33,8 +33,9 @@ func (s *Server) authed(role askd.Role, h handlerFunc) http.HandlerFunc {
 	}
 }
 
-// caller authenticates r. Agents' session comes from the Askd-Session header,
-// defaulting to the token's name.
+// caller authenticates r: a bearer token, or else the inbox cookie, which
+// names a browser session (app.Service.BrowserCaller), never a token. Agents'
+// session comes from the Askd-Session header, defaulting to the token's name.
 func (s *Server) caller(r *http.Request) (askd.Caller, error) {
 	var (
 		c   askd.Caller
