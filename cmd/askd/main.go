@@ -47,21 +47,22 @@ var commands map[string]command
 
 func init() {
 	commands = map[string]command{
-		"serve":   {"run the server (inbox, API, MCP, hooks)", cmdServe},
-		"migrate": {"apply database migrations and exit", cmdMigrate},
-		"token":   {"create, list or revoke tokens (works on the database directly)", cmdToken},
-		"ask":     {"ask a person something (agent token)", cmdAsk},
-		"check":   {"show the state of one of your asks (agent token)", cmdCheck},
-		"cancel":  {"withdraw one of your pending asks (agent token)", cmdCancel},
-		"list":    {"list asks in the inbox (human token)", cmdList},
-		"show":    {"show one ask with its history (human token)", cmdShow},
-		"answer":  {"answer an ask (human token)", cmdAnswer},
-		"dismiss": {"close an ask without answering (human token)", cmdDismiss},
-		"version": {"print the version", cmdVersion},
-		"bench":   {"measure a running askd over loopback: latency, waiters, throughput, SSE fan-out", cmdBench},
-		"mcp":     {"serve MCP on stdin/stdout, bridged to a running askd (agent token)", cmdMCP},
-		"session": {"set how a session's agent is told of answers: session set-channel (agent token)", cmdSession},
-		"install": {"wire askd into Claude Code (install claude) or print Codex's config (install codex)", cmdInstall},
+		"serve":       {"run the server (inbox, API, MCP, hooks)", cmdServe},
+		"migrate":     {"apply database migrations and exit", cmdMigrate},
+		"token":       {"create, list or revoke tokens (works on the database directly)", cmdToken},
+		"signin-link": {"print a one-time link that signs a browser in to the inbox (works on the database directly)", cmdSignInLink},
+		"ask":         {"ask a person something (agent token)", cmdAsk},
+		"check":       {"show the state of one of your asks (agent token)", cmdCheck},
+		"cancel":      {"withdraw one of your pending asks (agent token)", cmdCancel},
+		"list":        {"list asks in the inbox (human token)", cmdList},
+		"show":        {"show one ask with its history (human token)", cmdShow},
+		"answer":      {"answer an ask (human token)", cmdAnswer},
+		"dismiss":     {"close an ask without answering (human token)", cmdDismiss},
+		"version":     {"print the version", cmdVersion},
+		"bench":       {"measure a running askd over loopback: latency, waiters, throughput, SSE fan-out", cmdBench},
+		"mcp":         {"serve MCP on stdin/stdout, bridged to a running askd (agent token)", cmdMCP},
+		"session":     {"set how a session's agent is told of answers: session set-channel (agent token)", cmdSession},
+		"install":     {"wire askd into Claude Code (install claude) or print Codex's config (install codex)", cmdInstall},
 	}
 }
 
@@ -92,7 +93,7 @@ func usage(w io.Writer) {
 	}
 	sort.Strings(names)
 	for _, n := range names {
-		fmt.Fprintf(w, "  %-10s %s\n", n, commands[n].summary)
+		fmt.Fprintf(w, "  %-12s %s\n", n, commands[n].summary)
 	}
 	fmt.Fprintln(w, "\nRun 'askd <command> -h' for a command's flags. Every flag can also be set")
 	fmt.Fprintln(w, "as an ASKD_* environment variable, e.g. --question-timeout as ASKD_QUESTION_TIMEOUT.")

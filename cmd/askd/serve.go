@@ -158,7 +158,14 @@ func serve(ctx context.Context, e *env, sc serveConfig, log *slog.Logger) error 
 		fmt.Fprintf(e.stdout, "\nFirst start: created two tokens. They are shown only this once.\n")
 		fmt.Fprintf(e.stdout, "  human token (answers in the inbox): %s\n", human)
 		fmt.Fprintf(e.stdout, "  agent token (asks):                 %s\n", agent)
-		fmt.Fprintf(e.stdout, "\nOpen the inbox: %s/signin?token=%s\n", base, human)
+		code, _, err := app.CreateSignInCode(ctx, store, "", time.Now()) // the one human token just made
+		if err != nil {
+			ln.Close()
+			return err
+		}
+		fmt.Fprintf(e.stdout, "\nOpen the inbox: %s\n", signInLink(base, code))
+		fmt.Fprintf(e.stdout, "                (works once, for %d minutes; later: %s, or paste the human token)\n",
+			int(app.SignInCodeTTL/time.Minute), signInLinkCommand(sc.db, base))
 		fmt.Fprintf(e.stdout, "Wire an agent:  export ASKD_URL=%s ASKD_TOKEN=%s; askd install claude\n\n", base, agent)
 	}
 

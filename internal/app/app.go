@@ -80,6 +80,8 @@ type Service struct {
 	feed    *feed
 	Metrics *Metrics
 	tokens  tokenCache
+	// browsers remembers browser sessions by their id's hash (signin.go).
+	browsers tokenCache
 
 	closing   chan struct{}
 	closeOnce sync.Once

@@ -468,7 +468,8 @@ func TestCookieRequestsNeedSameOrigin(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	cookie := map[string]string{"Cookie": "askd_token=" + s.HumanToken}
+	ck := s.BrowserCookie(t, s.HumanName)
+	cookie := map[string]string{"Cookie": ck.Name + "=" + ck.Value}
 	path := fmt.Sprintf("/api/asks/%d/answer", a.ID)
 	if code, _ := rawRequest(t, s, "POST", path, "", `{"answer":"ok"}`, cookie); code != 403 {
 		t.Fatalf("cookie POST without Origin: %d, want 403", code)
@@ -477,9 +478,9 @@ func TestCookieRequestsNeedSameOrigin(t *testing.T) {
 	if code, body := rawRequest(t, s, "POST", path, "", `{"answer":"ok"}`, cookie); code != 200 {
 		t.Fatalf("same-origin cookie POST: %d %s", code, body)
 	}
-	agentCookie := map[string]string{"Cookie": "askd_token=" + s.AgentToken}
+	agentCookie := map[string]string{"Cookie": app.BrowserCookie + "=" + s.AgentToken}
 	if code, _ := rawRequest(t, s, "GET", "/api/asks", "", "", agentCookie); code != 401 {
-		t.Fatalf("agent cookie: %d, want 401", code)
+		t.Fatalf("agent token as the cookie: %d, want 401", code)
 	}
 }
 

@@ -4,15 +4,11 @@ import (
 	"net/http"
 	"net/url"
 	"strings"
+	"time"
 
 	"github.com/askd-dev/askd"
 	"github.com/askd-dev/askd/internal/app"
 )
-
-// CookieName is the inbox's sign-in cookie. It holds the human token, HttpOnly
-// and SameSite=Strict, so page scripts cannot read it and other sites cannot
-// send it.
-const CookieName = "askd_token"
 
 // SessionHeader names the agent's session on MCP and HTTP requests.
 const SessionHeader = "Askd-Session"
@@ -37,23 +33,26 @@ func (s *Server) authed(role askd.Role, h handlerFunc) http.HandlerFunc {
 	}
 }
 
-// caller authenticates r. Agents' session comes from the Askd-Session header,
-// defaulting to the token's name.
+// caller authenticates r: a bearer token, or else the inbox cookie, which
+// names a browser session (app.Service.BrowserCaller), never a token. Agents'
+// session comes from the Askd-Session header, defaulting to the token's name.
 func (s *Server) caller(r *http.Request) (askd.Caller, error) {
-	token, fromCookie := bearer(r), false
-	if token == "" {
-		if ck, err := r.Cookie(CookieName); err == nil {
-			token, fromCookie = ck.Value, true
-		}
+	var (
+		c   askd.Caller
+		err error
+	)
+	token := bearer(r)
+	ck, cookieErr := r.Cookie(app.BrowserCookie)
+	fromCookie := token == "" && cookieErr == nil
+	if fromCookie {
+		c, err = s.app.BrowserCaller(r.Context(), ck.Value)
+	} else {
+		c, err = s.app.Authenticate(r.Context(), token)
 	}
-	c, err := s.app.Authenticate(r.Context(), token)
 	if err != nil {
 		return c, err
 	}
 	if fromCookie {
-		if c.Role != askd.RoleHuman {
-			return c, askd.Errorf(askd.EUNAUTHORIZED, "agent tokens cannot sign in to the inbox")
-		}
 		if unsafeMethod(r.Method) && !sameOrigin(r) {
 			return c, askd.Errorf(askd.EFORBIDDEN, "cross-origin request refused: the Origin header does not match this server")
 		}
@@ -111,47 +110,92 @@ func sameOrigin(r *http.Request) bool {
 	return strings.EqualFold(u.Host, r.Host)
 }
 
-// signIn handles GET /signin?token=… (the link askd serve prints) and POST
-// /signin (the form): it checks the token is a human's, sets the cookie and
-// redirects to a clean URL.
+// legacyCookie is the cookie older askds set, holding the human token
+// itself. It is no longer read; signing in or out expires it.
+const legacyCookie = "askd_token"
+
+// signIn handles GET /signin?code=… (the link askd serve and askd
+// signin-link print) and POST /signin (the sign-in page's form, with a human
+// token): it starts a browser session, sets the cookie to its id and
+// redirects to a clean URL. No referrer leaves this response, so the code in
+// the link reaches no one else; GET /signin?token=… is refused, so no token
+// is kept in the browser's history.
 func (s *Server) signIn(w http.ResponseWriter, r *http.Request) {
-	token := r.URL.Query().Get("token")
-	if r.Method == http.MethodPost {
+	w.Header().Set("Referrer-Policy", "no-referrer")
+	w.Header().Set("Cache-Control", "no-store")
+	var (
+		id   string
+		err  error
+		fail = "/signin.html?error=code"
+	)
+	q := r.URL.Query()
+	switch {
+	case r.Method == http.MethodPost:
 		if !sameOrigin(r) {
 			http.Error(w, "cross-origin sign-in refused", http.StatusForbidden)
 			return
 		}
 		r.Body = http.MaxBytesReader(w, r.Body, 4096)
-		token = strings.TrimSpace(r.PostFormValue("token"))
-	}
-	if token == "" {
+		token := strings.TrimSpace(r.PostFormValue("token"))
+		if token == "" {
+			http.Redirect(w, r, "/signin.html", http.StatusSeeOther)
+			return
+		}
+		fail = "/signin.html?error=unknown"
+		id, err = s.app.SignInWithToken(r.Context(), token)
+	case q.Has("token"):
+		http.Redirect(w, r, "/signin.html?error=token-link", http.StatusSeeOther)
+		return
+	case q.Get("code") != "":
+		id, err = s.app.SignInWithCode(r.Context(), q.Get("code"))
+	default:
 		http.Redirect(w, r, "/signin.html", http.StatusSeeOther)
 		return
 	}
-	c, err := s.app.Authenticate(r.Context(), token)
-	switch {
-	case err != nil:
-		http.Redirect(w, r, "/signin.html?error=unknown", http.StatusSeeOther)
+	switch askd.ErrorCode(err) {
+	case "":
+	case askd.EUNAUTHORIZED:
+		http.Redirect(w, r, fail, http.StatusSeeOther)
 		return
-	case c.Role != askd.RoleHuman:
+	case askd.EFORBIDDEN:
 		http.Redirect(w, r, "/signin.html?error=agent", http.StatusSeeOther)
+		return
+	default:
+		s.writeError(w, r, err)
 		return
 	}
 	http.SetCookie(w, &http.Cookie{
-		Name: CookieName, Value: token, Path: "/", HttpOnly: true,
-		SameSite: http.SameSiteStrictMode, Secure: r.TLS != nil, MaxAge: 90 * 24 * 3600,
+		Name: app.BrowserCookie, Value: id, Path: "/", HttpOnly: true,
+		SameSite: http.SameSiteStrictMode, Secure: r.TLS != nil, MaxAge: int(app.BrowserSessionMax / time.Second),
 	})
+	if _, err := r.Cookie(legacyCookie); err == nil {
+		expireCookie(w, r, legacyCookie)
+	}
 	http.Redirect(w, r, "/", http.StatusSeeOther)
 }
 
-// signOut clears the cookie.
+// signOut ends the browser session on the server, then clears the cookie.
 func (s *Server) signOut(w http.ResponseWriter, r *http.Request) {
 	if !sameOrigin(r) {
 		http.Error(w, "cross-origin sign-out refused", http.StatusForbidden)
 		return
 	}
-	http.SetCookie(w, &http.Cookie{Name: CookieName, Value: "", Path: "/", HttpOnly: true, SameSite: http.SameSiteStrictMode, MaxAge: -1})
+	if ck, err := r.Cookie(app.BrowserCookie); err == nil {
+		if err := s.app.SignOut(r.Context(), ck.Value); err != nil {
+			s.writeError(w, r, err) // the cookie stays: it would still work
+			return
+		}
+	}
+	expireCookie(w, r, app.BrowserCookie)
+	if _, err := r.Cookie(legacyCookie); err == nil {
+		expireCookie(w, r, legacyCookie)
+	}
 	http.Redirect(w, r, "/signin.html", http.StatusSeeOther)
 }
 
-var _ = app.WithCaller
+func expireCookie(w http.ResponseWriter, r *http.Request, name string) {
+	http.SetCookie(w, &http.Cookie{
+		Name: name, Value: "", Path: "/", HttpOnly: true,
+		SameSite: http.SameSiteStrictMode, Secure: r.TLS != nil, MaxAge: -1,
+	})
+}

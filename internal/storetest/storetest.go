@@ -12,7 +12,9 @@
 //   - ids of asks and events are never reused, even after DeleteAsks;
 //   - watchers hear of committed events in order, and of nothing rolled back;
 //   - deliveries are claimed due-first, never twice while leased, even by
-//     concurrent claimers, and go with their ask.
+//     concurrent claimers, and go with their ask;
+//   - a sign-in code is taken once, even by concurrent takers; sign-in codes
+//     and browser sessions go with their human token.
 //
 // The suite never goes on using a transaction after one of its statements
 // failed (PostgreSQL aborts the transaction then): each expected failure has
@@ -65,6 +67,11 @@ func Run(t *testing.T, open func(t *testing.T) askd.Store) {
 		{"ClaimDeliveries", testClaimDeliveries},
 		{"ConcurrentClaims", testConcurrentClaims},
 		{"MCPCalls", testMCPCalls},
+		{"SignInCodes", testSignInCodes},
+		{"ConcurrentSignInCode", testConcurrentSignInCode},
+		{"BrowserSessions", testBrowserSessions},
+		{"RevokeEndsSignIns", testRevokeEndsSignIns},
+		{"DeleteExpiredSignIns", testDeleteExpiredSignIns},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -9,6 +9,7 @@ import (
 	"log/slog"
 	"net/http"
 	"net/http/httptest"
+	"net/url"
 	"os"
 	"path/filepath"
 	"testing"
@@ -42,6 +43,7 @@ type Server struct {
 	App        *app.Service
 	Store      askd.Store
 	HumanToken string
+	HumanName  string // HumanToken's name
 	AgentToken string
 	AgentName  string // the agent token's name: the owner of its sessions
 	HTTP       *httptest.Server
@@ -78,6 +80,7 @@ func Start(t testing.TB, opts Options) *Server {
 		human, agent = fmt.Sprintf("alice-%d", time.Now().UnixNano()), fmt.Sprintf("agent-%d", time.Now().UnixNano())
 	}
 	s.AgentName = agent
+	s.HumanName = human
 	var err error
 	if s.HumanToken, err = app.CreateToken(ctx, s.Store, human, askd.RoleHuman); err != nil {
 		t.Fatalf("human token: %v", err)
@@ -129,6 +132,39 @@ func (s *Server) Token(t testing.TB, name string, role askd.Role) string {
 		t.Fatal(err)
 	}
 	return tok
+}
+
+// SignInLink returns a new sign-in link for the human token named human, as
+// askd signin-link prints it, made on the server's clock.
+func (s *Server) SignInLink(t testing.TB, human string) string {
+	t.Helper()
+	code, _, err := app.CreateSignInCode(context.Background(), s.Store, human, s.App.Config().Now())
+	if err != nil {
+		t.Fatalf("sign-in code: %v", err)
+	}
+	return s.URL + "/signin?code=" + url.QueryEscape(code)
+}
+
+// BrowserCookie signs in as the human token named human, as a browser does
+// (a sign-in link, then its redirect), and returns the cookie it was given.
+func (s *Server) BrowserCookie(t testing.TB, human string) *http.Cookie {
+	t.Helper()
+	req, err := http.NewRequest(http.MethodGet, s.SignInLink(t, human), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp, err := http.DefaultTransport.RoundTrip(req) // no redirects followed
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	for _, ck := range resp.Cookies() {
+		if ck.Name == app.BrowserCookie && ck.Value != "" {
+			return ck
+		}
+	}
+	t.Fatalf("sign-in link answered %s with no %s cookie", resp.Status, app.BrowserCookie)
+	return nil
 }
 
 // StartAgain starts a server on an existing SQLite file, as after a restart.

@@ -18,6 +18,7 @@ import (
 	"github.com/askd-dev/askd/internal/testserver"
 	"github.com/askd-dev/askd/internal/web"
 	"github.com/chromedp/cdproto/emulation"
+	"github.com/chromedp/cdproto/network"
 	"github.com/chromedp/cdproto/page"
 	"github.com/chromedp/chromedp"
 )
@@ -139,21 +140,39 @@ func newTab(t *testing.T, srv *testserver.Server) *tab {
 	return &tab{t: t, ctx: ctx, srv: srv}
 }
 
-// signIn opens the sign-in link with token and waits for the inbox at path.
-func (p *tab) signIn(token, path string) {
+// signIn opens a sign-in link for the human token named human and waits for
+// the inbox at path.
+func (p *tab) signIn(human, path string) {
 	p.t.Helper()
-	p.do(chromedp.Navigate(p.srv.URL + "/signin?token=" + token))
+	p.do(chromedp.Navigate(p.srv.SignInLink(p.t, human)))
 	if path != "" && path != "/" {
 		p.do(chromedp.Navigate(p.srv.URL + path))
 	}
 	p.do(chromedp.WaitVisible(chromedp.CSS("body.ready")))
 }
 
+// browserCookie returns the tab's sign-in cookie, failing the test when it
+// has none.
+func (p *tab) browserCookie() *network.Cookie {
+	p.t.Helper()
+	res, err := chromedp.Call(p.ctx, network.GetCookies, network.GetCookiesParams{URLs: []string{p.srv.URL + "/"}})
+	if err != nil {
+		p.t.Fatalf("read cookies: %v", err)
+	}
+	for _, ck := range res.Cookies {
+		if ck.Name == app.BrowserCookie {
+			return ck
+		}
+	}
+	p.t.Fatalf("no %s cookie among %d", app.BrowserCookie, len(res.Cookies))
+	return nil
+}
+
 // open signs in as the test server's human and shows the inbox.
 func openInbox(t *testing.T, srv *testserver.Server, path string) *tab {
 	t.Helper()
 	p := newTab(t, srv)
-	p.signIn(srv.HumanToken, path)
+	p.signIn(srv.HumanName, path)
 	return p
 }
 

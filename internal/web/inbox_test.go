@@ -12,6 +12,7 @@ import (
 	"github.com/askd-dev/askd/client"
 	"github.com/askd-dev/askd/internal/app"
 	"github.com/chromedp/cdproto/fetch"
+	"github.com/chromedp/cdproto/network"
 	"github.com/chromedp/cdproto/page"
 	"github.com/chromedp/chromedp"
 )
@@ -270,7 +271,7 @@ func TestLiveAndReload(t *testing.T) {
 func TestTwoPeopleAnswerAtOnce(t *testing.T) {
 	t.Parallel()
 	srv := startServer(t, app.Config{})
-	bobToken := srv.Token(t, "bob", askd.RoleHuman)
+	srv.Token(t, "bob", askd.RoleHuman)
 	agent := srv.Agent("race")
 	a := create(t, agent, &askd.AskInput{Kind: askd.KindQuestion, Questions: []askd.Question{
 		question("Which database?", "Database", false, "SQLite", "Postgres"),
@@ -284,7 +285,7 @@ func TestTwoPeopleAnswerAtOnce(t *testing.T) {
 	if _, err := chromedp.Call(bob.ctx, fetch.Enable, fetch.EnableParams{Patterns: []*fetch.RequestPattern{{URLPattern: "*/api/events*"}}}); err != nil {
 		t.Fatal(err)
 	}
-	bob.signIn(bobToken, "/")
+	bob.signIn("bob", "/")
 	alice.do(chromedp.WaitVisible(chromedp.CSS(card(a.ID))))
 	bob.do(chromedp.WaitVisible(chromedp.CSS(card(a.ID))))
 
@@ -448,9 +449,57 @@ func TestSignInAndOut(t *testing.T) {
 	if c := eval[string](p, `document.cookie`); c != "" {
 		t.Errorf("page scripts can read cookies: %q", c)
 	}
+	ck := p.browserCookie()
+	if ck.Value == srv.HumanToken || !ck.HTTPOnly || ck.SameSite != network.CookieSameSiteStrict || ck.Path != "/" {
+		t.Errorf("cookie %+v: want a browser session's id, HttpOnly, SameSite=Strict, Path=/", ck)
+	}
 	// Sign out: back to the form, and the inbox is closed again.
 	p.do(chromedp.Click(chromedp.CSS(".signout button")), chromedp.WaitVisible(chromedp.CSS("#token")))
 	p.do(chromedp.Navigate(srv.URL+"/"), chromedp.WaitVisible(chromedp.CSS("#token")))
+	// The browser session ended on the server: a copy of the cookie is refused.
+	if resp := get(t, srv.URL+"/", ck.Value); resp.StatusCode != http.StatusSeeOther {
+		t.Errorf("the signed-out cookie opened the inbox: %d", resp.StatusCode)
+	}
+	err := srv.Store.View(t.Context(), func(tx askd.Tx) error {
+		_, err := tx.BrowserSession(t.Context(), app.HashToken(ck.Value))
+		return err
+	})
+	if askd.ErrorCode(err) != askd.ENOTFOUND {
+		t.Errorf("browser session after signing out: %v, want ENOTFOUND", err)
+	}
+}
+
+// TestSignInLink signs in with a link as askd signin-link prints it: it lands
+// on a clean URL, and the link works only once.
+func TestSignInLink(t *testing.T) {
+	t.Parallel()
+	srv := startServer(t, app.Config{})
+	link := srv.SignInLink(t, srv.HumanName)
+	p := newTab(t, srv)
+	p.do(chromedp.Navigate(link), chromedp.WaitVisible(chromedp.CSS("body.ready")))
+	if loc := eval[string](p, `location.href`); loc != srv.URL+"/" {
+		t.Errorf("signed in at %s, want the clean %s/", loc, srv.URL)
+	}
+	if me := p.text("#me"); me != srv.HumanName {
+		t.Errorf("signed in as %q", me)
+	}
+	code := link[strings.Index(link, "code=")+len("code="):]
+	if ck := p.browserCookie(); ck.Value == srv.HumanToken || ck.Value == code {
+		t.Errorf("the cookie holds %q, a token or the code", ck.Value)
+	}
+
+	again := newTab(t, srv)
+	again.do(chromedp.Navigate(link), chromedp.WaitVisible(chromedp.CSS(".error")))
+	if got := again.text(".error"); !strings.Contains(got, "already used") {
+		t.Errorf("the link used twice says %q", got)
+	}
+	again.do(chromedp.Navigate(srv.URL+"/signin?token="+srv.HumanToken), chromedp.WaitVisible(chromedp.CSS(".error")))
+	if got := again.text(".error"); !strings.Contains(got, "askd signin-link") {
+		t.Errorf("a link with a token says %q", got)
+	}
+	if loc := eval[string](again, `location.pathname`); loc != "/signin.html" {
+		t.Errorf("a link with a token landed on %s", loc)
+	}
 }
 
 func TestNotification(t *testing.T) {
@@ -466,7 +515,7 @@ func TestNotification(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	p.signIn(srv.HumanToken, "/")
+	p.signIn(srv.HumanName, "/")
 	eval[bool](p, `window.__hidden = false, true`)
 	a := create(t, srv.Agent("seen"), &askd.AskInput{Kind: askd.KindAction, Title: "Visible tab: no notification"})
 	p.waitFor(fmt.Sprintf(`document.querySelector('%s') !== null`, card(a.ID)))

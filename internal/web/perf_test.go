@@ -23,7 +23,7 @@ func coldTab(t *testing.T, srv *testserver.Server) *tab {
 		t.Fatal(err)
 	}
 	_, err := chromedp.Call(p.ctx, network.SetCookie, network.SetCookieParams{
-		Name: "askd_token", Value: srv.HumanToken, URL: srv.URL + "/", HTTPOnly: ptr(true), SameSite: network.CookieSameSiteStrict,
+		Name: app.BrowserCookie, Value: srv.BrowserCookie(t, srv.HumanName).Value, URL: srv.URL + "/", HTTPOnly: ptr(true), SameSite: network.CookieSameSiteStrict,
 	})
 	if err != nil {
 		t.Fatal(err)

@@ -62,7 +62,7 @@ func TestScreenshots(t *testing.T) {
 			}); err != nil {
 				t.Fatal(err)
 			}
-			p.signIn(srv.HumanToken, "/")
+			p.signIn(srv.HumanName, "/")
 			p.waitFor(`document.querySelectorAll('#pending .card').length === 5`)
 			// Show the person midway: an option chosen on the first card.
 			p.do(chromedp.Click(option(newest, "Tabs")))

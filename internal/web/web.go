@@ -21,10 +21,6 @@ import (
 	"github.com/askd-dev/askd/internal/app"
 )
 
-// CookieName is the inbox's sign-in cookie, set by internal/httpapi's
-// /signin; it holds a human token.
-const CookieName = "askd_token"
-
 // pageCSP is the policy of the inbox and sign-in pages. Styles come from the
 // stylesheet only; scripts may still set element.style (CSSOM), which the
 // policy allows. Frames may load only this origin's preview documents.
@@ -75,21 +71,15 @@ func securityHeaders(w http.ResponseWriter, csp string) {
 	}
 }
 
-// human returns the person signed in with the cookie, or an EUNAUTHORIZED
-// error. Agent tokens never open the inbox.
+// human returns the person whose browser session the cookie (set by
+// internal/httpapi's /signin) names, or an EUNAUTHORIZED error. Browser
+// sessions are only ever a human token's.
 func (h *Handler) human(r *http.Request) (askd.Caller, error) {
-	ck, err := r.Cookie(CookieName)
-	if err != nil || ck.Value == "" {
+	ck, err := r.Cookie(app.BrowserCookie)
+	if err != nil {
 		return askd.Caller{}, askd.Errorf(askd.EUNAUTHORIZED, "not signed in")
 	}
-	c, err := h.svc.Authenticate(r.Context(), ck.Value)
-	if err != nil {
-		return c, err
-	}
-	if c.Role != askd.RoleHuman {
-		return c, askd.Errorf(askd.EUNAUTHORIZED, "agent tokens cannot open the inbox")
-	}
-	return c, nil
+	return h.svc.BrowserCaller(r.Context(), ck.Value)
 }
 
 var pages = template.Must(template.ParseFS(static, "static/index.html", "static/signin.html"))
@@ -128,8 +118,10 @@ func (h *Handler) lastEventID(ctx context.Context) (int64, error) {
 // signInMessages are the only texts the sign-in page shows for ?error=; the
 // query value itself is never echoed.
 var signInMessages = map[string]string{
-	"unknown": "That token is unknown or has been revoked.",
-	"agent":   "That is an agent token. Agents cannot open the inbox; paste a human token.",
+	"unknown":    "That token is unknown or has been revoked.",
+	"agent":      "That is an agent token. Agents cannot open the inbox; paste a human token.",
+	"code":       "That sign-in link has expired or was already used. Run askd signin-link for a new one, or paste a human token.",
+	"token-link": "Sign-in links no longer carry a token. Run askd signin-link for a link with a one-time code, or paste a human token.",
 }
 
 func (h *Handler) signInPage(w http.ResponseWriter, r *http.Request) {

@@ -69,6 +69,7 @@ func checkPageCSP(t *testing.T, what string, resp *http.Response) {
 func TestPages(t *testing.T) {
 	t.Parallel()
 	srv := startServer(t, app.Config{})
+	cookie := srv.BrowserCookie(t, srv.HumanName).Value
 
 	t.Run("not signed in goes to the sign-in page", func(t *testing.T) {
 		resp := get(t, srv.URL+"/?session=x", "")
@@ -77,10 +78,12 @@ func TestPages(t *testing.T) {
 		}
 		checkPageCSP(t, "redirect", resp)
 	})
-	t.Run("an agent token cannot open the inbox", func(t *testing.T) {
-		resp := get(t, srv.URL+"/", srv.AgentToken)
-		if resp.StatusCode != http.StatusSeeOther {
-			t.Fatalf("agent cookie got %d", resp.StatusCode)
+	t.Run("a token as the cookie cannot open the inbox", func(t *testing.T) {
+		for _, token := range []string{srv.AgentToken, srv.HumanToken} {
+			resp := get(t, srv.URL+"/", token)
+			if resp.StatusCode != http.StatusSeeOther {
+				t.Fatalf("a token as the cookie got %d", resp.StatusCode)
+			}
 		}
 	})
 	t.Run("sign-in page shows only known messages", func(t *testing.T) {
@@ -97,7 +100,7 @@ func TestPages(t *testing.T) {
 		}
 	})
 	t.Run("inbox page", func(t *testing.T) {
-		resp := get(t, srv.URL+"/", srv.HumanToken)
+		resp := get(t, srv.URL+"/", cookie)
 		body, _ := io.ReadAll(resp.Body)
 		if resp.StatusCode != http.StatusOK || !strings.Contains(string(body), `id="pending"`) {
 			t.Fatalf("got %d: %s", resp.StatusCode, body)
@@ -113,7 +116,7 @@ func TestPages(t *testing.T) {
 		}
 	})
 	t.Run("unknown paths", func(t *testing.T) {
-		resp := get(t, srv.URL+"/nope", srv.HumanToken)
+		resp := get(t, srv.URL+"/nope", cookie)
 		if resp.StatusCode != http.StatusNotFound {
 			t.Errorf("got %d", resp.StatusCode)
 		}
@@ -124,7 +127,7 @@ func TestPages(t *testing.T) {
 func TestAssets(t *testing.T) {
 	t.Parallel()
 	srv := startServer(t, app.Config{})
-	resp := get(t, srv.URL+"/", srv.HumanToken)
+	resp := get(t, srv.URL+"/", srv.BrowserCookie(t, srv.HumanName).Value)
 	body, _ := io.ReadAll(resp.Body)
 	m := regexp.MustCompile(`/assets/([0-9a-f]+)/app\.js`).FindSubmatch(body)
 	if m == nil {
@@ -182,23 +185,24 @@ func TestPreviewsEndpoint(t *testing.T) {
 		t.Fatal(err)
 	}
 	path := "/inbox/previews/" + strconv.FormatInt(a.ID, 10)
+	cookie := srv.BrowserCookie(t, srv.HumanName).Value
 	if resp := get(t, srv.URL+path, ""); resp.StatusCode != http.StatusUnauthorized {
 		t.Errorf("without a cookie: %d", resp.StatusCode)
 	}
 	if resp := get(t, srv.URL+path, srv.AgentToken); resp.StatusCode != http.StatusUnauthorized {
-		t.Errorf("agent cookie: %d", resp.StatusCode)
+		t.Errorf("a token as the cookie: %d", resp.StatusCode)
 	}
-	resp := get(t, srv.URL+path, srv.HumanToken)
+	resp := get(t, srv.URL+path, cookie)
 	body, _ := io.ReadAll(resp.Body)
 	if resp.StatusCode != http.StatusOK || !strings.Contains(string(body), `\u003cstrong\u003ebold\u003c/strong\u003e`) || strings.Contains(string(body), "script") || !strings.Contains(string(body), `""`) {
 		t.Errorf("previews: %d %s", resp.StatusCode, body)
 	}
-	doc := get(t, srv.URL+path+"/0/0", srv.HumanToken)
+	doc := get(t, srv.URL+path+"/0/0", cookie)
 	csp := doc.Header.Get("Content-Security-Policy")
 	if !strings.Contains(csp, "sandbox") || strings.Contains(csp, "script-src") || !strings.Contains(csp, "frame-ancestors 'self'") {
 		t.Errorf("preview document CSP %q", csp)
 	}
-	if resp := get(t, srv.URL+path+"/0/9", srv.HumanToken); resp.StatusCode != http.StatusNotFound {
+	if resp := get(t, srv.URL+path+"/0/9", cookie); resp.StatusCode != http.StatusNotFound {
 		t.Errorf("no such option: %d", resp.StatusCode)
 	}
 }

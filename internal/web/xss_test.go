@@ -137,7 +137,7 @@ func TestXSS(t *testing.T) {
 			}
 			if tc.html {
 				// The preview document's own headers forbid scripts outright.
-				resp := get(t, srv.URL+fmt.Sprintf("/inbox/previews/%d/0/0", q.ID), srv.HumanToken)
+				resp := get(t, srv.URL+fmt.Sprintf("/inbox/previews/%d/0/0", q.ID), srv.BrowserCookie(t, srv.HumanName).Value)
 				csp := resp.Header.Get("Content-Security-Policy")
 				if !strings.Contains(csp, "default-src 'none'") || strings.Contains(csp, "script-src") || !strings.Contains(csp, "sandbox") {
 					t.Errorf("preview CSP %q", csp)
@@ -147,12 +147,13 @@ func TestXSS(t *testing.T) {
 	}
 }
 
-// get fetches url with the inbox cookie for token.
-func get(t *testing.T, url, token string) *http.Response {
+// get fetches url with the inbox cookie holding cookie (a browser session's
+// id, or anything a test tries in its place); none when it is empty.
+func get(t *testing.T, url, cookie string) *http.Response {
 	t.Helper()
 	req, _ := http.NewRequest(http.MethodGet, url, nil)
-	if token != "" {
-		req.AddCookie(&http.Cookie{Name: "askd_token", Value: token})
+	if cookie != "" {
+		req.AddCookie(&http.Cookie{Name: app.BrowserCookie, Value: cookie})
 	}
 	resp, err := http.DefaultTransport.RoundTrip(req)
 	if err != nil {

@@ -1,0 +1,77 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"net/url"
+	"strings"
+	"time"
+
+	"github.com/askd-dev/askd/internal/app"
+)
+
+func cmdSignInLink(ctx context.Context, e *env, args []string) error {
+	fs := flags(e, "signin-link", "[--db PATH|URL] [--human NAME] [--url URL]")
+	db := fs.String("db", "./askd.db", "database: a SQLite file, or a postgres:// URL")
+	human := fs.String("human", "", "the human token to sign in as (default: the only human token)")
+	base := fs.String("url", "http://127.0.0.1:7777", "the inbox's URL as the browser reaches it (askd serve's --public-url)")
+	asJSON := fs.Bool("json", false, "print JSON")
+	fs.Usage = func() {
+		fmt.Fprintf(e.stderr, "Usage: askd signin-link [--db PATH|URL] [--human NAME] [--url URL]\n\n"+
+			"Prints a link that signs a browser in to the inbox as a human token. The link\n"+
+			"works once, within %d minutes; it carries a one-time code, never the token.\n"+
+			"It works on the database directly, like askd token: no server is asked.\n\n"+
+			"Flags (each also ASKD_<NAME> in the environment):\n", int(app.SignInCodeTTL/time.Minute))
+		fs.PrintDefaults()
+	}
+	if err := parse(e, fs, args); err != nil {
+		return err
+	}
+	if fs.NArg() > 0 {
+		return usageError(fmt.Sprintf("signin-link: unexpected argument %q", fs.Arg(0)))
+	}
+	u, err := url.Parse(*base)
+	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+		return usageError(fmt.Sprintf("--url: %q is not an http(s) URL such as http://127.0.0.1:7777", *base))
+	}
+	store, err := openStore(ctx, *db)
+	if err != nil {
+		return err
+	}
+	defer store.Close()
+	now := time.Now()
+	code, name, err := app.CreateSignInCode(ctx, store, *human, now)
+	if err != nil {
+		return err
+	}
+	link := signInLink(*base, code)
+	expires := now.Add(app.SignInCodeTTL)
+	if *asJSON {
+		return json.NewEncoder(e.stdout).Encode(map[string]any{"human": name, "url": link, "expires_at": expires.UTC()})
+	}
+	fmt.Fprintf(e.stdout, "Sign in as %q (works once, until %s):\n%s\n", name, expires.Local().Format("15:04"), link)
+	return nil
+}
+
+// signInLink is the inbox's sign-in URL at base with code.
+func signInLink(base, code string) string {
+	return strings.TrimRight(base, "/") + "/signin?code=" + url.QueryEscape(code)
+}
+
+// signInLinkCommand is the askd signin-link command line for a server on db
+// at base, as serve suggests it: flags only where they differ from the
+// defaults, and never a PostgreSQL URL, which may hold a password.
+func signInLinkCommand(db, base string) string {
+	cmd := "askd signin-link"
+	switch {
+	case isPostgres(db):
+		cmd += " --db postgres://..."
+	case db != "./askd.db":
+		cmd += " --db " + db
+	}
+	if base != "http://127.0.0.1:7777" {
+		cmd += " --url " + base
+	}
+	return cmd
+}

@@ -1,0 +1,239 @@
+package app
+
+import (
+	"context"
+	"crypto/rand"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/askd-dev/askd"
+)
+
+// Signing in to the inbox (SPEC §7). A sign-in link carries a random code,
+// good for one use within SignInCodeTTL; the browser exchanges it (or a
+// human token pasted into the sign-in form) for a browser session, whose
+// random id is all its cookie holds. Signing out deletes the browser
+// session; revoking the human token deletes its codes and browser sessions.
+// Codes and ids are 130 random bits, stored as their SHA-256 like tokens.
+
+// BrowserCookie names the cookie holding a browser session's id. The HTTP API
+// and the inbox page both read it, and both resolve it with BrowserCaller.
+const BrowserCookie = "askd_browser"
+
+const (
+	// SignInCodeTTL is how long a sign-in link works: time enough to open it
+	// from the terminal it was printed in, too little for one found later in
+	// a scrollback or a log.
+	SignInCodeTTL = 10 * time.Minute
+	// BrowserSessionIdle ends a browser session not used for this long.
+	BrowserSessionIdle = 30 * 24 * time.Hour
+	// BrowserSessionMax ends a browser session this long after signing in,
+	// however much it is used.
+	BrowserSessionMax = 90 * 24 * time.Hour
+	// browserTouchEvery is how often a browser session in use has its
+	// last-seen time (and so its idle expiry) written: not on every request.
+	browserTouchEvery = time.Hour
+)
+
+// CreateSignInCode makes a sign-in code for the human token named human,
+// good until now plus SignInCodeTTL, and returns it with that token's name.
+// With human empty it is the only human token; with none or several that is
+// EINVALID, as is an agent token's name; an unknown name is ENOTFOUND.
+func CreateSignInCode(ctx context.Context, store askd.Store, human string, now time.Time) (code, name string, err error) {
+	now = now.UTC().Truncate(time.Microsecond)
+	code = strings.ToLower(rand.Text())
+	err = store.Update(ctx, func(tx askd.Tx) error {
+		ts, err := tx.Tokens(ctx)
+		if err != nil {
+			return err
+		}
+		if name, err = humanTokenName(ts, human); err != nil {
+			return err
+		}
+		if _, err := tx.DeleteExpiredSignIns(ctx, now); err != nil {
+			return err
+		}
+		return tx.CreateSignInCode(ctx, &askd.SignInCode{
+			Hash: HashToken(code), Human: name, CreatedAt: now, ExpiresAt: now.Add(SignInCodeTTL),
+		})
+	})
+	if err != nil {
+		return "", "", err
+	}
+	return code, name, nil
+}
+
+// humanTokenName returns the name of the human token in ts named want, or,
+// with want empty, of the only one.
+func humanTokenName(ts []*askd.Token, want string) (string, error) {
+	var humans []string
+	for _, t := range ts {
+		if want != "" && t.Name == want {
+			if t.Role != askd.RoleHuman {
+				return "", askd.Errorf(askd.EINVALID, "%q is an agent token; sign-in links are for human tokens", want)
+			}
+			return t.Name, nil
+		}
+		if t.Role == askd.RoleHuman {
+			humans = append(humans, t.Name)
+		}
+	}
+	switch {
+	case want != "":
+		return "", askd.Errorf(askd.ENOTFOUND, "no token named %q", want)
+	case len(humans) == 1:
+		return humans[0], nil
+	case len(humans) == 0:
+		return "", askd.Errorf(askd.EINVALID, "there is no human token: create one with askd token create --human NAME")
+	}
+	return "", askd.Errorf(askd.EINVALID, "there are several human tokens (%s): choose one with --human NAME", strings.Join(humans, ", "))
+}
+
+// SignInWithCode takes a sign-in code, which then works no more, and starts
+// a browser session for its human token; it returns the browser session's
+// id, the cookie's value. A code unknown, used or expired is EUNAUTHORIZED.
+func (s *Service) SignInWithCode(ctx context.Context, code string) (string, error) {
+	now := s.now()
+	var id string
+	var expired bool
+	err := s.store.Update(ctx, func(tx askd.Tx) error {
+		id, expired = "", false
+		c, err := tx.TakeSignInCode(ctx, HashToken(code))
+		if askd.ErrorCode(err) == askd.ENOTFOUND {
+			return nil
+		}
+		if err != nil {
+			return err
+		}
+		if !now.Before(c.ExpiresAt) {
+			expired = true // taken all the same: it is of no more use
+			return nil
+		}
+		id, err = startBrowserSession(ctx, tx, c.Human, now)
+		return err
+	})
+	switch {
+	case err != nil:
+		return "", err
+	case expired:
+		return "", askd.Errorf(askd.EUNAUTHORIZED, "this sign-in link has expired: links work for %d minutes", int(SignInCodeTTL/time.Minute))
+	case id == "":
+		return "", askd.Errorf(askd.EUNAUTHORIZED, "this sign-in link is unknown or was already used")
+	}
+	return id, nil
+}
+
+// SignInWithToken starts a browser session for a human token (pasted into
+// the sign-in form) and returns its id. An unknown token is EUNAUTHORIZED,
+// an agent token EFORBIDDEN.
+func (s *Service) SignInWithToken(ctx context.Context, token string) (string, error) {
+	c, err := s.Authenticate(ctx, token)
+	if err != nil {
+		return "", err
+	}
+	if c.Role != askd.RoleHuman {
+		return "", askd.Errorf(askd.EFORBIDDEN, "agent tokens cannot sign in to the inbox")
+	}
+	now := s.now()
+	var id string
+	err = s.store.Update(ctx, func(tx askd.Tx) (err error) {
+		id, err = startBrowserSession(ctx, tx, c.Name, now)
+		return err
+	})
+	if askd.ErrorCode(err) == askd.ENOTFOUND { // revoked since Authenticate's cache saw it
+		return "", askd.Errorf(askd.EUNAUTHORIZED, "unknown or revoked token")
+	}
+	return id, err
+}
+
+// startBrowserSession stores a new browser session for human and returns its
+// id. Expired codes and browser sessions go first, so they do not pile up.
+func startBrowserSession(ctx context.Context, tx askd.Tx, human string, now time.Time) (string, error) {
+	if _, err := tx.DeleteExpiredSignIns(ctx, now); err != nil {
+		return "", err
+	}
+	id := strings.ToLower(rand.Text())
+	err := tx.CreateBrowserSession(ctx, &askd.BrowserSession{
+		Hash: HashToken(id), Human: human, CreatedAt: now, LastSeenAt: now, ExpiresAt: browserExpiry(now, now),
+	})
+	if err != nil {
+		return "", fmt.Errorf("start browser session: %w", err)
+	}
+	return id, nil
+}
+
+// browserExpiry is when a browser session started at created and last seen
+// at seen ends.
+func browserExpiry(created, seen time.Time) time.Time {
+	idle, limit := seen.Add(BrowserSessionIdle), created.Add(BrowserSessionMax)
+	if idle.Before(limit) {
+		return idle
+	}
+	return limit
+}
+
+// BrowserCaller returns the person whose browser session has the id (the
+// cookie's value), or EUNAUTHORIZED when there is none: signed out, expired,
+// or its token revoked. Like tokens, a browser session once read is
+// remembered for tokenTTL, so revoking a token (which another process may
+// do) ends its browser sessions within that time; signing out through this
+// service ends it at once.
+func (s *Service) BrowserCaller(ctx context.Context, id string) (askd.Caller, error) {
+	if id == "" {
+		return askd.Caller{}, askd.Errorf(askd.EUNAUTHORIZED, "not signed in")
+	}
+	hash, now := HashToken(id), s.now()
+	if c, ok := s.browsers.get(hash, now); ok {
+		return c, nil
+	}
+	var b *askd.BrowserSession
+	err := s.store.View(ctx, func(tx askd.Tx) (err error) {
+		b, err = tx.BrowserSession(ctx, hash)
+		return err
+	})
+	switch {
+	case askd.ErrorCode(err) == askd.ENOTFOUND:
+		return askd.Caller{}, askd.Errorf(askd.EUNAUTHORIZED, "signed out: sign in again")
+	case err != nil:
+		return askd.Caller{}, err
+	case !now.Before(b.ExpiresAt):
+		return askd.Caller{}, askd.Errorf(askd.EUNAUTHORIZED, "the browser session has expired: sign in again")
+	}
+	if now.Sub(b.LastSeenAt) >= browserTouchEvery {
+		err := s.store.Update(ctx, func(tx askd.Tx) error {
+			return tx.TouchBrowserSession(ctx, hash, now, browserExpiry(b.CreatedAt, now))
+		})
+		if askd.ErrorCode(err) == askd.ENOTFOUND { // signed out meanwhile
+			return askd.Caller{}, askd.Errorf(askd.EUNAUTHORIZED, "signed out: sign in again")
+		}
+		if err != nil {
+			return askd.Caller{}, err
+		}
+	}
+	c := askd.Caller{Name: b.Human, Role: askd.RoleHuman, Session: b.Human}
+	s.browsers.put(hash, c, now)
+	return c, nil
+}
+
+// SignOut ends the browser session with the id, in every process: the
+// cookie, even copied, works no more. An id already ended is no error.
+func (s *Service) SignOut(ctx context.Context, id string) error {
+	if id == "" {
+		return nil
+	}
+	hash := HashToken(id)
+	err := s.store.Update(ctx, func(tx askd.Tx) error { return tx.EndBrowserSession(ctx, hash) })
+	s.browsers.forget(hash)
+	if askd.ErrorCode(err) == askd.ENOTFOUND {
+		return nil
+	}
+	return err
+}
+
+// forget drops hash from the cache.
+func (c *tokenCache) forget(hash string) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	delete(c.m, hash)
+}

@@ -1,0 +1,154 @@
+package sqlite
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+	"time"
+
+	sqlite3 "modernc.org/sqlite/lib"
+
+	"github.com/askd-dev/askd"
+)
+
+// signInError maps the constraint violations of inserting a sign-in code or
+// a browser session: a missing human token (the foreign key), a hash stored
+// twice (the primary key).
+func signInError(err error, what, human string) error {
+	switch resultCode(err) {
+	case sqlite3.SQLITE_CONSTRAINT_FOREIGNKEY:
+		return askd.Errorf(askd.ENOTFOUND, "no token named %q", human)
+	case sqlite3.SQLITE_CONSTRAINT_PRIMARYKEY:
+		return askd.Errorf(askd.ECONFLICT, "a %s with the same hash exists", what)
+	}
+	return fmt.Errorf("create %s: %w", what, err)
+}
+
+// CreateSignInCode stores c; ENOTFOUND when its human token does not exist.
+func (t *tx) CreateSignInCode(ctx context.Context, c *askd.SignInCode) error {
+	if err := t.mustWrite("create sign-in code"); err != nil {
+		return err
+	}
+	_, err := t.tx.ExecContext(ctx,
+		"INSERT INTO signin_codes (hash, human, created_at, expires_at) VALUES (?, ?, ?, ?)",
+		c.Hash, c.Human, micros(c.CreatedAt), micros(c.ExpiresAt))
+	if err != nil {
+		return signInError(err, "sign-in code", c.Human)
+	}
+	return nil
+}
+
+// TakeSignInCode deletes the code with the hash and returns it; ENOTFOUND
+// when there is none. Write transactions are exclusive, so one taker wins.
+func (t *tx) TakeSignInCode(ctx context.Context, hash string) (*askd.SignInCode, error) {
+	if err := t.mustWrite("take sign-in code"); err != nil {
+		return nil, err
+	}
+	c := &askd.SignInCode{Hash: hash}
+	var created, expires int64
+	err := t.tx.QueryRowContext(ctx,
+		"DELETE FROM signin_codes WHERE hash = ? RETURNING human, created_at, expires_at", hash).
+		Scan(&c.Human, &created, &expires)
+	if errors.Is(err, sql.ErrNoRows) {
+		return nil, askd.Errorf(askd.ENOTFOUND, "sign-in code not found")
+	}
+	if err != nil {
+		return nil, fmt.Errorf("take sign-in code: %w", err)
+	}
+	c.CreatedAt, c.ExpiresAt = fromMicros(created), fromMicros(expires)
+	return c, nil
+}
+
+// CreateBrowserSession stores b; ENOTFOUND when its human token does not
+// exist.
+func (t *tx) CreateBrowserSession(ctx context.Context, b *askd.BrowserSession) error {
+	if err := t.mustWrite("create browser session"); err != nil {
+		return err
+	}
+	_, err := t.tx.ExecContext(ctx, `
+		INSERT INTO browser_sessions (hash, human, created_at, last_seen_at, expires_at)
+		VALUES (?, ?, ?, ?, ?)`,
+		b.Hash, b.Human, micros(b.CreatedAt), micros(b.LastSeenAt), micros(b.ExpiresAt))
+	if err != nil {
+		return signInError(err, "browser session", b.Human)
+	}
+	return nil
+}
+
+// BrowserSession returns the browser session with the hash; ENOTFOUND when
+// there is none.
+func (t *tx) BrowserSession(ctx context.Context, hash string) (*askd.BrowserSession, error) {
+	b := &askd.BrowserSession{Hash: hash}
+	var created, seen, expires int64
+	err := t.tx.QueryRowContext(ctx,
+		"SELECT human, created_at, last_seen_at, expires_at FROM browser_sessions WHERE hash = ?", hash).
+		Scan(&b.Human, &created, &seen, &expires)
+	if errors.Is(err, sql.ErrNoRows) {
+		return nil, askd.Errorf(askd.ENOTFOUND, "browser session not found")
+	}
+	if err != nil {
+		return nil, fmt.Errorf("read browser session: %w", err)
+	}
+	b.CreatedAt, b.LastSeenAt, b.ExpiresAt = fromMicros(created), fromMicros(seen), fromMicros(expires)
+	return b, nil
+}
+
+// TouchBrowserSession sets the browser session's LastSeenAt and ExpiresAt;
+// ENOTFOUND when there is none.
+func (t *tx) TouchBrowserSession(ctx context.Context, hash string, seen, expires time.Time) error {
+	if err := t.mustWrite("touch browser session"); err != nil {
+		return err
+	}
+	res, err := t.tx.ExecContext(ctx,
+		"UPDATE browser_sessions SET last_seen_at = ?, expires_at = ? WHERE hash = ?",
+		micros(seen), micros(expires), hash)
+	return oneBrowserSession(res, err, "touch browser session")
+}
+
+// EndBrowserSession deletes the browser session with the hash; ENOTFOUND
+// when there is none.
+func (t *tx) EndBrowserSession(ctx context.Context, hash string) error {
+	if err := t.mustWrite("end browser session"); err != nil {
+		return err
+	}
+	res, err := t.tx.ExecContext(ctx, "DELETE FROM browser_sessions WHERE hash = ?", hash)
+	return oneBrowserSession(res, err, "end browser session")
+}
+
+// DeleteExpiredSignIns removes sign-in codes and browser sessions that
+// expired before before; it returns how many went.
+func (t *tx) DeleteExpiredSignIns(ctx context.Context, before time.Time) (int, error) {
+	if err := t.mustWrite("delete expired sign-ins"); err != nil {
+		return 0, err
+	}
+	total := 0
+	for _, table := range []string{"signin_codes", "browser_sessions"} {
+		res, err := t.tx.ExecContext(ctx, "DELETE FROM "+table+" WHERE expires_at < ?", micros(before))
+		if err != nil {
+			return 0, fmt.Errorf("delete expired %s: %w", table, err)
+		}
+		n, err := res.RowsAffected()
+		if err != nil {
+			return 0, fmt.Errorf("delete expired %s: %w", table, err)
+		}
+		total += int(n)
+	}
+	return total, nil
+}
+
+// oneBrowserSession is nil when a statement touching one browser session did, ENOTFOUND
+// when it touched none.
+func oneBrowserSession(res sql.Result, err error, what string) error {
+	if err != nil {
+		return fmt.Errorf("%s: %w", what, err)
+	}
+	n, err := res.RowsAffected()
+	if err != nil {
+		return fmt.Errorf("%s: %w", what, err)
+	}
+	if n == 0 {
+		return askd.Errorf(askd.ENOTFOUND, "browser session not found")
+	}
+	return nil
+}
