@@ -69,15 +69,37 @@ func plural(n int, word string) string {
 	return fmt.Sprintf("%d %ss", n, word)
 }
 
-// text checks a required (min 1) or optional (min 0) text field's length in characters.
+// text checks a required (min 1) or optional (min 0) text field of several
+// lines (question text, descriptions, own words): its length in characters,
+// and no control character but line breaks and tabs.
 func (p *problems) text(path, s string, min, max int) {
+	p.check(path, s, min, max, multiLine, "")
+}
+
+// line checks a one-line text field (titles, headers): as text, and no line
+// breaks or tabs either. noun names such fields in the message ("titles").
+func (p *problems) line(path, s string, min, max int, noun string) {
+	p.check(path, s, min, max, oneLine, noun)
+}
+
+// ident checks a one-line field that is also a key, which two strings that
+// look the same must not both be (labels, names, tool names): as line, and no
+// bidi controls, zero-width or other invisible characters.
+func (p *problems) ident(path, s string, min, max int, noun string) {
+	p.check(path, s, min, max, identifier, noun)
+}
+
+func (p *problems) check(path, s string, min, max int, form textForm, noun string) {
+	if !utf8.ValidString(s) {
+		p.add(path, "not valid UTF-8")
+		return
+	}
+	if r, what := badRune(s, form); what != "" {
+		p.add(path, "%s", refusal(r, what, form, noun))
+		return
+	}
 	n := utf8.RuneCountInString(s)
 	switch {
-	case !utf8.ValidString(s):
-		p.add(path, "not valid UTF-8")
-	case strings.ContainsRune(s, 0):
-		// PostgreSQL cannot store NUL in text; refuse it on every store alike.
-		p.add(path, "contains a NUL character")
 	case n == 0 && min > 0:
 		p.add(path, "required, 1 to %d characters", max)
 	case strings.TrimSpace(s) == "" && min > 0:
@@ -87,15 +109,97 @@ func (p *problems) text(path, s string, min, max int) {
 	}
 }
 
-// blob checks a long optional text field: its size in bytes, UTF-8, no NUL.
+// refusal is the rule a character breaks: "contains U+200B (zero-width), not
+// allowed in labels".
+func refusal(r rune, what string, form textForm, noun string) string {
+	if form == multiLine {
+		return fmt.Sprintf("contains U+%04X (%s); text may hold line breaks and tabs, no other control characters", r, what)
+	}
+	return fmt.Sprintf("contains U+%04X (%s), not allowed in %s", r, what, noun)
+}
+
+// textForm is what a text field may hold.
+type textForm int
+
+const (
+	multiLine  textForm = iota // line breaks (\n, or \r\n) and tabs; no other control characters
+	oneLine                    // no control characters at all, nor U+2028/U+2029
+	identifier                 // oneLine, and nothing invisible: no bidi controls, zero-width or format characters
+)
+
+// badRune returns the first character s may not hold in form, and what kind
+// of character it is; "" when there is none. s is valid UTF-8.
+func badRune(s string, form textForm) (rune, string) {
+	for i, r := range s {
+		switch {
+		case r >= 0x20 && r < 0x7f:
+			continue // printable ASCII, most of any text
+		case r == '\n' || r == '\t':
+			if form == multiLine {
+				continue
+			}
+			return r, "control character"
+		case r == '\r':
+			// Only as half of a CRLF line break: a lone carriage return
+			// rewrites the line on a terminal.
+			if form == multiLine && strings.HasPrefix(s[i+1:], "\n") {
+				continue
+			}
+			return r, "control character"
+		case r < 0x20 || r >= 0x7f && r <= 0x9f:
+			// C0, DEL, C1; NUL among them, which PostgreSQL cannot store
+			// in text: refused on every store alike.
+			return r, "control character"
+		case form == multiLine:
+			continue
+		case r == 0x2028 || r == 0x2029:
+			return r, "line separator"
+		case form == oneLine:
+			continue
+		}
+		if what := invisible(r); what != "" {
+			return r, what
+		}
+	}
+	return 0, ""
+}
+
+// invisible says what kind of invisible character r is, "" if it is none:
+// bidi controls, which reorder what is shown; zero-width characters; and the
+// rest of Unicode's format characters and default-ignorables (soft hyphen,
+// tags, fillers, variation selectors), which show as nothing and so make two
+// different strings look alike. The emoji and text presentation selectors
+// (U+FE0E, U+FE0F) change what is shown and stay allowed.
+func invisible(r rune) string {
+	switch {
+	case r < 0xa0:
+		return ""
+	case r == 0x061c || r == 0x200e || r == 0x200f || r >= 0x202a && r <= 0x202e || r >= 0x2066 && r <= 0x2069:
+		return "bidi control"
+	case r >= 0x200b && r <= 0x200d || r == 0x2060 || r == 0xfeff:
+		return "zero-width"
+	case r == 0xfe0e || r == 0xfe0f:
+		return ""
+	case unicode.Is(unicode.Cf, r), unicode.Is(unicode.Other_Default_Ignorable_Code_Point, r),
+		unicode.Is(unicode.Variation_Selector, r):
+		return "invisible"
+	}
+	return ""
+}
+
+// blob checks a long optional text field of several lines (details,
+// previews): its size in bytes, UTF-8, no control character but line breaks
+// and tabs.
 func (p *problems) blob(path, s string, max int) {
 	switch {
 	case len(s) > max:
 		p.size(path, len(s), max)
 	case !utf8.ValidString(s):
 		p.add(path, "not valid UTF-8")
-	case strings.ContainsRune(s, 0):
-		p.add(path, "contains a NUL character")
+	default:
+		if r, what := badRune(s, multiLine); what != "" {
+			p.add(path, "%s", refusal(r, what, multiLine, ""))
+		}
 	}
 }
 
@@ -118,20 +222,17 @@ func (p *problems) count(path string, n, min, max int) {
 	}
 }
 
-// ValidName checks a session or token name: 1 to 128 characters, no control
-// characters. what names the field in the message.
+// ValidName checks a session or token name (a token's name is its agents'
+// default session): 1 to 128 characters; no control, bidi, zero-width or other
+// invisible characters, so that two names that look the same are the same;
+// and not starting with "-", so that no command a session's answer is told
+// through reads it as an option (SPEC §5). what names the field in the
+// message.
 func ValidName(what, name string) error {
 	var p problems
-	if strings.ContainsRune(name, 0) {
-		// Named below as a control character; no need to say NUL twice.
-		name = strings.ReplaceAll(name, "\x00", "\x01")
-	}
-	p.text(what, name, 1, MaxNameChars)
-	for _, r := range name {
-		if unicode.IsControl(r) { // C0, DEL and C1 (U+0080–U+009F)
-			p.add(what, "control characters are not allowed")
-			break
-		}
+	p.ident(what, name, 1, MaxNameChars, "names")
+	if strings.HasPrefix(name, "-") {
+		p.add(what, `starts with "-", which a command would read as an option`)
 	}
 	return p.err()
 }
