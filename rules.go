@@ -3,7 +3,6 @@ package askd
 import (
 	"fmt"
 	"strings"
-	"unicode"
 	"unicode/utf8"
 )
 
@@ -116,75 +115,6 @@ func refusal(r rune, what string, form textForm, noun string) string {
 		return fmt.Sprintf("contains U+%04X (%s); text may hold line breaks and tabs, no other control characters", r, what)
 	}
 	return fmt.Sprintf("contains U+%04X (%s), not allowed in %s", r, what, noun)
-}
-
-// textForm is what a text field may hold.
-type textForm int
-
-const (
-	multiLine  textForm = iota // line breaks (\n, or \r\n) and tabs; no other control characters
-	oneLine                    // no control characters at all, nor U+2028/U+2029
-	identifier                 // oneLine, and nothing invisible: no bidi controls, zero-width or format characters
-)
-
-// badRune returns the first character s may not hold in form, and what kind
-// of character it is; "" when there is none. s is valid UTF-8.
-func badRune(s string, form textForm) (rune, string) {
-	for i, r := range s {
-		switch {
-		case r >= 0x20 && r < 0x7f:
-			continue // printable ASCII, most of any text
-		case r == '\n' || r == '\t':
-			if form == multiLine {
-				continue
-			}
-			return r, "control character"
-		case r == '\r':
-			// Only as half of a CRLF line break: a lone carriage return
-			// rewrites the line on a terminal.
-			if form == multiLine && strings.HasPrefix(s[i+1:], "\n") {
-				continue
-			}
-			return r, "control character"
-		case r < 0x20 || r >= 0x7f && r <= 0x9f:
-			// C0, DEL, C1; NUL among them, which PostgreSQL cannot store
-			// in text: refused on every store alike.
-			return r, "control character"
-		case form == multiLine:
-			continue
-		case r == 0x2028 || r == 0x2029:
-			return r, "line separator"
-		case form == oneLine:
-			continue
-		}
-		if what := invisible(r); what != "" {
-			return r, what
-		}
-	}
-	return 0, ""
-}
-
-// invisible says what kind of invisible character r is, "" if it is none:
-// bidi controls, which reorder what is shown; zero-width characters; and the
-// rest of Unicode's format characters and default-ignorables (soft hyphen,
-// tags, fillers, variation selectors), which show as nothing and so make two
-// different strings look alike. The emoji and text presentation selectors
-// (U+FE0E, U+FE0F) change what is shown and stay allowed.
-func invisible(r rune) string {
-	switch {
-	case r < 0xa0:
-		return ""
-	case r == 0x061c || r == 0x200e || r == 0x200f || r >= 0x202a && r <= 0x202e || r >= 0x2066 && r <= 0x2069:
-		return "bidi control"
-	case r >= 0x200b && r <= 0x200d || r == 0x2060 || r == 0xfeff:
-		return "zero-width"
-	case r == 0xfe0e || r == 0xfe0f:
-		return ""
-	case unicode.Is(unicode.Cf, r), unicode.Is(unicode.Other_Default_Ignorable_Code_Point, r),
-		unicode.Is(unicode.Variation_Selector, r):
-		return "invisible"
-	}
-	return ""
 }
 
 // blob checks a long optional text field of several lines (details,

@@ -632,3 +632,41 @@ func TestPayloadStrictJSON(t *testing.T) {
 		})
 	}
 }
+
+func TestPrintable(t *testing.T) {
+	tests := []struct {
+		name, in, want string
+	}{
+		{name: "plain", in: "Deploy now?", want: "Deploy now?"},
+		{name: "letters of any script", in: "séance 東京 שלום 😀 ✔️", want: "séance 東京 שלום 😀 ✔️"},
+		{name: "backslashes as they are", in: `C:\x1b \n`, want: `C:\x1b \n`},
+		{name: "replacement character as it is", in: "a\ufffdb", want: "a\ufffdb"},
+		{name: "OSC 52 clipboard write", in: "hi\x1b]52;c;cm0gLXJm\x07", want: `hi\x1b]52;c;cm0gLXJm\x07`},
+		{name: "line overwrite", in: "ok\r\x1b[2Kfake", want: `ok\r\x1b[2Kfake`},
+		{name: "line breaks and tabs", in: "a\nb\tc\r\n", want: `a\nb\tc\r\n`},
+		{name: "NUL and DEL", in: "\x00\x7f", want: `\x00\x7f`},
+		{name: "C1 CSI", in: "a\u009b2J", want: `a\u009b2J`},
+		{name: "line separator", in: "a\u2028b", want: `a\u2028b`},
+		{name: "right-to-left override", in: "txt.\u202eexe", want: `txt.\u202eexe`},
+		{name: "zero-width space", in: "No\u200b", want: `No\u200b`},
+		{name: "byte order mark", in: "\ufeffx", want: `\ufeffx`},
+		{name: "tag characters", in: "ok\U000E0069", want: `ok\U000e0069`},
+		{name: "bytes that are not UTF-8", in: "a\xff\xc3", want: `a\xff\xc3`},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			got := askd.Printable(tt.in)
+			if got != tt.want {
+				t.Errorf("Printable(%q) = %q, want %q", tt.in, got, tt.want)
+			}
+			for _, r := range got {
+				if askd.Unprintable(r) {
+					t.Errorf("output %q holds U+%04X", got, r)
+				}
+			}
+			if err := askd.ValidName("name", "n"+got); err != nil && tt.in != "" {
+				t.Errorf("output %q is not a valid name: %v", got, err)
+			}
+		})
+	}
+}
