@@ -13,49 +13,86 @@ import (
 )
 
 // Decode parses data into v strictly: a field v does not have is refused by its
-// path (`questions[0].colour: unknown field`), a value of the wrong type by its
-// path and the type wanted, and anything after the JSON value is refused. Errors
-// are EINVALID *Errors.
+// path (`questions[0].colour: unknown field`), as is a key given twice in one
+// object (`questions[0].header: duplicate key; ...`) and text that is not
+// UTF-8 (`title: not valid UTF-8 (byte 0xff)`), at any depth, inside free
+// objects such as payloads too; a value of the wrong type is refused by its
+// path and the type wanted, and anything after the JSON value is refused.
+// Errors are EINVALID *Errors.
 func Decode(data []byte, v any) error {
+	tree, err := parseStrict(data)
+	if err != nil {
+		return err
+	}
+	if msg := checkTree(tree, reflect.TypeOf(v), "", false); msg != "" {
+		return Errorf(EINVALID, "%s", msg)
+	}
+	return unmarshal(data, tree, v, true)
+}
+
+// DecodeOpen is Decode for bodies that carry fields askd does not read, such
+// as Claude Code's hook inputs, which gain fields from version to version:
+// those are ignored. Everything else is as strict as Decode: one JSON object,
+// no key twice, UTF-8 only, values of the right type.
+func DecodeOpen(data []byte, v any) error {
+	tree, err := parseStrict(data)
+	if err != nil {
+		return err
+	}
+	return unmarshal(data, tree, v, false)
+}
+
+// parseStrict checks that data is one JSON object with no key twice in an
+// object and only UTF-8 text, and returns it as a tree of any.
+func parseStrict(data []byte) (any, error) {
 	// JSON's whitespace only: bytes.TrimSpace would also drop Unicode spaces
 	// (U+00A0, U+0085), which are not JSON.
 	data = bytes.Trim(data, " \t\r\n")
 	if len(data) == 0 {
-		return Errorf(EINVALID, "body: empty, want a JSON object")
+		return nil, Errorf(EINVALID, "body: empty, want a JSON object")
 	}
 	var tree any
 	dec := json.NewDecoder(bytes.NewReader(data))
 	dec.UseNumber()
 	if err := dec.Decode(&tree); err != nil {
-		return Errorf(EINVALID, "body: not valid JSON: %s", strings.TrimPrefix(err.Error(), "json: "))
+		return nil, Errorf(EINVALID, "body: not valid JSON: %s", strings.TrimPrefix(err.Error(), "json: "))
 	}
 	if dec.More() {
-		return Errorf(EINVALID, "body: more than one JSON value")
+		return nil, Errorf(EINVALID, "body: more than one JSON value")
 	}
 	if _, ok := tree.(map[string]any); !ok {
-		return Errorf(EINVALID, "body: %s, want a JSON object", jsonKind(tree))
+		return nil, Errorf(EINVALID, "body: %s, want a JSON object", jsonKind(tree))
 	}
-	if msg := checkTree(tree, reflect.TypeOf(v), "", false); msg != "" {
-		return Errorf(EINVALID, "%s", msg)
+	if path, rule := checkJSON(data); rule != "" {
+		return nil, Errorf(EINVALID, "%s: %s", orBody(path), rule)
 	}
-	if err := json.Unmarshal(data, v); err != nil {
-		var te *json.UnmarshalTypeError
-		if errors.As(err, &te) {
-			// encoding/json's path lacks list indexes; walk the tree for the
-			// full one. Only here, so that the walk never refuses what
-			// encoding/json accepts (",string" fields, json.Number).
+	return tree, nil
+}
+
+// unmarshal decodes data, whose tree is already checked, into v; with paths,
+// a wrong type is named by its full path.
+func unmarshal(data []byte, tree, v any, paths bool) error {
+	err := json.Unmarshal(data, v)
+	if err == nil {
+		return nil
+	}
+	var te *json.UnmarshalTypeError
+	if errors.As(err, &te) {
+		// encoding/json's path lacks list indexes; walk the tree for the
+		// full one. Only here, so that the walk never refuses what
+		// encoding/json accepts (",string" fields, json.Number).
+		if paths {
 			if msg := checkTree(tree, reflect.TypeOf(v), "", true); msg != "" {
 				return Errorf(EINVALID, "%s", msg)
 			}
-			return Errorf(EINVALID, "%s: %s, want %s", fieldPath(te.Field), te.Value, typeName(te.Type))
 		}
-		var ve *Error
-		if errors.As(err, &ve) {
-			return ve
-		}
-		return Errorf(EINVALID, "body: %s", strings.TrimPrefix(err.Error(), "json: "))
+		return Errorf(EINVALID, "%s: %s, want %s", fieldPath(te.Field), te.Value, typeName(te.Type))
 	}
-	return nil
+	var ve *Error
+	if errors.As(err, &ve) {
+		return ve
+	}
+	return Errorf(EINVALID, "body: %s", strings.TrimPrefix(err.Error(), "json: "))
 }
 
 var (

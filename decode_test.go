@@ -60,6 +60,50 @@ func TestDecode(t *testing.T) {
 		{name: "unknown permission field", into: permission, body: `{"tool_name":"Bash","input":{},"toolUseId":"x"}`,
 			want: "toolUseId: unknown field"},
 
+		// strict JSON: no key twice in an object, at any depth; UTF-8 only
+		{name: "duplicate top-level key", body: `{"kind":"ready","title":"a","kind":"action"}`,
+			want: "kind: " + dupKey},
+		{name: "duplicate header", body: `{"questions":[{"question":"q","header":"a","header":"b"}]}`,
+			want: "questions[0].header: " + dupKey},
+		{name: "duplicate label in a later option", body: `{"questions":[{"options":[{"label":"a"},{"label":"b","label":"c"}]}]}`,
+			want: "questions[0].options[1].label: " + dupKey},
+		{name: "duplicate spelled with an escape", body: `{"title":"a","\u0074itle":"b"}`, want: "title: " + dupKey},
+		{name: "duplicate after a string with quotes", body: `{"title":"say \"hi\", \\","title":"x"}`, want: "title: " + dupKey},
+		{name: "duplicate in the payload", body: `{"kind":"approval","title":"t","payload":{"cmd":"ls","env":{"A":"1","A":"2"}}}`,
+			want: "payload.env.A: " + dupKey},
+		{name: "duplicate in a list in the payload", body: `{"kind":"approval","payload":{"steps":[{},{"run":"a","run":"b"}]}}`,
+			want: "payload.steps[1].run: " + dupKey},
+		{name: "duplicate odd key quoted", body: `{"kind":"approval","payload":{"a b":1,"a b":2}}`,
+			want: `payload["a b"]: ` + dupKey},
+		{name: "duplicate among many keys", body: manyKeys(40, "k7"), want: "payload.k7: " + dupKey},
+		{name: "duplicate question in answers", into: answer, body: `{"answers":{"Which?":"a","Which?":"b"}}`,
+			want: `answers["Which?"]: ` + dupKey},
+		{name: "duplicate decision", into: answer, body: `{"decision":"rejected","decision":"approved"}`,
+			want: "decision: " + dupKey},
+		{name: "duplicate in a permission input", into: permission, body: `{"tool_name":"Bash","input":{"command":"ls","command":"rm -rf ~"}}`,
+			want: "input.command: " + dupKey},
+		{name: "duplicate before an unknown field", body: `{"bogus":1,"bogus":2}`, want: "bogus: " + dupKey},
+		{name: "same key in sibling objects", body: `{"questions":[{"question":"a","header":"h"},{"question":"b","header":"h"}]}`},
+		{name: "same key at another depth", body: `{"kind":"approval","payload":{"kind":{"kind":1}}}`},
+		{name: "keys differing in case", body: `{"kind":"approval","payload":{"a":1,"A":2}}`},
+		{name: "many distinct keys", body: manyKeys(40, "")},
+		{name: "title invalid UTF-8", body: "{\"kind\":\"ready\",\"title\":\"bad \xff byte\"}",
+			want: "title: not valid UTF-8 (byte 0xff)"},
+		{name: "label truncated UTF-8", body: "{\"options\":[{\"label\":\"a\"},{\"label\":\"\xe2\x80\"}]}",
+			want: "options[1].label: not valid UTF-8 (byte 0xe2)"},
+		{name: "overlong UTF-8", body: "{\"title\":\"\xc0\xaf\"}", want: "title: not valid UTF-8 (byte 0xc0)"},
+		{name: "UTF-8 of a surrogate", body: "{\"title\":\"\xed\xa0\x80\"}", want: "title: not valid UTF-8 (byte 0xed)"},
+		{name: "invalid UTF-8 in a key", body: "{\"ti\xfftle\":\"x\"}", want: `["ti\xfftle"]: not valid UTF-8 (byte 0xff)`},
+		{name: "invalid UTF-8 in the payload", body: "{\"kind\":\"approval\",\"payload\":{\"a\":[\"\xff\"]}}",
+			want: "payload.a[0]: not valid UTF-8 (byte 0xff)"},
+		{name: "invalid UTF-8 in own words", into: answer, body: "{\"answers\":{\"q\":[\"a\",\"\x80\"]}}",
+			want: `answers.q[1]: not valid UTF-8 (byte 0x80)`},
+		{name: "lone high surrogate", body: `{"title":"a\ud800"}`, want: `title: \ud800 is half of a surrogate pair, not a character`},
+		{name: "high surrogate then a letter", body: `{"title":"\ud800\u0041"}`, want: `title: \ud800 is half of a surrogate pair, not a character`},
+		{name: "lone low surrogate", body: `{"details":"\uDC00"}`, want: `details: \udc00 is half of a surrogate pair, not a character`},
+		{name: "surrogate pair", body: `{"kind":"ready","title":"\ud83d\ude00 \u00e9"}`},
+		{name: "UTF-8 of every length", body: `{"kind":"ready","title":"é € 😀"}`},
+
 		// wrong types, by path
 		{name: "kind a number", body: `{"kind":5}`, want: "kind: a number, want a string"},
 		{name: "header a number on the second question", body: `{"questions":[{"header":"h"},{"header":7}]}`,
@@ -134,18 +178,72 @@ func TestDecodeValues(t *testing.T) {
 	}
 }
 
-// encoding/json replaces invalid UTF-8 with U+FFFD, so invalid UTF-8 reaches the
-// validation rules only from Go callers; a decoded body always validates as text.
-func TestDecodeInvalidUTF8(t *testing.T) {
+const dupKey = "duplicate key; each key may appear once in an object"
+
+// manyKeys is an approval body whose payload has n keys k0, k1, ..., and then
+// dup once more when dup is not "".
+func manyKeys(n int, dup string) string {
+	var b strings.Builder
+	b.WriteString(`{"kind":"approval","payload":{`)
+	for i := range n {
+		fmt.Fprintf(&b, `"k%d":%d,`, i, i)
+	}
+	if dup != "" {
+		fmt.Fprintf(&b, `%q:0,`, dup)
+	}
+	b.WriteString(`"end":true}}`)
+	return b.String()
+}
+
+// The values Decode gives are the ones in the body: nothing replaced.
+func TestDecodeKeepsText(t *testing.T) {
 	var in askd.AskInput
-	if err := askd.Decode([]byte("{\"kind\":\"ready\",\"title\":\"bad \xff byte\"}"), &in); err != nil {
+	body := `{"kind":"ready","title":"\ud83d\ude00 caf\u00e9 \u2028","details":"a\u0000b"}`
+	if err := askd.Decode([]byte(body), &in); err != nil {
 		t.Fatal(err)
 	}
-	if in.Title != "bad \ufffd byte" {
-		t.Errorf("title %q, want the bad byte replaced", in.Title)
+	if in.Title != "😀 café \u2028" || in.Details != "a\x00b" {
+		t.Errorf("title %q, details %q", in.Title, in.Details)
 	}
-	if err := in.Validate(false); err != nil {
-		t.Errorf("Validate: %v", err)
+}
+
+// DecodeOpen reads bodies with fields askd does not know, such as Claude
+// Code's hook inputs: those are ignored, and the rest is as strict as Decode.
+func TestDecodeOpen(t *testing.T) {
+	type hook struct {
+		SessionID string          `json:"session_id"`
+		ToolInput json.RawMessage `json:"tool_input"`
+		Active    bool            `json:"stop_hook_active"`
+	}
+	tests := []struct {
+		name   string
+		body   string
+		want   string
+		prefix string
+	}{
+		{name: "unknown fields ignored", body: `{"session_id":"s","cwd":"/x","transcript_path":"t","tool_input":{"a":1}}`},
+		{name: "duplicate key", body: `{"session_id":"a","session_id":"b"}`, want: "session_id: " + dupKey},
+		{name: "duplicate in an unknown field", body: `{"cwd":{"x":1,"x":2}}`, want: "cwd.x: " + dupKey},
+		{name: "duplicate in the tool input", body: `{"tool_input":{"command":"ls","command":"rm"}}`,
+			want: "tool_input.command: " + dupKey},
+		{name: "invalid UTF-8", body: "{\"tool_input\":{\"command\":\"\xff\"}}", want: "tool_input.command: not valid UTF-8 (byte 0xff)"},
+		{name: "lone surrogate in an unknown field", body: `{"prompt":"\ud800"}`, want: `prompt: \ud800 is half of a surrogate pair, not a character`},
+		{name: "wrong type", body: `{"stop_hook_active":"yes"}`, want: "stop_hook_active: string, want true or false"},
+		{name: "not an object", body: `[]`, want: "body: a list, want a JSON object"},
+		{name: "not JSON", body: `{"a":`, prefix: "body: not valid JSON: "},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			var h hook
+			err := askd.DecodeOpen([]byte(tt.body), &h)
+			if tt.prefix != "" {
+				if askd.ErrorCode(err) != askd.EINVALID || !strings.HasPrefix(askd.ErrorMessage(err), tt.prefix) {
+					t.Errorf("got %v, want an EINVALID error starting %q", err, tt.prefix)
+				}
+				return
+			}
+			wantInvalid(t, err, tt.want)
+		})
 	}
 }
 

@@ -54,6 +54,15 @@ var askSeeds = []string{
 	"{\"kind\":\"approval\",\"title\":\"t\",\"payload\":{\"a\":\"\xff\u2028<&>\"}}",
 	`{"kind":"approval","title":"a","title":"b","payload":{"x":1},"payload":[1]}`,
 	`{"kind":"ready","title":"a","Title":"b"}`,
+	// strict JSON and the text rules
+	`{"kind":"ready","title":"a","\u0074itle":"b"}`,
+	`{"kind":"approval","title":"t","payload":{"a":{"b":1,"b":2}}}`,
+	`{"kind":"ready","title":"\ud800"}`, `{"kind":"ready","title":"\ud83d\ude00"}`,
+	`{"kind":"ready","title":"hi\u001b]52;c;eA==\u0007"}`, `{"kind":"ready","title":"a\u0085b\u2028"}`,
+	`{"kind":"ready","title":"\u05e9\u200f","details":"line\n\tmore\r\n\r"}`,
+	`{"kind":"decision","title":"t","options":[{"label":"No"},{"label":"No\u200b"}],"recommended":"No\u200b"}`,
+	`{"kind":"question","questions":[{"question":"Which?\nMore.","header":"H\t","options":[{"label":"\u202eoN"},{"label":"\u2714\ufe0f"}]}]}`,
+	`{"kind":"approval","title":"t","tool_name":"Bash\u2066","tool_use_id":"toolu_\u00ad1"}`,
 }
 
 func FuzzDecodeAskInput(f *testing.F) {
@@ -114,6 +123,9 @@ var answerSeeds = []string{
 	`{"decision":"modified","payload":null}`, `{"answer":"a","comment":"c","extra":1}`,
 	"{\"decision\":\"modified\",\"payload\":{\"a\":\"\xff\u2028<&>\"}}",
 	`{"answers":{"Which database?":"SQLite","Which database?":["x"],"Which checks?":"lint"}}`,
+	`{"answer":"a\nb\tc\r\n"}`, `{"answer":"a\rb"}`, `{"answer":"\u001b[2J"}`, `{"response":"\u009b"}`,
+	`{"decision":"modified","payload":{"a":1,"a":2}}`, "{\"comment\":\"\xff\",\"decision\":\"rejected\"}",
+	`{"answers":{"Which database?":"\udc00","Which checks?":["lint"]}}`,
 }
 
 // The asks every fuzzed answer is checked against.
@@ -164,6 +176,8 @@ var permissionSeeds = []string{
 	// invalid
 	``, `{}`, `{"tool_name":""}`, `{"tool_name":"Bash","input":null}`, `{"tool_name":"Bash","input":[1]}`,
 	`{"tool_name":"Bash","input":{},"extra":1}`, `{"tool_name":7,"input":{}}`, `{"tool_name":"Bash","input":{}}{}`,
+	`{"tool_name":"Bash","input":{"command":"ls","command":"rm"}}`, `{"tool_name":"Bash\u200b","input":{}}`,
+	`{"tool_name":"Bash","input":{"command":"\u001b]52;c;eA==\u0007"}}`, "{\"tool_name\":\"Bash\",\"input\":{\"c\":\"\xff\"}}",
 }
 
 func FuzzDecodePermissionInput(f *testing.F) {

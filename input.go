@@ -3,6 +3,7 @@ package askd
 import (
 	"encoding/json"
 	"fmt"
+	"strings"
 )
 
 // AskInput is what an agent sends to create an ask: the body of POST /api/asks,
@@ -59,11 +60,11 @@ func (in *AskInput) Validate(previewHTML bool) error {
 		only("title", in.Title != "", "attention and approval")
 		only("details", in.Details != "", "attention and approval")
 	case in.Kind.IsAttention():
-		p.text("title", in.Title, 1, MaxTitleChars)
+		p.line("title", in.Title, 1, MaxTitleChars, "titles")
 		p.blob("details", in.Details, MaxDetailsBytes)
 		only("questions", in.Questions != nil, "question")
 	case in.Kind == KindApproval:
-		p.text("title", in.Title, 1, MaxTitleChars)
+		p.line("title", in.Title, 1, MaxTitleChars, "titles")
 		p.blob("details", in.Details, MaxApprovalDetails)
 		only("questions", in.Questions != nil, "question")
 	}
@@ -72,12 +73,13 @@ func (in *AskInput) Validate(previewHTML bool) error {
 			p.count("options", len(in.Options), MinOptions, MaxDecisionOptions)
 			validateOptions(&p, "options", in.Options, false)
 		}
-		if in.Recommended != "" {
-			if in.Options == nil {
-				p.add("recommended", "only with options")
-			} else if !hasLabel(in.Options, in.Recommended) {
-				p.add("recommended", "%q is not one of the options' labels", in.Recommended)
-			}
+		switch {
+		case in.Recommended == "":
+		case in.Options == nil:
+			p.add("recommended", "only with options")
+		case !hasLabel(in.Options, in.Recommended):
+			p.ident("recommended", in.Recommended, 0, MaxLabelChars, "labels")
+			p.add("recommended", "%q is not one of the options' labels", in.Recommended)
 		}
 	} else {
 		only("options", in.Options != nil, "decision")
@@ -90,8 +92,8 @@ func (in *AskInput) Validate(previewHTML bool) error {
 		if in.GraceSeconds != nil && (*in.GraceSeconds < 0 || *in.GraceSeconds > MaxGraceSeconds) {
 			p.add("grace_seconds", "%d, must be 0 to %d", *in.GraceSeconds, MaxGraceSeconds)
 		}
-		p.text("tool_name", in.ToolName, 0, MaxToolNameChars)
-		p.text("tool_use_id", in.ToolUseID, 0, MaxToolUseIDChars)
+		p.ident("tool_name", in.ToolName, 0, MaxToolNameChars, "tool names")
+		p.ident("tool_use_id", in.ToolUseID, 0, MaxToolUseIDChars, "tool use ids")
 	} else {
 		only("payload", in.Payload != nil, "approval")
 		only("grace_seconds", in.GraceSeconds != nil, "approval")
@@ -104,8 +106,8 @@ func (in *AskInput) Validate(previewHTML bool) error {
 // Validate checks a permission prompt's input.
 func (in *PermissionInput) Validate() error {
 	var p problems
-	p.text("tool_name", in.ToolName, 1, MaxToolNameChars)
-	p.text("tool_use_id", in.ToolUseID, 0, MaxToolUseIDChars)
+	p.ident("tool_name", in.ToolName, 1, MaxToolNameChars, "tool names")
+	p.ident("tool_use_id", in.ToolUseID, 0, MaxToolUseIDChars, "tool use ids")
 	if in.Input == nil {
 		p.add("input", "required, a JSON object")
 	} else {
@@ -125,7 +127,7 @@ func validateQuestions(p *problems, qs []Question, previewHTML bool) {
 		} else {
 			seen[q.Question] = i
 		}
-		p.text(path+".header", q.Header, 1, MaxHeaderChars)
+		p.line(path+".header", q.Header, 1, MaxHeaderChars, "headers")
 		p.count(path+".options", len(q.Options), MinOptions, MaxOptions)
 		validateOptions(p, path+".options", q.Options, true)
 	}
@@ -135,7 +137,7 @@ func validateOptions(p *problems, path string, opts []Option, previews bool) {
 	seen := map[string]int{}
 	for i, o := range opts {
 		op := fmt.Sprintf("%s[%d]", path, i)
-		p.text(op+".label", o.Label, 1, MaxLabelChars)
+		p.ident(op+".label", o.Label, 1, MaxLabelChars, "labels")
 		if j, dup := seen[o.Label]; dup && o.Label != "" {
 			p.add(op+".label", "same label as %s[%d]; labels must differ", path, j)
 		} else {
@@ -161,6 +163,14 @@ func validateObject(p *problems, path string, raw json.RawMessage) {
 	var m map[string]json.RawMessage
 	if err := json.Unmarshal(raw, &m); err != nil || m == nil {
 		p.add(path, "must be a JSON object")
+		return
+	}
+	// A body through Decode is checked already; this is for Go callers.
+	if sub, rule := checkJSON(raw); rule != "" {
+		if !strings.HasPrefix(sub, "[") {
+			sub = "." + sub
+		}
+		p.add(path+sub, "%s", rule)
 	}
 }
 

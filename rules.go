@@ -3,7 +3,6 @@ package askd
 import (
 	"fmt"
 	"strings"
-	"unicode"
 	"unicode/utf8"
 )
 
@@ -69,15 +68,37 @@ func plural(n int, word string) string {
 	return fmt.Sprintf("%d %ss", n, word)
 }
 
-// text checks a required (min 1) or optional (min 0) text field's length in characters.
+// text checks a required (min 1) or optional (min 0) text field of several
+// lines (question text, descriptions, own words): its length in characters,
+// and no control character but line breaks and tabs.
 func (p *problems) text(path, s string, min, max int) {
+	p.check(path, s, min, max, multiLine, "")
+}
+
+// line checks a one-line text field (titles, headers): as text, and no line
+// breaks or tabs either. noun names such fields in the message ("titles").
+func (p *problems) line(path, s string, min, max int, noun string) {
+	p.check(path, s, min, max, oneLine, noun)
+}
+
+// ident checks a one-line field that is also a key, which two strings that
+// look the same must not both be (labels, names, tool names): as line, and no
+// bidi controls, zero-width or other invisible characters.
+func (p *problems) ident(path, s string, min, max int, noun string) {
+	p.check(path, s, min, max, identifier, noun)
+}
+
+func (p *problems) check(path, s string, min, max int, form textForm, noun string) {
+	if !utf8.ValidString(s) {
+		p.add(path, "not valid UTF-8")
+		return
+	}
+	if r, what := badRune(s, form); what != "" {
+		p.add(path, "%s", refusal(r, what, form, noun))
+		return
+	}
 	n := utf8.RuneCountInString(s)
 	switch {
-	case !utf8.ValidString(s):
-		p.add(path, "not valid UTF-8")
-	case strings.ContainsRune(s, 0):
-		// PostgreSQL cannot store NUL in text; refuse it on every store alike.
-		p.add(path, "contains a NUL character")
 	case n == 0 && min > 0:
 		p.add(path, "required, 1 to %d characters", max)
 	case strings.TrimSpace(s) == "" && min > 0:
@@ -87,15 +108,28 @@ func (p *problems) text(path, s string, min, max int) {
 	}
 }
 
-// blob checks a long optional text field: its size in bytes, UTF-8, no NUL.
+// refusal is the rule a character breaks: "contains U+200B (zero-width), not
+// allowed in labels".
+func refusal(r rune, what string, form textForm, noun string) string {
+	if form == multiLine {
+		return fmt.Sprintf("contains U+%04X (%s); text may hold line breaks and tabs, no other control characters", r, what)
+	}
+	return fmt.Sprintf("contains U+%04X (%s), not allowed in %s", r, what, noun)
+}
+
+// blob checks a long optional text field of several lines (details,
+// previews): its size in bytes, UTF-8, no control character but line breaks
+// and tabs.
 func (p *problems) blob(path, s string, max int) {
 	switch {
 	case len(s) > max:
 		p.size(path, len(s), max)
 	case !utf8.ValidString(s):
 		p.add(path, "not valid UTF-8")
-	case strings.ContainsRune(s, 0):
-		p.add(path, "contains a NUL character")
+	default:
+		if r, what := badRune(s, multiLine); what != "" {
+			p.add(path, "%s", refusal(r, what, multiLine, ""))
+		}
 	}
 }
 
@@ -118,20 +152,17 @@ func (p *problems) count(path string, n, min, max int) {
 	}
 }
 
-// ValidName checks a session or token name: 1 to 128 characters, no control
-// characters. what names the field in the message.
+// ValidName checks a session or token name (a token's name is its agents'
+// default session): 1 to 128 characters; no control, bidi, zero-width or other
+// invisible characters, so that two names that look the same are the same;
+// and not starting with "-", so that no command a session's answer is told
+// through reads it as an option (SPEC §5). what names the field in the
+// message.
 func ValidName(what, name string) error {
 	var p problems
-	if strings.ContainsRune(name, 0) {
-		// Named below as a control character; no need to say NUL twice.
-		name = strings.ReplaceAll(name, "\x00", "\x01")
-	}
-	p.text(what, name, 1, MaxNameChars)
-	for _, r := range name {
-		if unicode.IsControl(r) { // C0, DEL and C1 (U+0080–U+009F)
-			p.add(what, "control characters are not allowed")
-			break
-		}
+	p.ident(what, name, 1, MaxNameChars, "names")
+	if strings.HasPrefix(name, "-") {
+		p.add(what, `starts with "-", which a command would read as an option`)
 	}
 	return p.err()
 }

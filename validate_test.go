@@ -238,7 +238,7 @@ func TestAskInputValidate(t *testing.T) {
 		// attention asks
 		{name: "title empty", kind: askd.KindAction, edit: func(in *askd.AskInput) { in.Title = "" },
 			want: "title: required, 1 to 200 characters"},
-		{name: "title blank", kind: askd.KindReady, edit: func(in *askd.AskInput) { in.Title = " \t " },
+		{name: "title blank", kind: askd.KindReady, edit: func(in *askd.AskInput) { in.Title = "   " },
 			want: "title: blank, must have visible text"},
 		{name: "title 200 characters", kind: askd.KindBlocked, edit: func(in *askd.AskInput) { in.Title = strings.Repeat("ü", 200) }},
 		{name: "title 201 characters", kind: askd.KindDecision, edit: func(in *askd.AskInput) { in.Title = strings.Repeat("t", 201) },
@@ -420,19 +420,57 @@ func TestValidName(t *testing.T) {
 		{name: "what names the field", what: "token name", value: "",
 			want: "token name: required, 1 to 128 characters"},
 		{name: "newline", what: "session", value: "a\nb",
-			want: "session: control characters are not allowed"},
+			want: "session: contains U+000A (control character), not allowed in names"},
 		{name: "tab", what: "session", value: "a\tb",
-			want: "session: control characters are not allowed"},
+			want: "session: contains U+0009 (control character), not allowed in names"},
 		{name: "NUL", what: "token name", value: "a\x00",
-			want: "token name: control characters are not allowed"},
+			want: "token name: contains U+0000 (control character), not allowed in names"},
+		{name: "escape", what: "session", value: "a\x1b]52;c;aGk=\x07",
+			want: "session: contains U+001B (control character), not allowed in names"},
 		{name: "DEL", what: "session", value: "a\x7f",
-			want: "session: control characters are not allowed"},
+			want: "session: contains U+007F (control character), not allowed in names"},
 		{name: "C1 control", what: "session", value: "a\u0085b",
-			want: "session: control characters are not allowed"},
+			want: "session: contains U+0085 (control character), not allowed in names"},
+		{name: "C1 CSI", what: "session", value: "a\u009b2J",
+			want: "session: contains U+009B (control character), not allowed in names"},
+		{name: "line separator", what: "session", value: "a\u2028b",
+			want: "session: contains U+2028 (line separator), not allowed in names"},
+		{name: "zero-width space", what: "session", value: "main\u200b",
+			want: "session: contains U+200B (zero-width), not allowed in names"},
+		{name: "zero-width joiner", what: "session", value: "a\u200db",
+			want: "session: contains U+200D (zero-width), not allowed in names"},
+		{name: "word joiner", what: "session", value: "a\u2060b",
+			want: "session: contains U+2060 (zero-width), not allowed in names"},
+		{name: "byte order mark", what: "session", value: "\ufeffmain",
+			want: "session: contains U+FEFF (zero-width), not allowed in names"},
+		{name: "right-to-left override", what: "session", value: "ci\u202eboj",
+			want: "session: contains U+202E (bidi control), not allowed in names"},
+		{name: "left-to-right isolate", what: "session", value: "\u2066ci\u2069",
+			want: "session: contains U+2066 (bidi control), not allowed in names"},
+		{name: "right-to-left mark", what: "token name", value: "a\u200f",
+			want: "token name: contains U+200F (bidi control), not allowed in names"},
+		{name: "Arabic letter mark", what: "session", value: "a\u061c",
+			want: "session: contains U+061C (bidi control), not allowed in names"},
+		{name: "soft hyphen", what: "session", value: "ma\u00adin",
+			want: "session: contains U+00AD (invisible), not allowed in names"},
+		{name: "tag character", what: "session", value: "main\U000E0041",
+			want: "session: contains U+E0041 (invisible), not allowed in names"},
+		{name: "Hangul filler", what: "session", value: "\u3164",
+			want: "session: contains U+3164 (invisible), not allowed in names"},
+		{name: "variation selector", what: "session", value: "a\ufe01",
+			want: "session: contains U+FE01 (invisible), not allowed in names"},
+		{name: "emoji presentation selector allowed", what: "session", value: "\u2714\ufe0f done"},
+		{name: "starts with a dash", what: "session", value: "--dangerously-skip-permissions",
+			want: `session: starts with "-", which a command would read as an option`},
+		{name: "one dash", what: "token name", value: "-",
+			want: `token name: starts with "-", which a command would read as an option`},
+		{name: "dash inside allowed", what: "session", value: "ci-job--1"},
 		{name: "invalid UTF-8", what: "session", value: "a\xffb",
 			want: "session: not valid UTF-8"},
-		{name: "too long and a control character", what: "session", value: strings.Repeat("n", 129) + "\r",
-			want: "session: 130 characters, at most 128; session: control characters are not allowed"},
+		{name: "a control character before the length", what: "session", value: strings.Repeat("n", 129) + "\r",
+			want: "session: contains U+000D (control character), not allowed in names"},
+		{name: "too long and a dash", what: "session", value: "-" + strings.Repeat("n", 128),
+			want: `session: 129 characters, at most 128; session: starts with "-", which a command would read as an option`},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -453,4 +491,182 @@ func TestValidateProblemsCapped(t *testing.T) {
 		want = append(want, fmt.Sprintf("questions[%d].header: required, 1 to 12 characters", i))
 	}
 	wantInvalid(t, in.Validate(false), strings.Join(want, "; ")+"; and 991 more problems")
+}
+
+// TestTextRules checks which characters each text field may hold (SPEC §7):
+// one-line fields no control characters at all; labels, recommended and tool
+// names nothing invisible either; multi-line fields line breaks and tabs
+// only. Each case puts one string into one field of a valid input.
+func TestTextRules(t *testing.T) {
+	const (
+		ctl   = "contains U+%04X (control character), not allowed in %s"
+		multi = "contains U+%04X (control character); text may hold line breaks and tabs, no other control characters"
+	)
+	q, d, ap := askd.KindQuestion, askd.KindDecision, askd.KindApproval
+	set := map[string]func(in *askd.AskInput, s string){
+		"title":       func(in *askd.AskInput, s string) { in.Title = s },
+		"details":     func(in *askd.AskInput, s string) { in.Details = s },
+		"question":    func(in *askd.AskInput, s string) { in.Questions[0].Question = s },
+		"header":      func(in *askd.AskInput, s string) { in.Questions[0].Header = s },
+		"label":       func(in *askd.AskInput, s string) { in.Questions[0].Options[1].Label = s },
+		"description": func(in *askd.AskInput, s string) { in.Questions[0].Options[0].Description = s },
+		"preview":     func(in *askd.AskInput, s string) { in.Questions[0].Options[0].Preview = s },
+		"option":      func(in *askd.AskInput, s string) { in.Options[1].Label = s },
+		"recommended": func(in *askd.AskInput, s string) { in.Recommended = s },
+		"tool_name":   func(in *askd.AskInput, s string) { in.ToolName = s },
+		"tool_use_id": func(in *askd.AskInput, s string) { in.ToolUseID = s },
+	}
+	tests := []struct {
+		name  string
+		kind  askd.Kind
+		field string
+		value string
+		want  string // "" for valid
+	}{
+		// one-line: titles and headers
+		{name: "title plain", kind: ap, field: "title", value: "Deploy «prod» — now?"},
+		{name: "title newline", kind: ap, field: "title", value: "Deploy\nnow",
+			want: "title: " + fmt.Sprintf(ctl, 0x0a, "titles")},
+		{name: "title tab", kind: askd.KindReady, field: "title", value: "a\tb",
+			want: "title: " + fmt.Sprintf(ctl, 0x09, "titles")},
+		{name: "title carriage return", kind: askd.KindAction, field: "title", value: "fake\roverwrite",
+			want: "title: " + fmt.Sprintf(ctl, 0x0d, "titles")},
+		{name: "title OSC 52 clipboard write", kind: d, field: "title", value: "hi\x1b]52;c;cm0gLXJmIH4=\x07",
+			want: "title: " + fmt.Sprintf(ctl, 0x1b, "titles")},
+		{name: "title NUL", kind: askd.KindBlocked, field: "title", value: "a\x00",
+			want: "title: " + fmt.Sprintf(ctl, 0x00, "titles")},
+		{name: "title DEL", kind: ap, field: "title", value: "a\x7f",
+			want: "title: " + fmt.Sprintf(ctl, 0x7f, "titles")},
+		{name: "title C1 CSI", kind: ap, field: "title", value: "a\u009b2J",
+			want: "title: " + fmt.Sprintf(ctl, 0x9b, "titles")},
+		{name: "title line separator", kind: ap, field: "title", value: "a\u2028b",
+			want: "title: contains U+2028 (line separator), not allowed in titles"},
+		{name: "title may carry a right-to-left mark", kind: ap, field: "title", value: "\u05e9\u05dc\u05d5\u05dd\u200f!"},
+		{name: "header escape", kind: q, field: "header", value: "DB\x1b[2K",
+			want: "questions[0].header: " + fmt.Sprintf(ctl, 0x1b, "headers")},
+		{name: "header tab", kind: q, field: "header", value: "a\tb",
+			want: "questions[0].header: " + fmt.Sprintf(ctl, 0x09, "headers")},
+
+		// identifiers: labels, recommended, tool names
+		{name: "label plain", kind: q, field: "label", value: "Postgres 17 ✔️"},
+		{name: "label zero-width space", kind: q, field: "label", value: "No\u200b",
+			want: "questions[0].options[1].label: contains U+200B (zero-width), not allowed in labels"},
+		{name: "label zero-width non-joiner", kind: q, field: "label", value: "a\u200cb",
+			want: "questions[0].options[1].label: contains U+200C (zero-width), not allowed in labels"},
+		{name: "label right-to-left override", kind: q, field: "label", value: "\u202eoN",
+			want: "questions[0].options[1].label: contains U+202E (bidi control), not allowed in labels"},
+		{name: "label pop directional isolate", kind: q, field: "label", value: "No\u2069",
+			want: "questions[0].options[1].label: contains U+2069 (bidi control), not allowed in labels"},
+		{name: "label tag characters", kind: q, field: "label", value: "ok\U000E0069\U000E0067",
+			want: "questions[0].options[1].label: contains U+E0069 (invisible), not allowed in labels"},
+		{name: "label newline", kind: q, field: "label", value: "a\nb",
+			want: "questions[0].options[1].label: " + fmt.Sprintf(ctl, 0x0a, "labels")},
+		{name: "decision option label zero-width", kind: d, field: "option", value: "No\ufeff",
+			want: "options[1].label: contains U+FEFF (zero-width), not allowed in labels"},
+		{name: "recommended not a label and invisible", kind: d, field: "recommended", value: "Yes\u2060",
+			want: "recommended: contains U+2060 (zero-width), not allowed in labels; " +
+				`recommended: "Yes\u2060" is not one of the options' labels`},
+		{name: "tool_name bidi", kind: ap, field: "tool_name", value: "Bash\u202d",
+			want: "tool_name: contains U+202D (bidi control), not allowed in tool names"},
+		{name: "tool_use_id escape", kind: ap, field: "tool_use_id", value: "toolu_\x1b",
+			want: "tool_use_id: " + fmt.Sprintf(ctl, 0x1b, "tool use ids")},
+
+		// multi-line: question text, descriptions, details, previews
+		{name: "question text several lines", kind: q, field: "question", value: "Which database?\n\n\tFor the cache."},
+		{name: "question text CRLF", kind: q, field: "question", value: "Which\r\ndatabase?"},
+		{name: "question text bidi allowed", kind: q, field: "question", value: "\u202bWhich?\u202c"},
+		{name: "question text lone carriage return", kind: q, field: "question", value: "Which?\rOverwritten",
+			want: "questions[0].question: " + fmt.Sprintf(multi, 0x0d)},
+		{name: "question text escape", kind: q, field: "question", value: "Which?\x1b[8mhidden",
+			want: "questions[0].question: " + fmt.Sprintf(multi, 0x1b)},
+		{name: "description C1", kind: q, field: "description", value: "a\u0090b",
+			want: "questions[0].options[0].description: " + fmt.Sprintf(multi, 0x90)},
+		{name: "description zero-width allowed", kind: q, field: "description", value: "a\u200db"},
+		{name: "details diff", kind: ap, field: "details", value: "--- a\n+++ b\r\n@@\n-\tx\n+\ty\n"},
+		{name: "details bell", kind: ap, field: "details", value: "ring\x07",
+			want: "details: " + fmt.Sprintf(multi, 0x07)},
+		{name: "details NUL", kind: askd.KindReady, field: "details", value: "a\x00b",
+			want: "details: " + fmt.Sprintf(multi, 0x00)},
+		{name: "preview backspace", kind: q, field: "preview", value: "# x\n\x08",
+			want: "questions[0].options[0].preview: " + fmt.Sprintf(multi, 0x08)},
+		{name: "preview DEL", kind: q, field: "preview", value: "\x7f",
+			want: "questions[0].options[0].preview: " + fmt.Sprintf(multi, 0x7f)},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			in := baseInput(tt.kind)
+			set[tt.field](&in, tt.value)
+			wantInvalid(t, in.Validate(false), tt.want)
+		})
+	}
+}
+
+// TestPayloadStrictJSON: a payload from a Go caller (not through Decode) is
+// held to strict JSON too, named under its field.
+func TestPayloadStrictJSON(t *testing.T) {
+	tests := []struct {
+		name    string
+		payload string
+		want    string
+	}{
+		{name: "plain", payload: `{"command":"ls","env":{"A":"1"}}`},
+		{name: "duplicate key", payload: `{"command":"ls","command":"rm -rf /"}`,
+			want: "payload.command: duplicate key; each key may appear once in an object"},
+		{name: "duplicate key deep", payload: `{"a":[{"b":1},{"b":1,"b":2}]}`,
+			want: "payload.a[1].b: duplicate key; each key may appear once in an object"},
+		{name: "duplicate odd key", payload: `{"a b":1,"a b":2}`,
+			want: `payload["a b"]: duplicate key; each key may appear once in an object`},
+		{name: "invalid UTF-8", payload: "{\"command\":\"ls \xff\"}",
+			want: "payload.command: not valid UTF-8 (byte 0xff)"},
+		{name: "lone surrogate", payload: `{"command":"\udc00"}`,
+			want: `payload.command: \udc00 is half of a surrogate pair, not a character`},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			in := baseInput(askd.KindApproval)
+			in.Payload = json.RawMessage(tt.payload)
+			wantInvalid(t, in.Validate(false), tt.want)
+			pin := askd.PermissionInput{ToolName: "Bash", Input: json.RawMessage(tt.payload)}
+			want := strings.Replace(tt.want, "payload", "input", 1)
+			wantInvalid(t, pin.Validate(), want)
+		})
+	}
+}
+
+func TestPrintable(t *testing.T) {
+	tests := []struct {
+		name, in, want string
+	}{
+		{name: "plain", in: "Deploy now?", want: "Deploy now?"},
+		{name: "letters of any script", in: "séance 東京 שלום 😀 ✔️", want: "séance 東京 שלום 😀 ✔️"},
+		{name: "backslashes as they are", in: `C:\x1b \n`, want: `C:\x1b \n`},
+		{name: "replacement character as it is", in: "a\ufffdb", want: "a\ufffdb"},
+		{name: "OSC 52 clipboard write", in: "hi\x1b]52;c;cm0gLXJm\x07", want: `hi\x1b]52;c;cm0gLXJm\x07`},
+		{name: "line overwrite", in: "ok\r\x1b[2Kfake", want: `ok\r\x1b[2Kfake`},
+		{name: "line breaks and tabs", in: "a\nb\tc\r\n", want: `a\nb\tc\r\n`},
+		{name: "NUL and DEL", in: "\x00\x7f", want: `\x00\x7f`},
+		{name: "C1 CSI", in: "a\u009b2J", want: `a\u009b2J`},
+		{name: "line separator", in: "a\u2028b", want: `a\u2028b`},
+		{name: "right-to-left override", in: "txt.\u202eexe", want: `txt.\u202eexe`},
+		{name: "zero-width space", in: "No\u200b", want: `No\u200b`},
+		{name: "byte order mark", in: "\ufeffx", want: `\ufeffx`},
+		{name: "tag characters", in: "ok\U000E0069", want: `ok\U000e0069`},
+		{name: "bytes that are not UTF-8", in: "a\xff\xc3", want: `a\xff\xc3`},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			got := askd.Printable(tt.in)
+			if got != tt.want {
+				t.Errorf("Printable(%q) = %q, want %q", tt.in, got, tt.want)
+			}
+			for _, r := range got {
+				if askd.Unprintable(r) {
+					t.Errorf("output %q holds U+%04X", got, r)
+				}
+			}
+			if err := askd.ValidName("name", "n"+got); err != nil && tt.in != "" {
+				t.Errorf("output %q is not a valid name: %v", got, err)
+			}
+		})
+	}
 }

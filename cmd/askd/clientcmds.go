@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -11,6 +12,8 @@ import (
 	"strings"
 	"text/tabwriter"
 	"time"
+	"unicode/utf16"
+	"unicode/utf8"
 
 	"github.com/askd-dev/askd"
 	"github.com/askd-dev/askd/client"
@@ -44,13 +47,59 @@ func (r *remote) client() (*client.Client, error) {
 
 func (r *remote) print(e *env, v any, human func(w io.Writer)) error {
 	if r.json {
-		enc := json.NewEncoder(e.stdout)
-		enc.SetEscapeHTML(false)
-		return enc.Encode(v)
+		return writeJSON(e.stdout, v)
 	}
 	human(e.stdout)
 	return nil
 }
+
+// writeJSON writes v as one line of JSON in which no character can act on a
+// terminal: encoding/json escapes C0 and U+2028/9 already, but writes DEL,
+// C1 (U+009B is a CSI to some terminals), bidi controls and invisible
+// characters as they are; those are escaped here too (\u009b, \u202e), and a
+// raw payload's bytes that are not UTF-8 become \ufffd. Every JSON reader gets
+// the same values.
+func writeJSON(w io.Writer, v any) error {
+	var buf bytes.Buffer
+	enc := json.NewEncoder(&buf)
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(v); err != nil {
+		return err
+	}
+	_, err := w.Write(escapeJSON(buf.Bytes()))
+	return err
+}
+
+// escapeJSON escapes what askd.Printable would in encoded JSON, where such
+// characters can only be inside strings.
+func escapeJSON(b []byte) []byte {
+	out := make([]byte, 0, len(b))
+	for i := 0; i < len(b); {
+		if b[i] < 0x7f {
+			out = append(out, b[i])
+			i++
+			continue
+		}
+		r, n := utf8.DecodeRune(b[i:])
+		switch {
+		case r == utf8.RuneError && n == 1:
+			out = append(out, `\ufffd`...)
+		case !askd.Unprintable(r):
+			out = append(out, b[i:i+n]...)
+		case r > 0xffff:
+			r1, r2 := utf16.EncodeRune(r)
+			out = fmt.Appendf(out, `\u%04x\u%04x`, r1, r2)
+		default:
+			out = fmt.Appendf(out, `\u%04x`, r)
+		}
+		i += n
+	}
+	return out
+}
+
+// term is agent or person text as it may be printed on a terminal
+// (askd.Printable).
+func term(s string) string { return askd.Printable(s) }
 
 // options collects repeated --option "LABEL[: what it means]" flags.
 type options []askd.Option
@@ -163,7 +212,7 @@ func cmdList(ctx context.Context, e *env, args []string) error {
 			if a.CancelReason != "" {
 				st += "/" + string(a.CancelReason)
 			}
-			fmt.Fprintf(tw, "%d\t%s\t%s\t%s\t%s\t%s\n", a.ID, st, a.Kind, a.Agent, a.Session, oneLine(a.Summary(), 60))
+			fmt.Fprintf(tw, "%d\t%s\t%s\t%s\t%s\t%s\n", a.ID, term(st), term(string(a.Kind)), term(a.Agent), term(a.Session), oneLine(a.Summary(), 60))
 		}
 		tw.Flush()
 	})
@@ -188,7 +237,7 @@ func cmdShow(ctx context.Context, e *env, args []string) error {
 		describe(w, &d.Ask)
 		fmt.Fprintln(w, "\nHistory:")
 		for _, ev := range d.History {
-			fmt.Fprintf(w, "  %s  %-10s by %s %s\n", ev.At.Local().Format("2006-01-02 15:04:05"), ev.Action, ev.Actor, ev.Note)
+			fmt.Fprintf(w, "  %s  %-10s by %s %s\n", ev.At.Local().Format("2006-01-02 15:04:05"), term(ev.Action), term(ev.Actor), term(ev.Note))
 		}
 	})
 }
@@ -330,24 +379,26 @@ func needsValue(fs *flag.FlagSet, arg string) bool {
 	return true
 }
 
-// describe prints an ask for people.
+// describe prints an ask for people. Every string from the server goes
+// through term: a database written before askd refused control characters, or
+// text a field may hold (line breaks in a question), reaches no terminal raw.
 func describe(w io.Writer, a *askd.Ask) {
 	st := string(a.Status)
 	if a.CancelReason != "" {
 		st += " (" + string(a.CancelReason) + ")"
 	}
-	fmt.Fprintf(w, "ask #%d  %s  %s  session %s of agent %s", a.ID, a.Kind, st, a.Session, a.Agent)
+	fmt.Fprintf(w, "ask #%d  %s  %s  session %s of agent %s", a.ID, term(string(a.Kind)), term(st), term(a.Session), term(a.Agent))
 	if a.Revision > 1 {
 		fmt.Fprintf(w, "  revision %d", a.Revision)
 	}
 	fmt.Fprintln(w)
 	if a.Title != "" {
-		fmt.Fprintf(w, "  %s\n", a.Title)
+		fmt.Fprintf(w, "  %s\n", term(a.Title))
 	}
 	for _, q := range a.Questions {
-		fmt.Fprintf(w, "  [%s] %s\n", q.Header, q.Question)
+		fmt.Fprintf(w, "  [%s] %s\n", term(q.Header), term(q.Question))
 		for _, o := range q.Options {
-			fmt.Fprintf(w, "    - %s  %s\n", o.Label, o.Description)
+			fmt.Fprintf(w, "    - %s  %s\n", term(o.Label), term(o.Description))
 		}
 	}
 	for _, o := range a.Options {
@@ -355,10 +406,10 @@ func describe(w io.Writer, a *askd.Ask) {
 		if o.Label == a.Recommended {
 			mark = " (recommended)"
 		}
-		fmt.Fprintf(w, "    - %s%s  %s\n", o.Label, mark, o.Description)
+		fmt.Fprintf(w, "    - %s%s  %s\n", term(o.Label), mark, term(o.Description))
 	}
 	if a.Answer != nil {
-		fmt.Fprintf(w, "  answer by %s: %s\n", a.SettledBy, answerText(a))
+		fmt.Fprintf(w, "  answer by %s: %s\n", term(a.SettledBy), term(answerText(a)))
 	}
 }
 
@@ -391,8 +442,9 @@ func answerText(a *askd.Ask) string {
 	return ans.Response
 }
 
+// oneLine is s on one line of at most n characters, safe for a terminal.
 func oneLine(s string, n int) string {
-	s = strings.Join(strings.Fields(s), " ")
+	s = term(strings.Join(strings.Fields(s), " "))
 	if r := []rune(s); len(r) > n {
 		return string(r[:n-1]) + "…"
 	}

@@ -25,7 +25,8 @@ func main() {
 	stop()
 	if err != nil {
 		if !errors.Is(err, flag.ErrHelp) {
-			fmt.Fprintln(os.Stderr, "askd:", err)
+			// An error can quote what a server or database holds.
+			fmt.Fprintln(os.Stderr, "askd:", term(err.Error()))
 		}
 		os.Exit(exitCode(err))
 	}

@@ -85,11 +85,11 @@ func cmdSetChannel(ctx context.Context, e *env, args []string) error {
 	return r.print(e, got, func(w io.Writer) {
 		switch got.Type {
 		case askd.ChannelWebhook:
-			fmt.Fprintf(w, "session %s: told by webhook %s (signed)\n", names[0], got.URL)
+			fmt.Fprintf(w, "session %s: told by webhook %s (signed)\n", term(names[0]), term(got.URL))
 		case askd.ChannelCommand:
-			fmt.Fprintf(w, "session %s: told by running the operator's command template %s\n", names[0], got.Name)
+			fmt.Fprintf(w, "session %s: told by running the operator's command template %s\n", term(names[0]), term(got.Name))
 		default:
-			fmt.Fprintf(w, "session %s: told through the Stop hook, check_ask or askd check\n", names[0])
+			fmt.Fprintf(w, "session %s: told through the Stop hook, check_ask or askd check\n", term(names[0]))
 		}
 	})
 }

@@ -62,12 +62,12 @@ func cmdToken(ctx context.Context, e *env, args []string) error {
 			if ts == nil {
 				ts = []*askd.Token{}
 			}
-			return json.NewEncoder(e.stdout).Encode(ts)
+			return writeJSON(e.stdout, ts)
 		}
 		tw := tabwriter.NewWriter(e.stdout, 0, 4, 2, ' ', 0)
 		fmt.Fprintln(tw, "NAME\tROLE\tCREATED")
 		for _, t := range ts {
-			fmt.Fprintf(tw, "%s\t%s\t%s\n", t.Name, t.Role, t.CreatedAt.Local().Format("2006-01-02 15:04"))
+			fmt.Fprintf(tw, "%s\t%s\t%s\n", term(t.Name), term(string(t.Role)), t.CreatedAt.Local().Format("2006-01-02 15:04"))
 		}
 		return tw.Flush()
 	case "revoke":

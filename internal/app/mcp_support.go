@@ -53,7 +53,9 @@ func permissionTitle(tool string, input json.RawMessage) string {
 	title := "Allow " + tool
 	for _, k := range []string{"command", "description", "file_path", "url", "path", "pattern"} {
 		if v, ok := fields[k].(string); ok && strings.TrimSpace(v) != "" {
-			title += ": " + strings.Join(strings.Fields(v), " ")
+			// Printable: a command's control characters would make the
+			// title one askd refuses, and so the request one no one sees.
+			title += ": " + askd.Printable(strings.Join(strings.Fields(v), " "))
 			break
 		}
 	}

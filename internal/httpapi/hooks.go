@@ -13,7 +13,8 @@ import (
 )
 
 // hookInput is the part of a Claude Code hook call askd reads. Claude adds
-// fields from version to version, so the body is read leniently.
+// fields from version to version, so fields askd does not know are ignored
+// (askd.DecodeOpen); the rest is strict JSON.
 type hookInput struct {
 	SessionID      string          `json:"session_id"`
 	HookEventName  string          `json:"hook_event_name"`
@@ -86,10 +87,9 @@ func readHook(w http.ResponseWriter, r *http.Request, in *hookInput) error {
 	if err != nil {
 		return askd.Errorf(askd.EINVALID, "body: larger than %d bytes (1 MiB)", askd.MaxBodyBytes)
 	}
-	if err := json.Unmarshal(data, in); err != nil {
-		return askd.Errorf(askd.EINVALID, "body: not a Claude Code hook input: %s", strings.TrimPrefix(err.Error(), "json: "))
-	}
-	return nil
+	// Open: fields askd does not read are ignored. Strict otherwise: a key
+	// given twice or text that is not UTF-8 is refused, as on every path.
+	return askd.DecodeOpen(data, in)
 }
 
 var noop = struct{}{}

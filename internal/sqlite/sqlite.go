@@ -155,6 +155,9 @@ func openWriter(ctx context.Context, path string) (*sql.DB, error) {
 	if err := checkPath(path); err != nil {
 		return nil, err
 	}
+	if err := ownerOnly(path); err != nil {
+		return nil, err
+	}
 	db, err := sql.Open("sqlite", writeDSN(path))
 	if err != nil {
 		return nil, fmt.Errorf("open %s: %w", path, err)
