@@ -207,6 +207,10 @@ type Caller struct {
 	Name    string
 	Role    Role
 	Session string
+	// TokenHash is the stored hash of the token the caller authenticated
+	// with, so that its streams and waits end when the token is revoked; ""
+	// for callers made without a token (they are never revoked).
+	TokenHash string
 }
 
 // SessionInfo is a session as the inbox lists it.
