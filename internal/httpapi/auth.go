@@ -46,7 +46,7 @@ func (s *Server) caller(r *http.Request) (askd.Caller, error) {
 			token, fromCookie = ck.Value, true
 		}
 	}
-	c, err := s.app.Authenticate(r.Context(), token)
+	c, err := s.authenticate(r, token)
 	if err != nil {
 		return c, err
 	}
@@ -69,6 +69,42 @@ func (s *Server) caller(r *http.Request) (askd.Caller, error) {
 		}
 	}
 	return c, nil
+}
+
+// authenticate is app.Authenticate behind the throttle of failed attempts
+// (see throttle.go): an address over its limit gets ELIMIT, its token
+// checked only if this server has verified it before; a wrong token gets
+// EUNAUTHORIZED and counts against the address. A missing token is not a
+// failure.
+func (s *Server) authenticate(r *http.Request, token string) (askd.Caller, error) {
+	addr := clientAddr(r)
+	if after, over := s.throttle.refused(addr); over && !s.app.KnownToken(token) {
+		return askd.Caller{}, errThrottled(after)
+	}
+	c, err := s.app.Authenticate(r.Context(), token)
+	if token != "" && askd.ErrorCode(err) == askd.EUNAUTHORIZED {
+		s.throttle.failed(addr) // this one was checked: it gets its 401
+	}
+	return c, err
+}
+
+// signInThrottled refuses a sign-in from an address over its limit of
+// failed authentications, and counts a wrong token offered by the link
+// (?token=) or the form against it; it reports whether it wrote the refusal.
+func (s *Server) signInThrottled(w http.ResponseWriter, r *http.Request) bool {
+	token := r.URL.Query().Get("token")
+	if r.Method == http.MethodPost {
+		r.Body = http.MaxBytesReader(w, r.Body, 4096)
+		token = strings.TrimSpace(r.PostFormValue("token"))
+	}
+	if token == "" {
+		return false
+	}
+	if _, err := s.authenticate(r, token); askd.ErrorCode(err) == askd.ELIMIT {
+		s.writeError(w, r, err)
+		return true
+	}
+	return false
 }
 
 // allowed checks the caller's role against the route's and the server's role.
@@ -115,6 +151,9 @@ func sameOrigin(r *http.Request) bool {
 // /signin (the form): it checks the token is a human's, sets the cookie and
 // redirects to a clean URL.
 func (s *Server) signIn(w http.ResponseWriter, r *http.Request) {
+	if s.signInThrottled(w, r) {
+		return
+	}
 	token := r.URL.Query().Get("token")
 	if r.Method == http.MethodPost {
 		if !sameOrigin(r) {

@@ -85,6 +85,7 @@ func (s *Server) writeError(w http.ResponseWriter, r *http.Request, err error) {
 	if code == askd.EUNAUTHORIZED {
 		w.Header().Set("WWW-Authenticate", `Bearer realm="askd"`)
 	}
+	retryAfter(w, err)
 	writeJSON(w, statusOf(code), body)
 }
 

@@ -38,10 +38,11 @@ type Options struct {
 
 // Server is askd's HTTP front end.
 type Server struct {
-	app  *app.Service
-	opts Options
-	log  *slog.Logger
-	mux  *http.ServeMux
+	app      *app.Service
+	opts     Options
+	log      *slog.Logger
+	mux      *http.ServeMux
+	throttle *throttle // failed authentications per client address
 }
 
 // New returns a Server over svc.
@@ -49,7 +50,7 @@ func New(svc *app.Service, opts Options) *Server {
 	if opts.Role == "" {
 		opts.Role = RoleAll
 	}
-	s := &Server{app: svc, opts: opts, log: opts.Logger, mux: http.NewServeMux()}
+	s := &Server{app: svc, opts: opts, log: opts.Logger, mux: http.NewServeMux(), throttle: newThrottle(svc.Config().Now)}
 	if s.log == nil {
 		s.log = slog.New(slog.DiscardHandler)
 	}
