@@ -25,7 +25,7 @@ type serveConfig struct {
 
 	tell, tellSecret, beforeTell           string
 	notifyWebhook, notifySlack, notifyNtfy listFlag
-	tellTimeout                            time.Duration
+	tellTimeout, bodyTimeout               time.Duration
 	commandChannels                        bool
 }
 
@@ -49,6 +49,8 @@ func cmdServe(ctx context.Context, e *env, args []string) error {
 	fs.StringVar(&sc.previewFormat, "preview-format", "markdown", "option previews are markdown or html")
 	fs.StringVar(&sc.retain, "retain", "", "purge settled asks older than this, e.g. 90d or 720h (default: keep all)")
 	fs.StringVar(&sc.publicURL, "public-url", "", "the inbox's URL as people reach it, for links (default: http://ADDR)")
+	fs.DurationVar(&sc.bodyTimeout, "body-timeout", 30*time.Second, "how long a request's headers and body (at most 1 MiB) may take to arrive;\n"+
+		"waits and event streams, which read nothing more, are not cut by it")
 	fs.StringVar(&sc.logLevel, "log-level", "info", "debug, info, warn or error")
 	fs.StringVar(&sc.debugAddr, "debug-addr", "", "serve Go's pprof profiles on this address (loopback only), e.g. 127.0.0.1:6060")
 	fs.StringVar(&sc.tell, "tell", "hook", "how agents of sessions that set no channel are told of answers:\n"+
@@ -92,6 +94,9 @@ func cmdServe(ctx context.Context, e *env, args []string) error {
 			return usageError(fmt.Sprintf("--retain: %q is not a duration such as 90d or 720h", sc.retain))
 		}
 		sc.cfg.Retain = d
+	}
+	if sc.bodyTimeout <= 0 {
+		return usageError("--body-timeout: must be positive")
 	}
 	if err := tellConfig(&sc); err != nil {
 		return err
@@ -161,8 +166,13 @@ func serve(ctx context.Context, e *env, sc serveConfig, log *slog.Logger) error 
 	})
 	srv := &http.Server{
 		Handler:           api,
-		ReadHeaderTimeout: 10 * time.Second,
-		IdleTimeout:       2 * time.Minute,
+		ReadHeaderTimeout: min(10*time.Second, sc.bodyTimeout),
+		// A request's headers and body (at most 1 MiB) must arrive within
+		// this, so a slow body holds a connection no longer. It does not cut
+		// waits or streams: net/http lifts the read deadline once the body is
+		// read (a GET has none), and parked MCP calls lift it themselves.
+		ReadTimeout: sc.bodyTimeout,
+		IdleTimeout: 2 * time.Minute,
 		// No WriteTimeout: waits and event streams last as long as they need;
 		// askd bounds each itself.
 		ErrorLog: slog.NewLogLogger(log.Handler(), slog.LevelWarn),

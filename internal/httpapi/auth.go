@@ -38,8 +38,10 @@ func (s *Server) authed(role askd.Role, h handlerFunc) http.HandlerFunc {
 }
 
 // caller authenticates r. Agents' session comes from the Askd-Session header,
-// defaulting to the token's name.
-func (s *Server) caller(r *http.Request) (askd.Caller, error) {
+// defaulting to the token's name. Its errors refuse r before its body is
+// read (see beforeBody).
+func (s *Server) caller(r *http.Request) (_ askd.Caller, err error) {
+	defer refuseUnread(&err)
 	token, fromCookie := bearer(r), false
 	if token == "" {
 		if ck, err := r.Cookie(CookieName); err == nil {
@@ -107,8 +109,10 @@ func (s *Server) signInThrottled(w http.ResponseWriter, r *http.Request) bool {
 	return false
 }
 
-// allowed checks the caller's role against the route's and the server's role.
-func (s *Server) allowed(r *http.Request, c askd.Caller, want askd.Role) error {
+// allowed checks the caller's role against the route's and the server's
+// role. Its errors refuse r before its body is read (see beforeBody).
+func (s *Server) allowed(r *http.Request, c askd.Caller, want askd.Role) (err error) {
+	defer refuseUnread(&err)
 	switch {
 	case s.opts.Role == RoleAgent && c.Role == askd.RoleHuman:
 		return askd.Errorf(askd.EFORBIDDEN, "this askd serves the agent side only; use an inbox instance")
