@@ -8,6 +8,7 @@ import (
 	"net"
 	"net/http"
 	"net/http/pprof"
+	"net/url"
 	"strconv"
 	"strings"
 	"time"
@@ -25,6 +26,8 @@ type serveConfig struct {
 
 	tell, tellSecret, beforeTell           string
 	notifyWebhook, notifySlack, notifyNtfy listFlag
+	allowedHosts                           listFlag
+	hosts                                  []string // the Host names served besides loopback ones
 	tellTimeout, bodyTimeout               time.Duration
 	commandChannels                        bool
 }
@@ -48,7 +51,10 @@ func cmdServe(ctx context.Context, e *env, args []string) error {
 	fs.IntVar(&sc.cfg.MaxPending, "max-pending", sc.cfg.MaxPending, "pending asks allowed per session")
 	fs.StringVar(&sc.previewFormat, "preview-format", "markdown", "option previews are markdown or html")
 	fs.StringVar(&sc.retain, "retain", "", "purge settled asks older than this, e.g. 90d or 720h (default: keep all)")
-	fs.StringVar(&sc.publicURL, "public-url", "", "the inbox's URL as people reach it, for links (default: http://ADDR)")
+	fs.StringVar(&sc.publicURL, "public-url", "", "the inbox's URL as people reach it, for links (default: http://ADDR); its host is served")
+	fs.Var(&sc.allowedHosts, "allowed-hosts", "further host names requests may be addressed to (the Host header), e.g. askd.lan or *.example.com\n"+
+		"(repeat, or comma-separate); loopback names, the --public-url host and the listen address are always served,\n"+
+		"and any IP address when listening on all (0.0.0.0); others are refused, so DNS rebinding gets nowhere")
 	fs.DurationVar(&sc.bodyTimeout, "body-timeout", 30*time.Second, "how long a request's headers and body (at most 1 MiB) may take to arrive;\n"+
 		"waits and event streams, which read nothing more, are not cut by it")
 	fs.StringVar(&sc.logLevel, "log-level", "info", "debug, info, warn or error")
@@ -94,6 +100,9 @@ func cmdServe(ctx context.Context, e *env, args []string) error {
 			return usageError(fmt.Sprintf("--retain: %q is not a duration such as 90d or 720h", sc.retain))
 		}
 		sc.cfg.Retain = d
+	}
+	if err := hostsConfig(&sc); err != nil {
+		return err
 	}
 	if sc.bodyTimeout <= 0 {
 		return usageError("--body-timeout: must be positive")
@@ -147,7 +156,11 @@ func serve(ctx context.Context, e *env, sc serveConfig, log *slog.Logger) error 
 		ln.Close()
 		return err
 	}
-	fmt.Fprintf(e.stdout, "askd %s listening on %s (role %s, database %s)\n", version, base, sc.role, describeDB(sc.db))
+	listening := "http://" + ln.Addr().String()
+	fmt.Fprintf(e.stdout, "askd %s listening on %s (role %s, database %s)\n", version, listening, sc.role, describeDB(sc.db))
+	if base != listening {
+		fmt.Fprintf(e.stdout, "People reach it at %s\n", base)
+	}
 	if human != "" {
 		fmt.Fprintf(e.stdout, "\nFirst start: created two tokens. They are shown only this once.\n")
 		fmt.Fprintf(e.stdout, "  human token (answers in the inbox): %s\n", human)
@@ -162,6 +175,8 @@ func serve(ctx context.Context, e *env, sc serveConfig, log *slog.Logger) error 
 		MCP:    mcp,
 		Inbox:  inboxHandler(svc, base),
 		Ready:  readiness(store),
+		Hosts:  sc.hosts,
+		Listen: ln.Addr().String(),
 		Logger: log,
 	})
 	srv := &http.Server{
@@ -260,6 +275,30 @@ func serveDebug(addr string, log *slog.Logger) error {
 			log.Warn("debug listener", "err", err)
 		}
 	}()
+	return nil
+}
+
+// hostsConfig checks --public-url and --allowed-hosts and collects the Host
+// names served besides loopback ones.
+func hostsConfig(sc *serveConfig) error {
+	if sc.publicURL != "" {
+		u, err := url.Parse(sc.publicURL)
+		if err != nil || u.Scheme != "http" && u.Scheme != "https" || u.Host == "" {
+			return usageError(fmt.Sprintf("--public-url: %q is not an http(s) URL such as https://askd.example.com", sc.publicURL))
+		}
+		sc.hosts = append(sc.hosts, u.Hostname())
+	}
+	for _, v := range sc.allowedHosts {
+		for _, h := range strings.Split(v, ",") {
+			if h = strings.TrimSpace(h); h == "" {
+				continue
+			}
+			if err := httpapi.ValidHost(h); err != nil {
+				return usageError("--allowed-hosts: " + err.Error())
+			}
+			sc.hosts = append(sc.hosts, h)
+		}
+	}
 	return nil
 }
 
