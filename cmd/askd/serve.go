@@ -73,6 +73,11 @@ func cmdServe(ctx context.Context, e *env, args []string) error {
 	fs.Var(&sc.notifyWebhook, "notify-webhook", "POST JSON about each new ask to this URL (repeat, or comma-separate)")
 	fs.Var(&sc.notifySlack, "notify-slack", "post each new ask to this Slack incoming webhook URL (repeat, or comma-separate)")
 	fs.Var(&sc.notifyNtfy, "notify-ntfy", "publish each new ask to this ntfy topic URL (repeat, or comma-separate)")
+	flagsUsage := fs.Usage
+	fs.Usage = func() {
+		flagsUsage()
+		fmt.Fprint(e.stderr, serveRules)
+	}
 	if err := parse(e, fs, args); err != nil {
 		return err
 	}
@@ -118,6 +123,18 @@ func cmdServe(ctx context.Context, e *env, args []string) error {
 	sc.cfg.Logger = log
 	return serve(ctx, e, sc, log)
 }
+
+// serveRules follows askd serve's flags in its help: the rules of the HTTP
+// edge that no flag sets.
+const serveRules = `
+Rules at the door (see README, "The HTTP edge"):
+  A request's Host must be a loopback name, the listen address, the --public-url
+  host or an --allowed-hosts name (any IP when listening on all); others get 403.
+  Failed authentication is throttled per client address: 10 wrong tokens, then one
+  every 6 s; past that 429 with Retry-After, except for tokens already in use.
+  A request refused for its token or role is answered without reading its body.
+  askd token revoke ends the token's event streams and waits within 5 s.
+`
 
 func serve(ctx context.Context, e *env, sc serveConfig, log *slog.Logger) error {
 	store, err := openStore(ctx, sc.db)
