@@ -207,6 +207,11 @@ type Caller struct {
 	Name    string
 	Role    Role
 	Session string
+	// TokenHash is the stored hash of the token the caller authenticated
+	// with (for a browser, of its browser session, marked as such), so that
+	// its streams and waits end when the token is revoked or the browser
+	// signs out; "" for callers made without one (they are never revoked).
+	TokenHash string
 }
 
 // SessionInfo is a session as the inbox lists it. A session belongs to the

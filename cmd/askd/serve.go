@@ -9,6 +9,7 @@ import (
 	"net"
 	"net/http"
 	"net/http/pprof"
+	"net/url"
 	"slices"
 	"strconv"
 	"strings"
@@ -28,7 +29,9 @@ type serveConfig struct {
 	tell, tellSecret, beforeTell           string
 	tellCommands, webhookAllow             listFlag
 	notifyWebhook, notifySlack, notifyNtfy listFlag
-	tellTimeout                            time.Duration
+	allowedHosts                           listFlag
+	hosts                                  []string // the Host names served besides loopback ones
+	tellTimeout, bodyTimeout               time.Duration
 }
 
 // listFlag collects a repeatable flag's values (each may also be
@@ -52,7 +55,12 @@ func cmdServe(ctx context.Context, e *env, args []string) error {
 	fs.IntVar(&sc.cfg.MaxNewSessions, "max-new-sessions", sc.cfg.MaxNewSessions, "new sessions an agent token may start per minute")
 	fs.StringVar(&sc.previewFormat, "preview-format", "markdown", "option previews are markdown or html")
 	fs.StringVar(&sc.retain, "retain", "", "purge settled asks older than this, e.g. 90d or 720h (default: keep all)")
-	fs.StringVar(&sc.publicURL, "public-url", "", "the inbox's URL as people reach it, for links (default: http://ADDR)")
+	fs.StringVar(&sc.publicURL, "public-url", "", "the inbox's URL as people reach it, for links (default: http://ADDR); its host is served")
+	fs.Var(&sc.allowedHosts, "allowed-hosts", "further host names requests may be addressed to (the Host header), e.g. askd.lan or *.example.com\n"+
+		"(repeat, or comma-separate); loopback names, the --public-url host and the listen address are always served,\n"+
+		"and any IP address when listening on all (0.0.0.0); others are refused, so DNS rebinding gets nowhere")
+	fs.DurationVar(&sc.bodyTimeout, "body-timeout", 30*time.Second, "how long a request's headers and body (at most 1 MiB) may take to arrive;\n"+
+		"waits and event streams, which read nothing more, are not cut by it")
 	fs.StringVar(&sc.logLevel, "log-level", "info", "debug, info, warn or error")
 	fs.StringVar(&sc.debugAddr, "debug-addr", "", "serve Go's pprof profiles on this address (loopback only), e.g. 127.0.0.1:6060")
 	fs.StringVar(&sc.tell, "tell", "hook", "how agents of sessions that set no channel are told of answers:\n"+
@@ -76,6 +84,11 @@ func cmdServe(ctx context.Context, e *env, args []string) error {
 	fs.Var(&sc.notifyWebhook, "notify-webhook", "POST JSON about each new ask to this URL (repeat, or comma-separate)")
 	fs.Var(&sc.notifySlack, "notify-slack", "post each new ask to this Slack incoming webhook URL (repeat, or comma-separate)")
 	fs.Var(&sc.notifyNtfy, "notify-ntfy", "publish each new ask to this ntfy topic URL (repeat, or comma-separate)")
+	flagsUsage := fs.Usage
+	fs.Usage = func() {
+		flagsUsage()
+		fmt.Fprint(e.stderr, serveRules)
+	}
 	if err := parse(e, fs, args); err != nil {
 		return err
 	}
@@ -104,6 +117,12 @@ func cmdServe(ctx context.Context, e *env, args []string) error {
 		}
 		sc.cfg.Retain = d
 	}
+	if err := hostsConfig(&sc); err != nil {
+		return err
+	}
+	if sc.bodyTimeout <= 0 {
+		return usageError("--body-timeout: must be positive")
+	}
 	if err := tellConfig(&sc); err != nil {
 		return err
 	}
@@ -115,6 +134,18 @@ func cmdServe(ctx context.Context, e *env, args []string) error {
 	sc.cfg.Logger = log
 	return serve(ctx, e, sc, log)
 }
+
+// serveRules follows askd serve's flags in its help: the rules of the HTTP
+// edge that no flag sets.
+const serveRules = `
+Rules at the door (see README, "The HTTP edge"):
+  A request's Host must be a loopback name, the listen address, the --public-url
+  host or an --allowed-hosts name (any IP when listening on all); others get 403.
+  Failed authentication is throttled per client address: 10 wrong tokens, then one
+  every 6 s; past that 429 with Retry-After, except for tokens already in use.
+  A request refused for its token or role is answered without reading its body.
+  askd token revoke ends the token's event streams and waits within 5 s.
+`
 
 func serve(ctx context.Context, e *env, sc serveConfig, log *slog.Logger) error {
 	store, err := openStore(ctx, sc.db)
@@ -153,7 +184,11 @@ func serve(ctx context.Context, e *env, sc serveConfig, log *slog.Logger) error 
 		ln.Close()
 		return err
 	}
-	fmt.Fprintf(e.stdout, "askd %s listening on %s (role %s, database %s)\n", version, base, sc.role, describeDB(sc.db))
+	listening := "http://" + ln.Addr().String()
+	fmt.Fprintf(e.stdout, "askd %s listening on %s (role %s, database %s)\n", version, listening, sc.role, describeDB(sc.db))
+	if base != listening {
+		fmt.Fprintf(e.stdout, "People reach it at %s\n", base)
+	}
 	if human != "" {
 		fmt.Fprintf(e.stdout, "\nFirst start: created two tokens. They are shown only this once.\n")
 		fmt.Fprintf(e.stdout, "  human token (answers in the inbox): %s\n", human)
@@ -175,12 +210,19 @@ func serve(ctx context.Context, e *env, sc serveConfig, log *slog.Logger) error 
 		MCP:    mcp,
 		Inbox:  inboxHandler(svc, base),
 		Ready:  readiness(store),
+		Hosts:  sc.hosts,
+		Listen: ln.Addr().String(),
 		Logger: log,
 	})
 	srv := &http.Server{
 		Handler:           api,
-		ReadHeaderTimeout: 10 * time.Second,
-		IdleTimeout:       2 * time.Minute,
+		ReadHeaderTimeout: min(10*time.Second, sc.bodyTimeout),
+		// A request's headers and body (at most 1 MiB) must arrive within
+		// this, so a slow body holds a connection no longer. It does not cut
+		// waits or streams: net/http lifts the read deadline once the body is
+		// read (a GET has none), and parked MCP calls lift it themselves.
+		ReadTimeout: sc.bodyTimeout,
+		IdleTimeout: 2 * time.Minute,
 		// No WriteTimeout: waits and event streams last as long as they need;
 		// askd bounds each itself.
 		ErrorLog: slog.NewLogLogger(log.Handler(), slog.LevelWarn),
@@ -268,6 +310,30 @@ func serveDebug(addr string, log *slog.Logger) error {
 			log.Warn("debug listener", "err", err)
 		}
 	}()
+	return nil
+}
+
+// hostsConfig checks --public-url and --allowed-hosts and collects the Host
+// names served besides loopback ones.
+func hostsConfig(sc *serveConfig) error {
+	if sc.publicURL != "" {
+		u, err := url.Parse(sc.publicURL)
+		if err != nil || u.Scheme != "http" && u.Scheme != "https" || u.Host == "" {
+			return usageError(fmt.Sprintf("--public-url: %q is not an http(s) URL such as https://askd.example.com", sc.publicURL))
+		}
+		sc.hosts = append(sc.hosts, u.Hostname())
+	}
+	for _, v := range sc.allowedHosts {
+		for _, h := range strings.Split(v, ",") {
+			if h = strings.TrimSpace(h); h == "" {
+				continue
+			}
+			if err := httpapi.ValidHost(h); err != nil {
+				return usageError("--allowed-hosts: " + err.Error())
+			}
+			sc.hosts = append(sc.hosts, h)
+		}
+	}
 	return nil
 }
 

@@ -49,6 +49,11 @@ type Config struct {
 	// refuses it (askd serve --webhook-allow).
 	WebhookAllow askd.WebhookAllow
 
+	// TokenCheckInterval is how often the tokens held by open streams and
+	// waits are looked up, so that a revoked token's streams and waits end;
+	// 0 means the token cache's lifetime (5 s). Tests shorten it.
+	TokenCheckInterval time.Duration
+
 	// Now is the clock; tests inject their own.
 	Now func() time.Time
 	// Logger receives operational messages.
@@ -82,6 +87,7 @@ type Service struct {
 	tokens  tokenCache
 	// browsers remembers browser sessions by their id's hash (signin.go).
 	browsers tokenCache
+	live     liveTokens // tokens held by open streams and waits
 
 	closing   chan struct{}
 	closeOnce sync.Once
@@ -112,6 +118,9 @@ func New(store askd.Store, cfg Config) *Service {
 	}
 	if cfg.TellAttempts <= 0 {
 		cfg.TellAttempts = def.TellAttempts
+	}
+	if cfg.TokenCheckInterval <= 0 {
+		cfg.TokenCheckInterval = tokenTTL
 	}
 	if cfg.Now == nil {
 		cfg.Now = time.Now
@@ -150,12 +159,16 @@ func (s *Service) onChange(c askd.Change) {
 }
 
 // Run does the background work until ctx ends: it cancels asks whose deadline
-// passed with no one waiting on them, purges old asks when Retain is set, and
-// loads events for the inbox streams.
+// passed with no one waiting on them, purges old asks when Retain is set,
+// loads events for the inbox streams, and checks the tokens of open streams
+// and waits so that revoking one ends them.
 func (s *Service) Run(ctx context.Context) {
 	feedDone := make(chan struct{})
 	go func() { s.feed.run(ctx); close(feedDone) }()
 	defer func() { <-feedDone }() // returns only once nothing of it uses the store
+	tokensDone := make(chan struct{})
+	go func() { s.watchTokens(ctx); close(tokensDone) }()
+	defer func() { <-tokensDone }()
 	signal(s.feed.kick)
 	tick := time.NewTicker(time.Second)
 	defer tick.Stop()

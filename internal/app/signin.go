@@ -211,9 +211,22 @@ func (s *Service) BrowserCaller(ctx context.Context, id string) (askd.Caller, er
 			return askd.Caller{}, err
 		}
 	}
-	c := askd.Caller{Name: b.Human, Role: askd.RoleHuman, Session: b.Human}
+	// The browser session is what its streams hold (TokenHash), so signing
+	// out or revoking the token ends them too (checkTokens).
+	c := askd.Caller{Name: b.Human, Role: askd.RoleHuman, Session: b.Human, TokenHash: browserHold + hash}
 	s.browsers.put(hash, c, now)
 	return c, nil
+}
+
+// browserHold marks a Caller.TokenHash that is a browser session's hash
+// rather than a token's.
+const browserHold = "browser:"
+
+// KnownBrowser reports whether the browser session with the id is one this
+// service has verified before (and not found ended), without looking at the
+// store: the HTTP edge's throttle keeps serving it, as KnownToken a token.
+func (s *Service) KnownBrowser(id string) bool {
+	return id != "" && s.browsers.seen(HashToken(id))
 }
 
 // SignOut ends the browser session with the id, in every process: the
@@ -225,15 +238,11 @@ func (s *Service) SignOut(ctx context.Context, id string) error {
 	hash := HashToken(id)
 	err := s.store.Update(ctx, func(tx askd.Tx) error { return tx.EndBrowserSession(ctx, hash) })
 	s.browsers.forget(hash)
+	if err == nil || askd.ErrorCode(err) == askd.ENOTFOUND {
+		s.live.revoke(browserHold + hash) // this process's streams end now
+	}
 	if askd.ErrorCode(err) == askd.ENOTFOUND {
 		return nil
 	}
 	return err
-}
-
-// forget drops hash from the cache.
-func (c *tokenCache) forget(hash string) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	delete(c.m, hash)
 }

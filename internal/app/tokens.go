@@ -8,6 +8,7 @@ import (
 	"encoding/hex"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/askd-dev/askd"
@@ -63,14 +64,24 @@ func (s *Service) Authenticate(ctx context.Context, token string) (askd.Caller, 
 	if err != nil {
 		return askd.Caller{}, err
 	}
-	c := askd.Caller{Name: t.Name, Role: t.Role, Session: t.Name}
+	c := askd.Caller{Name: t.Name, Role: t.Role, Session: t.Name, TokenHash: hash}
 	s.tokens.put(hash, c, s.now())
 	return c, nil
 }
 
+// KnownToken reports whether token is one this service has verified before
+// (and not yet found revoked), without looking at the store. The HTTP edge
+// uses it to keep serving tokens in use from an address whose failed
+// attempts are throttled; such a token is still authenticated as usual.
+func (s *Service) KnownToken(token string) bool {
+	return token != "" && s.tokens.seen(HashToken(token))
+}
+
 // tokenTTL is how long a verified token is remembered. A revocation (which
 // `askd token revoke` writes to the database, maybe from another process)
-// takes effect within this time.
+// takes effect within this time: for new requests when the remembered token
+// expires, for open streams and waits at the next check of the tokens in use
+// (Config.TokenCheckInterval, by default this).
 const tokenTTL = 5 * time.Second
 
 // tokenCache remembers verified tokens by hash, so a busy agent does not cost
@@ -93,6 +104,22 @@ func (c *tokenCache) get(hash string, now time.Time) (askd.Caller, bool) {
 		return askd.Caller{}, false
 	}
 	return e.caller, true
+}
+
+// seen reports whether hash was verified since the cache was last reset,
+// even if its entry has expired.
+func (c *tokenCache) seen(hash string) bool {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	_, ok := c.m[hash]
+	return ok
+}
+
+// forget drops hash, found revoked.
+func (c *tokenCache) forget(hash string) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	delete(c.m, hash)
 }
 
 func (c *tokenCache) put(hash string, caller askd.Caller, now time.Time) {
@@ -140,4 +167,181 @@ func WithCaller(ctx context.Context, c askd.Caller) context.Context {
 func CallerFrom(ctx context.Context) (askd.Caller, bool) {
 	c, ok := ctx.Value(callerKey{}).(askd.Caller)
 	return c, ok
+}
+
+// # Revocation of tokens in use
+//
+// A token is looked up once per tokenTTL (the cache above), so a revoked
+// token's new requests fail within that time. Streams and waits outlive any
+// request: they hold their caller's token in liveTokens, and a background
+// check (watchTokens) looks up every held token once per
+// Config.TokenCheckInterval. One found gone is revoked here: its channel
+// closes, every holder is woken, and Poll and Wait fail with EUNAUTHORIZED.
+// Requests pay nothing for this; a wait pays one map insert.
+
+// errRevoked is the error a stream or wait ends with when its token is
+// revoked.
+func errRevoked() error {
+	return askd.Errorf(askd.EUNAUTHORIZED, "token revoked")
+}
+
+// liveTokens is the set of tokens held by open streams and waits.
+type liveTokens struct {
+	mu sync.Mutex
+	m  map[string]*liveToken // by hash
+	// revoked counts entries of m found revoked, so that Poll looks at m
+	// only when there is one (almost never).
+	revoked atomic.Int32
+}
+
+// liveToken is one token in use.
+type liveToken struct {
+	holds   map[*tokenHold]struct{}
+	gone    chan struct{} // closed when the token is found revoked
+	revoked bool
+}
+
+// tokenHold is one stream's or wait's hold on a token; fn, if not nil, is
+// called (and must not block) when the token is revoked.
+type tokenHold struct{ fn func() }
+
+// Hold records that a stream or wait of c's runs, until release is called.
+// The channel closes when c's token is found revoked; it is nil (never
+// closes) for a caller without a token.
+func (s *Service) Hold(c askd.Caller) (revoked <-chan struct{}, release func()) {
+	return s.live.hold(c.TokenHash, nil)
+}
+
+func (l *liveTokens) hold(hash string, fn func()) (<-chan struct{}, func()) {
+	if hash == "" {
+		return nil, func() {}
+	}
+	h := &tokenHold{fn: fn}
+	l.mu.Lock()
+	if l.m == nil {
+		l.m = map[string]*liveToken{}
+	}
+	e := l.m[hash]
+	if e == nil {
+		e = &liveToken{holds: map[*tokenHold]struct{}{}, gone: make(chan struct{})}
+		l.m[hash] = e
+	}
+	e.holds[h] = struct{}{}
+	l.mu.Unlock()
+	return e.gone, func() {
+		l.mu.Lock()
+		defer l.mu.Unlock()
+		delete(e.holds, h)
+		if len(e.holds) == 0 && l.m[hash] == e {
+			delete(l.m, hash)
+			if e.revoked {
+				l.revoked.Add(-1)
+			}
+		}
+	}
+}
+
+// isRevoked reports whether hash is held and was found revoked.
+func (l *liveTokens) isRevoked(hash string) bool {
+	if hash == "" || l.revoked.Load() == 0 {
+		return false
+	}
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	e := l.m[hash]
+	return e != nil && e.revoked
+}
+
+// held returns the hashes held and not yet found revoked.
+func (l *liveTokens) held() []string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	out := make([]string, 0, len(l.m))
+	for h, e := range l.m {
+		if !e.revoked {
+			out = append(out, h)
+		}
+	}
+	return out
+}
+
+// revoke marks hash revoked, closes its channel and wakes its holders.
+func (l *liveTokens) revoke(hash string) {
+	l.mu.Lock()
+	e := l.m[hash]
+	if e == nil || e.revoked {
+		l.mu.Unlock()
+		return
+	}
+	e.revoked = true
+	l.revoked.Add(1)
+	close(e.gone)
+	var fns []func()
+	for h := range e.holds {
+		if h.fn != nil {
+			fns = append(fns, h.fn)
+		}
+	}
+	l.mu.Unlock()
+	for _, fn := range fns {
+		fn()
+	}
+}
+
+// watchTokens checks the tokens in use once per interval until ctx ends.
+func (s *Service) watchTokens(ctx context.Context) {
+	t := time.NewTicker(s.cfg.TokenCheckInterval)
+	defer t.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+		}
+		if err := s.checkTokens(ctx); err != nil && ctx.Err() == nil {
+			s.cfg.Logger.Warn("check tokens in use", "err", err)
+		}
+	}
+}
+
+// checkTokens looks up every token held by a stream or wait and revokes
+// those no longer in the store. A store error revokes nothing.
+func (s *Service) checkTokens(ctx context.Context) error {
+	hashes := s.live.held()
+	if len(hashes) == 0 {
+		return nil
+	}
+	var gone []string
+	err := s.store.View(ctx, func(tx askd.Tx) error {
+		gone = gone[:0]
+		for _, h := range hashes {
+			var err error
+			if b, ok := strings.CutPrefix(h, browserHold); ok {
+				var bs *askd.BrowserSession
+				// Signed out, expired, or its token revoked (which deletes it).
+				if bs, err = tx.BrowserSession(ctx, b); err == nil && !s.now().Before(bs.ExpiresAt) {
+					err = askd.Errorf(askd.ENOTFOUND, "browser session expired")
+				}
+			} else {
+				_, err = tx.TokenByHash(ctx, h)
+			}
+			switch askd.ErrorCode(err) {
+			case "":
+			case askd.ENOTFOUND:
+				gone = append(gone, h)
+			default:
+				return err
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		return err
+	}
+	for _, h := range gone {
+		s.tokens.forget(h)
+		s.browsers.forget(strings.TrimPrefix(h, browserHold))
+		s.live.revoke(h)
+	}
+	return nil
 }

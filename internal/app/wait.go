@@ -10,10 +10,13 @@ import (
 // Wait blocks until ask id settles, its deadline passes (the ask is then
 // cancelled with reason timeout), until passes (the pending ask is returned),
 // or ctx ends (ctx.Err()). It is woken by the store's change notifications,
-// never by polling. When the service closes, it returns EUNAVAILABLE.
+// never by polling. When the service closes, it returns EUNAVAILABLE; when
+// c's token is revoked, EUNAUTHORIZED.
 func (s *Service) Wait(ctx context.Context, c askd.Caller, id int64, until time.Time) (*askd.Ask, error) {
 	w := s.hub.add(id, nil) // before the first read: a change after it still wakes us
 	defer s.hub.remove(w)
+	revoked, release := s.Hold(c)
+	defer release()
 	timer := time.NewTimer(time.Hour)
 	defer timer.Stop()
 	for {
@@ -29,6 +32,8 @@ func (s *Service) Wait(ctx context.Context, c askd.Caller, id int64, until time.
 			return nil, ctx.Err()
 		case <-s.closing:
 			return a, ShuttingDown(id)
+		case <-revoked:
+			return nil, errRevoked()
 		}
 	}
 }
@@ -44,7 +49,11 @@ func ShuttingDown(id int64) error {
 // the time to look again if nothing wakes the caller first. Callers that wait
 // without a goroutine of their own (the MCP server's parked calls) pair it
 // with Watch, registered before the first Poll so that no change is missed.
+// Once c's token is found revoked (see Watch) it fails with EUNAUTHORIZED.
 func (s *Service) Poll(ctx context.Context, c askd.Caller, id int64, until time.Time) (*askd.Ask, time.Time, error) {
+	if s.live.isRevoked(c.TokenHash) {
+		return nil, time.Time{}, errRevoked()
+	}
 	a, err := s.Get(ctx, c, id)
 	if err != nil || !a.Pending() {
 		return a, time.Time{}, err
@@ -67,11 +76,13 @@ func (s *Service) Poll(ctx context.Context, c askd.Caller, id int64, until time.
 	return a, wake, nil
 }
 
-// Watch calls fn each time ask id may have changed, until stop is called. fn
-// runs on the notifying goroutine and must not block.
-func (s *Service) Watch(id int64, fn func()) (stop func()) {
+// Watch calls fn each time ask id may have changed, and when c's token is
+// found revoked, until stop is called. fn runs on the notifying goroutine and
+// must not block.
+func (s *Service) Watch(c askd.Caller, id int64, fn func()) (stop func()) {
 	w := s.hub.add(id, fn)
-	return func() { s.hub.remove(w) }
+	_, release := s.live.hold(c.TokenHash, fn)
+	return func() { s.hub.remove(w); release() }
 }
 
 // expire cancels ask id with reason timeout if it is pending past its deadline,
@@ -127,8 +138,12 @@ func (s *Service) ExpireDue(ctx context.Context) error {
 	return nil
 }
 
-// WaitAny blocks until any of the asks changes, until passes, or ctx ends.
-func (s *Service) WaitAny(ctx context.Context, ids []int64, until time.Time) {
+// WaitAny blocks until any of c's asks ids changes, until passes, ctx ends
+// or the service closes. It fails with EUNAUTHORIZED when c's token is
+// revoked meanwhile, and returns nil otherwise.
+func (s *Service) WaitAny(ctx context.Context, c askd.Caller, ids []int64, until time.Time) error {
+	revoked, release := s.Hold(c)
+	defer release()
 	ws := make([]*waiter, len(ids))
 	wake := make(chan struct{}, 1)
 	for i, id := range ids {
@@ -164,11 +179,11 @@ func (s *Service) WaitAny(ctx context.Context, ids []int64, until time.Time) {
 		return nil
 	})
 	if settled {
-		return
+		return nil
 	}
 	d := time.Until(until)
 	if d <= 0 {
-		return
+		return nil
 	}
 	t := time.NewTimer(d)
 	defer t.Stop()
@@ -177,7 +192,10 @@ func (s *Service) WaitAny(ctx context.Context, ids []int64, until time.Time) {
 	case <-t.C:
 	case <-ctx.Done():
 	case <-s.closing:
+	case <-revoked:
+		return errRevoked()
 	}
+	return nil
 }
 
 // MarkTell records that an approval's tool call returned pending, so its

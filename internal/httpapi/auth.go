@@ -1,6 +1,7 @@
 package httpapi
 
 import (
+	"context"
 	"net/http"
 	"net/url"
 	"strings"
@@ -36,18 +37,17 @@ func (s *Server) authed(role askd.Role, h handlerFunc) http.HandlerFunc {
 // caller authenticates r: a bearer token, or else the inbox cookie, which
 // names a browser session (app.Service.BrowserCaller), never a token. Agents'
 // session comes from the Askd-Session header, defaulting to the token's name.
-func (s *Server) caller(r *http.Request) (askd.Caller, error) {
-	var (
-		c   askd.Caller
-		err error
-	)
+// Its errors refuse r before its body is read (see beforeBody).
+func (s *Server) caller(r *http.Request) (_ askd.Caller, err error) {
+	defer refuseUnread(&err)
+	var c askd.Caller
 	token := bearer(r)
 	ck, cookieErr := r.Cookie(app.BrowserCookie)
 	fromCookie := token == "" && cookieErr == nil
 	if fromCookie {
-		c, err = s.app.BrowserCaller(r.Context(), ck.Value)
+		c, err = s.authenticate(r, ck.Value, s.app.KnownBrowser, s.app.BrowserCaller)
 	} else {
-		c, err = s.app.Authenticate(r.Context(), token)
+		c, err = s.authenticate(r, token, s.app.KnownToken, s.app.Authenticate)
 	}
 	if err != nil {
 		return c, err
@@ -70,8 +70,27 @@ func (s *Server) caller(r *http.Request) (askd.Caller, error) {
 	return c, nil
 }
 
-// allowed checks the caller's role against the route's and the server's role.
-func (s *Server) allowed(r *http.Request, c askd.Caller, want askd.Role) error {
+// authenticate checks secret (a token, or a browser session's id) with check,
+// behind the throttle of failed attempts (see throttle.go): an address over
+// its limit gets ELIMIT, its secret checked only if this server has verified
+// it before (known); a wrong one gets EUNAUTHORIZED and counts against the
+// address. A missing secret is not a failure.
+func (s *Server) authenticate(r *http.Request, secret string, known func(string) bool, check func(context.Context, string) (askd.Caller, error)) (askd.Caller, error) {
+	addr := clientAddr(r)
+	if after, over := s.throttle.refused(addr); over && !known(secret) {
+		return askd.Caller{}, errThrottled(after)
+	}
+	c, err := check(r.Context(), secret)
+	if secret != "" && askd.ErrorCode(err) == askd.EUNAUTHORIZED {
+		s.throttle.failed(addr) // this one was checked: it gets its 401
+	}
+	return c, err
+}
+
+// allowed checks the caller's role against the route's and the server's
+// role. Its errors refuse r before its body is read (see beforeBody).
+func (s *Server) allowed(r *http.Request, c askd.Caller, want askd.Role) (err error) {
+	defer refuseUnread(&err)
 	switch {
 	case s.opts.Role == RoleAgent && c.Role == askd.RoleHuman:
 		return askd.Errorf(askd.EFORBIDDEN, "this askd serves the agent side only; use an inbox instance")
@@ -123,6 +142,13 @@ const legacyCookie = "askd_token"
 func (s *Server) signIn(w http.ResponseWriter, r *http.Request) {
 	w.Header().Set("Referrer-Policy", "no-referrer")
 	w.Header().Set("Cache-Control", "no-store")
+	// Guessing codes or tokens here is throttled as on the API: an address
+	// over its limit of failed attempts is refused before anything is read.
+	addr := clientAddr(r)
+	if after, over := s.throttle.refused(addr); over {
+		s.writeError(w, r, errThrottled(after))
+		return
+	}
 	var (
 		id   string
 		err  error
@@ -155,6 +181,7 @@ func (s *Server) signIn(w http.ResponseWriter, r *http.Request) {
 	switch askd.ErrorCode(err) {
 	case "":
 	case askd.EUNAUTHORIZED:
+		s.throttle.failed(addr)
 		http.Redirect(w, r, fail, http.StatusSeeOther)
 		return
 	case askd.EFORBIDDEN:

@@ -35,6 +35,8 @@ func (s *Server) events(w http.ResponseWriter, r *http.Request, c askd.Caller) e
 		return err
 	}
 	defer stream.Close()
+	revoked, release := s.app.Hold(c) // the stream ends when c's token is revoked
+	defer release()
 	s.app.Metrics.SSEClients.Inc()
 	defer s.app.Metrics.SSEClients.Dec()
 
@@ -62,6 +64,12 @@ func (s *Server) events(w http.ResponseWriter, r *http.Request, c askd.Caller) e
 		case <-s.app.Closing():
 			// Shutting down: end the stream so the server's Shutdown does not
 			// wait on it; the client reconnects with Last-Event-ID.
+			return nil
+		case <-revoked:
+			// The client reconnects (EventSource does) and is refused.
+			_ = rc.SetWriteDeadline(time.Now().Add(time.Second))
+			_, _ = fmt.Fprint(w, ": token revoked\n\n")
+			_ = rc.Flush()
 			return nil
 		case <-ticker.C:
 			// Writes to a stalled client block only this goroutine.

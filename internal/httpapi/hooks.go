@@ -202,7 +202,9 @@ func (s *Server) stop(ctx context.Context, sessions []askd.Caller, wait time.Dur
 		if len(ids) == 0 {
 			return noop, nil
 		}
-		s.app.WaitAny(ctx, ids, until)
+		if err := s.app.WaitAny(ctx, sessions[0], ids, until); err != nil {
+			return nil, err // the token was revoked
+		}
 		if err := ctx.Err(); err != nil {
 			return nil, err
 		}

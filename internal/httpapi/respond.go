@@ -8,7 +8,9 @@ import (
 	"io"
 	"log/slog"
 	"net/http"
+	"os"
 	"strings"
+	"time"
 
 	"github.com/askd-dev/askd"
 )
@@ -85,32 +87,70 @@ func (s *Server) writeError(w http.ResponseWriter, r *http.Request, err error) {
 	if code == askd.EUNAUTHORIZED {
 		w.Header().Set("WWW-Authenticate", `Bearer realm="askd"`)
 	}
+	retryAfter(w, err)
+	var bb beforeBody
+	if errors.As(err, &bb) && r.ContentLength != 0 {
+		closeUnread(w)
+	}
 	writeJSON(w, statusOf(code), body)
+}
+
+// beforeBody marks an error that refuses a request before its body is read:
+// no token, a wrong one, a throttled address, the wrong role. Such a request
+// gets its answer at once and its connection is closed, rather than having
+// its body drained first (net/http reads up to 256 KiB of an unread body
+// before answering, to keep the connection): an unauthenticated client
+// sending a body slowly holds nothing.
+type beforeBody struct{ error }
+
+func (e beforeBody) Unwrap() error { return e.error }
+
+// refuseUnread marks *err, if any, as beforeBody.
+func refuseUnread(err *error) {
+	if *err != nil {
+		*err = beforeBody{*err}
+	}
+}
+
+// closeUnread makes the response close its connection without reading the
+// request's body: Connection: close stops net/http draining it before the
+// response, and a read deadline already passed stops it doing so after.
+func closeUnread(w http.ResponseWriter) {
+	w.Header().Set("Connection", "close")
+	_ = http.NewResponseController(w).SetReadDeadline(time.Now())
 }
 
 // decode reads a strict JSON body of at most askd.MaxBodyBytes into v.
 func decode(w http.ResponseWriter, r *http.Request, v any) error {
-	data, err := io.ReadAll(http.MaxBytesReader(w, r.Body, askd.MaxBodyBytes))
+	data, err := readBody(w, r)
 	if err != nil {
-		var mb *http.MaxBytesError
-		if errors.As(err, &mb) {
-			return askd.Errorf(askd.EINVALID, "body: larger than %d bytes (1 MiB)", askd.MaxBodyBytes)
-		}
-		return askd.Errorf(askd.EINVALID, "body: %v", err)
+		return err
 	}
 	return askd.Decode(data, v)
 }
 
 // decodeOptional is decode for bodies that may be empty.
 func decodeOptional(w http.ResponseWriter, r *http.Request, v any) error {
-	data, err := io.ReadAll(http.MaxBytesReader(w, r.Body, askd.MaxBodyBytes))
-	if err != nil {
-		return askd.Errorf(askd.EINVALID, "body: larger than %d bytes (1 MiB)", askd.MaxBodyBytes)
-	}
-	if len(data) == 0 {
-		return nil
+	data, err := readBody(w, r)
+	if err != nil || len(data) == 0 {
+		return err
 	}
 	return askd.Decode(data, v)
+}
+
+// readBody reads a body of at most askd.MaxBodyBytes.
+func readBody(w http.ResponseWriter, r *http.Request) ([]byte, error) {
+	data, err := io.ReadAll(http.MaxBytesReader(w, r.Body, askd.MaxBodyBytes))
+	var mb *http.MaxBytesError
+	switch {
+	case err == nil:
+		return data, nil
+	case errors.As(err, &mb):
+		return nil, askd.Errorf(askd.EINVALID, "body: larger than %d bytes (1 MiB)", askd.MaxBodyBytes)
+	case errors.Is(err, os.ErrDeadlineExceeded):
+		return nil, askd.Errorf(askd.EINVALID, "body: not received in time (askd serve --body-timeout)")
+	}
+	return nil, askd.Errorf(askd.EINVALID, "body: %v", err)
 }
 
 var _ = slog.Default

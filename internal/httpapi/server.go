@@ -31,6 +31,13 @@ type Options struct {
 	// Ready reports whether the process can serve (the database answers, the
 	// change listener is connected); nil pings the store.
 	Ready func(r *http.Request) error
+	// Hosts are the Host names served besides loopback ones: the
+	// --public-url host and --allowed-hosts; "*.example.com" allows every
+	// subdomain. See hosts.go.
+	Hosts []string
+	// Listen is the address listened on (host:port): its IP is served as a
+	// Host, and any IP is when it is unspecified (0.0.0.0, ::).
+	Listen string
 	// Heartbeat is the SSE comment interval; 0 means 15 s.
 	Heartbeat time.Duration
 	Logger    *slog.Logger
@@ -38,10 +45,12 @@ type Options struct {
 
 // Server is askd's HTTP front end.
 type Server struct {
-	app  *app.Service
-	opts Options
-	log  *slog.Logger
-	mux  *http.ServeMux
+	app      *app.Service
+	opts     Options
+	log      *slog.Logger
+	mux      *http.ServeMux
+	throttle *throttle   // failed authentications per client address
+	hosts    *hostPolicy // the Host headers served
 }
 
 // New returns a Server over svc.
@@ -49,7 +58,8 @@ func New(svc *app.Service, opts Options) *Server {
 	if opts.Role == "" {
 		opts.Role = RoleAll
 	}
-	s := &Server{app: svc, opts: opts, log: opts.Logger, mux: http.NewServeMux()}
+	s := &Server{app: svc, opts: opts, log: opts.Logger, mux: http.NewServeMux(), throttle: newThrottle(svc.Config().Now),
+		hosts: newHostPolicy(opts.Hosts, opts.Listen)}
 	if s.log == nil {
 		s.log = slog.New(slog.DiscardHandler)
 	}
@@ -93,8 +103,13 @@ func (s *Server) routes() {
 	}
 }
 
-// ServeHTTP implements http.Handler.
+// ServeHTTP implements http.Handler. A request whose Host is not one askd
+// serves is refused before anything else (see hosts.go).
 func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	if !s.hosts.allows(r.Host) && !hostProbe(r) {
+		s.writeError(w, r, beforeBody{errHost(r.Host)})
+		return
+	}
 	s.mux.ServeHTTP(w, r)
 }
 

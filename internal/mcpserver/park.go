@@ -51,7 +51,9 @@ func (t *tools) serveCall(w http.ResponseWriter, r *http.Request, c askd.Caller,
 			t.log.Warn("record MCP call", "id", wt.ask, "err", err)
 		}
 	}
-	p.unwatch = t.svc.Watch(wt.ask, p.kick) // before the first look: no change is missed
+	// Before the first look: no change is missed. A revoked token kicks too,
+	// and the next look fails with "token revoked".
+	p.unwatch = t.svc.Watch(c, wt.ask, p.kick)
 	a, wake, err := t.svc.Poll(ctx, c, wt.ask, wt.until)
 	if err != nil || wake.IsZero() {
 		p.release()
