@@ -212,7 +212,10 @@ func serve(ctx context.Context, e *env, sc serveConfig, log *slog.Logger) error 
 		Ready:  readiness(store),
 		Hosts:  sc.hosts,
 		Listen: ln.Addr().String(),
-		Logger: log,
+		// Behind a TLS proxy askd itself sees plain HTTP: the public URL
+		// says how people reach it.
+		SecureCookies: strings.HasPrefix(base, "https://"),
+		Logger:        log,
 	})
 	srv := &http.Server{
 		Handler:           api,

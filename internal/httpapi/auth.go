@@ -193,10 +193,10 @@ func (s *Server) signIn(w http.ResponseWriter, r *http.Request) {
 	}
 	http.SetCookie(w, &http.Cookie{
 		Name: app.BrowserCookie, Value: id, Path: "/", HttpOnly: true,
-		SameSite: http.SameSiteStrictMode, Secure: r.TLS != nil, MaxAge: int(app.BrowserSessionMax / time.Second),
+		SameSite: http.SameSiteStrictMode, Secure: s.secureCookie(r), MaxAge: int(app.BrowserSessionMax / time.Second),
 	})
 	if _, err := r.Cookie(legacyCookie); err == nil {
-		expireCookie(w, r, legacyCookie)
+		s.expireCookie(w, r, legacyCookie)
 	}
 	http.Redirect(w, r, "/", http.StatusSeeOther)
 }
@@ -213,16 +213,19 @@ func (s *Server) signOut(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 	}
-	expireCookie(w, r, app.BrowserCookie)
+	s.expireCookie(w, r, app.BrowserCookie)
 	if _, err := r.Cookie(legacyCookie); err == nil {
-		expireCookie(w, r, legacyCookie)
+		s.expireCookie(w, r, legacyCookie)
 	}
 	http.Redirect(w, r, "/signin.html", http.StatusSeeOther)
 }
 
-func expireCookie(w http.ResponseWriter, r *http.Request, name string) {
+// secureCookie reports whether the inbox cookie must be Secure on r's reply.
+func (s *Server) secureCookie(r *http.Request) bool { return r.TLS != nil || s.opts.SecureCookies }
+
+func (s *Server) expireCookie(w http.ResponseWriter, r *http.Request, name string) {
 	http.SetCookie(w, &http.Cookie{
 		Name: name, Value: "", Path: "/", HttpOnly: true,
-		SameSite: http.SameSiteStrictMode, Secure: r.TLS != nil, MaxAge: -1,
+		SameSite: http.SameSiteStrictMode, Secure: s.secureCookie(r), MaxAge: -1,
 	})
 }

@@ -38,6 +38,10 @@ type Options struct {
 	// Listen is the address listened on (host:port): its IP is served as a
 	// Host, and any IP is when it is unspecified (0.0.0.0, ::).
 	Listen string
+	// SecureCookies marks the inbox cookie Secure even on requests that
+	// reach askd over plain HTTP: people reach it over https (an https
+	// --public-url, a TLS proxy in front). Requests over TLS always get it.
+	SecureCookies bool
 	// Heartbeat is the SSE comment interval; 0 means 15 s.
 	Heartbeat time.Duration
 	Logger    *slog.Logger

@@ -130,6 +130,16 @@ func TestSignInLinkWorksOnce(t *testing.T) {
 	}
 }
 
+// Behind a TLS proxy (an https --public-url) askd sees plain HTTP, and the
+// cookie is Secure all the same.
+func TestSignInCookieSecureBehindTLSProxy(t *testing.T) {
+	s := testserver.Start(t, testserver.Options{SecureCookies: true})
+	ck := signInCookie(browserGet(t, s.SignInLink(t, s.HumanName), nil))
+	if ck == nil || !ck.Secure {
+		t.Fatalf("cookie %v, want Secure", ck)
+	}
+}
+
 func TestSignInLinkExpires(t *testing.T) {
 	tests := []struct {
 		name   string

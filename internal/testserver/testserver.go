@@ -31,6 +31,8 @@ type Options struct {
 	// MCP and Inbox build the /mcp and / handlers; nil serves none.
 	MCP   func(svc *app.Service) http.Handler
 	Inbox func(svc *app.Service, baseURL string) http.Handler
+	// SecureCookies as httpapi.Options: the inbox is reached over https.
+	SecureCookies bool
 	// Heartbeat of the event stream; 0 keeps the default.
 	Heartbeat time.Duration
 
@@ -88,7 +90,7 @@ func Start(t testing.TB, opts Options) *Server {
 	if s.AgentToken, err = app.CreateToken(ctx, s.Store, agent, askd.RoleAgent); err != nil {
 		t.Fatalf("agent token: %v", err)
 	}
-	hopts := httpapi.Options{Role: opts.Role}
+	hopts := httpapi.Options{Role: opts.Role, SecureCookies: opts.SecureCookies}
 	if opts.Heartbeat > 0 {
 		hopts.Heartbeat = opts.Heartbeat
 	}
