@@ -3,22 +3,17 @@ package postgres_test
 import (
 	"context"
 	"os"
-	"slices"
 	"testing"
-	"time"
 
 	"github.com/jackc/pgx/v5"
 
-	"github.com/askd-dev/askd"
 	"github.com/askd-dev/askd/internal/pgtest"
+	"github.com/askd-dev/askd/internal/storetest"
 )
 
 // TestMigrateSessionsToTokens: a database from before sessions belonged to
-// tokens, where agents a and b both used session "shared" and a alone used
-// "mine", each with a channel, migrates to one session per (token, name); the
-// channel of "mine" stays a's, and the shared name's channel, whose setter
-// nothing tells, goes to neither (their answers wait for check_ask). The same
-// case as the SQLite store's test of its 004_sessions.sql.
+// tokens (migrations 001–003 applied), with the asks and channels that
+// storetest.CheckSessionsMigrated describes, migrates as it says.
 func TestMigrateSessionsToTokens(t *testing.T) {
 	ctx := t.Context()
 	url := pgtest.URL(t)
@@ -49,38 +44,5 @@ func TestMigrateSessionsToTokens(t *testing.T) {
 	}
 
 	s := open(t, url)
-	var got []askd.SessionInfo
-	err = s.View(ctx, func(tx askd.Tx) error {
-		infos, err := tx.Sessions(ctx)
-		for _, i := range infos {
-			got = append(got, askd.SessionInfo{Agent: i.Agent, Name: i.Name, Pending: i.Pending, Total: i.Total})
-		}
-		return err
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	want := []askd.SessionInfo{{Agent: "a", Name: "mine", Pending: 1, Total: 2}, {Agent: "a", Name: "shared", Pending: 1, Total: 1}, {Agent: "b", Name: "shared", Pending: 1, Total: 1}}
-	if !slices.Equal(got, want) {
-		t.Errorf("sessions after migration = %+v, want %+v", got, want)
-	}
-	err = s.View(ctx, func(tx askd.Tx) error {
-		ch, err := tx.Channel(ctx, "a", "mine")
-		if err != nil || ch.URL != "https://a.example/tell" {
-			t.Errorf("a's channel of mine = %+v, %v; want its webhook", ch, err)
-		}
-		for _, k := range [][2]string{{"a", "shared"}, {"b", "shared"}, {"b", "mine"}, {"a", "unused"}} {
-			if ch, err := tx.Channel(ctx, k[0], k[1]); askd.ErrorCode(err) != askd.ENOTFOUND {
-				t.Errorf("channel of %s's %s = %+v, %v; want none (ENOTFOUND)", k[0], k[1], ch, err)
-			}
-		}
-		n, err := tx.CountSessions(ctx, "a", time.Unix(0, 0))
-		if err != nil || n != 2 {
-			t.Errorf("a's sessions recorded = %d, %v; want 2", n, err)
-		}
-		return nil
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
+	storetest.CheckSessionsMigrated(t, s)
 }

@@ -337,10 +337,8 @@ func TestUpdateAfterCancelledContext(t *testing.T) {
 }
 
 // TestMigrateSessionsToTokens: a database from before sessions belonged to
-// tokens, where agents A and B both used session "shared" and A alone used
-// "mine", each with a channel, migrates to one session per (token, name); the
-// channel of "mine" stays A's, and the shared name's channel, whose setter
-// nothing tells, goes to neither (their answers wait for check_ask).
+// tokens (migrations 001–003 applied), with the asks and channels that
+// storetest.CheckSessionsMigrated describes, migrates as it says.
 func TestMigrateSessionsToTokens(t *testing.T) {
 	ctx := t.Context()
 	path := filepath.Join(t.TempDir(), "askd.db")
@@ -379,38 +377,5 @@ func TestMigrateSessionsToTokens(t *testing.T) {
 	}
 
 	s := openAt(t, path)
-	var got []askd.SessionInfo
-	err = s.View(ctx, func(tx askd.Tx) error {
-		infos, err := tx.Sessions(ctx)
-		for _, i := range infos {
-			got = append(got, askd.SessionInfo{Agent: i.Agent, Name: i.Name, Pending: i.Pending, Total: i.Total})
-		}
-		return err
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	want := []askd.SessionInfo{{Agent: "a", Name: "mine", Pending: 1, Total: 2}, {Agent: "a", Name: "shared", Pending: 1, Total: 1}, {Agent: "b", Name: "shared", Pending: 1, Total: 1}}
-	if !slices.Equal(got, want) {
-		t.Errorf("sessions after migration = %+v, want %+v", got, want)
-	}
-	err = s.View(ctx, func(tx askd.Tx) error {
-		ch, err := tx.Channel(ctx, "a", "mine")
-		if err != nil || ch.URL != "https://a.example/tell" {
-			t.Errorf("a's channel of mine = %+v, %v; want its webhook", ch, err)
-		}
-		for _, k := range [][2]string{{"a", "shared"}, {"b", "shared"}, {"b", "mine"}, {"a", "unused"}} {
-			if ch, err := tx.Channel(ctx, k[0], k[1]); askd.ErrorCode(err) != askd.ENOTFOUND {
-				t.Errorf("channel of %s's %s = %+v, %v; want none (ENOTFOUND)", k[0], k[1], ch, err)
-			}
-		}
-		n, err := tx.CountSessions(ctx, "a", time.UnixMicro(0))
-		if err != nil || n != 2 {
-			t.Errorf("a's sessions recorded = %d, %v; want 2", n, err)
-		}
-		return nil
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
+	storetest.CheckSessionsMigrated(t, s)
 }

@@ -1,0 +1,59 @@
+package storetest
+
+import (
+	"slices"
+	"testing"
+	"time"
+
+	"github.com/askd-dev/askd"
+)
+
+// Migration 004 (sessions belong to tokens), checked the same way on both
+// stores. Each store's test writes the same old database by hand, in its own
+// SQL, then opens it: the asks below, and three channels keyed by name
+// alone — "shared" (https://b.example/steal), "mine" (https://a.example/tell)
+// and "unused" (a hook channel).
+//
+//	kind      session  agent  status
+//	ready     shared   a      pending
+//	ready     shared   b      pending
+//	question  mine     a      answered
+//	question  mine     a      pending
+
+// CheckSessionsMigrated checks s, opened on that database: one session per
+// (token, name); the channel of "mine", which only a's asks used, stays a's;
+// the shared name's channel, whose setter nothing tells, goes to neither
+// (their answers wait for check_ask), and so does the channel of a name
+// without asks.
+func CheckSessionsMigrated(t *testing.T, s askd.Store) {
+	t.Helper()
+	ctx := t.Context()
+	view(t, s, func(tx askd.Tx) error {
+		infos, err := tx.Sessions(ctx)
+		if err != nil {
+			return err
+		}
+		var got []askd.SessionInfo
+		for _, i := range infos {
+			got = append(got, askd.SessionInfo{Agent: i.Agent, Name: i.Name, Pending: i.Pending, Total: i.Total})
+		}
+		want := []askd.SessionInfo{{Agent: "a", Name: "mine", Pending: 1, Total: 2}, {Agent: "a", Name: "shared", Pending: 1, Total: 1}, {Agent: "b", Name: "shared", Pending: 1, Total: 1}}
+		if !slices.Equal(got, want) {
+			t.Errorf("sessions after migration = %+v, want %+v", got, want)
+		}
+		ch, err := tx.Channel(ctx, "a", "mine")
+		if err != nil || ch.URL != "https://a.example/tell" {
+			t.Errorf("a's channel of mine = %+v, %v; want its webhook", ch, err)
+		}
+		for _, k := range [][2]string{{"a", "shared"}, {"b", "shared"}, {"b", "mine"}, {"a", "unused"}} {
+			if ch, err := tx.Channel(ctx, k[0], k[1]); askd.ErrorCode(err) != askd.ENOTFOUND {
+				t.Errorf("channel of %s's %s = %+v, %v; want none (ENOTFOUND)", k[0], k[1], ch, err)
+			}
+		}
+		n, err := tx.CountSessions(ctx, "a", time.Unix(0, 0))
+		if err != nil || n != 2 {
+			t.Errorf("a's sessions recorded = %d, %v; want 2", n, err)
+		}
+		return nil
+	})
+}
