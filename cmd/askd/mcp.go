@@ -2,8 +2,10 @@ package main
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"log/slog"
 	"net/http"
 	"strings"
@@ -13,6 +15,7 @@ import (
 	"github.com/askd-dev/askd"
 	"github.com/askd-dev/askd/client"
 	"github.com/askd-dev/askd/internal/mcpserver"
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
@@ -22,10 +25,12 @@ import (
 // The bridge runs no tool itself. It lists the server's tools and forwards
 // each tools/call over streamable HTTP with the go-sdk client, so schemas,
 // validation messages and results are the server's own, byte for byte.
-// Progress notifications come back under the caller's progress token; a
-// cancelled call cancels the forwarded request, which the server treats as
-// the client's cancellation (the ask is withdrawn). Logs go to stderr only:
-// stdout carries the protocol.
+// Progress notifications come back under the caller's progress token. A
+// call the client cancels (notifications/cancelled) cancels the forwarded
+// request, which the server takes as a cut-off: the ask stays pending, and
+// calling again with the same questions re-attaches to it. The cancelled call
+// gets no response (see stdioTransport). Logs go to stderr only: stdout
+// carries the protocol.
 func cmdMCP(ctx context.Context, e *env, args []string) error {
 	fs := flags(e, "mcp", "[flags]   (speaks MCP on stdin/stdout)")
 	url := fs.String("url", "http://127.0.0.1:7777", "the askd server to bridge to")
@@ -52,7 +57,11 @@ func cmdMCP(ctx context.Context, e *env, args []string) error {
 	}
 	defer b.upstream.Close()
 	log.Info("askd mcp bridging stdio", "server", *url, "session", b.session, "tools", b.tools)
-	err = b.server.Run(ctx, &mcp.StdioTransport{})
+	in, ok := e.stdin.(io.ReadCloser)
+	if !ok {
+		in = io.NopCloser(e.stdin)
+	}
+	err = b.server.Run(ctx, &stdioTransport{in: in, out: e.stdout})
 	if err != nil && (ctx.Err() != nil || errors.Is(err, mcp.ErrConnectionClosed)) {
 		return nil // the client went away, or we were told to stop
 	}
@@ -142,8 +151,16 @@ func (b *bridge) forward(ctx context.Context, req *mcp.CallToolRequest) (*mcp.Ca
 	}
 	res, err := b.upstream.CallTool(ctx, params)
 	if err != nil {
-		if ctx.Err() != nil {
-			return nil, ctx.Err()
+		var rpcErr *jsonrpc.Error
+		switch {
+		case ctx.Err() != nil:
+			// The client cancelled the call (stdioTransport drops this
+			// response) or went away; the SDK has told the server, for which
+			// it is a cut-off. Never ctx.Err() itself: the SDK writes an error
+			// that is not a *jsonrpc.Error with code 0.
+			return nil, &jsonrpc.Error{Code: codeServerError, Message: cutOffMessage(req)}
+		case errors.As(err, &rpcErr):
+			return nil, rpcErr // the server's own protocol error, as it sent it
 		}
 		b.log.Warn("forward tool call", "tool", req.Params.Name, "err", err)
 		return &mcp.CallToolResult{
@@ -152,6 +169,20 @@ func (b *bridge) forward(ctx context.Context, req *mcp.CallToolRequest) (*mcp.Ca
 		}, nil
 	}
 	return res, nil
+}
+
+// codeServerError is JSON-RPC's first implementation-defined server error.
+const codeServerError = -32000
+
+// cutOffMessage says what became of a call cut off before the server answered.
+func cutOffMessage(req *mcp.CallToolRequest) string {
+	ask := "your ask"
+	if args := map[string]any{}; json.Unmarshal(req.Params.Arguments, &args) == nil {
+		if id, ok := args["id"].(float64); ok {
+			ask = fmt.Sprintf("ask %d", int64(id))
+		}
+	}
+	return fmt.Sprintf("the %s call was cut off before askd answered; %s stays as it was: call check_ask {} to find it and its answer", req.Params.Name, ask)
 }
 
 // copyMeta passes the caller's _meta on (Claude Code's tool use id among it),
@@ -180,4 +211,88 @@ func (b *bridge) forwardProgress(ctx context.Context, req *mcp.ProgressNotificat
 	if err := to.session.NotifyProgress(ctx, &p); err != nil {
 		b.log.Debug("forward progress", "err", err)
 	}
+}
+
+// stdioTransport is the bridge's side of stdin/stdout: newline-delimited
+// JSON-RPC, as mcp.IOTransport speaks it, plus two promises the go-sdk
+// server does not keep by itself. A request the client cancelled gets no
+// response, as MCP asks of a receiver (the SDK writes the handler's error
+// anyway, and TypeScript clients warn of a response to an unknown message
+// ID). And no error response goes out with code 0, which is what the SDK
+// gives any error that is not a *jsonrpc.Error.
+type stdioTransport struct {
+	in  io.ReadCloser
+	out io.Writer
+}
+
+func (t *stdioTransport) Connect(ctx context.Context) (mcp.Connection, error) {
+	conn, err := (&mcp.IOTransport{Reader: t.in, Writer: nopWriteCloser{t.out}}).Connect(ctx)
+	if err != nil {
+		return nil, err
+	}
+	return &stdioConn{Connection: conn, calls: map[jsonrpc.ID]bool{}}, nil
+}
+
+type nopWriteCloser struct{ io.Writer }
+
+func (nopWriteCloser) Close() error { return nil }
+
+// stdioConn notes the client's calls as they are read and its cancellations
+// of them, and drops the response of a cancelled one.
+type stdioConn struct {
+	mcp.Connection
+	mu    sync.Mutex
+	calls map[jsonrpc.ID]bool // unanswered calls → cancelled
+}
+
+func (c *stdioConn) Read(ctx context.Context) (jsonrpc.Message, error) {
+	msg, err := c.Connection.Read(ctx)
+	req, ok := msg.(*jsonrpc.Request)
+	if err != nil || !ok {
+		return msg, err
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	switch {
+	case req.IsCall():
+		c.calls[req.ID] = false
+	case req.Method == "notifications/cancelled":
+		var p mcp.CancelledParams
+		if json.Unmarshal(req.Params, &p) != nil {
+			break
+		}
+		// Only calls still unanswered: a cancellation crossing the response
+		// on the wire leaves nothing behind.
+		if id, err := jsonrpc.MakeID(p.RequestID); err == nil {
+			if _, open := c.calls[id]; open {
+				c.calls[id] = true
+			}
+		}
+	}
+	return msg, nil
+}
+
+func (c *stdioConn) Write(ctx context.Context, msg jsonrpc.Message) error {
+	if resp, ok := msg.(*jsonrpc.Response); ok {
+		c.mu.Lock()
+		cancelled := c.calls[resp.ID]
+		delete(c.calls, resp.ID)
+		c.mu.Unlock()
+		if cancelled {
+			return nil
+		}
+		msg = withErrorCode(resp)
+	}
+	return c.Connection.Write(ctx, msg)
+}
+
+// withErrorCode is resp, its error given a JSON-RPC code if it has none.
+func withErrorCode(resp *jsonrpc.Response) *jsonrpc.Response {
+	var rpcErr *jsonrpc.Error
+	if resp.Error == nil || errors.As(resp.Error, &rpcErr) && rpcErr.Code != 0 {
+		return resp
+	}
+	out := *resp
+	out.Error = &jsonrpc.Error{Code: jsonrpc.CodeInternalError, Message: resp.Error.Error()}
+	return &out
 }
