@@ -78,9 +78,11 @@ func TestWaitsSurviveTerminatedConnections(t *testing.T) {
 			t.Fatalf("round %d: terminated %d connections, %d of them LISTEN connections: want both processes' listeners", round+1, all, listeners)
 		}
 		// The answers go in while both processes reconnect.
+		refused := 0
 		for i := lo; i < hi; i++ {
-			answerOne(t, people, ids[i], i)
+			refused += answerOne(t, people, ids[i], i)
 		}
+		answered := time.Since(start)
 		timeout := time.After(20 * time.Second)
 		for i := lo; i < hi; i++ {
 			if collected[i] {
@@ -94,8 +96,8 @@ func TestWaitsSurviveTerminatedConnections(t *testing.T) {
 				t.Fatalf("round %d: waiter %d was not released", round+1, i)
 			}
 		}
-		t.Logf("round %d: terminated %d connections (%d listening); %d answers given and returned %v after the cut",
-			round+1, all, listeners, hi-lo, time.Since(start).Round(time.Millisecond))
+		t.Logf("round %d: terminated %d connections (%d listening); %d answers given %v after the cut (%d tries refused as unavailable), all returned after %v",
+			round+1, all, listeners, hi-lo, answered.Round(time.Millisecond), refused, time.Since(start).Round(time.Millisecond))
 		collectEnded()
 		// The next cut comes once both processes listen again, with the
 		// pools' connections fresh from this round's reads and writes.
@@ -140,13 +142,14 @@ func terminateAskd(t *testing.T, srv *pgtest.Server, name string) (all, listener
 
 // answerOne answers waiter i's ask with colours[i%3] on the inbox, retrying
 // while the inbox says the database is unavailable (its connections were cut
-// too).
-func answerOne(t *testing.T, people *client.Client, id int64, i int) {
+// too), and says how many tries were refused so.
+func answerOne(t *testing.T, people *client.Client, id int64, i int) (refused int) {
 	t.Helper()
 	ans := &askd.Answer{Answers: map[string]askd.Choice{fmt.Sprintf("Colour %d?", i): {Values: []string{colours[i%3]}}}}
 	eventually(t, 15*time.Second, fmt.Sprintf("answer ask %d", id), func() error {
 		_, err := people.Answer(t.Context(), id, ans)
 		if askd.ErrorCode(err) == askd.EUNAVAILABLE {
+			refused++
 			return err
 		}
 		if err != nil {
@@ -154,6 +157,7 @@ func answerOne(t *testing.T, people *client.Client, id int64, i int) {
 		}
 		return nil
 	})
+	return refused
 }
 
 // outcome is "" when r is waiter i's answer, or else says what r is.
