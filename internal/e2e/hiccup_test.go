@@ -33,7 +33,7 @@ func TestWaitsSurviveTerminatedConnections(t *testing.T) {
 		t.Fatal(err)
 	}
 	agentTok := token(t, db, "agent", "agent-1")
-	humanTok := token(t, db, "human", "alice")
+	humanTok := token(t, db, "human", "person-1")
 	agent := serve(t, "agent", "agent", db)
 	inbox := serve(t, "inbox", "inbox", db)
 	people := client.New(inbox.URL, humanTok)
