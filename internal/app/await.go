@@ -157,9 +157,21 @@ func (w *Await) Finish(ctx context.Context, a *askd.Ask, err error) (*askd.Ask, 
 		return w.finish(ctx, a, err)
 	}
 	if w.mode == AwaitGrace {
-		return w.svc.markToTell(ctx, w.c, a.ID)
+		return w.retrying(ctx, func() (*askd.Ask, error) { return w.svc.markToTell(ctx, w.c, a.ID) })
 	}
 	return a, nil
+}
+
+// retrying runs one of Finish's writes, tried again while the database is
+// unavailable (retryUnavailable): the outcome may be stored already, and a
+// short outage must not end the call without it.
+func (w *Await) retrying(ctx context.Context, write func() (*askd.Ask, error)) (*askd.Ask, error) {
+	var out *askd.Ask
+	err := w.svc.retryUnavailable(ctx, time.Time{}, func() (err error) {
+		out, err = write()
+		return err
+	})
+	return out, waitUnavailable(w.id, err)
 }
 
 // FinishBeside is Finish for a reply written at once (a blocking MCP call's
@@ -185,7 +197,7 @@ func (w *Await) finish(ctx context.Context, a *askd.Ask, err error) (*askd.Ask, 
 	if err != nil {
 		return nil, err
 	}
-	return w.svc.Checked(ctx, w.c, a)
+	return w.retrying(ctx, func() (*askd.Ask, error) { return w.svc.Checked(ctx, w.c, a) })
 }
 
 // CutOff records that the caller went away without the outcome: a pending

@@ -50,12 +50,13 @@ func ShuttingDown(id int64) error {
 // goroutine of their own (Await with a kick: the MCP server's parked calls)
 // pair it with watch, registered before the first look so that no change is
 // missed. Once c's token is found revoked (see watch) it fails with
-// EUNAUTHORIZED.
+// EUNAUTHORIZED. A database that is unavailable is tried again until until
+// (retryUnavailable).
 func (s *Service) poll(ctx context.Context, c askd.Caller, id int64, until time.Time) (*askd.Ask, time.Time, error) {
 	if s.live.isRevoked(c.TokenHash) {
 		return nil, time.Time{}, errRevoked()
 	}
-	a, err := s.Get(ctx, c, id)
+	a, err := s.getForWait(ctx, c, id, until)
 	if err != nil || !a.Pending() {
 		return a, time.Time{}, err
 	}
@@ -63,7 +64,7 @@ func (s *Service) poll(ctx context.Context, c askd.Caller, id int64, until time.
 	wake := until
 	if a.Deadline != nil && (until.IsZero() || a.Deadline.Before(until)) {
 		if !a.Deadline.After(now) {
-			a, err := s.expire(ctx, id)
+			a, err := s.expireForWait(ctx, id, until)
 			return a, time.Time{}, err
 		}
 		wake = *a.Deadline
