@@ -125,9 +125,14 @@ func claudeMCPEntry(base string) map[string]any {
 	}
 }
 
-// askdHook is one http hook to askd. Claude Code expands $VAR in hook headers
-// only for variables listed in allowedEnvVars.
-func askdHook(url string) map[string]any {
+// claudeHookTimeout is the timeout Claude Code gives askd's hooks, in seconds
+// (also Claude's own default for http hooks). A question or permission hook
+// waits at most askd's deadline for it.
+const claudeHookTimeout = 600
+
+// askdHook is one http hook to askd, with timeout in seconds. Claude Code
+// expands $VAR in hook headers only for variables listed in allowedEnvVars.
+func askdHook(url string, timeout int) map[string]any {
 	return map[string]any{
 		"type": "http",
 		"url":  url,
@@ -136,7 +141,7 @@ func askdHook(url string) map[string]any {
 			"Askd-Session":  "$ASKD_SESSION",
 		},
 		"allowedEnvVars": []any{"ASKD_TOKEN", "ASKD_SESSION"},
-		"timeout":        600,
+		"timeout":        timeout,
 	}
 }
 
@@ -149,13 +154,21 @@ func mergeHooks(root map[string]any, base string, stopWait time.Duration) {
 	}
 	hookURL := base + "/hooks/claude"
 	stopURL := hookURL
+	// A Stop hook that waits must outlive its wait, or Claude cancels it
+	// first and makes no decision (an answer given meanwhile waits for the
+	// next Stop): its timeout is at least a minute past the wait.
+	stopTimeout := claudeHookTimeout
 	if stopWait > 0 {
 		stopURL += "?wait=" + stopWait.String()
+		stopTimeout = max(stopTimeout, seconds(stopWait+time.Minute))
 	}
-	ours := []struct{ event, matcher, url string }{
-		{"PreToolUse", app.AskUserQuestion, hookURL},
-		{"PermissionRequest", "*", hookURL},
-		{"Stop", "", stopURL},
+	ours := []struct {
+		event, matcher, url string
+		timeout             int
+	}{
+		{"PreToolUse", app.AskUserQuestion, hookURL, claudeHookTimeout},
+		{"PermissionRequest", "*", hookURL, claudeHookTimeout},
+		{"Stop", "", stopURL, stopTimeout},
 	}
 	for _, o := range ours {
 		groups, _ := hooks[o.event].([]any)
@@ -182,7 +195,7 @@ func mergeHooks(root map[string]any, base string, stopWait time.Duration) {
 			}
 			kept = append(kept, gm)
 		}
-		group := map[string]any{"hooks": []any{askdHook(o.url)}}
+		group := map[string]any{"hooks": []any{askdHook(o.url, o.timeout)}}
 		if o.matcher != "" {
 			group["matcher"] = o.matcher
 		}

@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"errors"
 	"flag"
 	"fmt"
@@ -72,6 +73,56 @@ func TestInstallClaude(t *testing.T) {
 		if bytes.Contains(settings, []byte(secret)) {
 			t.Fatal("a token was written into settings.json")
 		}
+	}
+}
+
+// TestInstallClaudeStopWait: the Stop hook's ?wait= follows --stop-wait, and
+// Claude's timeout for that hook outlives the wait (the other hooks keep 600).
+func TestInstallClaudeStopWait(t *testing.T) {
+	cases := []struct {
+		name        string
+		wait        string
+		url         string
+		stopTimeout float64
+	}{
+		{"no wait", "0", "http://127.0.0.1:7777/hooks/claude", 600},
+		{"short wait", "2m", "http://127.0.0.1:7777/hooks/claude?wait=2m0s", 600},
+		{"ten minutes", "10m", "http://127.0.0.1:7777/hooks/claude?wait=10m0s", 660},
+		{"half an hour", "30m", "http://127.0.0.1:7777/hooks/claude?wait=30m0s", 1860},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			dir := t.TempDir()
+			var out bytes.Buffer
+			if err := run(context.Background(), []string{"install", "claude", "--dir", dir, "--stop-wait", c.wait}, strings.NewReader(""), &out, &out); err != nil {
+				t.Fatalf("%v\n%s", err, out.String())
+			}
+			data, err := os.ReadFile(filepath.Join(dir, ".claude", "settings.json"))
+			if err != nil {
+				t.Fatal(err)
+			}
+			var settings struct {
+				Hooks map[string][]struct {
+					Hooks []struct {
+						URL     string  `json:"url"`
+						Timeout float64 `json:"timeout"`
+					} `json:"hooks"`
+				} `json:"hooks"`
+			}
+			if err := json.Unmarshal(data, &settings); err != nil {
+				t.Fatal(err)
+			}
+			for event, groups := range settings.Hooks {
+				h := groups[0].Hooks[0]
+				wantURL, wantTimeout := "http://127.0.0.1:7777/hooks/claude", float64(600)
+				if event == "Stop" {
+					wantURL, wantTimeout = c.url, c.stopTimeout
+				}
+				if h.URL != wantURL || h.Timeout != wantTimeout {
+					t.Errorf("%s hook: url %s timeout %v, want %s and %v", event, h.URL, h.Timeout, wantURL, wantTimeout)
+				}
+			}
+		})
 	}
 }
 
