@@ -310,7 +310,7 @@ func codexBlock(base string, longest, wait time.Duration) string {
 	return fmt.Sprintf(`# askd for Codex: append to ~/.codex/config.toml. It holds no secret: export
 # ASKD_TOKEN (an agent token) and ASKD_SESSION (one name per run) before codex starts.
 #
-# Timeouts (askd's question/approval timeout taken as %[1]s; pass
+# Timeouts, for askd's question and approval timeouts of at most %[1]s (pass
 # --question-timeout and --approval-timeout if the server runs others):
 # - askd ends a blocking ask_user_question itself at its timeout and tells the
 #   model that no one answered.
