@@ -130,10 +130,11 @@ func (s *Server) createAsk(w http.ResponseWriter, r *http.Request, c askd.Caller
 	// agent checks first; a client that goes away meanwhile cuts it off. An
 	// ask settled already (the same question again, answered while the agent
 	// was cut off) is this reply's outcome, told by it.
-	if a.Kind == askd.KindApproval && wait == 0 && in.GraceSeconds != nil {
+	graced := a.Kind == askd.KindApproval && in.GraceSeconds != nil
+	if graced && wait == 0 {
 		wait = time.Duration(*in.GraceSeconds) * time.Second
 	}
-	if wait > 0 || !a.Pending() {
+	if wait > 0 || graced || !a.Pending() {
 		aw := s.app.Await(c, a.ID, time.Now().Add(wait), app.AwaitGrace, nil)
 		defer aw.Stop()
 		a, _, err = aw.Wait(r.Context(), time.Time{})
