@@ -165,6 +165,10 @@ const (
 	ActionSnoozed   = "snoozed"
 	ActionTold      = "told"
 	ActionTellFail  = "tell_failed"
+	// ActionCutOff: the agent's blocking call gave up (its client's timeout,
+	// a cancellation, a dropped connection) while the ask stays pending; its
+	// outcome will be told to the session later (SPEC §2.1).
+	ActionCutOff = "cut_off"
 )
 
 // EventType is the name of an event on the SSE stream.

@@ -3,11 +3,24 @@ package main
 import (
 	"bytes"
 	"context"
+	"encoding/json"
+	"errors"
 	"flag"
+	"fmt"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"net/url"
 	"os"
+	"os/exec"
 	"path/filepath"
+	"regexp"
+	"strconv"
 	"strings"
 	"testing"
+	"time"
+
+	"github.com/askd-dev/askd/internal/httpapi"
 )
 
 var update = flag.Bool("update", false, "rewrite golden files")
@@ -63,6 +76,56 @@ func TestInstallClaude(t *testing.T) {
 	}
 }
 
+// TestInstallClaudeStopWait: the Stop hook's ?wait= follows --stop-wait, and
+// Claude's timeout for that hook outlives the wait (the other hooks keep 600).
+func TestInstallClaudeStopWait(t *testing.T) {
+	cases := []struct {
+		name        string
+		wait        string
+		url         string
+		stopTimeout float64
+	}{
+		{"no wait", "0", "http://127.0.0.1:7777/hooks/claude", 600},
+		{"short wait", "2m", "http://127.0.0.1:7777/hooks/claude?wait=2m0s", 600},
+		{"ten minutes", "10m", "http://127.0.0.1:7777/hooks/claude?wait=10m0s", 660},
+		{"half an hour", "30m", "http://127.0.0.1:7777/hooks/claude?wait=30m0s", 1860},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			dir := t.TempDir()
+			var out bytes.Buffer
+			if err := run(context.Background(), []string{"install", "claude", "--dir", dir, "--stop-wait", c.wait}, strings.NewReader(""), &out, &out); err != nil {
+				t.Fatalf("%v\n%s", err, out.String())
+			}
+			data, err := os.ReadFile(filepath.Join(dir, ".claude", "settings.json"))
+			if err != nil {
+				t.Fatal(err)
+			}
+			var settings struct {
+				Hooks map[string][]struct {
+					Hooks []struct {
+						URL     string  `json:"url"`
+						Timeout float64 `json:"timeout"`
+					} `json:"hooks"`
+				} `json:"hooks"`
+			}
+			if err := json.Unmarshal(data, &settings); err != nil {
+				t.Fatal(err)
+			}
+			for event, groups := range settings.Hooks {
+				h := groups[0].Hooks[0]
+				wantURL, wantTimeout := "http://127.0.0.1:7777/hooks/claude", float64(600)
+				if event == "Stop" {
+					wantURL, wantTimeout = c.url, c.stopTimeout
+				}
+				if h.URL != wantURL || h.Timeout != wantTimeout {
+					t.Errorf("%s hook: url %s timeout %v, want %s and %v", event, h.URL, h.Timeout, wantURL, wantTimeout)
+				}
+			}
+		})
+	}
+}
+
 func TestInstallClaudeUserScope(t *testing.T) {
 	home := t.TempDir()
 	t.Setenv("HOME", home)
@@ -83,6 +146,209 @@ func TestInstallCodex(t *testing.T) {
 		t.Fatal(err)
 	}
 	golden(t, filepath.Join("testdata", "install", "codex.toml"), out.Bytes())
+}
+
+// TestInstallCodexBlock checks what `askd install codex` prints, per flag:
+// it parses as TOML, hides permission_prompt, and its tool timeout, Stop hook
+// wait and hook timeout follow the flags, each a minute past what it covers.
+func TestInstallCodexBlock(t *testing.T) {
+	cases := []struct {
+		name            string
+		args            []string
+		mcpURL, stopURL string
+		toolTimeout     int
+		stopWait        time.Duration
+		stopHookTimeout int
+	}{
+		{"defaults", nil,
+			"http://127.0.0.1:7777/mcp", "http://127.0.0.1:7777/hooks/claude?wait=5m", 360, 5 * time.Minute, 360},
+		{"question timeout", []string{"--question-timeout", "10m"},
+			"http://127.0.0.1:7777/mcp", "http://127.0.0.1:7777/hooks/claude?wait=10m", 660, 10 * time.Minute, 660},
+		{"approval timeout longer", []string{"--approval-timeout", "20m"},
+			"http://127.0.0.1:7777/mcp", "http://127.0.0.1:7777/hooks/claude?wait=20m", 1260, 20 * time.Minute, 1260},
+		{"stop wait", []string{"--stop-wait", "90s"},
+			"http://127.0.0.1:7777/mcp", "http://127.0.0.1:7777/hooks/claude?wait=1m30s", 360, 90 * time.Second, 150},
+		{"no stop wait", []string{"--stop-wait", "0"},
+			"http://127.0.0.1:7777/mcp", "http://127.0.0.1:7777/hooks/claude", 360, 0, 60},
+		{"url", []string{"--url", "https://askd.example.com/", "--question-timeout", "2m", "--approval-timeout", "1m"},
+			"https://askd.example.com/mcp", "https://askd.example.com/hooks/claude?wait=2m", 180, 2 * time.Minute, 180},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			var out, errb bytes.Buffer
+			if err := run(context.Background(), append([]string{"install", "codex"}, c.args...), strings.NewReader(""), &out, &errb); err != nil {
+				t.Fatalf("%v\n%s", err, errb.String())
+			}
+			got := parseTOML(t, out.String())
+			want := map[string]string{
+				"mcp_servers.askd.url":                  c.mcpURL,
+				"mcp_servers.askd.bearer_token_env_var": "ASKD_TOKEN",
+				"mcp_servers.askd.env_http_headers":     `{ "Askd-Session" = "ASKD_SESSION" }`,
+				"mcp_servers.askd.startup_timeout_sec":  "20",
+				"mcp_servers.askd.tool_timeout_sec":     strconv.Itoa(c.toolTimeout),
+				"mcp_servers.askd.disabled_tools":       `["permission_prompt"]`,
+				"hooks.Stop.hooks#0.type":               "command",
+				"hooks.Stop.hooks#0.command":            `curl -s -X POST --data-binary @- -H "Authorization: Bearer $ASKD_TOKEN" -H "Askd-Session: $ASKD_SESSION" "` + c.stopURL + `"`,
+				"hooks.Stop.hooks#0.timeout":            strconv.Itoa(c.stopHookTimeout),
+				"hooks.Stop.hooks#0.statusMessage":      "askd: checking for answers",
+			}
+			for k, v := range want {
+				if got[k] != v {
+					t.Errorf("%s = %q, want %q", k, got[k], v)
+				}
+			}
+			for k := range got {
+				if _, ok := want[k]; !ok {
+					t.Errorf("unexpected key %s = %q", k, got[k])
+				}
+			}
+			// The wait is one askd's hook endpoint takes, and the one asked for.
+			u, err := url.Parse(c.stopURL)
+			if err != nil {
+				t.Fatal(err)
+			}
+			wait, err := httpapi.ParseWait(u.Query().Get("wait"))
+			if err != nil || wait != c.stopWait {
+				t.Errorf("?wait= reads as %s (%v), want %s", wait, err, c.stopWait)
+			}
+		})
+	}
+}
+
+// TestInstallCodexStopHookRuns runs the printed hook command through a shell
+// as Codex does, hook input on stdin, against a stand-in server: the quoting
+// survives TOML and the shell, and the token, session and input arrive.
+func TestInstallCodexStopHookRuns(t *testing.T) {
+	for _, tool := range []string{"sh", "curl"} {
+		if _, err := exec.LookPath(tool); err != nil {
+			t.Skipf("no %s", tool)
+		}
+	}
+	type seen struct{ method, uri, auth, session, body string }
+	got := make(chan seen, 1)
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		body, _ := io.ReadAll(r.Body)
+		got <- seen{r.Method, r.URL.RequestURI(), r.Header.Get("Authorization"), r.Header.Get("Askd-Session"), string(body)}
+		fmt.Fprint(w, `{"decision":"block","reason":"The person answered: ship it"}`)
+	}))
+	t.Cleanup(srv.Close)
+
+	var out bytes.Buffer
+	if err := run(context.Background(), []string{"install", "codex", "--url", srv.URL, "--stop-wait", "10m"}, strings.NewReader(""), &out, &out); err != nil {
+		t.Fatalf("%v\n%s", err, out.String())
+	}
+	command := parseTOML(t, out.String())["hooks.Stop.hooks#0.command"]
+	input := `{"session_id":"t-1","turn_id":"1","hook_event_name":"Stop","stop_hook_active":false,"last_assistant_message":"I asked in the inbox."}`
+	cmd := exec.Command("sh", "-c", command)
+	cmd.Env = append(os.Environ(), "ASKD_TOKEN=askd_a_test", "ASKD_SESSION=fix-login")
+	cmd.Stdin = strings.NewReader(input)
+	stdout, err := cmd.Output()
+	if err != nil {
+		t.Fatalf("%s: %v", command, err)
+	}
+	if want := `{"decision":"block","reason":"The person answered: ship it"}`; string(stdout) != want {
+		t.Errorf("stdout %q, want %q", stdout, want)
+	}
+	want := seen{"POST", "/hooks/claude?wait=10m", "Bearer askd_a_test", "fix-login", input}
+	if s := <-got; s != want {
+		t.Errorf("server saw %+v, want %+v", s, want)
+	}
+}
+
+func TestInstallCodexRefuses(t *testing.T) {
+	cases := []struct {
+		name string
+		args []string
+		want string
+	}{
+		{"quote in url", []string{"--url", "http://askd'.example"}, "--url"},
+		{"dollar in url", []string{"--url", "http://askd.example/$HOME"}, "--url"},
+		{"space in url", []string{"--url", "http://askd.example/a b"}, "--url"},
+		{"not http", []string{"--url", "ftp://askd.example"}, "--url"},
+		{"wait above the hook endpoint's limit", []string{"--stop-wait", "2h"}, "--stop-wait: 2h, must be 0 to 1h"},
+		{"negative wait", []string{"--stop-wait", "-1s"}, "--stop-wait"},
+		{"extra argument", []string{"now"}, "unexpected argument"},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			var out bytes.Buffer
+			err := run(context.Background(), append([]string{"install", "codex"}, c.args...), strings.NewReader(""), &out, &out)
+			var u usageError
+			if !errors.As(err, &u) || !strings.Contains(err.Error(), c.want) {
+				t.Fatalf("err = %v, want a usage error naming %q", err, c.want)
+			}
+			if out.Len() > 0 {
+				t.Errorf("printed a block anyway:\n%s", out.String())
+			}
+		})
+	}
+}
+
+// parseTOML is a careful line check of the TOML subset the Codex block uses
+// (go.mod has no TOML library, and one test is no reason to add one). Every
+// line must be blank, a comment, a [table] or [[array-of-tables]] header, or
+// key = value with a value in a form TOML defines: a basic string without
+// escapes, a literal string, a decimal integer, an array of basic strings, or
+// an inline table of basic strings. Keys may not repeat within a table, nor
+// [table] headers. It returns the values by dotted key; strings are unquoted,
+// other values as written; the n-th [[name]] table is name#n.
+func parseTOML(t *testing.T, text string) map[string]string {
+	t.Helper()
+	const (
+		key   = `[A-Za-z0-9_-]+`
+		basic = `"[^"\\\x00-\x1f\x7f]*"`
+	)
+	var (
+		tableRe  = regexp.MustCompile(`^\[(` + key + `(?:\.` + key + `)*)\]$`)
+		arrayRe  = regexp.MustCompile(`^\[\[(` + key + `(?:\.` + key + `)*)\]\]$`)
+		pairRe   = regexp.MustCompile(`^(` + key + `) = (.+)$`)
+		basicRe  = regexp.MustCompile(`^` + basic + `$`)
+		literal  = regexp.MustCompile(`^'[^'\x00-\x1f\x7f]*'$`)
+		integer  = regexp.MustCompile(`^[+-]?(?:0|[1-9][0-9]*)$`)
+		strArray = regexp.MustCompile(`^\[ ?(?:` + basic + `(?:, ` + basic + `)*)? ?\]$`)
+		inline   = regexp.MustCompile(`^\{ ?(?:(?:` + key + `|` + basic + `) = ` + basic + `(?:, (?:` + key + `|` + basic + `) = ` + basic + `)*)? ?\}$`)
+	)
+	values := map[string]string{}
+	headers := map[string]bool{}
+	arrays := map[string]int{}
+	table := ""
+	for i, line := range strings.Split(strings.TrimSuffix(text, "\n"), "\n") {
+		if line == "" || strings.HasPrefix(line, "#") {
+			continue
+		}
+		if m := arrayRe.FindStringSubmatch(line); m != nil {
+			table = fmt.Sprintf("%s#%d", m[1], arrays[m[1]])
+			arrays[m[1]]++
+			continue
+		}
+		if m := tableRe.FindStringSubmatch(line); m != nil {
+			if headers[m[1]] {
+				t.Fatalf("line %d: table [%s] defined twice", i+1, m[1])
+			}
+			headers[m[1]], table = true, m[1]
+			continue
+		}
+		m := pairRe.FindStringSubmatch(line)
+		if m == nil {
+			t.Fatalf("line %d is not TOML this check knows: %q", i+1, line)
+		}
+		k, v := table+"."+m[1], m[2]
+		if table == "" {
+			t.Fatalf("line %d: key %s outside a table (appended to a file it would land in the user's last table)", i+1, m[1])
+		}
+		if _, dup := values[k]; dup {
+			t.Fatalf("line %d: key %s given twice", i+1, k)
+		}
+		switch {
+		case basicRe.MatchString(v), literal.MatchString(v):
+			v = v[1 : len(v)-1]
+		case integer.MatchString(v), strArray.MatchString(v), inline.MatchString(v):
+		default:
+			t.Fatalf("line %d: value %q is not a TOML value this check knows", i+1, v)
+		}
+		values[k] = v
+	}
+	return values
 }
 
 func golden(t *testing.T, path string, got []byte) {

@@ -73,7 +73,7 @@ func (s *Service) Check(ctx context.Context, c askd.Caller, id int64) (*askd.Ask
 	return s.Checked(ctx, c, a)
 }
 
-// Checked is Check of an ask the caller has just read (through Get, Poll or
+// Checked is Check of an ask the caller has just read (through Get, poll or
 // Wait): the agent is being given a's outcome. It reads again only to record
 // that the agent was told, the first time.
 func (s *Service) Checked(ctx context.Context, c askd.Caller, a *askd.Ask) (*askd.Ask, error) {
@@ -141,9 +141,32 @@ func (s *Service) Open(ctx context.Context, c askd.Caller) ([]*askd.Ask, error) 
 	return asks, err
 }
 
+// CheckAll is check_ask {} (and an agent's GET /api/asks): the calling
+// session's pending asks, then the settled ones it must be told of and has
+// not been, with their outcomes, which this marks told (the agent is given
+// them now), so an agent whose blocking call was cut off always finds its ask
+// and its answer again (SPEC §2.4).
+func (s *Service) CheckAll(ctx context.Context, c askd.Caller) ([]*askd.Ask, error) {
+	pending, err := s.Open(ctx, c)
+	if err != nil {
+		return nil, err
+	}
+	told, err := s.tellUntold(ctx, c, "checked")
+	return append(pending, told...), err
+}
+
 // Untold returns the session's settled asks the agent must be told of and has
 // not been, and marks them told (as the Stop hook delivers them).
 func (s *Service) Untold(ctx context.Context, c askd.Caller) ([]*askd.Ask, error) {
+	return s.tellUntold(ctx, c, "stop hook")
+}
+
+// tellUntold marks the session's settled, untold asks that must be told as
+// told (how: by what) and returns them, oldest settled first.
+func (s *Service) tellUntold(ctx context.Context, c askd.Caller, how string) ([]*askd.Ask, error) {
+	if c.Role != askd.RoleAgent {
+		return nil, askd.Errorf(askd.EFORBIDDEN, "only agent tokens are told of their asks")
+	}
 	var out []*askd.Ask
 	err := s.store.Update(ctx, func(tx askd.Tx) error {
 		if err := tx.LockSession(ctx, c.Name, c.Session); err != nil {
@@ -158,7 +181,7 @@ func (s *Service) Untold(ctx context.Context, c askd.Caller) ([]*askd.Ask, error
 			if a.Pending() || !a.Tell || a.ToldAt != nil {
 				continue
 			}
-			if err := s.setTold(ctx, tx, a, "stop hook"); err != nil {
+			if err := s.setTold(ctx, tx, a, how); err != nil {
 				return err
 			}
 			out = append(out, a)
@@ -166,7 +189,7 @@ func (s *Service) Untold(ctx context.Context, c askd.Caller) ([]*askd.Ask, error
 		slices.SortFunc(out, func(a, b *askd.Ask) int { return a.SettledAt.Compare(*b.SettledAt) })
 		// Events last: on PostgreSQL the event log's lock is held to commit.
 		for _, a := range out {
-			if err := s.record(ctx, tx, a, askd.ActionTold, c.Name, "stop hook"); err != nil {
+			if err := s.record(ctx, tx, a, askd.ActionTold, c.Name, how); err != nil {
 				return err
 			}
 		}

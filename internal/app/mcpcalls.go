@@ -13,8 +13,10 @@ import (
 // own that behind a load balancer may reach any agent process, not the one
 // holding the call. So the call's ask is kept in the store under the call's
 // key (agent, session, Mcp-Session-Id, JSON-RPC id), and whichever process
-// the cancellation reaches withdraws the ask there; the process holding the
-// call hears of the withdrawal as of any other settlement and returns.
+// the cancellation reaches records it there and cuts the ask off (it stays
+// pending, to be told; SPEC §2.1); the process holding the call hears of the
+// cut-off's event, finds the cancellation (Await.Look) and ends the call
+// without a response.
 
 // callKey is the key of the caller's call: agent and session always come
 // from the caller, never from the request, so one agent cannot cancel
@@ -33,7 +35,7 @@ func (s *Service) keepCalls() time.Duration {
 
 // CallStarted records that the caller's MCP call (mcpSession, requestID)
 // waits on ask id, until CallEnded. If the call's cancellation arrived first,
-// the ask is withdrawn at once (the call's wait then returns it withdrawn).
+// the ask is cut off at once (the call's wait then ends, ErrCallCancelled).
 func (s *Service) CallStarted(ctx context.Context, c askd.Caller, mcpSession, requestID string, id int64) error {
 	k := callKey(c, mcpSession, requestID)
 	var cancelled bool
@@ -56,7 +58,7 @@ func (s *Service) CallStarted(ctx context.Context, c askd.Caller, mcpSession, re
 		return err
 	}
 	if cancelled {
-		return s.withdrawCancelled(ctx, c, id)
+		return s.cutOff(ctx, c, id)
 	}
 	return nil
 }
@@ -70,10 +72,11 @@ func (s *Service) CallEnded(ctx context.Context, c askd.Caller, mcpSession, requ
 }
 
 // CallCancelled handles the client's cancellation of its MCP call
-// (mcpSession, requestID), on whichever process it arrives: the call's ask,
-// if pending, is withdrawn (reason withdrawn), and its id returned. When the
-// call has not recorded its ask yet, the cancellation is kept for it and 0
-// returned. Leftover calls are purged on the way.
+// (mcpSession, requestID), on whichever process it arrives: the cancellation
+// is recorded, and the call's ask, if pending, is cut off — it stays pending
+// to its deadline, to be told — and its id returned. When the call has not
+// recorded its ask yet, the cancellation is kept for it and 0 returned.
+// Leftover calls are purged on the way.
 func (s *Service) CallCancelled(ctx context.Context, c askd.Caller, mcpSession, requestID string) (int64, error) {
 	if c.Role != askd.RoleAgent {
 		return 0, askd.Errorf(askd.EFORBIDDEN, "only the agent that asked may cancel its call")
@@ -103,15 +106,5 @@ func (s *Service) CallCancelled(ctx context.Context, c askd.Caller, mcpSession, 
 	if err != nil || id == 0 {
 		return 0, err
 	}
-	return id, s.withdrawCancelled(ctx, c, id)
-}
-
-// withdrawCancelled withdraws ask id of a cancelled call; one already settled
-// (answered before the cancellation, or timed out) is left as it is.
-func (s *Service) withdrawCancelled(ctx context.Context, c askd.Caller, id int64) error {
-	_, err := s.Withdraw(ctx, c, id)
-	if askd.ErrorCode(err) == askd.ECONFLICT {
-		return nil
-	}
-	return err
+	return id, s.cutOff(ctx, c, id)
 }

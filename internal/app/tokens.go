@@ -176,7 +176,7 @@ func CallerFrom(ctx context.Context) (askd.Caller, bool) {
 // request: they hold their caller's token in liveTokens, and a background
 // check (watchTokens) looks up every held token once per
 // Config.TokenCheckInterval. One found gone is revoked here: its channel
-// closes, every holder is woken, and Poll and Wait fail with EUNAUTHORIZED.
+// closes, every holder is woken, and poll and Wait fail with EUNAUTHORIZED.
 // Requests pay nothing for this; a wait pays one map insert.
 
 // errRevoked is the error a stream or wait ends with when its token is
@@ -189,7 +189,7 @@ func errRevoked() error {
 type liveTokens struct {
 	mu sync.Mutex
 	m  map[string]*liveToken // by hash
-	// revoked counts entries of m found revoked, so that Poll looks at m
+	// revoked counts entries of m found revoked, so that poll looks at m
 	// only when there is one (almost never).
 	revoked atomic.Int32
 }

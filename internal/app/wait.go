@@ -20,7 +20,7 @@ func (s *Service) Wait(ctx context.Context, c askd.Caller, id int64, until time.
 	timer := time.NewTimer(time.Hour)
 	defer timer.Stop()
 	for {
-		a, wake, err := s.Poll(ctx, c, id, until)
+		a, wake, err := s.poll(ctx, c, id, until)
 		if err != nil || wake.IsZero() {
 			return a, err
 		}
@@ -43,18 +43,20 @@ func ShuttingDown(id int64) error {
 	return askd.Errorf(askd.EUNAVAILABLE, "server shutting down, call check_ask with id %d for the answer", id)
 }
 
-// Poll is one look of Wait at ask id. When the wait is over (the ask settled;
+// poll is one look of Wait at ask id. When the wait is over (the ask settled;
 // its deadline passed, and it is now cancelled as timed out; or until passed)
 // it returns the ask and a zero wake. Otherwise it returns the pending ask and
-// the time to look again if nothing wakes the caller first. Callers that wait
-// without a goroutine of their own (the MCP server's parked calls) pair it
-// with Watch, registered before the first Poll so that no change is missed.
-// Once c's token is found revoked (see Watch) it fails with EUNAUTHORIZED.
-func (s *Service) Poll(ctx context.Context, c askd.Caller, id int64, until time.Time) (*askd.Ask, time.Time, error) {
+// the time to look again if nothing wakes the caller first. Waits without a
+// goroutine of their own (Await with a kick: the MCP server's parked calls)
+// pair it with watch, registered before the first look so that no change is
+// missed. Once c's token is found revoked (see watch) it fails with
+// EUNAUTHORIZED. A database that is unavailable is tried again until until
+// (retryUnavailable).
+func (s *Service) poll(ctx context.Context, c askd.Caller, id int64, until time.Time) (*askd.Ask, time.Time, error) {
 	if s.live.isRevoked(c.TokenHash) {
 		return nil, time.Time{}, errRevoked()
 	}
-	a, err := s.Get(ctx, c, id)
+	a, err := s.getForWait(ctx, c, id, until)
 	if err != nil || !a.Pending() {
 		return a, time.Time{}, err
 	}
@@ -62,7 +64,7 @@ func (s *Service) Poll(ctx context.Context, c askd.Caller, id int64, until time.
 	wake := until
 	if a.Deadline != nil && (until.IsZero() || a.Deadline.Before(until)) {
 		if !a.Deadline.After(now) {
-			a, err := s.expire(ctx, id)
+			a, err := s.expireForWait(ctx, id, until)
 			return a, time.Time{}, err
 		}
 		wake = *a.Deadline
@@ -76,10 +78,10 @@ func (s *Service) Poll(ctx context.Context, c askd.Caller, id int64, until time.
 	return a, wake, nil
 }
 
-// Watch calls fn each time ask id may have changed, and when c's token is
+// watch calls fn each time ask id may have changed, and when c's token is
 // found revoked, until stop is called. fn runs on the notifying goroutine and
 // must not block.
-func (s *Service) Watch(c askd.Caller, id int64, fn func()) (stop func()) {
+func (s *Service) watch(c askd.Caller, id int64, fn func()) (stop func()) {
 	w := s.hub.add(id, fn)
 	_, release := s.live.hold(c.TokenHash, fn)
 	return func() { s.hub.remove(w); release() }
@@ -138,10 +140,10 @@ func (s *Service) ExpireDue(ctx context.Context) error {
 	return nil
 }
 
-// WaitAny blocks until any of c's asks ids changes, until passes, ctx ends
+// waitAny blocks until any of c's asks ids changes, until passes, ctx ends
 // or the service closes. It fails with EUNAUTHORIZED when c's token is
 // revoked meanwhile, and returns nil otherwise.
-func (s *Service) WaitAny(ctx context.Context, c askd.Caller, ids []int64, until time.Time) error {
+func (s *Service) waitAny(ctx context.Context, c askd.Caller, ids []int64, until time.Time) error {
 	revoked, release := s.Hold(c)
 	defer release()
 	ws := make([]*waiter, len(ids))
@@ -198,10 +200,10 @@ func (s *Service) WaitAny(ctx context.Context, c askd.Caller, ids []int64, until
 	return nil
 }
 
-// MarkTell records that an approval's tool call returned pending, so its
+// markToTell records that an approval's tool call returned pending, so its
 // decision must be told to the agent later. It returns the ask as it is: if a
 // decision landed meanwhile, the caller returns that instead.
-func (s *Service) MarkTell(ctx context.Context, c askd.Caller, id int64) (*askd.Ask, error) {
+func (s *Service) markToTell(ctx context.Context, c askd.Caller, id int64) (*askd.Ask, error) {
 	var out *askd.Ask
 	err := s.store.Update(ctx, func(tx askd.Tx) error {
 		a, err := tx.Ask(ctx, id)
@@ -219,15 +221,4 @@ func (s *Service) MarkTell(ctx context.Context, c askd.Caller, id int64) (*askd.
 		return tx.UpdateAsk(ctx, a)
 	})
 	return out, err
-}
-
-// AwaitApproval waits up to grace for a decision on approval id. If none comes,
-// the ask stays open, is marked to be told to the agent once decided, and is
-// returned pending.
-func (s *Service) AwaitApproval(ctx context.Context, c askd.Caller, id int64, grace time.Duration) (*askd.Ask, error) {
-	a, err := s.Wait(ctx, c, id, s.now().Add(grace))
-	if err != nil || !a.Pending() {
-		return a, err
-	}
-	return s.MarkTell(ctx, c, id)
 }

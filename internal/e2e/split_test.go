@@ -10,6 +10,7 @@ import (
 	"net/http/httptest"
 	"net/http/httputil"
 	"net/url"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -150,7 +151,7 @@ func TestSplit(t *testing.T) {
 		}
 	})
 
-	t.Run("a 2025-11-25 client's cancellation reaching the other agent withdraws the ask", func(t *testing.T) {
+	t.Run("a 2025-11-25 client's cancellation reaching the other agent cuts the ask off", func(t *testing.T) {
 		lb := newBalancer(t, agentA.URL, agentB.URL)
 		cs := connect(t, lb.URL+"/mcp", agentTok, "split-cancel", "2025-11-25")
 		cctx, cancel := context.WithCancel(ctx)
@@ -161,16 +162,29 @@ func TestSplit(t *testing.T) {
 		if r := <-got; r.err == nil {
 			t.Fatalf("the cancelled call returned %v", r.res)
 		}
-		eventually(t, 10*time.Second, "the cancelled call's ask withdrawn", func() error {
+		// A cut-off, not a withdrawal (SPEC §2.1): the ask stays pending, to
+		// be told, and the person's answer reaches the same call made again.
+		eventually(t, 10*time.Second, "the cancelled call's ask cut off", func() error {
 			d, err := people.Show(ctx, id)
 			if err != nil {
 				return err
 			}
-			if d.Ask.Status != askd.StatusCancelled || d.Ask.CancelReason != askd.ReasonWithdrawn {
-				return fmt.Errorf("ask %d is %s (%s)", id, d.Ask.Status, d.Ask.CancelReason)
+			cut := slices.ContainsFunc(d.History, func(e *askd.Event) bool { return e.Action == askd.ActionCutOff })
+			if !cut || d.Ask.Status != askd.StatusPending || !d.Ask.Tell {
+				return fmt.Errorf("ask %d is %s (%s), tell %v, cut off %v", id, d.Ask.Status, d.Ask.CancelReason, d.Ask.Tell, cut)
 			}
 			return nil
 		})
+		if _, err := people.Answer(ctx, id, &askd.Answer{Answers: map[string]askd.Choice{"Which region?": {Values: []string{"eu-west"}}}}); err != nil {
+			t.Fatalf("answer after the cut-off: %v", err)
+		}
+		again := <-callAsync(ctx, cs, "ask_user_question", questionArgs("Which region?"))
+		if again.err != nil {
+			t.Fatalf("the same call again: %v", again.err)
+		}
+		if got := text(t, again.res); !strings.Contains(got, "eu-west") {
+			t.Fatalf("the same call again: %s, want the answer given meanwhile", got)
+		}
 		call, cancelled := lb.backendOf("tools/call"), lb.backendOf("notifications/cancelled")
 		if call == "" || cancelled == "" || call == cancelled {
 			t.Fatalf("the call went to %q and its cancellation to %q: want two different agent processes", call, cancelled)

@@ -646,3 +646,28 @@ func TestListIsCompressedWhenAccepted(t *testing.T) {
 		t.Fatalf("plain list: %d asks, %v", len(asks), err)
 	}
 }
+
+// An approval's grace_seconds over HTTP is its grace window, as over MCP: a
+// decision inside it is the reply; past it the reply is pending and the
+// decision is told later.
+func TestApprovalGraceOverHTTP(t *testing.T) {
+	s := testserver.Start(t, testserver.Options{})
+	ctx := ctxT(t)
+	agent := s.Agent("grace")
+	three := 30
+	id, ch := createWaiting(t, s, agent, &askd.AskInput{Kind: askd.KindApproval, Title: "Run the migration", GraceSeconds: &three}, 0)
+	if _, err := s.Human().Answer(ctx, id, &askd.Answer{Decision: askd.DecisionApproved}); err != nil {
+		t.Fatal(err)
+	}
+	if got := get(t, ch); got.Status != askd.StatusAnswered || got.Answer.Decision != askd.DecisionApproved || got.ToldAt == nil {
+		t.Fatalf("reply within the grace: %+v, want approved and told", got)
+	}
+	zero := 0
+	past, err := agent.Create(ctx, &askd.AskInput{Kind: askd.KindApproval, Title: "Drop the cache", GraceSeconds: &zero}, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if past.Status != askd.StatusPending || !past.Tell {
+		t.Fatalf("reply past the grace: %s, tell %v; want pending, to be told", past.Status, past.Tell)
+	}
+}

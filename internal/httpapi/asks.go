@@ -15,8 +15,9 @@ const MaxWait = time.Hour
 
 func (s *Server) listAsks(w http.ResponseWriter, r *http.Request, c askd.Caller) error {
 	if c.Role == askd.RoleAgent {
-		// An agent sees its own session's open asks (what check_ask {} lists).
-		asks, err := s.app.Open(r.Context(), c)
+		// An agent sees what check_ask {} lists: its session's pending asks,
+		// and the settled ones it had not been told of (told now).
+		asks, err := s.app.CheckAll(r.Context(), c)
 		if err != nil {
 			return err
 		}
@@ -61,7 +62,9 @@ func (s *Server) getAsk(w http.ResponseWriter, r *http.Request, c askd.Caller) e
 	}
 	var a *askd.Ask
 	if wait > 0 {
-		a, err = s.app.Wait(r.Context(), c, id, time.Now().Add(wait))
+		w := s.app.Await(c, id, time.Now().Add(wait), app.AwaitCheck, nil)
+		a, _, err = w.Wait(r.Context(), time.Time{})
+		w.Stop()
 		if err != nil {
 			return err
 		}
@@ -121,20 +124,22 @@ func (s *Server) createAsk(w http.ResponseWriter, r *http.Request, c askd.Caller
 	if err != nil {
 		return err
 	}
-	if wait > 0 {
-		switch a.Kind {
-		case askd.KindApproval:
-			a, err = s.app.AwaitApproval(r.Context(), c, a.ID, wait)
-		default:
-			a, err = s.app.Wait(r.Context(), c, a.ID, time.Now().Add(wait))
-		}
-		if err != nil {
+	// An approval's grace_seconds is its grace window, as over MCP; ?wait=
+	// waits on any kind. Past it the ask is returned pending, and its outcome
+	// is told later (Stop hook, check_ask, the session's channel) unless the
+	// agent checks first; a client that goes away meanwhile cuts it off. An
+	// ask settled already (the same question again, answered while the agent
+	// was cut off) is this reply's outcome, told by it.
+	graced := a.Kind == askd.KindApproval && in.GraceSeconds != nil
+	if graced && wait == 0 {
+		wait = time.Duration(*in.GraceSeconds) * time.Second
+	}
+	if wait > 0 || graced || !a.Pending() {
+		aw := s.app.Await(c, a.ID, time.Now().Add(wait), app.AwaitGrace, nil)
+		defer aw.Stop()
+		a, _, err = aw.Wait(r.Context(), time.Time{})
+		if a, err = aw.Finish(r.Context(), a, err); err != nil {
 			return err
-		}
-		if !a.Pending() {
-			if a, err = s.app.Check(r.Context(), c, a.ID); err != nil {
-				return err
-			}
 		}
 	}
 	writeJSON(w, http.StatusCreated, a)

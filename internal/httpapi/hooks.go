@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"io"
 	"net/http"
-	"strings"
 	"time"
 
 	"github.com/askd-dev/askd"
@@ -125,15 +124,12 @@ func (s *Server) decide(ctx context.Context, c askd.Caller, in *hookInput) (app.
 	} else if err != nil {
 		return app.PermissionDecision{}, err
 	}
-	settled, err := s.app.Wait(ctx, c, a.ID, time.Time{})
-	if err != nil {
-		if ctx.Err() != nil {
-			// Claude gave up on the hook (its timeout): no one will read an answer.
-			_, _ = s.app.Withdraw(context.WithoutCancel(ctx), c, a.ID)
-		}
-		return app.PermissionDecision{}, err
-	}
-	if settled, err = s.app.Check(ctx, c, settled.ID); err != nil {
+	// Claude giving up on the hook (its timeout) cuts the ask off: it stays
+	// pending, and its outcome is told at the session's Stop hook.
+	w := s.app.Await(c, a.ID, time.Time{}, app.AwaitAnswer, nil)
+	defer w.Stop()
+	settled, _, err := w.Wait(ctx, time.Time{})
+	if settled, err = w.Finish(ctx, settled, err); err != nil {
 		return app.PermissionDecision{}, err
 	}
 	return s.app.Decide(settled, in.ToolInput), nil
@@ -166,50 +162,12 @@ func (s *Server) permissionRequest(ctx context.Context, c askd.Caller, in *hookI
 	return out, nil
 }
 
-// stop tells the agent what it has not been told yet in its sessions, as the
-// reason to go on. With wait > 0, while the sessions have pending asks whose
-// outcome will be told, it waits up to wait for one to settle; with nothing
-// to tell and nothing pending it answers {} at once, and Claude stops.
+// stop answers a Stop hook: the untold outcomes as the reason to go on
+// (app.Service.StopHook), or {} and Claude stops.
 func (s *Server) stop(ctx context.Context, sessions []askd.Caller, wait time.Duration) (any, error) {
-	until := time.Now().Add(wait)
-	for {
-		var texts []string
-		for _, c := range sessions {
-			untold, err := s.app.Untold(ctx, c)
-			if err != nil {
-				return nil, err
-			}
-			for _, a := range untold {
-				texts = append(texts, app.TellText(a))
-			}
-		}
-		if len(texts) > 0 {
-			return stopOutput{Decision: "block", Reason: strings.Join(texts, "\n")}, nil
-		}
-		if wait <= 0 || !time.Now().Before(until) {
-			return noop, nil
-		}
-		var ids []int64
-		for _, c := range sessions {
-			pending, err := s.app.PendingToTell(ctx, c)
-			if err != nil {
-				return nil, err
-			}
-			for _, a := range pending {
-				ids = append(ids, a.ID)
-			}
-		}
-		if len(ids) == 0 {
-			return noop, nil
-		}
-		if err := s.app.WaitAny(ctx, sessions[0], ids, until); err != nil {
-			return nil, err // the token was revoked
-		}
-		if err := ctx.Err(); err != nil {
-			return nil, err
-		}
-		if s.app.Closed() {
-			return noop, nil // shutting down: the answers wait for the next Stop
-		}
+	text, err := s.app.StopHook(ctx, sessions, wait)
+	if err != nil || text == "" {
+		return noop, err
 	}
+	return stopOutput{Decision: "block", Reason: text}, nil
 }

@@ -18,11 +18,15 @@
 // Progress needs no session: notifications/progress travel on the response
 // stream of the blocked tools/call itself, whichever process holds it.
 //
-// Cancellation is where the modes differ, so askd handles it itself:
+// A client giving up on a call is a cut-off, not a withdrawal (SPEC §2.1):
+// the ask stays pending to its own deadline, marked to be told, and no
+// response is sent for the cancelled request (app.Await holds the rules;
+// only the transport is here). Cancellation is where the revisions differ,
+// so askd handles it itself:
 //
 //   - 2026-07-28 (no initialize, no sessions): the revision's cancellation is
 //     closing the request's response stream. A parked call notices its
-//     connection close and withdraws the ask, on the process holding the
+//     connection close and cuts its ask off, on the process holding the
 //     stream.
 //   - 2025-06-18 and 2025-11-25: the client sends notifications/cancelled as a
 //     separate POST, which a stateless SDK server drops because the ephemeral
@@ -30,18 +34,19 @@
 //     clients an Mcp-Session-Id of its own at initialize (the SDK ignores it;
 //     clients echo it), records in the store which ask each in-flight
 //     tools/call waits on, keyed by agent, askd session, Mcp-Session-Id and
-//     JSON-RPC id (app.Service.CallStarted), and withdraws that ask when a
-//     matching notifications/cancelled arrives (app.Service.CallCancelled).
-//     Being in the store, not in memory, the call is found whichever agent
-//     process the cancellation lands on (several processes behind a load
-//     balancer, no sticky sessions); the process holding the call hears of
-//     the withdrawal through the store, as of an answer, and returns. A
-//     cancellation that overtakes its call is kept, and the call withdraws
-//     its ask as soon as it records it.
+//     JSON-RPC id (app.Await.Track), and records the cancellation and cuts
+//     the ask off when a matching notifications/cancelled arrives
+//     (app.Service.CallCancelled). Being in the store, not in memory, the
+//     call is found whichever agent process the cancellation lands on
+//     (several processes behind a load balancer, no sticky sessions); the
+//     process holding the call hears of the cut-off through the store, finds
+//     the cancellation, and ends the call without a response. A
+//     cancellation that overtakes its call is kept, and the call ends as
+//     soon as it records itself.
 //   - A call cut off without cancellation on the old revisions (a killed
-//     client, a dropped connection) lets its parked call go, but not its ask:
-//     the ask stays pending, check_ask {} lists it, and asking again
-//     re-attaches to it; the recorded call stays for a cancellation that
-//     follows the drop. Every wait is bounded by askd (question timeout,
-//     approval grace or timeout, check_ask's 60 s), never by the client.
+//     client, a dropped connection) is a cut-off too: its parked call goes,
+//     the ask stays pending, to be told, check_ask {} lists it, and asking
+//     again re-attaches to it. Every wait is bounded by askd (question
+//     timeout, approval grace or timeout, check_ask's 60 s), never by the
+//     client.
 package mcpserver

@@ -218,6 +218,36 @@ func settledAs(t *testing.T, srv *testserver.Server, id int64, status askd.Statu
 	return nil
 }
 
+// cutOffWait waits until ask id's call was cut off (a cut_off event in its
+// history) and returns the ask, which must still be pending and marked to be
+// told (SPEC §2.1: a cut-off is not a withdrawal).
+func cutOffWait(t *testing.T, srv *testserver.Server, id int64) *askd.Ask {
+	t.Helper()
+	deadline := time.Now().Add(20 * time.Second)
+	for time.Now().Before(deadline) {
+		a, err := srv.Human().Show(context.Background(), id)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, e := range a.History {
+			if e.Action == askd.ActionCutOff {
+				// The ask and its history are two reads: read the ask again,
+				// now that the cut-off is known to have committed.
+				if a, err = srv.Human().Show(context.Background(), id); err != nil {
+					t.Fatal(err)
+				}
+				if !a.Pending() || !a.Tell {
+					t.Fatalf("ask %d after its cut-off: %s/%s, tell %v; want pending and to be told", id, a.Status, a.CancelReason, a.Tell)
+				}
+				return &a.Ask
+			}
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+	t.Fatalf("ask %d: no cut-off recorded", id)
+	return nil
+}
+
 func answer(t *testing.T, srv *testserver.Server, id int64, ans *askd.Answer) {
 	t.Helper()
 	if _, err := srv.Human().Answer(context.Background(), id, ans); err != nil {

@@ -3,6 +3,7 @@ package mcpserver
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"net"
 	"net/http"
 	"slices"
@@ -44,25 +45,28 @@ func (t *tools) serveCall(w http.ResponseWriter, r *http.Request, c askd.Caller,
 	rpc.call = call{} // the arguments are done with: a parked call keeps only what it needs
 	// Until start, wake-ups only mark that something happened.
 	p := &parked{t: t, c: c, ctx: ctx, rpc: rpc, w: wt, running: true}
-	if id != nil && wt.owns {
-		p.mcpCall, p.traced = *id, true
+	// Before the first look: no change is missed. A revoked token kicks too,
+	// and the next look fails with "token revoked".
+	p.aw = t.await(c, wt, p.kick)
+	if id != nil && wt.mode != app.AwaitCheck {
 		// Kept in the store, so a cancellation reaching another process finds it.
-		if err := t.svc.CallStarted(ctx, c, p.mcpCall.mcpSession, p.mcpCall.request, wt.ask); err != nil {
+		if err := p.aw.Track(ctx, id.mcpSession, id.request); err != nil {
 			t.log.Warn("record MCP call", "id", wt.ask, "err", err)
 		}
 	}
-	// Before the first look: no change is missed. A revoked token kicks too,
-	// and the next look fails with "token revoked".
-	p.unwatch = t.svc.Watch(c, wt.ask, p.kick)
-	a, wake, err := t.svc.Poll(ctx, c, wt.ask, wt.until)
-	if err != nil || wake.IsZero() {
-		p.release()
-		writeResult(w, rpc, wt.done(ctx, a, err))
+	a, wake, done, err := p.aw.Look(ctx)
+	if done {
+		p.aw.Stop()
+		if errors.Is(err, app.ErrCallCancelled) {
+			writeNoResult(w)
+			return
+		}
+		writeResult(w, rpc, wt.done(p.aw.FinishBeside(ctx, a, err)))
 		return
 	}
 	if !t.parking.add(p) {
-		p.release()
-		writeResult(w, rpc, wt.done(ctx, a, app.ShuttingDown(wt.ask)))
+		p.aw.Stop()
+		writeResult(w, rpc, wt.done(p.aw.FinishBeside(ctx, a, app.ShuttingDown(wt.ask))))
 		return
 	}
 	// Nothing is left in net/http's buffers: the body was read in full, and
@@ -100,15 +104,13 @@ func (rpc *jsonrpcRequest) newRevision() bool { return rpc.version >= statelessR
 
 // parked is one waiting tools/call; see the comment at the top of the file.
 type parked struct {
-	t       *tools
-	c       askd.Caller
-	ctx     context.Context // carries the caller, and no request's cancellation
-	rpc     *jsonrpcRequest
-	w       *wait
-	mcpCall callID // an old-revision call's id, recorded for cancellation
-	traced  bool   // mcpCall was recorded
-	unwatch func()
-	stream  stream
+	t      *tools
+	c      askd.Caller
+	ctx    context.Context // carries the caller, and no request's cancellation
+	rpc    *jsonrpcRequest
+	w      *wait
+	aw     *app.Await
+	stream stream
 
 	mu       sync.Mutex
 	timer    *time.Timer
@@ -215,24 +217,24 @@ func (p *parked) step(left, stopping bool) bool {
 	t, id := p.t, p.w.ask
 	switch {
 	case left:
-		// On 2026-07-28 closing the stream is the cancellation. Older
-		// revisions cancel with notifications/cancelled, which may follow the
-		// dropped connection: the recorded call stays for it to find (a purge
-		// takes leftovers). Without one the ask stays pending, found again by
-		// check_ask or by asking again.
-		if p.w.owns && p.rpc.newRevision() {
-			t.withdraw(p.ctx, p.c, id, "the client cancelled the call")
-		}
-		p.traced = false
+		// The client went away: on 2026-07-28 closing the stream is the
+		// cancellation; on older revisions a dropped connection is a
+		// cut-off too (SPEC §2.1). The ask stays pending, to be told, and
+		// asking again re-attaches to it.
+		p.aw.CutOff(p.ctx)
 		p.end(nil)
 		return true
 	case stopping:
-		p.end(p.w.done(p.ctx, nil, app.ShuttingDown(id)).ptr())
+		p.end(p.w.done(p.aw.FinishBeside(p.ctx, nil, app.ShuttingDown(id))).ptr())
 		return true
 	}
-	a, wake, err := t.svc.Poll(p.ctx, p.c, id, p.w.until)
-	if err != nil || wake.IsZero() {
-		p.end(p.w.done(p.ctx, a, err).ptr())
+	a, wake, done, err := p.aw.Look(p.ctx)
+	if errors.Is(err, app.ErrCallCancelled) {
+		p.end(nil) // cancelled with notifications/cancelled: no response (SPEC §2.1)
+		return true
+	}
+	if done {
+		p.end(p.w.done(p.aw.FinishBeside(p.ctx, a, err)).ptr())
 		return true
 	}
 	p.mu.Lock()
@@ -276,15 +278,9 @@ func (p *parked) end(res *result) {
 	p.t.parking.remove(p)
 }
 
-// release stops watching the ask and forgets the recorded call.
-func (p *parked) release() {
-	p.unwatch()
-	if p.traced {
-		if err := p.t.svc.CallEnded(p.ctx, p.c, p.mcpCall.mcpSession, p.mcpCall.request); err != nil {
-			p.t.log.Warn("forget MCP call", "id", p.w.ask, "err", err)
-		}
-	}
-}
+// release ends the app's wait: it stops watching the ask and forgets the
+// recorded call.
+func (p *parked) release() { p.aw.Stop() }
 
 // watchConn waits, on the call's one goroutine, for the client to close the
 // connection (or send anything: it has no business to on this response), or
@@ -445,6 +441,15 @@ func appendEvent(buf, msg []byte) []byte {
 }
 
 // writeResult answers a call at once, as application/json.
+// writeNoResult answers a call whose client cancelled it before it started
+// with an event stream that ends at once: no JSON-RPC response for the
+// cancelled id (SPEC §2.1).
+func writeNoResult(w http.ResponseWriter) {
+	w.Header().Set("Content-Type", "text/event-stream")
+	w.Header().Set("Cache-Control", "no-store")
+	w.WriteHeader(http.StatusOK)
+}
+
 func writeResult(w http.ResponseWriter, rpc *jsonrpcRequest, res result) {
 	body := response(rpc, res)
 	w.Header().Set("Content-Type", "application/json")

@@ -121,11 +121,12 @@ func TestWaitingCallWithoutHijack(t *testing.T) {
 		t.Fatalf("answers %+v", out.Answers)
 	}
 
-	// Closing the stream (2026-07-28) cancels the call: the ask is withdrawn.
+	// Closing the stream (2026-07-28) cancels the call: the ask is cut off,
+	// still pending.
 	ctx, cancel := context.WithCancel(context.Background())
 	ch = callAsync(ctx, cs, &mcp.CallToolParams{Name: "ask_user_question", Arguments: threeQuestions})
 	b := pending(t, srv, "nohijack", 1)[0]
 	cancel()
 	<-ch
-	settledAs(t, srv, b.ID, askd.StatusCancelled, askd.ReasonWithdrawn)
+	cutOffWait(t, srv, b.ID)
 }

@@ -30,8 +30,7 @@ func (t *tools) permissionPrompt(ctx context.Context, c askd.Caller, in call) (r
 	if err != nil {
 		return errorResult(err), nil
 	}
-	return result{}, &wait{ask: a.ID, owns: true, done: func(ctx context.Context, a *askd.Ask, err error) result {
-		a, err = t.told(ctx, c, a, err)
+	return result{}, &wait{ask: a.ID, mode: app.AwaitAnswer, done: func(a *askd.Ask, err error) result {
 		if err != nil {
 			return errorResult(err)
 		}

@@ -87,7 +87,7 @@ type callID struct {
 
 // HTTPHandler looks at each POST before the SDK does: it runs well-formed
 // tools/calls of askd's tools itself, gives old-revision clients a session id
-// at initialize, and turns notifications/cancelled into a withdrawal of the
+// at initialize, and turns notifications/cancelled into a cut-off of the
 // call's ask. Whatever it does not serve goes to the SDK, which also answers
 // malformed requests.
 type HTTPHandler struct {
@@ -219,9 +219,10 @@ func mediaType(v string) string {
 	return t
 }
 
-// cancelled withdraws the ask of the call a notifications/cancelled names,
-// whichever agent process holds that call (the call's ask is found in the
-// store; see app.Service.CallCancelled).
+// cancelled handles a notifications/cancelled: whichever agent process holds
+// the call it names (found in the store; see app.Service.CallCancelled), the
+// call ends without a response and its ask is cut off — it stays pending,
+// to be told (SPEC §2.1).
 func (h *HTTPHandler) cancelled(ctx context.Context, c askd.Caller, mcpSession string, params json.RawMessage) {
 	var p struct {
 		RequestID json.RawMessage `json:"requestId"`
@@ -234,20 +235,7 @@ func (h *HTTPHandler) cancelled(ctx context.Context, c askd.Caller, mcpSession s
 	case err != nil:
 		h.tools.log.Warn("cancel MCP call", "request", string(p.RequestID), "err", err)
 	case id != 0:
-		h.tools.log.Info("ask withdrawn", "id", id, "why", "the client cancelled the call")
-	}
-}
-
-// withdraw takes back a pending ask whose call the client cancelled; an ask
-// already settled is left as it is.
-func (t *tools) withdraw(ctx context.Context, c askd.Caller, id int64, why string) {
-	_, err := t.svc.Withdraw(context.WithoutCancel(ctx), c, id)
-	if err != nil && askd.ErrorCode(err) != askd.ECONFLICT {
-		t.log.Warn("withdraw cancelled ask", "id", id, "err", err)
-		return
-	}
-	if err == nil {
-		t.log.Info("ask withdrawn", "id", id, "why", why)
+		h.tools.log.Info("call cut off", "id", id, "why", "the client cancelled the call")
 	}
 }
 

@@ -65,7 +65,7 @@ func (t *tools) server() *mcp.Server {
 			"Each question has a short header and 2 to 4 options; the person may also answer in their own words. " +
 			"The result has answers keyed by question text: the chosen label, a list of labels for multiSelect questions, or the person's own words. " +
 			"If answers is empty, read response: the person's reply, or a note that no one answered in time, in which case proceed on your own judgement or ask again. " +
-			"If the call was cut off, call ask_user_question again with the same questions: it re-attaches to the same ask. " +
+			"If the call was cut off (a client timeout), the question stays open: call ask_user_question again with the same questions to re-attach to it and get the answer, or find the answer later with check_ask. " +
 			"For something the person should know or decide without you waiting, use ask instead.",
 		InputSchema: questionSchema(),
 	}, t.handler(t.byName["ask_user_question"]))
@@ -101,7 +101,7 @@ func (t *tools) server() *mcp.Server {
 		Title: "Check on your asks",
 		Description: "With id: the current state of one of your asks, with the person's answer once there is one (settled asks give the same outcome every time). " +
 			"wait_seconds (at most 60) waits for a pending ask to settle first. " +
-			"Without id: your session's pending asks, e.g. to find a question whose call was cut off.",
+			"Without id: your session's pending asks, and the answers to asks you have not been told of yet, e.g. of a question whose call was cut off.",
 		InputSchema: checkSchema(),
 	}, t.handler(t.byName["check_ask"]))
 	s.AddTool(&mcp.Tool{
@@ -137,12 +137,18 @@ type result struct {
 }
 
 // wait is a tool call that has an answer only once its ask settles, until
-// passes, or the wait fails; done makes the result from how it ended.
+// passes, or the wait fails: an app.Await of mode, which the transport
+// drives; done makes the result from its outcome (after Await.Finish).
 type wait struct {
 	ask   int64
 	until time.Time // zero: the ask's own deadline
-	owns  bool      // the call created the ask: cancelling the call withdraws it
-	done  func(ctx context.Context, a *askd.Ask, err error) result
+	mode  app.AwaitMode
+	done  func(a *askd.Ask, err error) result
+}
+
+// await starts the app's wait for w; kick as app.Service.Await.
+func (t *tools) await(c askd.Caller, w *wait, kick func()) *app.Await {
+	return t.svc.Await(c, w.ask, w.until, w.mode, kick)
 }
 
 // toolFunc is one tool: a result at once, or a wait.
@@ -163,7 +169,11 @@ func (t *tools) handler(f toolFunc) mcp.ToolHandler {
 		r, w := f(ctx, c, in)
 		if w != nil {
 			a, err := t.block(ctx, req, c, w)
-			r = w.done(context.WithoutCancel(ctx), a, err)
+			if ctx.Err() != nil {
+				// Cancelled: the ask was cut off; nobody reads a result.
+				return nil, ctx.Err()
+			}
+			r = w.done(a, err)
 		}
 		return r.sdk(), nil
 	}
@@ -189,8 +199,7 @@ func (t *tools) askUserQuestion(ctx context.Context, c askd.Caller, in call) (re
 	if err != nil {
 		return errorResult(err), nil
 	}
-	return result{}, &wait{ask: a.ID, owns: true, done: func(ctx context.Context, a *askd.Ask, err error) result {
-		a, err = t.told(ctx, c, a, err) // the outcome goes back in this result
+	return result{}, &wait{ask: a.ID, mode: app.AwaitAnswer, done: func(a *askd.Ask, err error) result {
 		if err != nil {
 			return errorResult(err)
 		}
@@ -288,12 +297,8 @@ func (t *tools) requestApproval(ctx context.Context, c askd.Caller, in call) (re
 	if args.GraceSeconds != nil {
 		grace = time.Duration(*args.GraceSeconds) * time.Second
 	}
-	return result{}, &wait{ask: a.ID, until: time.Now().Add(grace), owns: true, done: func(ctx context.Context, a *askd.Ask, err error) result {
-		if err == nil && a.Pending() {
-			// No decision within the grace: the decision is told later (§5).
-			a, err = t.svc.MarkTell(ctx, c, a.ID)
-		}
-		a, err = t.told(ctx, c, a, err) // returned directly
+	// No decision within the grace: pending, and the decision is told later (§5).
+	return result{}, &wait{ask: a.ID, until: time.Now().Add(grace), mode: app.AwaitGrace, done: func(a *askd.Ask, err error) result {
 		if err != nil {
 			return errorResult(err)
 		}
@@ -352,13 +357,20 @@ func (t *tools) checkAsk(ctx context.Context, c askd.Caller, in call) (result, *
 		if args.WaitSeconds != nil {
 			return errorResult(askd.Errorf(askd.EINVALID, "wait_seconds: only with id")), nil
 		}
-		asks, err := t.svc.Open(ctx, c)
+		// Pending asks, then settled ones the session was not told of, with
+		// their outcomes (told now): a cut-off call's answer is found here.
+		asks, err := t.svc.CheckAll(ctx, c)
 		if err != nil {
 			return errorResult(err), nil
 		}
 		list := make([]askView, 0, len(asks))
 		for _, a := range asks {
-			list = append(list, askView{ID: a.ID, Kind: a.Kind, Status: string(a.Status), Summary: a.Summary(), CreatedAt: &a.CreatedAt})
+			v := askView{ID: a.ID, Kind: a.Kind, Status: string(a.Status), Summary: a.Summary(), CreatedAt: &a.CreatedAt}
+			if !a.Pending() {
+				v, _ = t.view(a)
+				v.CreatedAt = &a.CreatedAt
+			}
+			list = append(list, v)
 		}
 		return jsonResult(struct {
 			Session string    `json:"session"`
@@ -383,11 +395,11 @@ func (t *tools) checkAsk(ctx context.Context, c askd.Caller, in call) (result, *
 	if err != nil {
 		return t.askError(id, err), nil
 	}
-	return result{}, &wait{ask: a.ID, until: time.Now().Add(time.Duration(*args.WaitSeconds) * time.Second), done: func(ctx context.Context, _ *askd.Ask, err error) result {
+	return result{}, &wait{ask: a.ID, until: time.Now().Add(time.Duration(*args.WaitSeconds) * time.Second), mode: app.AwaitCheck, done: func(a *askd.Ask, err error) result {
 		if err != nil {
 			return t.askError(id, err)
 		}
-		return check(ctx)
+		return jsonResult(t.view(a))
 	}}
 }
 

@@ -163,7 +163,10 @@ func TestAskUserQuestionDismissedWithReply(t *testing.T) {
 	})
 }
 
-func TestCancelledCallWithdrawsAsk(t *testing.T) {
+// TestCancelledCallIsCutOff: a call the client cancels leaves its ask
+// pending (SPEC §2.1), marked to be told; the person can still answer, and
+// the same call again returns that answer with the same id.
+func TestCancelledCallIsCutOff(t *testing.T) {
 	srv := start(t, app.Config{})
 	forEach(t, func(t *testing.T, tr transport) {
 		session := "cancel-" + tr.name
@@ -171,10 +174,12 @@ func TestCancelledCallWithdrawsAsk(t *testing.T) {
 		for _, tool := range []struct {
 			name string
 			args any
+			ans  askd.Answer
+			want string // in the second call's result
 		}{
-			{"ask_user_question", threeQuestions},
-			{"request_approval", map[string]any{"title": "Drop the table", "grace_seconds": 60}},
-			{"permission_prompt", map[string]any{"tool_name": "Bash", "input": map[string]any{"command": "rm -rf build"}}},
+			{"ask_user_question", threeQuestions, askd.Answer{Response: "later, thanks"}, "later, thanks"},
+			{"permission_prompt", map[string]any{"tool_name": "Bash", "input": map[string]any{"command": "rm -rf build"}, "tool_use_id": "toolu_cut_" + tr.name},
+				askd.Answer{Decision: askd.DecisionRejected, Comment: "not now"}, "not now"},
 		} {
 			ctx, cancel := context.WithCancel(context.Background())
 			ch := callAsync(ctx, cs, &mcp.CallToolParams{Name: tool.name, Arguments: tool.args})
@@ -183,10 +188,34 @@ func TestCancelledCallWithdrawsAsk(t *testing.T) {
 			if o := <-ch; o.err == nil {
 				t.Fatalf("%s: cancelled call returned %v", tool.name, o.res)
 			}
-			got := settledAs(t, srv, a.ID, askd.StatusCancelled, askd.ReasonWithdrawn)
-			if got.SettledBy != "agent-1" {
-				t.Fatalf("%s: withdrawn by %q", tool.name, got.SettledBy)
+			cutOffWait(t, srv, a.ID)
+			answer(t, srv, a.ID, &tool.ans)
+			res := call(t, cs, tool.name, tool.args)
+			if got := text(t, res); !strings.Contains(got, tool.want) {
+				t.Fatalf("%s called again: %s, want the answer given meanwhile", tool.name, got)
 			}
+			if n := len(pending(t, srv, session, 0)); n != 0 {
+				t.Fatalf("%s: %d pending asks after calling again, want none (it re-attached)", tool.name, n)
+			}
+			got, err := srv.Human().Show(context.Background(), a.ID)
+			if err != nil || got.ToldAt == nil {
+				t.Fatalf("%s: ask %d after calling again: told %v, %v; want told", tool.name, a.ID, got.ToldAt, err)
+			}
+		}
+		// request_approval cut off inside its grace: pending, and told at
+		// check_ask {} once decided.
+		ctx, cancel := context.WithCancel(context.Background())
+		ch := callAsync(ctx, cs, &mcp.CallToolParams{Name: "request_approval", Arguments: map[string]any{"title": "Drop the table", "grace_seconds": 60}})
+		a := pending(t, srv, session, 1)[0]
+		cancel()
+		<-ch
+		cutOffWait(t, srv, a.ID)
+		answer(t, srv, a.ID, &askd.Answer{Decision: askd.DecisionApproved})
+		if got := text(t, call(t, cs, "check_ask", map[string]any{})); !strings.Contains(got, `"status":"approved"`) {
+			t.Fatalf("check_ask {} after a cut-off approval was decided: %s", got)
+		}
+		if got := text(t, call(t, cs, "check_ask", map[string]any{})); strings.Contains(got, fmt.Sprintf(`"id":%d`, a.ID)) {
+			t.Fatalf("check_ask {} lists the approval again after telling it: %s", got)
 		}
 	})
 }

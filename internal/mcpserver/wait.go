@@ -11,68 +11,35 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
-// block waits on the SDK handler's goroutine for w's ask to settle, for
-// w.until, or for the ask's deadline, sending notifications/progress every
-// interval if the call carries a progress token. If the client cancels the
-// call (the handler's context ends) and the call owns the ask, the ask is
-// withdrawn.
+// block drives the app's wait for w on the SDK handler's goroutine (in-memory
+// and stdio sessions), sending notifications/progress every interval if the
+// call carries a progress token, and returns its finished outcome. If the
+// client cancels the call (the handler's context ends), the app cuts the ask
+// off: it stays pending, to be told.
 func (t *tools) block(ctx context.Context, req *mcp.CallToolRequest, c askd.Caller, w *wait) (*askd.Ask, error) {
+	aw := t.await(c, w, nil)
+	defer aw.Stop()
 	token := req.Params.GetProgressToken()
 	var sent float64
 	for {
-		next := w.until
+		var tick time.Time
 		if token != nil {
-			if tick := time.Now().Add(t.interval); next.IsZero() || tick.Before(next) {
-				next = tick
-			}
+			tick = time.Now().Add(t.interval)
 		}
-		a, err := t.svc.Wait(ctx, c, w.ask, next)
+		a, done, err := aw.Wait(ctx, tick)
+		if done {
+			return aw.FinishBeside(context.WithoutCancel(ctx), a, err)
+		}
+		sent++
+		err = req.Session.NotifyProgress(ctx, &mcp.ProgressNotificationParams{
+			ProgressToken: token,
+			Progress:      sent,
+			Message:       progressMessage(w.ask),
+		})
 		if err != nil {
-			if ctx.Err() != nil && w.owns {
-				t.withdraw(ctx, c, w.ask, "the client cancelled the call")
-			}
-			return nil, err
-		}
-		if !a.Pending() || !w.until.IsZero() && !time.Now().Before(w.until) {
-			return a, nil
-		}
-		if token != nil {
-			sent++
-			err := req.Session.NotifyProgress(ctx, &mcp.ProgressNotificationParams{
-				ProgressToken: token,
-				Progress:      sent,
-				Message:       progressMessage(w.ask),
-			})
-			if err != nil {
-				t.log.Debug("progress notification", "id", w.ask, "err", err)
-			}
+			t.log.Debug("progress notification", "id", w.ask, "err", err)
 		}
 	}
-}
-
-// told records that the agent is being given ask a's outcome, which the
-// caller returns in the call's result; a pending ask, or a wait that ended
-// in err, is passed through as it is. An ask whose outcome is also queued
-// for telling (a.Tell) is marked first, as Check does, so that the queued
-// tell is not sent as well. Any other ask is told through this result only;
-// its record is written beside the result instead of before it, which takes
-// a database write off the answer's way back to the agent. If askd stops in
-// between, the agent has the answer and the record says it was not told:
-// check_ask gives the same outcome again, and asking the same question again
-// returns it once more.
-func (t *tools) told(ctx context.Context, c askd.Caller, a *askd.Ask, err error) (*askd.Ask, error) {
-	if err != nil || a.Pending() {
-		return a, err
-	}
-	if a.Tell {
-		return t.svc.Checked(ctx, c, a)
-	}
-	go func() {
-		if _, err := t.svc.Checked(context.WithoutCancel(ctx), c, a); err != nil {
-			t.log.Warn("record that the agent was told", "id", a.ID, "err", err)
-		}
-	}()
-	return a, nil
 }
 
 // progressMessage is the message of a waiting call's progress notifications.

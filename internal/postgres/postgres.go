@@ -270,8 +270,11 @@ func unavailable(err error) bool {
 	}
 	var ce *pgconn.ConnectError
 	var ne net.Error
-	// SafeToRetry: the statement never reached the server (a closed connection).
+	// SafeToRetry: the statement never reached the server (a closed
+	// connection). ErrConnClosed is pgx's "conn closed", which it documents
+	// as possibly wrapped in errors other than the SafeToRetry one.
 	return errors.As(err, &ce) || errors.As(err, &ne) || pgconn.SafeToRetry(err) ||
+		errors.Is(err, pgconn.ErrConnClosed) ||
 		errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF) || errors.Is(err, net.ErrClosed)
 }
 

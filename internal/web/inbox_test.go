@@ -527,3 +527,34 @@ func TestNotification(t *testing.T) {
 	}
 	p.waitFor(`document.title === '(2) askd inbox'`)
 }
+
+// A question whose agent stopped waiting (its call was cut off) says so on
+// its card, live and after a reload, and can still be answered.
+func TestCardSaysTheAgentStoppedWaiting(t *testing.T) {
+	t.Parallel()
+	srv := startServer(t, app.Config{})
+	agent := srv.Agent("cut")
+	p := openInbox(t, srv, "/")
+	ctx, cut := context.WithCancel(context.Background())
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		_, _ = agent.Create(ctx, &askd.AskInput{Kind: askd.KindQuestion, Questions: []askd.Question{question("Ship it today?", "Ship", false, "yes", "no")}}, time.Minute)
+	}()
+	p.waitFor(`document.querySelectorAll('#pending .card').length === 1`)
+	id := eval[int64](p, `Number(document.querySelector('#pending .card').dataset.id)`)
+	if !eval[bool](p, fmt.Sprintf(`document.querySelector('%s .stopped').hidden`, card(id))) {
+		t.Error("the card says the agent stopped waiting while it waits")
+	}
+	cut()
+	<-done
+	p.waitFor(fmt.Sprintf(`!document.querySelector('%s .stopped').hidden`, card(id)))
+	p.do(chromedp.Reload(), chromedp.WaitVisible(chromedp.CSS("body.ready")))
+	p.waitFor(fmt.Sprintf(`!(document.querySelector('%s .stopped')?.hidden ?? true)`, card(id)))
+	p.do(chromedp.Click(option(id, "yes")))
+	p.waitFor(fmt.Sprintf(`document.querySelector('%s') === null`, card(id)))
+	got, err := srv.Human().Show(context.Background(), id)
+	if err != nil || got.Status != askd.StatusAnswered || !got.Tell {
+		t.Fatalf("after answering: %+v, %v; want answered and to be told", got, err)
+	}
+}

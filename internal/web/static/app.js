@@ -1,6 +1,6 @@
 // app.js runs the inbox: it loads the asks, keeps them live over the event
 // stream, and renders the session list, the pending cards and Recent.
-import { h, buildCard, showSettled, micros, relTime, summary, outcome } from './cards.js';
+import { h, buildCard, refreshCard, showSettled, micros, relTime, summary, outcome } from './cards.js';
 
 const $ = id => document.getElementById(id);
 
@@ -116,6 +116,8 @@ function cardFor(a) {
     if (S.started) card.classList.add('arrived');
     if (a.status !== 'pending') showSettled(card._st, a);
     S.cards.set(a.id, card);
+  } else if (a.status === 'pending') {
+    refreshCard(card, a);
   }
   return card;
 }

@@ -139,7 +139,10 @@ export function buildCard(ask, ctx) {
     banner: h('div', { class: 'banner', role: 'status', hidden: true }),
   };
   card._st = st;
-  card.append(meta(ask));
+  st.stopped = h('p', { class: 'stopped', role: 'note' },
+    'The agent stopped waiting for this answer. It still reaches the agent: when it asks again, checks in, or its session goes on.');
+  refreshCard(card, ask);
+  card.append(meta(ask), st.stopped);
   if (ask.kind === 'question') questionBody(st);
   else if (ask.kind === 'approval') approvalBody(st);
   else attentionBody(st);
@@ -147,6 +150,17 @@ export function buildCard(ask, ctx) {
   card.append(body, st.err, st.banner);
   card.addEventListener('input', () => { st.dirty = true; });
   return card;
+}
+
+// stoppedWaiting reports whether a blocking ask's agent is no longer waiting
+// on it: its call was cut off (or an approval's grace ran out), so the answer
+// is told to its session later.
+const stoppedWaiting = a => a.status === 'pending' && a.tell && (a.kind === 'question' || a.kind === 'approval');
+
+// refreshCard updates what of a card may change without new content (the
+// ask's revision is the same): whether the agent still waits.
+export function refreshCard(card, a) {
+  card._st.stopped.hidden = !stoppedWaiting(a);
 }
 
 function meta(a) {

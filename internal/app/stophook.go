@@ -1,0 +1,62 @@
+package app
+
+import (
+	"context"
+	"strings"
+	"time"
+
+	"github.com/askd-dev/askd"
+)
+
+// StopHook is what an agent's Stop hook (Claude Code's, and Codex's, which
+// sends the same input) is told for sessions (the hook's own first; the
+// others are told of too): the text of every outcome the agent must be told
+// of and has not been, which becomes its next instruction (SPEC §5), marked
+// told; "" when there is none. With wait > 0, while the sessions have
+// pending asks whose outcome will be told, it waits up to wait for one to
+// settle; with nothing to tell and nothing pending it returns "" at once, as
+// it does when the service shuts down (the answers wait for the next Stop).
+// Errors: EUNAUTHORIZED when the token is revoked meanwhile; ctx's error.
+func (s *Service) StopHook(ctx context.Context, sessions []askd.Caller, wait time.Duration) (string, error) {
+	until := time.Now().Add(wait)
+	for {
+		var texts []string
+		for _, c := range sessions {
+			untold, err := s.Untold(ctx, c)
+			if err != nil {
+				return "", err
+			}
+			for _, a := range untold {
+				texts = append(texts, TellText(a))
+			}
+		}
+		if len(texts) > 0 {
+			return strings.Join(texts, "\n"), nil
+		}
+		if wait <= 0 || !time.Now().Before(until) {
+			return "", nil
+		}
+		var ids []int64
+		for _, c := range sessions {
+			pending, err := s.PendingToTell(ctx, c)
+			if err != nil {
+				return "", err
+			}
+			for _, a := range pending {
+				ids = append(ids, a.ID)
+			}
+		}
+		if len(ids) == 0 {
+			return "", nil
+		}
+		if err := s.waitAny(ctx, sessions[0], ids, until); err != nil {
+			return "", err // the token was revoked
+		}
+		if err := ctx.Err(); err != nil {
+			return "", err
+		}
+		if s.Closed() {
+			return "", nil
+		}
+	}
+}
