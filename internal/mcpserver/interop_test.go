@@ -5,15 +5,19 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"slices"
+	"strings"
+	"sync"
 	"testing"
 	"time"
 
 	"github.com/askd-dev/askd"
 	"github.com/askd-dev/askd/internal/app"
+	"github.com/askd-dev/askd/internal/testserver"
 )
 
 // tsSDK is the TypeScript SDK version the interop test installs.
@@ -24,51 +28,11 @@ const tsSDK = "@modelcontextprotocol/sdk@1.32.2"
 // over streamable HTTP while the test answers through the HTTP API. In CI
 // (CI=true) a missing node or npm fails the test; elsewhere it skips, loudly.
 func TestTypeScriptClient(t *testing.T) {
-	node, nodeErr := exec.LookPath("node")
-	npm, npmErr := exec.LookPath("npm")
-	if nodeErr != nil || npmErr != nil {
-		if os.Getenv("CI") == "true" {
-			t.Fatalf("node and npm are required in CI for the TypeScript interop test: %v %v", nodeErr, npmErr)
-		}
-		t.Skipf("SKIPPING the TypeScript SDK interop test: node or npm not found (%v %v); CI runs it", nodeErr, npmErr)
-	}
-	dir := tsClientDir(t, npm)
-	script, err := os.ReadFile(filepath.Join("testdata", "interop.mjs"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := os.WriteFile(filepath.Join(dir, "interop.mjs"), script, 0o644); err != nil {
-		t.Fatal(err)
-	}
-
+	node, dir := tsClient(t, "interop.mjs")
 	srv := start(t, app.Config{})
 	session := "ts-sdk"
-	ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
-	defer cancel()
-	cmd := exec.CommandContext(ctx, node, "interop.mjs")
-	cmd.Dir = dir
-	cmd.Env = append(os.Environ(), "ASKD_URL="+srv.URL, "ASKD_TOKEN="+srv.AgentToken, "ASKD_SESSION="+session)
-	var stderr bytes.Buffer
-	cmd.Stderr = &stderr
-	stdout, err := cmd.StdoutPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	lines := make(chan map[string]json.RawMessage, 8)
-	go func() {
-		defer close(lines)
-		sc := bufio.NewScanner(stdout)
-		sc.Buffer(make([]byte, 1<<20), 1<<20)
-		for sc.Scan() {
-			var m map[string]json.RawMessage
-			if json.Unmarshal(sc.Bytes(), &m) == nil {
-				lines <- m
-			}
-		}
-	}()
+	js := runScript(t, node, dir, "interop.mjs", "ASKD_URL="+srv.URL, "ASKD_TOKEN="+srv.AgentToken, "ASKD_SESSION="+session)
+	lines, stderr := js.lines, js.stderr
 	a := pending(t, srv, session, 1)[0]
 	time.Sleep(10 * progressEvery) // let progress notifications through, even on a busy machine
 	answer(t, srv, a.ID, &askd.Answer{Answers: map[string]askd.Choice{"Which database?": {Values: []string{"Postgres"}}}})
@@ -79,7 +43,7 @@ func TestTypeScriptClient(t *testing.T) {
 		json.Unmarshal(m["step"], &step)
 		got[step] = m["value"]
 	}
-	if err := cmd.Wait(); err != nil {
+	if err := js.cmd.Wait(); err != nil {
 		t.Fatalf("node: %v\n%s", err, stderr.String())
 	}
 	var name string
@@ -122,6 +86,127 @@ func TestTypeScriptClient(t *testing.T) {
 	}
 }
 
+// tsClient finds node and npm, installs the TypeScript SDK and copies the
+// script from testdata beside it; it returns node and the directory. In CI
+// (CI=true) a missing node or npm fails the test; elsewhere it skips, loudly.
+func tsClient(t *testing.T, script string) (node, dir string) {
+	t.Helper()
+	node, nodeErr := exec.LookPath("node")
+	npm, npmErr := exec.LookPath("npm")
+	if nodeErr != nil || npmErr != nil {
+		if os.Getenv("CI") == "true" {
+			t.Fatalf("node and npm are required in CI for the TypeScript interop tests: %v %v", nodeErr, npmErr)
+		}
+		t.Skipf("SKIPPING the TypeScript SDK interop test: node or npm not found (%v %v); CI runs it", nodeErr, npmErr)
+	}
+	dir = tsClientDir(t, npm)
+	src, err := os.ReadFile(filepath.Join("testdata", script))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, script), src, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return node, dir
+}
+
+// script is a running node script: its JSON lines on stdout, its stdin, and
+// its stderr.
+type script struct {
+	cmd    *exec.Cmd
+	lines  <-chan map[string]json.RawMessage
+	stdin  io.WriteCloser
+	stderr *syncBuffer
+}
+
+// runScript starts node on the script in dir with env added to the test's
+// environment; the script is killed at the end of the test if still running.
+func runScript(t *testing.T, node, dir, name string, env ...string) *script {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
+	t.Cleanup(cancel)
+	cmd := exec.CommandContext(ctx, node, name)
+	cmd.Dir = dir
+	cmd.Env = append(os.Environ(), env...)
+	s := &script{cmd: cmd, stderr: &syncBuffer{}}
+	cmd.Stderr = s.stderr
+	stdout, err := cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if s.stdin, err = cmd.StdinPipe(); err != nil {
+		t.Fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	lines := make(chan map[string]json.RawMessage, 8)
+	s.lines = lines
+	go func() {
+		defer close(lines)
+		sc := bufio.NewScanner(stdout)
+		sc.Buffer(make([]byte, 1<<20), 1<<20)
+		for sc.Scan() {
+			var m map[string]json.RawMessage
+			if json.Unmarshal(sc.Bytes(), &m) == nil {
+				lines <- m
+			}
+		}
+	}()
+	return s
+}
+
+// step waits for the script's line for step and decodes its value into v.
+func (s *script) step(t *testing.T, step string, v any) {
+	t.Helper()
+	timeout := time.After(30 * time.Second)
+	for {
+		select {
+		case m, ok := <-s.lines:
+			if !ok {
+				t.Fatalf("the script ended before step %q:\n%s", step, s.stderr.String())
+			}
+			var got string
+			json.Unmarshal(m["step"], &got)
+			if got != step {
+				t.Fatalf("script step %q (%s), want %q\n%s", got, m["value"], step, s.stderr.String())
+			}
+			if err := json.Unmarshal(m["value"], v); err != nil {
+				t.Fatalf("step %s: %s: %v", step, m["value"], err)
+			}
+			return
+		case <-timeout:
+			t.Fatalf("no step %q from the script:\n%s", step, s.stderr.String())
+		}
+	}
+}
+
+// tell writes one line to the script's stdin.
+func (s *script) tell(t *testing.T, line string) {
+	t.Helper()
+	if _, err := io.WriteString(s.stdin, line+"\n"); err != nil {
+		t.Fatalf("script stdin: %v", err)
+	}
+}
+
+// syncBuffer is a bytes.Buffer that a process may write while a test reads it.
+type syncBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (s *syncBuffer) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.Write(p)
+}
+
+func (s *syncBuffer) String() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.String()
+}
+
 // tsClientDir installs the TypeScript SDK once into the user's cache (reused
 // by later runs) and returns the directory.
 func tsClientDir(t *testing.T, npm string) string {
@@ -148,4 +233,76 @@ func tsClientDir(t *testing.T, npm string) string {
 		t.Fatalf("npm install %s: %v\n%s", tsSDK, err, out)
 	}
 	return dir
+}
+
+// TestTypeScriptClientCutOff: the official TypeScript SDK gives up on a
+// blocking ask_user_question after its per-request timeout, over streamable
+// HTTP and over stdio through askd mcp (the SDK's StdioClientTransport
+// starting the real binary). The ask stays pending (SPEC §2.1); the person
+// answers; the same questions called again return that answer from the same
+// ask. A second question cut off and never called again is told at the Stop
+// hook, once. No response ever reaches the SDK for a call it gave up on: it
+// reports none for an unknown message ID.
+func TestTypeScriptClientCutOff(t *testing.T) {
+	node, dir := tsClient(t, "cutoff.mjs")
+	srv := start(t, app.Config{})
+	for _, mode := range []string{"http", "stdio"} {
+		t.Run(mode, func(t *testing.T) {
+			t.Parallel()
+			session := "ts-cutoff-" + mode
+			env := []string{"ASKD_URL=" + srv.URL, "ASKD_TOKEN=" + srv.AgentToken, "ASKD_SESSION=" + session, "ASKD_TRANSPORT=" + mode}
+			if mode == "stdio" {
+				env = append(env, "ASKD_BINARY="+askdBinary(t))
+			}
+			sc := runScript(t, node, dir, "cutoff.mjs", env...)
+
+			a := tsGaveUp(t, srv, sc, "cutoff", session)
+			answer(t, srv, a.ID, &askd.Answer{Answers: map[string]askd.Choice{"Which database?": {Values: []string{"Postgres"}}}})
+			sc.tell(t, "again")
+			var again struct {
+				StructuredContent questionOut `json:"structuredContent"`
+				IsError           bool        `json:"isError"`
+			}
+			sc.step(t, "again", &again)
+			if again.IsError || again.StructuredContent.Answers["Which database?"] != "Postgres" {
+				t.Fatalf("called again after the answer: %+v, want Postgres", again)
+			}
+			reattached(t, srv, session, a.ID)
+
+			b := tsGaveUp(t, srv, sc, "cutoff2", session)
+			answer(t, srv, b.ID, &askd.Answer{Answers: map[string]askd.Choice{"Which region?": {Values: []string{"Europe"}}}})
+			toldAtStop(t, srv, session, b.ID, "Europe", "Which database?")
+
+			sc.tell(t, "close")
+			var problems []string
+			sc.step(t, "problems", &problems)
+			if err := sc.cmd.Wait(); err != nil {
+				t.Fatalf("node: %v\n%s", err, sc.stderr.String())
+			}
+			if len(problems) > 0 || strings.Contains(sc.stderr.String(), "unknown message ID") {
+				t.Fatalf("the SDK reported problems: %q\nstderr:\n%s", problems, sc.stderr.String())
+			}
+		})
+	}
+}
+
+// tsGaveUp reads the script's report that a call failed on its client
+// timeout, and returns the call's ask once the server has it as cut off.
+func tsGaveUp(t *testing.T, srv *testserver.Server, sc *script, step, session string) *askd.Ask {
+	t.Helper()
+	var failed struct {
+		Code     *int            `json:"code"`
+		Message  string          `json:"message"`
+		Returned json.RawMessage `json:"returned"`
+	}
+	sc.step(t, step, &failed)
+	// -32001 is the SDK's RequestTimeout.
+	if failed.Returned != nil || failed.Code == nil || *failed.Code != -32001 || !strings.Contains(failed.Message, "timed out") {
+		t.Fatalf("%s: %+v (returned %s), want the SDK's request timeout", step, failed, failed.Returned)
+	}
+	asks := pending(t, srv, session, 1)
+	if len(asks) != 1 {
+		t.Fatalf("%s: %s pending, want the one ask", step, describe(asks))
+	}
+	return cutOffWait(t, srv, asks[0].ID)
 }
