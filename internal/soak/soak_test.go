@@ -125,7 +125,7 @@ type ledger struct {
 	// listed: settled asks an agent was given in its list of open asks
 	// (GET /api/asks, as check_ask {}: outcomes not told yet), which tells them.
 	listed  map[int64]bool
-	inDoubt   int                    // answers cut off by a kill: no reply, maybe stored
+	inDoubt int // answers cut off by a kill: no reply, maybe stored
 
 	blocked   int // blocking calls made
 	settled   int // ... that returned the outcome
