@@ -122,7 +122,10 @@ type ledger struct {
 	answered  map[int64]answerShape  // answers the server took (200)
 	dismissed map[int64]bool         // dismissals the server took
 	observed  map[int64]answerShape  // outcomes agents were given
-	inDoubt   int                    // answers cut off by a kill: no reply, maybe stored
+	// listed: settled asks an agent was given in its list of open asks
+	// (GET /api/asks, as check_ask {}: outcomes not told yet), which tells them.
+	listed  map[int64]bool
+	inDoubt int // answers cut off by a kill: no reply, maybe stored
 
 	blocked   int // blocking calls made
 	settled   int // ... that returned the outcome
@@ -175,7 +178,7 @@ func shapeOf(a *askd.Answer) answerShape {
 
 func runSoak(t *testing.T, db string, kills int) {
 	s := &soak{t: t, db: db, stop: make(chan struct{})}
-	s.ledger = ledger{created: map[int64]askd.Kind{}, mcpAsked: map[string]string{}, mcpGiven: map[string]answerShape{}, answered: map[int64]answerShape{}, dismissed: map[int64]bool{}, observed: map[int64]answerShape{}}
+	s.ledger = ledger{created: map[int64]askd.Kind{}, mcpAsked: map[string]string{}, mcpGiven: map[string]answerShape{}, answered: map[int64]answerShape{}, dismissed: map[int64]bool{}, observed: map[int64]answerShape{}, listed: map[int64]bool{}}
 	s.tok = newTokens(t, db)
 	s.tells = &receiver{byKey: map[string]int{}, keysByAsk: map[int64]map[string]bool{}}
 	hook := httptest.NewServer(s.tells)
@@ -404,7 +407,15 @@ func (s *soak) refind(ctx context.Context, session, summary string) {
 		return
 	}
 	for _, a := range open {
-		if a.Summary() != summary {
+		if !a.Pending() { // an outcome the session had not been told of: told now
+			s.ledger.do(func(l *ledger) {
+				l.listed[a.ID] = true
+				if a.Status == askd.StatusAnswered {
+					l.observed[a.ID] = shapeOf(a.Answer)
+				}
+			})
+		}
+		if a.Summary() != summary || !a.Pending() {
 			continue
 		}
 		s.ledger.do(func(l *ledger) { l.created[a.ID] = a.Kind })
@@ -673,9 +684,11 @@ func (s *soak) readBack() (map[int64]*askd.Ask, map[askd.Status]int) {
 }
 
 // untold returns the settled asks whose agent must be told and was not: not
-// marked told, or (attention asks, told only through the webhook) with no
-// delivery received.
-func (s *soak) untold(all map[int64]*askd.Ask) []*askd.Ask {
+// marked told, or (attention asks, told through the webhook unless an agent's
+// list of open asks gave them first) with no delivery received.
+// listed is the ledger's listed asks (see ledger.listed); the caller holds
+// the ledger's lock or has copied them.
+func (s *soak) untold(all map[int64]*askd.Ask, listed map[int64]bool) []*askd.Ask {
 	s.tells.mu.Lock()
 	defer s.tells.mu.Unlock()
 	var out []*askd.Ask
@@ -683,10 +696,21 @@ func (s *soak) untold(all map[int64]*askd.Ask) []*askd.Ask {
 		if a.Pending() || !a.Tell || a.CancelReason == askd.ReasonWithdrawn {
 			continue
 		}
-		if a.ToldAt == nil || a.Kind.IsAttention() && len(s.tells.keysByAsk[a.ID]) == 0 {
+		if a.ToldAt == nil || a.Kind.IsAttention() && len(s.tells.keysByAsk[a.ID]) == 0 && !listed[a.ID] {
 			out = append(out, a)
 		}
 	}
+	return out
+}
+
+// listedAsks copies the ledger's listed asks.
+func (s *soak) listedAsks() map[int64]bool {
+	out := map[int64]bool{}
+	s.ledger.do(func(l *ledger) {
+		for id := range l.listed {
+			out[id] = true
+		}
+	})
 	return out
 }
 
@@ -696,7 +720,7 @@ func (s *soak) verify(took time.Duration) {
 	all, byStatus := s.readBack()
 	// Give the outbox time to tell what settled: claims a kill cut off are
 	// taken again once their lease (2 s) ends, failed sends after a backoff.
-	for deadline := time.Now().Add(60 * time.Second); len(s.untold(all)) > 0 && time.Now().Before(deadline); {
+	for deadline := time.Now().Add(60 * time.Second); len(s.untold(all, s.listedAsks())) > 0 && time.Now().Before(deadline); {
 		time.Sleep(200 * time.Millisecond)
 		all, byStatus = s.readBack()
 	}
@@ -754,7 +778,7 @@ func (s *soak) verify(took time.Duration) {
 	for _, f := range l.failures {
 		t.Error(f)
 	}
-	untold := s.untold(all)
+	untold := s.untold(all, l.listed) // l is locked
 	for _, a := range untold {
 		t.Errorf("ask %d (%s, %s) settled but its agent was never told", a.ID, a.Kind, a.Status)
 	}
