@@ -55,7 +55,8 @@ func TestMCPNoToken(t *testing.T) {
 // TestMCPBridgeCancelledCall drives askd mcp with raw JSON-RPC lines, as a
 // stdio client writes them: a blocking ask_user_question, then
 // notifications/cancelled for it. The bridge tells the server (a
-// notifications/cancelled reaches /mcp) and writes no response for the
+// notifications/cancelled reaches /mcp, and the ask is cut off, still
+// pending) and writes no response for the
 // cancelled id; no line it writes, first to last, is an error with code 0.
 func TestMCPBridgeCancelledCall(t *testing.T) {
 	upstreamCancel := make(chan []byte, 4)
@@ -137,6 +138,7 @@ func TestMCPBridgeCancelledCall(t *testing.T) {
 	case <-time.After(15 * time.Second):
 		t.Fatal("the bridge did not send notifications/cancelled to the server")
 	}
+	waitCutOff(t, srv, asks[0].ID)
 	// A call made after the cancellation; its answer comes after the
 	// bridge has read the cancellation.
 	send(`{"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"name":"check_ask","arguments":{"id":` + strconv.FormatInt(asks[0].ID, 10) + `}}}`)
@@ -179,6 +181,29 @@ func waitPending(t *testing.T, srv *testserver.Server, session string) []*askd.A
 	}
 	t.Fatalf("no pending ask in session %q", session)
 	return nil
+}
+
+// waitCutOff waits until the server has ask id's call as cut off: a cut_off
+// event, the ask still pending (SPEC §2.1).
+func waitCutOff(t *testing.T, srv *testserver.Server, id int64) {
+	t.Helper()
+	deadline := time.Now().Add(15 * time.Second)
+	for time.Now().Before(deadline) {
+		a, err := srv.Human().Show(context.Background(), id)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, e := range a.History {
+			if e.Action == askd.ActionCutOff {
+				if a, err = srv.Human().Show(context.Background(), id); err != nil || !a.Pending() {
+					t.Fatalf("ask %d after its cut-off: %v, %v; want pending", id, a.Status, err)
+				}
+				return
+			}
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+	t.Fatalf("ask %d: the server recorded no cut-off", id)
 }
 
 func mustJSON(v any) string {
