@@ -156,8 +156,8 @@ func (b *bridge) forward(ctx context.Context, req *mcp.CallToolRequest) (*mcp.Ca
 		case ctx.Err() != nil:
 			// The client cancelled the call (stdioTransport drops this
 			// response) or went away; the SDK has told the server, for which
-			// it is a cut-off. Never ctx.Err() itself: the SDK writes an error
-			// that is not a *jsonrpc.Error with code 0.
+			// it is a cut-off. Not ctx.Err() itself: the SDK would write that,
+			// as any error that is not a *jsonrpc.Error, with code 0.
 			return nil, &jsonrpc.Error{Code: codeServerError, Message: cutOffMessage(req)}
 		case errors.As(err, &rpcErr):
 			return nil, rpcErr // the server's own protocol error, as it sent it
