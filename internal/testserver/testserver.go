@@ -97,14 +97,18 @@ func Start(t testing.TB, opts Options) *Server {
 	if opts.MCP != nil {
 		hopts.MCP = opts.MCP(s.App)
 	}
+	// The listener exists before the server starts, so the handler (which
+	// needs the URL for the inbox's links) is in place before any request
+	// can arrive: set after Start, a first request from another process
+	// would race with it.
 	srv := httptest.NewUnstartedServer(nil)
 	s.HTTP = srv
-	srv.Start()
-	s.URL = srv.URL
+	s.URL = "http://" + srv.Listener.Addr().String()
 	if opts.Inbox != nil {
 		hopts.Inbox = opts.Inbox(s.App, s.URL)
 	}
 	srv.Config.Handler = httpapi.New(s.App, hopts)
+	srv.Start()
 	t.Cleanup(func() {
 		s.App.Close()
 		srv.CloseClientConnections()
