@@ -6,7 +6,6 @@ import (
 	"encoding/json"
 	"errors"
 	"io"
-	"log/slog"
 	"net/http"
 	"os"
 	"strings"
@@ -152,5 +151,3 @@ func readBody(w http.ResponseWriter, r *http.Request) ([]byte, error) {
 	}
 	return nil, askd.Errorf(askd.EINVALID, "body: %v", err)
 }
-
-var _ = slog.Default
