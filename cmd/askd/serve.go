@@ -208,7 +208,7 @@ func serve(ctx context.Context, e *env, sc serveConfig, log *slog.Logger) error 
 	api := httpapi.New(svc, httpapi.Options{
 		Role:   sc.role,
 		MCP:    mcp,
-		Inbox:  inboxHandler(svc, base),
+		Inbox:  inboxHandler(svc),
 		Ready:  readiness(store),
 		Hosts:  sc.hosts,
 		Listen: ln.Addr().String(),

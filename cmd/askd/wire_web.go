@@ -8,4 +8,4 @@ import (
 )
 
 // inboxHandler returns the inbox page's handler.
-func inboxHandler(svc *app.Service, base string) http.Handler { return web.New(svc) }
+func inboxHandler(svc *app.Service) http.Handler { return web.New(svc) }
