@@ -18,7 +18,9 @@ import (
 	"github.com/askd-dev/askd"
 	"github.com/askd-dev/askd/internal/app"
 	"github.com/askd-dev/askd/internal/httpapi"
+	"github.com/askd-dev/askd/internal/mcpserver"
 	"github.com/askd-dev/askd/internal/tell"
+	"github.com/askd-dev/askd/internal/web"
 )
 
 // serveConfig is askd serve's flags.
@@ -204,11 +206,11 @@ func serve(ctx context.Context, e *env, sc serveConfig, log *slog.Logger) error 
 		fmt.Fprintf(e.stdout, "Wire an agent:  export ASKD_URL=%s ASKD_TOKEN=%s; askd install claude\n\n", base, agent)
 	}
 
-	mcp := mcpHandler(svc, log)
+	mcp := mcpserver.Handler(svc, mcpserver.Options{Version: version, Logger: log})
 	api := httpapi.New(svc, httpapi.Options{
 		Role:   sc.role,
 		MCP:    mcp,
-		Inbox:  inboxHandler(svc),
+		Inbox:  web.New(svc),
 		Ready:  readiness(store),
 		Hosts:  sc.hosts,
 		Listen: ln.Addr().String(),
