@@ -262,12 +262,10 @@ func serve(ctx context.Context, e *env, sc serveConfig, log *slog.Logger) error 
 
 // readiness is /readyz's check: the store answers, and where the store has a
 // change listener, it is connected.
-func readiness(store any) func(r *http.Request) error {
+func readiness(store askd.Store) func(r *http.Request) error {
 	return func(r *http.Request) error {
-		if p, ok := store.(interface{ Ping(context.Context) error }); ok {
-			if err := p.Ping(r.Context()); err != nil {
-				return fmt.Errorf("database: %w", err)
-			}
+		if err := store.Ping(r.Context()); err != nil {
+			return fmt.Errorf("database: %w", err)
 		}
 		if l, ok := store.(interface{ Listening() bool }); ok && !l.Listening() {
 			return errors.New("database change listener is reconnecting")
