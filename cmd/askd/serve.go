@@ -13,6 +13,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/askd-dev/askd"
@@ -156,12 +157,13 @@ func serve(ctx context.Context, e *env, sc serveConfig, log *slog.Logger) error 
 	}
 	defer store.Close()
 	svc := app.New(store, sc.cfg)
+	// The service's loop and the tell worker run on runCtx; both are stopped
+	// and waited for before the store closes (deferred above): a read
+	// starting while SQLite closes its last connection waits out busy_timeout.
 	runCtx, stopRun := context.WithCancel(context.Background())
-	runDone := make(chan struct{})
-	go func() { svc.Run(runCtx); close(runDone) }()
-	// Before the store closes (deferred above): a read starting while SQLite
-	// closes its last connection waits out busy_timeout.
-	defer func() { stopRun(); <-runDone }()
+	var running sync.WaitGroup
+	defer func() { stopRun(); running.Wait() }()
+	running.Go(func() { svc.Run(runCtx) })
 
 	ln, err := net.Listen("tcp", sc.addr)
 	if err != nil {
@@ -177,9 +179,7 @@ func serve(ctx context.Context, e *env, sc serveConfig, log *slog.Logger) error 
 	// several processes on one PostgreSQL never send one delivery twice, and
 	// the process that settled an ask tells it at once.
 	worker := tell.New(svc, tell.Options{Timeout: sc.tellTimeout, PublicURL: base, UserAgent: "askd/" + version, Logger: log})
-	workerDone := make(chan struct{})
-	go func() { worker.Run(runCtx); close(workerDone) }()
-	defer func() { stopRun(); <-workerDone }()
+	running.Go(func() { worker.Run(runCtx) })
 
 	human, agent, err := app.Bootstrap(ctx, store)
 	if err != nil {
