@@ -12,30 +12,8 @@ import (
 	"time"
 
 	"github.com/askd-dev/askd"
+	"github.com/askd-dev/askd/internal/response"
 )
-
-// statusOf is the one table from error codes to HTTP statuses.
-func statusOf(code string) int {
-	switch code {
-	case askd.EINVALID:
-		return http.StatusBadRequest
-	case askd.EMISMATCH:
-		return http.StatusUnprocessableEntity
-	case askd.ENOTFOUND:
-		return http.StatusNotFound
-	case askd.ECONFLICT:
-		return http.StatusConflict
-	case askd.EFORBIDDEN:
-		return http.StatusForbidden
-	case askd.EUNAUTHORIZED:
-		return http.StatusUnauthorized
-	case askd.ELIMIT:
-		return http.StatusTooManyRequests
-	case askd.EUNAVAILABLE:
-		return http.StatusServiceUnavailable
-	}
-	return http.StatusInternalServerError
-}
 
 // ErrorBody is the JSON body of every error response.
 type ErrorBody struct {
@@ -91,7 +69,7 @@ func (s *Server) writeError(w http.ResponseWriter, r *http.Request, err error) {
 	if errors.As(err, &bb) && r.ContentLength != 0 {
 		closeUnread(w)
 	}
-	writeJSON(w, statusOf(code), body)
+	writeJSON(w, response.Status(code), body)
 }
 
 // beforeBody marks an error that refuses a request before its body is read:
