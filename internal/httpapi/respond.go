@@ -8,7 +8,6 @@ import (
 	"io"
 	"net/http"
 	"os"
-	"strings"
 	"time"
 
 	"github.com/askd-dev/askd"
@@ -37,7 +36,7 @@ func writeJSONCompressed(w http.ResponseWriter, r *http.Request, status int, v a
 	var buf bytes.Buffer
 	enc := json.NewEncoder(&buf)
 	enc.SetEscapeHTML(false)
-	if err := enc.Encode(v); err != nil || buf.Len() < 1024 || !strings.Contains(r.Header.Get("Accept-Encoding"), "gzip") {
+	if err := enc.Encode(v); err != nil || buf.Len() < 1024 || !response.AcceptsGzip(r) {
 		writeJSON(w, status, v)
 		return
 	}

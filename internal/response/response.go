@@ -5,6 +5,7 @@ package response
 
 import (
 	"net/http"
+	"strings"
 
 	"github.com/askd-dev/askd"
 )
@@ -32,4 +33,16 @@ func Status(code string) int {
 		return http.StatusServiceUnavailable
 	}
 	return http.StatusInternalServerError
+}
+
+// AcceptsGzip reports whether the client takes gzip-encoded responses: its
+// Accept-Encoding lists gzip, with any q but 0.
+func AcceptsGzip(r *http.Request) bool {
+	for _, part := range strings.Split(r.Header.Get("Accept-Encoding"), ",") {
+		enc, q, _ := strings.Cut(strings.TrimSpace(part), ";")
+		if strings.EqualFold(strings.TrimSpace(enc), "gzip") && strings.ReplaceAll(q, " ", "") != "q=0" {
+			return true
+		}
+	}
+	return false
 }
