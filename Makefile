@@ -5,10 +5,19 @@ PKGS := ./...
 .PHONY: test vet fmt build bench fuzz soak clean
 
 ## test: vet, gofmt check, then every test with the race detector
-test: vet
+test: lint vet
 	@unformatted=$$(gofmt -l $$(git ls-files '*.go' 2>/dev/null || find . -name '*.go')); \
 	if [ -n "$$unformatted" ]; then echo "gofmt needed:"; echo "$$unformatted"; exit 1; fi
 	$(GO) test -race -count=1 -timeout 20m $(PKGS)
+
+## lint (test runs it first): go.mod and go.sum as go mod tidy leaves them,
+## and staticcheck clean. go run fetches staticcheck at this pinned version (a
+## release that builds with go.mod's Go) and caches its build: nothing to install.
+STATICCHECK ?= honnef.co/go/tools/cmd/staticcheck@v0.8.2
+.PHONY: lint
+lint:
+	$(GO) mod tidy -diff
+	$(GO) run $(STATICCHECK) $(PKGS)
 
 vet:
 	$(GO) vet $(PKGS)

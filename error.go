@@ -5,8 +5,9 @@ import (
 	"fmt"
 )
 
-// Error codes. Each maps to one HTTP status and one MCP outcome, in one table per
-// adapter (httpapi.statusOf, mcpserver); nothing else inspects error text.
+// Error codes. Each maps to one HTTP status and one MCP outcome, in one table
+// each (internal/response.Status for both HTTP front ends, mcpserver); nothing
+// else inspects error text.
 const (
 	EINVALID      = "invalid"      // the input breaks a rule; the message names the field
 	ENOTFOUND     = "not_found"    // no such ask (or not the caller's)

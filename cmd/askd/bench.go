@@ -421,7 +421,6 @@ func (b *bench) sseFanout(ctx context.Context, tw io.Writer) error {
 	type recv struct {
 		stream int
 		at     time.Time
-		id     string
 	}
 	got := make(chan recv, n*8)
 	var connected sync.WaitGroup

@@ -4,14 +4,12 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
-	"errors"
 	"flag"
 	"fmt"
 	"io"
 	"strconv"
 	"strings"
 	"text/tabwriter"
-	"time"
 	"unicode/utf16"
 	"unicode/utf8"
 
@@ -450,6 +448,3 @@ func oneLine(s string, n int) string {
 	}
 	return s
 }
-
-var _ = errors.New
-var _ = time.Second

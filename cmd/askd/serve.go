@@ -13,12 +13,15 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/askd-dev/askd"
 	"github.com/askd-dev/askd/internal/app"
 	"github.com/askd-dev/askd/internal/httpapi"
+	"github.com/askd-dev/askd/internal/mcpserver"
 	"github.com/askd-dev/askd/internal/tell"
+	"github.com/askd-dev/askd/internal/web"
 )
 
 // serveConfig is askd serve's flags.
@@ -154,12 +157,13 @@ func serve(ctx context.Context, e *env, sc serveConfig, log *slog.Logger) error 
 	}
 	defer store.Close()
 	svc := app.New(store, sc.cfg)
+	// The service's loop and the tell worker run on runCtx; both are stopped
+	// and waited for before the store closes (deferred above): a read
+	// starting while SQLite closes its last connection waits out busy_timeout.
 	runCtx, stopRun := context.WithCancel(context.Background())
-	runDone := make(chan struct{})
-	go func() { svc.Run(runCtx); close(runDone) }()
-	// Before the store closes (deferred above): a read starting while SQLite
-	// closes its last connection waits out busy_timeout.
-	defer func() { stopRun(); <-runDone }()
+	var running sync.WaitGroup
+	defer func() { stopRun(); running.Wait() }()
+	running.Go(func() { svc.Run(runCtx) })
 
 	ln, err := net.Listen("tcp", sc.addr)
 	if err != nil {
@@ -175,9 +179,7 @@ func serve(ctx context.Context, e *env, sc serveConfig, log *slog.Logger) error 
 	// several processes on one PostgreSQL never send one delivery twice, and
 	// the process that settled an ask tells it at once.
 	worker := tell.New(svc, tell.Options{Timeout: sc.tellTimeout, PublicURL: base, UserAgent: "askd/" + version, Logger: log})
-	workerDone := make(chan struct{})
-	go func() { worker.Run(runCtx); close(workerDone) }()
-	defer func() { stopRun(); <-workerDone }()
+	running.Go(func() { worker.Run(runCtx) })
 
 	human, agent, err := app.Bootstrap(ctx, store)
 	if err != nil {
@@ -204,11 +206,11 @@ func serve(ctx context.Context, e *env, sc serveConfig, log *slog.Logger) error 
 		fmt.Fprintf(e.stdout, "Wire an agent:  export ASKD_URL=%s ASKD_TOKEN=%s; askd install claude\n\n", base, agent)
 	}
 
-	mcp := mcpHandler(svc, log)
+	mcp := mcpserver.Handler(svc, mcpserver.Options{Version: version, Logger: log})
 	api := httpapi.New(svc, httpapi.Options{
 		Role:   sc.role,
 		MCP:    mcp,
-		Inbox:  inboxHandler(svc, base),
+		Inbox:  web.New(svc),
 		Ready:  readiness(store),
 		Hosts:  sc.hosts,
 		Listen: ln.Addr().String(),
@@ -260,12 +262,10 @@ func serve(ctx context.Context, e *env, sc serveConfig, log *slog.Logger) error 
 
 // readiness is /readyz's check: the store answers, and where the store has a
 // change listener, it is connected.
-func readiness(store any) func(r *http.Request) error {
+func readiness(store askd.Store) func(r *http.Request) error {
 	return func(r *http.Request) error {
-		if p, ok := store.(interface{ Ping(context.Context) error }); ok {
-			if err := p.Ping(r.Context()); err != nil {
-				return fmt.Errorf("database: %w", err)
-			}
+		if err := store.Ping(r.Context()); err != nil {
+			return fmt.Errorf("database: %w", err)
 		}
 		if l, ok := store.(interface{ Listening() bool }); ok && !l.Listening() {
 			return errors.New("database change listener is reconnecting")

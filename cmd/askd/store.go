@@ -5,6 +5,7 @@ import (
 	"strings"
 
 	"github.com/askd-dev/askd"
+	"github.com/askd-dev/askd/internal/postgres"
 	"github.com/askd-dev/askd/internal/sqlite"
 )
 
@@ -16,7 +17,7 @@ func isPostgres(db string) bool {
 // openStore opens the database --db names, applying migrations.
 func openStore(ctx context.Context, db string) (askd.Store, error) {
 	if isPostgres(db) {
-		return openPostgres(ctx, db)
+		return postgres.Open(ctx, db)
 	}
 	return sqlite.Open(ctx, db)
 }
@@ -24,7 +25,7 @@ func openStore(ctx context.Context, db string) (askd.Store, error) {
 // migrateDB applies migrations and returns the ones that were new.
 func migrateDB(ctx context.Context, db string) ([]string, error) {
 	if isPostgres(db) {
-		return migratePostgres(ctx, db)
+		return postgres.Migrate(ctx, db)
 	}
 	return sqlite.Migrate(ctx, db)
 }

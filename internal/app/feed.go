@@ -219,9 +219,3 @@ func (s *Stream) Next(ctx context.Context) ([]*FeedEvent, error) {
 
 // Cursor is the id of the last event the stream was given.
 func (s *Stream) Cursor() int64 { return s.cursor }
-
-func (f *feed) count() int {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	return len(f.subs)
-}

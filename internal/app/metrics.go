@@ -6,6 +6,7 @@ import (
 
 	"github.com/askd-dev/askd"
 	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/collectors"
 )
 
 // Metrics are the Prometheus figures askd publishes at /metrics.
@@ -53,7 +54,7 @@ func newMetrics(s *Service) *Metrics {
 		Name: "askd_waiters", Help: "Calls blocked waiting for an answer in this process.",
 	}, func() float64 { return float64(s.hub.count()) })
 	m.Registry.MustRegister(m.asksCreated, m.asksSettled, m.timeToAnswer, m.SSEClients, pending, waiters,
-		prometheus.NewGoCollector(), prometheus.NewProcessCollector(prometheus.ProcessCollectorOpts{}))
+		collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	return m
 }
 

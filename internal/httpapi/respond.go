@@ -6,37 +6,13 @@ import (
 	"encoding/json"
 	"errors"
 	"io"
-	"log/slog"
 	"net/http"
 	"os"
-	"strings"
 	"time"
 
 	"github.com/askd-dev/askd"
+	"github.com/askd-dev/askd/internal/response"
 )
-
-// statusOf is the one table from error codes to HTTP statuses.
-func statusOf(code string) int {
-	switch code {
-	case askd.EINVALID:
-		return http.StatusBadRequest
-	case askd.EMISMATCH:
-		return http.StatusUnprocessableEntity
-	case askd.ENOTFOUND:
-		return http.StatusNotFound
-	case askd.ECONFLICT:
-		return http.StatusConflict
-	case askd.EFORBIDDEN:
-		return http.StatusForbidden
-	case askd.EUNAUTHORIZED:
-		return http.StatusUnauthorized
-	case askd.ELIMIT:
-		return http.StatusTooManyRequests
-	case askd.EUNAVAILABLE:
-		return http.StatusServiceUnavailable
-	}
-	return http.StatusInternalServerError
-}
 
 // ErrorBody is the JSON body of every error response.
 type ErrorBody struct {
@@ -60,7 +36,7 @@ func writeJSONCompressed(w http.ResponseWriter, r *http.Request, status int, v a
 	var buf bytes.Buffer
 	enc := json.NewEncoder(&buf)
 	enc.SetEscapeHTML(false)
-	if err := enc.Encode(v); err != nil || buf.Len() < 1024 || !strings.Contains(r.Header.Get("Accept-Encoding"), "gzip") {
+	if err := enc.Encode(v); err != nil || buf.Len() < 1024 || !response.AcceptsGzip(r) {
 		writeJSON(w, status, v)
 		return
 	}
@@ -92,7 +68,7 @@ func (s *Server) writeError(w http.ResponseWriter, r *http.Request, err error) {
 	if errors.As(err, &bb) && r.ContentLength != 0 {
 		closeUnread(w)
 	}
-	writeJSON(w, statusOf(code), body)
+	writeJSON(w, response.Status(code), body)
 }
 
 // beforeBody marks an error that refuses a request before its body is read:
@@ -152,5 +128,3 @@ func readBody(w http.ResponseWriter, r *http.Request) ([]byte, error) {
 	}
 	return nil, askd.Errorf(askd.EINVALID, "body: %v", err)
 }
-
-var _ = slog.Default

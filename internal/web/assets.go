@@ -11,6 +11,8 @@ import (
 	"net/http"
 	"path"
 	"strings"
+
+	"github.com/askd-dev/askd/internal/response"
 )
 
 //go:embed static
@@ -67,21 +69,10 @@ func gzipBytes(b []byte) []byte {
 	return buf.Bytes()
 }
 
-// acceptsGzip reports whether the client takes gzip-encoded responses.
-func acceptsGzip(r *http.Request) bool {
-	for _, part := range strings.Split(r.Header.Get("Accept-Encoding"), ",") {
-		enc, q, _ := strings.Cut(strings.TrimSpace(part), ";")
-		if strings.EqualFold(strings.TrimSpace(enc), "gzip") && strings.ReplaceAll(q, " ", "") != "q=0" {
-			return true
-		}
-	}
-	return false
-}
-
 // writeMaybeGzip writes body, gzip-compressed when the client accepts it.
 func writeMaybeGzip(w http.ResponseWriter, r *http.Request, body []byte) {
 	w.Header().Add("Vary", "Accept-Encoding")
-	if acceptsGzip(r) && len(body) > 512 {
+	if response.AcceptsGzip(r) && len(body) > 512 {
 		w.Header().Set("Content-Encoding", "gzip")
 		body = gzipBytes(body)
 	}
@@ -113,7 +104,7 @@ func (h *Handler) asset(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	body := f.body
-	if acceptsGzip(r) && len(f.gz) < len(f.body) {
+	if response.AcceptsGzip(r) && len(f.gz) < len(f.body) {
 		hd.Set("Content-Encoding", "gzip")
 		body = f.gz
 	}

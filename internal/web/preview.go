@@ -7,6 +7,7 @@ import (
 	"strconv"
 
 	"github.com/askd-dev/askd"
+	"github.com/askd-dev/askd/internal/response"
 	"github.com/microcosm-cc/bluemonday"
 	"github.com/yuin/goldmark"
 	"github.com/yuin/goldmark/extension"
@@ -110,7 +111,7 @@ func (h *Handler) previewDoc(w http.ResponseWriter, r *http.Request) {
 	securityHeaders(w, previewCSP)
 	a, err := h.previewAsk(r)
 	if err != nil {
-		http.Error(w, askd.ErrorMessage(err), errStatus(err))
+		http.Error(w, askd.ErrorMessage(err), response.Status(askd.ErrorCode(err)))
 		return
 	}
 	qi, err1 := strconv.Atoi(r.PathValue("q"))
@@ -134,6 +135,6 @@ func (h *Handler) previewDoc(w http.ResponseWriter, r *http.Request) {
 
 func writeJSONError(w http.ResponseWriter, err error) {
 	w.Header().Set("Content-Type", "application/json")
-	w.WriteHeader(errStatus(err))
+	w.WriteHeader(response.Status(askd.ErrorCode(err)))
 	json.NewEncoder(w).Encode(map[string]string{"error": askd.ErrorMessage(err), "code": askd.ErrorCode(err)})
 }

@@ -143,17 +143,4 @@ func (h *Handler) render(w http.ResponseWriter, r *http.Request, name string, da
 	writeMaybeGzip(w, r, []byte(b.String()))
 }
 
-// errStatus maps the few errors this package meets to HTTP statuses.
-func errStatus(err error) int {
-	switch askd.ErrorCode(err) {
-	case askd.EUNAUTHORIZED:
-		return http.StatusUnauthorized
-	case askd.ENOTFOUND:
-		return http.StatusNotFound
-	case askd.EINVALID:
-		return http.StatusBadRequest
-	}
-	return http.StatusInternalServerError
-}
-
 var errNoPreview = errors.New("no such preview")

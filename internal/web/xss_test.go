@@ -111,7 +111,7 @@ func TestXSS(t *testing.T) {
 			dec := live[1]
 			p.do(chromedp.Click(option(dec.ID, xssImg)))
 			p.do(chromedp.Click(button(last.ID, "Reject…")), chromedp.SendKeys(chromedp.CSS(card(last.ID)+" textarea.comment"), xssImg), chromedp.Click(button(last.ID, "Reject")))
-			p.waitFor(fmt.Sprintf(`document.querySelectorAll('#recent .recent-item').length === 2`))
+			p.waitFor(`document.querySelectorAll('#recent .recent-item').length === 2`)
 			time.Sleep(500 * time.Millisecond) // give any injected handler time to fire
 
 			if v := eval[string](p, `String(window.__xss)`); v != "undefined" {

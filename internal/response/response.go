@@ -1,0 +1,48 @@
+// Package response holds what askd's two HTTP front ends, the API
+// (internal/httpapi) and the inbox page (internal/web), must answer alike.
+// Adapters never import each other, so what both need lives here.
+package response
+
+import (
+	"net/http"
+	"strings"
+
+	"github.com/askd-dev/askd"
+)
+
+// Status is the HTTP status of an error code (askd.ErrorCode): the one table
+// from codes to statuses for every HTTP response. EINTERNAL and any unknown
+// code are 500.
+func Status(code string) int {
+	switch code {
+	case askd.EINVALID:
+		return http.StatusBadRequest
+	case askd.EMISMATCH:
+		return http.StatusUnprocessableEntity
+	case askd.ENOTFOUND:
+		return http.StatusNotFound
+	case askd.ECONFLICT:
+		return http.StatusConflict
+	case askd.EFORBIDDEN:
+		return http.StatusForbidden
+	case askd.EUNAUTHORIZED:
+		return http.StatusUnauthorized
+	case askd.ELIMIT:
+		return http.StatusTooManyRequests
+	case askd.EUNAVAILABLE:
+		return http.StatusServiceUnavailable
+	}
+	return http.StatusInternalServerError
+}
+
+// AcceptsGzip reports whether the client takes gzip-encoded responses: its
+// Accept-Encoding lists gzip, with any q but 0.
+func AcceptsGzip(r *http.Request) bool {
+	for _, part := range strings.Split(r.Header.Get("Accept-Encoding"), ",") {
+		enc, q, _ := strings.Cut(strings.TrimSpace(part), ";")
+		if strings.EqualFold(strings.TrimSpace(enc), "gzip") && strings.ReplaceAll(q, " ", "") != "q=0" {
+			return true
+		}
+	}
+	return false
+}
