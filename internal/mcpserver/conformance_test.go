@@ -1,0 +1,299 @@
+package mcpserver_test
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"maps"
+	"net"
+	"net/http"
+	"net/http/httputil"
+	"net/url"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"slices"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/askd-dev/askd/internal/app"
+)
+
+// The official MCP conformance suite and the Node that runs it, pinned. The
+// suite needs Node 22 or later (it imports fs.globSync); where the system's
+// Node is older, the node package from npm supplies one.
+const (
+	conformanceVersion = "0.1.16"
+	conformancePkg     = "@modelcontextprotocol/conformance@" + conformanceVersion
+	nodePkg            = "node@22.23.3"
+)
+
+// conformancePass are the server scenarios askd must pass: the ones that need
+// no fixture tool, resource or prompt of the suite's own.
+var conformancePass = []string{
+	"server-initialize",
+	"ping",
+	"logging-set-level",
+	"tools-list",
+	"resources-list",
+	"prompts-list",
+	"server-sse-multiple-streams",
+	// Its disconnect-and-resume part needs the fixture tool
+	// test_reconnection and reports only INFO without it.
+	"server-sse-polling",
+	"dns-rebinding-protection",
+}
+
+// conformanceWarnings are the SHOULD-level warnings askd leaves standing,
+// keyed by scenario and check, and why (docs/conformance.md says more). Any
+// other warning fails the test.
+var conformanceWarnings = map[string]string{
+	"server-sse-polling server-sse-priming-event": "a priming event (an id, empty data) invites the client to resume the stream " +
+		"with GET and Last-Event-ID; askd is stateless and answers GET /mcp with 405, and a cut-off call is picked up " +
+		"again by calling again (SPEC §2.1). The stream checked is the SDK's answer to the unknown fixture tool " +
+		"test_reconnection, requested as 2025-03-26, a revision without priming events.",
+	"server-sse-polling server-sse-retry-field": "the 2025-11-25 SHOULD applies when a server closes the connection before " +
+		"the stream ends; askd never does: each stream ends with its response.",
+}
+
+// conformanceNotApplicable are the scenarios that cannot pass against askd:
+// each needs a fixture of the suite's "everything" server by name. The
+// failure is the text one of the scenario's failed checks must hold, so that
+// a scenario failing for any other reason fails the test.
+var conformanceNotApplicable = map[string]struct{ why, failure string }{
+	"completion-complete":           {"calls completion/complete for the fixture prompt test_prompt_with_arguments; askd has no prompts and no completions", `method not found: "completion/complete"`},
+	"tools-call-simple-text":        {"calls the fixture tool test_simple_text", `unknown tool "test_simple_text"`},
+	"tools-call-image":              {"calls the fixture tool test_image_content", `unknown tool "test_image_content"`},
+	"tools-call-audio":              {"calls the fixture tool test_audio_content", `unknown tool "test_audio_content"`},
+	"tools-call-embedded-resource":  {"calls the fixture tool test_embedded_resource", `unknown tool "test_embedded_resource"`},
+	"tools-call-mixed-content":      {"calls the fixture tool test_multiple_content_types", `unknown tool "test_multiple_content_types"`},
+	"tools-call-with-logging":       {"calls the fixture tool test_tool_with_logging", `unknown tool "test_tool_with_logging"`},
+	"tools-call-error":              {"calls the fixture tool test_error_handling", `unknown tool "test_error_handling"`},
+	"tools-call-with-progress":      {"calls the fixture tool test_tool_with_progress (askd's own progress is covered by TestTypeScriptClient and the go-sdk tests)", `unknown tool "test_tool_with_progress"`},
+	"tools-call-sampling":           {"calls the fixture tool test_sampling; askd never asks the client to sample", `unknown tool "test_sampling"`},
+	"tools-call-elicitation":        {"calls the fixture tool test_elicitation; askd asks people in its inbox, not through the client", `unknown tool "test_elicitation"`},
+	"elicitation-sep1034-defaults":  {"calls the fixture tool test_elicitation_sep1034_defaults", `unknown tool "test_elicitation_sep1034_defaults"`},
+	"elicitation-sep1330-enums":     {"calls the fixture tool test_elicitation_sep1330_enums", `unknown tool "test_elicitation_sep1330_enums"`},
+	"json-schema-2020-12":           {"looks for the fixture tool json_schema_2020_12_tool in tools/list", "Tool 'json_schema_2020_12_tool' not found"},
+	"resources-read-text":           {"reads the fixture resource test://static-text; askd has no resources", "Resource not found"},
+	"resources-read-binary":         {"reads the fixture resource test://static-binary", "Resource not found"},
+	"resources-templates-read":      {"reads the fixture template test://template/{id}/data", "Resource not found"},
+	"resources-subscribe":           {"subscribes to a fixture resource; askd has no resources to subscribe to", `method not found: "resources/subscribe"`},
+	"resources-unsubscribe":         {"subscribes to, then unsubscribes from, a fixture resource", `method not found: "resources/subscribe"`},
+	"prompts-get-simple":            {"gets the fixture prompt test_simple_prompt; askd has no prompts", `unknown prompt "test_simple_prompt"`},
+	"prompts-get-with-args":         {"gets the fixture prompt test_prompt_with_arguments", `unknown prompt "test_prompt_with_arguments"`},
+	"prompts-get-embedded-resource": {"gets the fixture prompt test_prompt_with_embedded_resource", `unknown prompt "test_prompt_with_embedded_resource"`},
+	"prompts-get-with-image":        {"gets the fixture prompt test_prompt_with_image", `unknown prompt "test_prompt_with_image"`},
+}
+
+// TestConformance runs the official MCP conformance suite's server scenarios
+// (active and pending) against a real askd, through a loopback proxy that
+// adds the agent token the suite cannot send. Every scenario that needs no
+// fixture must pass, with no warning but those in conformanceWarnings; the
+// others must fail for want of their fixture, and are logged with the reason
+// they do not apply. In CI (CI=true) a missing node or npm fails the test;
+// elsewhere it skips, loudly.
+func TestConformance(t *testing.T) {
+	npm, npmErr := exec.LookPath("npm")
+	sysNode, nodeErr := exec.LookPath("node")
+	if nodeErr != nil || npmErr != nil {
+		if os.Getenv("CI") == "true" {
+			t.Fatalf("node and npm are required in CI for the MCP conformance suite: %v %v", nodeErr, npmErr)
+		}
+		t.Skipf("SKIPPING the MCP conformance suite: node or npm not found (%v %v); CI runs it", nodeErr, npmErr)
+	}
+	dir, node := conformanceDir(t, npm, sysNode)
+
+	srv := start(t, app.Config{})
+	proxy := tokenProxy(t, srv.URL, srv.AgentToken)
+	out := t.TempDir()
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+	defer cancel()
+	began := time.Now()
+	cmd := exec.CommandContext(ctx, node, filepath.Join(dir, "node_modules", "@modelcontextprotocol", "conformance", "dist", "index.js"),
+		"server", "--url", proxy+"/mcp", "--suite", "all", "-o", out)
+	cmd.Dir = out
+	var stdout bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &stdout, &stdout
+	// Its exit status says only that something failed, which the
+	// not-applicable scenarios always do; the checks below decide.
+	runErr := cmd.Run()
+	t.Logf("conformance %s: %s (%v)", conformanceVersion, time.Since(began).Round(time.Millisecond), runErr)
+	if ctx.Err() != nil {
+		t.Fatalf("the conformance suite did not finish: %v\n%s", ctx.Err(), stdout.String())
+	}
+
+	results := readConformance(t, out)
+	for _, name := range conformancePass {
+		checks, ok := results[name]
+		if !ok {
+			t.Errorf("%s: no results (was it renamed or dropped?)\n%s", name, stdout.String())
+			continue
+		}
+		for _, c := range checks {
+			switch why, known := conformanceWarnings[name+" "+c.ID]; {
+			case c.Status == "SUCCESS" || c.Status == "INFO":
+			case c.Status == "WARNING" && known:
+				t.Logf("%s: warning %s, explained: %s", name, c.ID, why)
+			default:
+				t.Errorf("%s: %s %s: %s %s", name, c.Status, c.ID, c.ErrorMessage, c.Details)
+			}
+		}
+	}
+	names := slices.Sorted(maps.Keys(results))
+	for _, name := range names {
+		checks := results[name]
+		if slices.Contains(conformancePass, name) {
+			continue
+		}
+		na, ok := conformanceNotApplicable[name]
+		switch {
+		case !ok:
+			t.Errorf("%s: a scenario this test does not know; decide whether askd must pass it: %s", name, summary(checks))
+		case !failedWith(checks, na.failure):
+			t.Errorf("%s: want a failure with %q (a missing fixture), got %s", name, na.failure, summary(checks))
+		default:
+			t.Logf("not applicable: %s: %s", name, na.why)
+		}
+	}
+}
+
+// conformanceCheck is one entry of a scenario's checks.json.
+type conformanceCheck struct {
+	ID           string          `json:"id"`
+	Status       string          `json:"status"` // SUCCESS, FAILURE, WARNING, INFO
+	ErrorMessage string          `json:"errorMessage"`
+	Details      json.RawMessage `json:"details"`
+}
+
+// failedWith says whether one of checks failed with text in its message.
+func failedWith(checks []conformanceCheck, text string) bool {
+	return slices.ContainsFunc(checks, func(c conformanceCheck) bool {
+		return c.Status == "FAILURE" && strings.Contains(c.ErrorMessage, text)
+	})
+}
+
+func summary(checks []conformanceCheck) string {
+	var b strings.Builder
+	for _, c := range checks {
+		fmt.Fprintf(&b, "[%s %s %s]", c.Status, c.ID, c.ErrorMessage)
+	}
+	return b.String()
+}
+
+// resultDir is the name of a scenario's result directory: "server-", the
+// scenario, "-", and an ISO time with its ':' and '.' made '-'.
+var resultDir = regexp.MustCompile(`^server-(.+)-\d{4}-\d{2}-\d{2}T\d{2}-\d{2}-\d{2}-\d{3}Z$`)
+
+// readConformance reads the checks of every scenario the suite wrote to out,
+// one directory per scenario: server-<scenario>-<timestamp>/checks.json.
+func readConformance(t *testing.T, out string) map[string][]conformanceCheck {
+	t.Helper()
+	files, err := filepath.Glob(filepath.Join(out, "*", "checks.json"))
+	if err != nil || len(files) == 0 {
+		t.Fatalf("no checks.json under the suite's output (%v)", err)
+	}
+	results := map[string][]conformanceCheck{}
+	for _, f := range files {
+		m := resultDir.FindStringSubmatch(filepath.Base(filepath.Dir(f)))
+		if m == nil {
+			t.Fatalf("%s: not a directory name the suite writes", f)
+		}
+		name := m[1]
+		b, err := os.ReadFile(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var checks []conformanceCheck
+		if err := json.Unmarshal(b, &checks); err != nil {
+			t.Fatalf("%s: %v", f, err)
+		}
+		results[name] = append(results[name], checks...)
+	}
+	return results
+}
+
+// tokenProxy serves target on a loopback port of its own, adding the agent
+// token to every request: the suite has no option for one. The Host header
+// goes through as the suite sent it, so askd's DNS-rebinding check sees it.
+func tokenProxy(t *testing.T, target, token string) string {
+	t.Helper()
+	u, err := url.Parse(target)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rp := &httputil.ReverseProxy{
+		Rewrite: func(r *httputil.ProxyRequest) {
+			r.SetURL(u)
+			r.Out.Host = r.In.Host
+			r.Out.Header.Set("Authorization", "Bearer "+token)
+		},
+		FlushInterval: -1, // event streams pass at once
+	}
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	hs := &http.Server{Handler: rp, ReadHeaderTimeout: 10 * time.Second}
+	go hs.Serve(ln)
+	t.Cleanup(func() { hs.Close() })
+	return "http://" + ln.Addr().String()
+}
+
+// conformanceDir installs the conformance suite, and Node 22 when the
+// system's Node is older, once into the user's cache (reused by later runs),
+// and returns the directory and the node to run the suite with.
+func conformanceDir(t *testing.T, npm, sysNode string) (dir, node string) {
+	t.Helper()
+	cache, err := os.UserCacheDir()
+	if err != nil {
+		cache = os.TempDir()
+	}
+	dir = filepath.Join(cache, "askd-test", "conformance-"+conformanceVersion)
+	pkgs := []string{conformancePkg}
+	node = sysNode
+	if nodeMajor(sysNode) < 22 {
+		pkgs = append(pkgs, nodePkg)
+		node = filepath.Join(dir, "node_modules", ".bin", "node")
+	}
+	pkgJSON := filepath.Join(dir, "node_modules", "@modelcontextprotocol", "conformance", "package.json")
+	if _, err := os.Stat(pkgJSON); err != nil || nodeMajor(node) < 22 {
+		if err := os.MkdirAll(dir, 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(dir, "package.json"), []byte(`{"name":"askd-conformance","private":true}`+"\n"), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
+		defer cancel()
+		began := time.Now()
+		// node's package fetches its binary in a preinstall script, so
+		// scripts must run.
+		cmd := exec.CommandContext(ctx, npm, append([]string{"install", "--no-audit", "--no-fund", "--silent", "--prefer-offline", "--ignore-scripts=false"}, pkgs...)...)
+		cmd.Dir = dir
+		if out, err := cmd.CombinedOutput(); err != nil {
+			t.Fatalf("npm install %s: %v\n%s", strings.Join(pkgs, " "), err, out)
+		}
+		t.Logf("npm install %s: %s", strings.Join(pkgs, " "), time.Since(began).Round(time.Millisecond))
+	}
+	if m := nodeMajor(node); m < 22 {
+		t.Fatalf("%s is Node %d; the conformance suite needs 22 or later", node, m)
+	}
+	return dir, node
+}
+
+// nodeMajor is the major version of the node binary at path, 0 if it does
+// not run.
+func nodeMajor(path string) int {
+	out, err := exec.Command(path, "--version").Output()
+	if err != nil {
+		return 0
+	}
+	major, _, _ := strings.Cut(strings.TrimPrefix(strings.TrimSpace(string(out)), "v"), ".")
+	n, _ := strconv.Atoi(major)
+	return n
+}
