@@ -101,7 +101,7 @@ func (s *Service) Answer(ctx context.Context, c askd.Caller, id int64, ans *askd
 		return nil, err
 	}
 	return s.settleGated(ctx, c, id, "answer", ans, func(a *askd.Ask) (string, string, error) {
-		if err := a.Check(ans); err != nil {
+		if err := a.CheckAnswer(ans); err != nil {
 			var e *askd.Error
 			if errors.As(err, &e) {
 				return "", "", &askd.Error{Code: askd.EMISMATCH, Message: e.Message}
