@@ -97,20 +97,14 @@ func (s *Service) expire(ctx context.Context, id int64) (*askd.Ask, error) {
 		if err != nil {
 			return err
 		}
-		out = a
+		out, settled, send = a, false, false
 		now := s.now()
-		if !a.Pending() || a.Deadline == nil || a.Deadline.After(now) {
+		if !overdue(a, now) {
 			return nil
 		}
-		a.Settle(askd.StatusCancelled, askd.ReasonTimeout, nil, "askd", now)
-		if err := tx.UpdateAsk(ctx, a); err != nil {
-			return err
-		}
-		if send, err = s.enqueueTell(ctx, tx, a); err != nil {
-			return err
-		}
 		settled = true
-		return s.record(ctx, tx, a, askd.ActionTimedOut, "askd", "no one answered in time")
+		send, err = s.timeOut(ctx, tx, a, now)
+		return err
 	})
 	if err == nil && settled {
 		s.Metrics.settled(out)
