@@ -3,6 +3,7 @@ package app
 import (
 	"fmt"
 	"strings"
+	"time"
 
 	"github.com/askd-dev/askd"
 )
@@ -73,4 +74,23 @@ func TellText(a *askd.Ask) string {
 		fmt.Fprintf(&b, "Your %s %s is %s.", noun, what, a.Status)
 	}
 	return b.String()
+}
+
+// HumanDuration writes a timeout as people say it: "5 minutes", "90 seconds".
+func HumanDuration(d time.Duration) string {
+	plural := func(n int64, unit string) string {
+		if n == 1 {
+			return "1 " + unit
+		}
+		return fmt.Sprintf("%d %ss", n, unit)
+	}
+	switch {
+	case d < time.Second:
+		return plural(int64(d.Round(time.Millisecond)/time.Millisecond), "millisecond")
+	case d%time.Hour == 0:
+		return plural(int64(d/time.Hour), "hour")
+	case d%time.Minute == 0:
+		return plural(int64(d/time.Minute), "minute")
+	}
+	return plural(int64(d.Round(time.Second)/time.Second), "second")
 }
