@@ -157,7 +157,7 @@ func (w *Await) Finish(ctx context.Context, a *askd.Ask, err error) (*askd.Ask, 
 		return w.finish(ctx, a, err)
 	}
 	if w.mode == AwaitGrace {
-		return w.retrying(ctx, func() (*askd.Ask, error) { return w.svc.markToTell(ctx, w.c, a.ID) })
+		return w.retrying(ctx, func() (*askd.Ask, error) { return w.svc.markToBeTold(ctx, w.c, a.ID) })
 	}
 	return a, nil
 }
@@ -185,7 +185,7 @@ func (w *Await) FinishBeside(ctx context.Context, a *askd.Ask, err error) (*askd
 		return w.Finish(ctx, a, err)
 	}
 	go func() {
-		if _, err := w.svc.Checked(context.WithoutCancel(ctx), w.c, a); err != nil {
+		if _, err := w.svc.recordTold(context.WithoutCancel(ctx), w.c, a); err != nil {
 			w.svc.cfg.Logger.Warn("record that the agent was told", "id", a.ID, "err", err)
 		}
 	}()
@@ -197,7 +197,7 @@ func (w *Await) finish(ctx context.Context, a *askd.Ask, err error) (*askd.Ask, 
 	if err != nil {
 		return nil, err
 	}
-	return w.retrying(ctx, func() (*askd.Ask, error) { return w.svc.Checked(ctx, w.c, a) })
+	return w.retrying(ctx, func() (*askd.Ask, error) { return w.svc.recordTold(ctx, w.c, a) })
 }
 
 // CutOff records that the caller went away without the outcome: a pending

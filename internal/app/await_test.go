@@ -81,7 +81,7 @@ func TestCutOffQuestionIsToldOnce(t *testing.T) {
 			if err != nil || len(asks) != 1 {
 				t.Fatalf("CheckAll = %d asks, %v; want the answered one", len(asks), err)
 			}
-			return app.TellText(asks[0])
+			return app.ToldText(asks[0])
 		}},
 	}
 	for _, tt := range tests {

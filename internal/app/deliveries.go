@@ -204,7 +204,7 @@ func (s *Service) SessionChannel(ctx context.Context, agent, session string) (*a
 type Claimed struct {
 	Delivery *askd.Delivery
 	Ask      *askd.Ask
-	Text     string // tells: TellText of the ask
+	Text     string // tells: ToldText of the ask
 }
 
 // ClaimDeliveries leases up to limit due deliveries for lease (see
@@ -237,7 +237,7 @@ func (s *Service) ClaimDeliveries(ctx context.Context, lease time.Duration, limi
 			}
 			cl := &Claimed{Delivery: d, Ask: a}
 			if d.Kind == askd.DeliveryTell {
-				cl.Text = TellText(a)
+				cl.Text = ToldText(a)
 			}
 			out = append(out, cl)
 		}
@@ -291,7 +291,10 @@ func (s *Service) Delivered(ctx context.Context, cl *Claimed, how string) error 
 		if d.Kind != askd.DeliveryTell || a.ToldAt != nil {
 			return nil
 		}
-		return s.markTold(ctx, tx, a, "askd", "by "+how)
+		if err := s.markTold(ctx, tx, a); err != nil {
+			return err
+		}
+		return s.record(ctx, tx, a, askd.ActionTold, "askd", "by "+how)
 	})
 }
 

@@ -452,7 +452,7 @@ func (t *tools) view(a *askd.Ask) (askView, bool) {
 		v.Hint = fmt.Sprintf("no answer yet: call check_ask with id %d later (wait_seconds up to %d)", a.ID, maxCheckWait)
 	} else {
 		v.By = a.SettledBy
-		v.Message = app.TellText(a)
+		v.Message = app.ToldText(a)
 	}
 	return v, isErr
 }

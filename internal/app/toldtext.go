@@ -8,7 +8,7 @@ import (
 	"github.com/askd-dev/askd"
 )
 
-// TellText is how a settled ask reads when it is handed to the agent as its
+// ToldText is how a settled ask reads when it is handed to the agent as its
 // next prompt (the Stop hook's reason, check_ask's message, delivery channels):
 //
 //	The user answered your ask #12 (decision: "Deploy on Monday or Friday?"): Monday
@@ -16,7 +16,7 @@ import (
 //
 // followed by any reply or comment the person gave. A pending ask reads as
 // still waiting.
-func TellText(a *askd.Ask) string {
+func ToldText(a *askd.Ask) string {
 	what := fmt.Sprintf("#%d (%s: %q)", a.ID, a.Kind, a.Summary())
 	noun := "ask"
 	if a.Kind == askd.KindApproval {
