@@ -115,10 +115,11 @@ type Ask struct {
 	CancelReason CancelReason `json:"cancel_reason,omitempty"`
 	Answer       *Answer      `json:"answer,omitempty"`
 
-	// Tell is true when the agent must be told of the outcome later (SPEC §5):
-	// attention asks, and approvals whose tool call already returned pending.
-	Tell   bool       `json:"tell"`
-	ToldAt *time.Time `json:"told_at,omitempty"`
+	// ToBeTold is true when the agent is to be told of the outcome later
+	// (SPEC §5): attention asks, approvals whose tool call already returned
+	// pending, and asks whose blocking call was cut off. ToldAt is when it was.
+	ToBeTold bool       `json:"tell"`
+	ToldAt   *time.Time `json:"told_at,omitempty"`
 }
 
 // Key is the attention slot an ask holds: "session:<name>" for attention asks,

@@ -110,7 +110,7 @@ func (s *Service) markTold(ctx context.Context, tx askd.Tx, a *askd.Ask) error {
 	if err := tx.UpdateAsk(ctx, a); err != nil {
 		return err
 	}
-	if !a.Tell || a.SettledAt == nil {
+	if !a.ToBeTold || a.SettledAt == nil {
 		return nil
 	}
 	d, err := tx.Delivery(ctx, askd.TellKey(a))
@@ -169,7 +169,7 @@ func (s *Service) takeToBeTold(ctx context.Context, c askd.Caller, how string) (
 		}
 		out = out[:0]
 		for _, a := range asks {
-			if a.Pending() || !a.Tell || a.ToldAt != nil {
+			if a.Pending() || !a.ToBeTold || a.ToldAt != nil {
 				continue
 			}
 			if err := s.markTold(ctx, tx, a); err != nil {
@@ -193,7 +193,7 @@ func (s *Service) takeToBeTold(ctx context.Context, c askd.Caller, how string) (
 // told to the agent (what a Stop hook with ?wait= waits for).
 func (s *Service) pendingToBeTold(ctx context.Context, c askd.Caller) ([]*askd.Ask, error) {
 	pending, err := s.Open(ctx, c)
-	return slices.DeleteFunc(pending, func(a *askd.Ask) bool { return !a.Tell }), err
+	return slices.DeleteFunc(pending, func(a *askd.Ask) bool { return !a.ToBeTold }), err
 }
 
 // List returns asks for the inbox: pending ones first, then settled ones.

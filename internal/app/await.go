@@ -175,13 +175,13 @@ func (w *Await) retrying(ctx context.Context, write func() (*askd.Ask, error)) (
 }
 
 // FinishBeside is Finish for a reply written at once (a blocking MCP call's
-// result): an ask that is also queued for telling (Tell) is marked told
+// result): an ask that is also to be told (ToBeTold) is marked told
 // first, as Check does, so the queued tell is not sent as well; for any other
 // the record is written beside the reply instead of before it, which takes a
 // database write off the answer's way back to the agent (if askd stops in
 // between, check_ask and asking again give the same outcome once more).
 func (w *Await) FinishBeside(ctx context.Context, a *askd.Ask, err error) (*askd.Ask, error) {
-	if err != nil || a.Pending() || a.Tell || w.mode == AwaitCheck {
+	if err != nil || a.Pending() || a.ToBeTold || w.mode == AwaitCheck {
 		return w.Finish(ctx, a, err)
 	}
 	go func() {
@@ -235,7 +235,7 @@ func (s *Service) cutOff(ctx context.Context, c askd.Caller, id int64) error {
 		if !visible(c, a) || !a.Pending() || a.Kind.IsAttention() {
 			return nil
 		}
-		a.Tell = true
+		a.ToBeTold = true
 		a.UpdatedAt = s.now()
 		if err := tx.UpdateAsk(ctx, a); err != nil {
 			return err

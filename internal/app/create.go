@@ -95,7 +95,7 @@ func (s *Service) newAsk(c askd.Caller, in *askd.AskInput, opt CreateOptions) *a
 		Questions: in.Questions, Title: in.Title, Details: in.Details, Options: in.Options,
 		Recommended: in.Recommended, Payload: compactJSON(in.Payload), ToolName: in.ToolName, ToolUseID: in.ToolUseID,
 		CreatedAt: now, UpdatedAt: now,
-		Tell: in.Kind.IsAttention(),
+		ToBeTold: in.Kind.IsAttention(),
 	}
 	timeout := opt.Timeout
 	if timeout == 0 {

@@ -208,10 +208,10 @@ func (s *Service) markToBeTold(ctx context.Context, c askd.Caller, id int64) (*a
 			return askd.Errorf(askd.ENOTFOUND, "ask %d not found", id)
 		}
 		out = a
-		if !a.Pending() || a.Tell {
+		if !a.Pending() || a.ToBeTold {
 			return nil
 		}
-		a.Tell = true
+		a.ToBeTold = true
 		return tx.UpdateAsk(ctx, a)
 	})
 	return out, err

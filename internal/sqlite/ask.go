@@ -53,7 +53,7 @@ func askValues(a *askd.Ask) ([]any, error) {
 	// NULL rather than "", so the partial index holds only asks that have one.
 	toolUseID := sql.NullString{String: a.ToolUseID, Valid: a.ToolUseID != ""}
 	tell := 0
-	if a.Tell {
+	if a.ToBeTold {
 		tell = 1
 	}
 	return []any{
@@ -91,7 +91,7 @@ func scanAsk(row scanner) (*askd.Ask, error) {
 	a.CreatedAt, a.UpdatedAt = fromMicros(createdAt), fromMicros(updatedAt)
 	a.Deadline, a.SnoozedUntil = fromNullMicros(deadline), fromNullMicros(snoozedUntil)
 	a.SettledAt, a.ToldAt = fromNullMicros(settledAt), fromNullMicros(toldAt)
-	a.Tell = tell != 0
+	a.ToBeTold = tell != 0
 	if payload.Valid {
 		a.Payload = json.RawMessage(payload.String)
 	}
