@@ -301,9 +301,12 @@ type Tx interface {
 
 	// AddEvent appends e and sets e.ID; watchers hear of it after commit.
 	AddEvent(ctx context.Context, e *Event) error
-	// Events returns the events of one ask (askID > 0, oldest first, without
-	// snapshots), or those after afterID across all asks (with snapshots).
-	Events(ctx context.Context, askID, afterID int64, limit int) ([]*Event, error)
+	// AskHistory returns the events of ask askID, oldest first, without
+	// snapshots; none when it has none or does not exist.
+	AskHistory(ctx context.Context, askID int64) ([]*Event, error)
+	// EventsAfter returns the events after afterID across all asks, oldest
+	// first, each with its snapshot, at most limit when limit is above 0.
+	EventsAfter(ctx context.Context, afterID int64, limit int) ([]*Event, error)
 	// LastEventID returns the newest event's id, 0 when there is none.
 	LastEventID(ctx context.Context) (int64, error)
 	// Sessions returns every session that has asks, by agent then name.

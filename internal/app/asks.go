@@ -44,7 +44,7 @@ func (s *Service) History(ctx context.Context, c askd.Caller, id int64) ([]*askd
 	}
 	var evs []*askd.Event
 	err := s.store.View(ctx, func(tx askd.Tx) (err error) {
-		evs, err = tx.Events(ctx, id, 0, 0)
+		evs, err = tx.AskHistory(ctx, id)
 		return err
 	})
 	return evs, err

@@ -469,7 +469,7 @@ func testDeleteAsks(t *testing.T, s askd.Store) {
 		for _, a := range []*askd.Ask{old, oldCancelled} {
 			_, err := tx.Ask(ctx, a.ID)
 			wantCode(t, err, askd.ENOTFOUND)
-			events, err := tx.Events(ctx, a.ID, 0, 0)
+			events, err := tx.AskHistory(ctx, a.ID)
 			if err != nil {
 				return err
 			}
@@ -484,7 +484,7 @@ func testDeleteAsks(t *testing.T, s askd.Store) {
 		if want := []int64{oldPending.ID, recent.ID}; !slices.Equal(ids(got), want) {
 			t.Errorf("asks left = %v, want %v (the pending one and the recent one)", ids(got), want)
 		}
-		events, err := tx.Events(ctx, 0, 0, 0)
+		events, err := tx.EventsAfter(ctx, 0, 0)
 		if err != nil {
 			return err
 		}
