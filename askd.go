@@ -347,9 +347,11 @@ type Tx interface {
 	MCPCall(ctx context.Context, k MCPCallKey) (*MCPCall, error)
 	// PutMCPCall stores c, replacing the call with its key.
 	PutMCPCall(ctx context.Context, c *MCPCall) error
-	// DeleteMCPCalls removes the call with key k, or, when k is zero, every
-	// call created before t; it returns how many went.
-	DeleteMCPCalls(ctx context.Context, k MCPCallKey, createdBefore time.Time) (int, error)
+	// DeleteMCPCall removes the call with key k, if one is kept.
+	DeleteMCPCall(ctx context.Context, k MCPCallKey) error
+	// PurgeMCPCalls removes every call created before createdBefore, and
+	// returns how many went.
+	PurgeMCPCalls(ctx context.Context, createdBefore time.Time) (int, error)
 
 	// CreateSignInCode stores c; ENOTFOUND when its human token does not
 	// exist. Revoking the token deletes its codes.
