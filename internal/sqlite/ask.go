@@ -114,11 +114,8 @@ func scanAsk(row scanner) (*askd.Ask, error) {
 func (t *tx) Ask(ctx context.Context, id int64) (*askd.Ask, error) {
 	row := t.tx.QueryRowContext(ctx, "SELECT "+askColumns+" FROM asks WHERE id = ?", id)
 	a, err := scanAsk(row)
-	if errors.Is(err, sql.ErrNoRows) {
-		return nil, askd.Errorf(askd.ENOTFOUND, "ask %d not found", id)
-	}
 	if err != nil {
-		return nil, fmt.Errorf("read ask %d: %w", id, err)
+		return nil, translate(err, fmt.Sprintf("read ask %d", id), says{notFound: fmt.Sprintf("ask %d not found", id)})
 	}
 	return a, nil
 }

@@ -34,11 +34,8 @@ func (t *tx) AddEvent(ctx context.Context, e *askd.Event) error {
 		INSERT INTO events (ask_id, session, action, actor, at, note, snapshot)
 		VALUES (?, ?, ?, ?, ?, ?, ?)`,
 		e.AskID, e.Session, e.Action, e.Actor, micros(e.At), e.Note, snapshot)
-	if isForeignKeyViolation(err) {
-		return askd.Errorf(askd.ENOTFOUND, "ask %d not found", e.AskID)
-	}
 	if err != nil {
-		return fmt.Errorf("add event to ask %d: %w", e.AskID, err)
+		return translate(err, fmt.Sprintf("add event to ask %d", e.AskID), says{missing: fmt.Sprintf("ask %d not found", e.AskID)})
 	}
 	id, err := res.LastInsertId()
 	if err != nil {

@@ -3,7 +3,6 @@ package sqlite
 import (
 	"context"
 	"database/sql"
-	"errors"
 	"fmt"
 	"time"
 
@@ -22,11 +21,8 @@ func (t *tx) MCPCall(ctx context.Context, k askd.MCPCallKey) (*askd.MCPCall, err
 		SELECT ask_id, cancelled, created_at FROM mcp_calls
 		WHERE agent = ? AND session = ? AND mcp_session = ? AND request_id = ?`,
 		k.Agent, k.Session, k.MCPSession, k.RequestID).Scan(&ask, &cancelled, &created)
-	if errors.Is(err, sql.ErrNoRows) {
-		return nil, askd.Errorf(askd.ENOTFOUND, "MCP call not found")
-	}
 	if err != nil {
-		return nil, fmt.Errorf("read MCP call: %w", err)
+		return nil, translate(err, "read MCP call", says{notFound: "MCP call not found"})
 	}
 	c.AskID = ask.Int64
 	c.Cancelled = cancelled != 0
