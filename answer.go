@@ -65,10 +65,10 @@ func (c *Choice) UnmarshalJSON(b []byte) error {
 // AskUserQuestion form for multi-select answers).
 func (c Choice) Joined() string { return strings.Join(c.Values, ", ") }
 
-// Check validates a person's answer against the ask it is for, and normalizes
-// it (a multi-select answer given as one string becomes a list). It does not
-// look at the ask's status.
-func (a *Ask) Check(ans *Answer) error {
+// CheckAnswer validates a person's answer against the ask it is for, and
+// normalizes it (a multi-select answer given as one string becomes a list).
+// It does not look at the ask's status.
+func (a *Ask) CheckAnswer(ans *Answer) error {
 	var p problems
 	not := func(field string, set bool) {
 		if set {

@@ -187,7 +187,7 @@ func TestAskCheck(t *testing.T) {
 			if err := askd.Decode([]byte(tt.body), &ans); err != nil {
 				t.Fatalf("Decode: %v", err)
 			}
-			wantInvalid(t, tt.ask.Check(&ans), tt.want)
+			wantInvalid(t, tt.ask.CheckAnswer(&ans), tt.want)
 			if tt.norm != nil && !reflect.DeepEqual(ans.Answers, tt.norm) {
 				t.Errorf("answers after Check\n got %#v\nwant %#v", ans.Answers, tt.norm)
 			}
@@ -383,7 +383,7 @@ func TestCheckProblemsCapped(t *testing.T) {
 			for i := 1; i <= 10; i++ {
 				want = append(want, fmt.Sprintf(`answers["Which checks?"][%d]: "lint" given twice`, i))
 			}
-			wantInvalid(t, questionAsk.Check(&ans), strings.Join(want, "; ")+tt.extra)
+			wantInvalid(t, questionAsk.CheckAnswer(&ans), strings.Join(want, "; ")+tt.extra)
 		})
 	}
 }

@@ -115,10 +115,11 @@ type Ask struct {
 	CancelReason CancelReason `json:"cancel_reason,omitempty"`
 	Answer       *Answer      `json:"answer,omitempty"`
 
-	// Tell is true when the agent must be told of the outcome later (SPEC §5):
-	// attention asks, and approvals whose tool call already returned pending.
-	Tell   bool       `json:"tell"`
-	ToldAt *time.Time `json:"told_at,omitempty"`
+	// ToBeTold is true when the agent is to be told of the outcome later
+	// (SPEC §5): attention asks, approvals whose tool call already returned
+	// pending, and asks whose blocking call was cut off. ToldAt is when it was.
+	ToBeTold bool       `json:"tell"`
+	ToldAt   *time.Time `json:"told_at,omitempty"`
 }
 
 // Key is the attention slot an ask holds: "session:<name>" for attention asks,
@@ -300,9 +301,12 @@ type Tx interface {
 
 	// AddEvent appends e and sets e.ID; watchers hear of it after commit.
 	AddEvent(ctx context.Context, e *Event) error
-	// Events returns the events of one ask (askID > 0, oldest first, without
-	// snapshots), or those after afterID across all asks (with snapshots).
-	Events(ctx context.Context, askID, afterID int64, limit int) ([]*Event, error)
+	// AskHistory returns the events of ask askID, oldest first, without
+	// snapshots; none when it has none or does not exist.
+	AskHistory(ctx context.Context, askID int64) ([]*Event, error)
+	// EventsAfter returns the events after afterID across all asks, oldest
+	// first, each with its snapshot, at most limit when limit is above 0.
+	EventsAfter(ctx context.Context, afterID int64, limit int) ([]*Event, error)
 	// LastEventID returns the newest event's id, 0 when there is none.
 	LastEventID(ctx context.Context) (int64, error)
 	// Sessions returns every session that has asks, by agent then name.
@@ -343,9 +347,11 @@ type Tx interface {
 	MCPCall(ctx context.Context, k MCPCallKey) (*MCPCall, error)
 	// PutMCPCall stores c, replacing the call with its key.
 	PutMCPCall(ctx context.Context, c *MCPCall) error
-	// DeleteMCPCalls removes the call with key k, or, when k is zero, every
-	// call created before t; it returns how many went.
-	DeleteMCPCalls(ctx context.Context, k MCPCallKey, createdBefore time.Time) (int, error)
+	// DeleteMCPCall removes the call with key k, if one is kept.
+	DeleteMCPCall(ctx context.Context, k MCPCallKey) error
+	// PurgeMCPCalls removes every call created before createdBefore, and
+	// returns how many went.
+	PurgeMCPCalls(ctx context.Context, createdBefore time.Time) (int, error)
 
 	// CreateSignInCode stores c; ENOTFOUND when its human token does not
 	// exist. Revoking the token deletes its codes.

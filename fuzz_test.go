@@ -143,7 +143,7 @@ func FuzzDecodeAnswer(f *testing.F) {
 				checkRefusal(t, err)
 				return
 			}
-			if err := a.Check(&ans); err != nil {
+			if err := a.CheckAnswer(&ans); err != nil {
 				checkRefusal(t, err)
 				continue
 			}
@@ -155,7 +155,7 @@ func FuzzDecodeAnswer(f *testing.F) {
 			if err := askd.Decode(b, &again); err != nil {
 				t.Fatalf("%s ask: Decode of re-encoded %s: %v", a.Kind, b, err)
 			}
-			if err := a.Check(&again); err != nil {
+			if err := a.CheckAnswer(&again); err != nil {
 				t.Fatalf("%s ask: Check of re-encoded %s: %v", a.Kind, b, err)
 			}
 			b2, err := json.Marshal(&again)

@@ -28,7 +28,7 @@ func TestOutputEscapesStoredText(t *testing.T) {
 		Kind: askd.KindDecision, Session: "s\x1b[31m1", Agent: "agent-1", Status: askd.StatusPending, Revision: 1,
 		Title:     hostile,
 		Options:   []askd.Option{{Label: "Yes\u200b", Description: "sure\x1b[8m hidden"}, {Label: "No\u2066"}},
-		CreatedAt: now, UpdatedAt: now, Tell: true,
+		CreatedAt: now, UpdatedAt: now, ToBeTold: true,
 	}
 	q := &askd.Ask{
 		Kind: askd.KindQuestion, Session: "s1", Agent: "agent-1", Status: askd.StatusPending, Revision: 1,

@@ -199,6 +199,16 @@ func (s *Service) Close() {
 	s.closeOnce.Do(func() { close(s.closing) })
 }
 
+// Closed reports whether Close was called; waits return at once from then on.
+func (s *Service) Closed() bool {
+	select {
+	case <-s.closing:
+		return true
+	default:
+		return false
+	}
+}
+
 // Closing returns a channel closed by Close, for long-lived work that must end
 // with the service (event streams), so a shutdown does not wait on it.
 func (s *Service) Closing() <-chan struct{} { return s.closing }

@@ -176,9 +176,9 @@ func TestSnoozeTellsNothing(t *testing.T) {
 	if _, err := svc.Snooze(ctx, humanCaller, a.ID, time.Now().Add(time.Hour)); err != nil {
 		t.Fatal(err)
 	}
-	untold, err := svc.Untold(ctx, agentCaller)
-	if err != nil || len(untold) != 0 {
-		t.Fatalf("untold after snooze: %v %v", untold, err)
+	told, err := svc.StopHook(ctx, []askd.Caller{agentCaller}, 0)
+	if err != nil || told != "" {
+		t.Fatalf("Stop hook told after snooze: %q %v", told, err)
 	}
 	got, _ := svc.Get(ctx, humanCaller, a.ID)
 	if got.SnoozedUntil == nil || got.Status != askd.StatusPending {

@@ -44,7 +44,7 @@ func (s *Service) History(ctx context.Context, c askd.Caller, id int64) ([]*askd
 	}
 	var evs []*askd.Event
 	err := s.store.View(ctx, func(tx askd.Tx) (err error) {
-		evs, err = tx.Events(ctx, id, 0, 0)
+		evs, err = tx.AskHistory(ctx, id)
 		return err
 	})
 	return evs, err
@@ -70,13 +70,14 @@ func (s *Service) Check(ctx context.Context, c askd.Caller, id int64) (*askd.Ask
 	if err != nil {
 		return nil, err
 	}
-	return s.Checked(ctx, c, a)
+	return s.recordTold(ctx, c, a)
 }
 
-// Checked is Check of an ask the caller has just read (through Get, poll or
-// Wait): the agent is being given a's outcome. It reads again only to record
-// that the agent was told, the first time.
-func (s *Service) Checked(ctx context.Context, c askd.Caller, a *askd.Ask) (*askd.Ask, error) {
+// recordTold is Check of an ask the caller has just read (through Get, poll
+// or Wait): the agent is being given a's outcome. It reads again only to
+// record that the agent was told (markTold and the told event), the first
+// time.
+func (s *Service) recordTold(ctx context.Context, c askd.Caller, a *askd.Ask) (*askd.Ask, error) {
 	if a.Pending() || a.ToldAt != nil {
 		return a, nil
 	}
@@ -91,30 +92,25 @@ func (s *Service) Checked(ctx context.Context, c askd.Caller, a *askd.Ask) (*ask
 		if a.ToldAt != nil {
 			return nil
 		}
-		return s.markTold(ctx, tx, a, c.Name, "checked")
+		if err := s.markTold(ctx, tx, a); err != nil {
+			return err
+		}
+		return s.record(ctx, tx, a, askd.ActionTold, c.Name, "checked")
 	})
 	return out, err
 }
 
-// markTold records that the agent has learnt a's outcome: ToldAt, the told
-// event, and its pending tell delivery, if any, marked sent (whoever tells
-// first, nothing tells again).
-func (s *Service) markTold(ctx context.Context, tx askd.Tx, a *askd.Ask, actor, how string) error {
-	if err := s.setTold(ctx, tx, a, how); err != nil {
-		return err
-	}
-	return s.record(ctx, tx, a, askd.ActionTold, actor, how)
-}
-
-// setTold is markTold without the event, for callers that add events last.
-func (s *Service) setTold(ctx context.Context, tx askd.Tx, a *askd.Ask, how string) error {
+// markTold stores that the agent has learnt a's outcome (ToldAt), and marks
+// its pending tell delivery, if any, sent (whoever tells first, nothing tells
+// again). The told event is the caller's to record: some add events last.
+func (s *Service) markTold(ctx context.Context, tx askd.Tx, a *askd.Ask) error {
 	now := s.now()
 	a.ToldAt = &now
 	a.UpdatedAt = now
 	if err := tx.UpdateAsk(ctx, a); err != nil {
 		return err
 	}
-	if !a.Tell || a.SettledAt == nil {
+	if !a.ToBeTold || a.SettledAt == nil {
 		return nil
 	}
 	d, err := tx.Delivery(ctx, askd.TellKey(a))
@@ -142,7 +138,7 @@ func (s *Service) Open(ctx context.Context, c askd.Caller) ([]*askd.Ask, error) 
 }
 
 // CheckAll is check_ask {} (and an agent's GET /api/asks): the calling
-// session's pending asks, then the settled ones it must be told of and has
+// session's pending asks, then the settled ones it is to be told of and has
 // not been, with their outcomes, which this marks told (the agent is given
 // them now), so an agent whose blocking call was cut off always finds its ask
 // and its answer again (SPEC §2.4).
@@ -151,19 +147,14 @@ func (s *Service) CheckAll(ctx context.Context, c askd.Caller) ([]*askd.Ask, err
 	if err != nil {
 		return nil, err
 	}
-	told, err := s.tellUntold(ctx, c, "checked")
+	told, err := s.takeToBeTold(ctx, c, "checked")
 	return append(pending, told...), err
 }
 
-// Untold returns the session's settled asks the agent must be told of and has
-// not been, and marks them told (as the Stop hook delivers them).
-func (s *Service) Untold(ctx context.Context, c askd.Caller) ([]*askd.Ask, error) {
-	return s.tellUntold(ctx, c, "stop hook")
-}
-
-// tellUntold marks the session's settled, untold asks that must be told as
-// told (how: by what) and returns them, oldest settled first.
-func (s *Service) tellUntold(ctx context.Context, c askd.Caller, how string) ([]*askd.Ask, error) {
+// takeToBeTold returns the session's settled asks that are to be told and
+// have not been, oldest settled first, and marks them told (how: by what,
+// for their told events): the caller gives them to the agent now.
+func (s *Service) takeToBeTold(ctx context.Context, c askd.Caller, how string) ([]*askd.Ask, error) {
 	if c.Role != askd.RoleAgent {
 		return nil, askd.Errorf(askd.EFORBIDDEN, "only agent tokens are told of their asks")
 	}
@@ -178,10 +169,10 @@ func (s *Service) tellUntold(ctx context.Context, c askd.Caller, how string) ([]
 		}
 		out = out[:0]
 		for _, a := range asks {
-			if a.Pending() || !a.Tell || a.ToldAt != nil {
+			if a.Pending() || !a.ToBeTold || a.ToldAt != nil {
 				continue
 			}
-			if err := s.setTold(ctx, tx, a, how); err != nil {
+			if err := s.markTold(ctx, tx, a); err != nil {
 				return err
 			}
 			out = append(out, a)
@@ -198,11 +189,11 @@ func (s *Service) tellUntold(ctx context.Context, c askd.Caller, how string) ([]
 	return out, err
 }
 
-// PendingToTell reports whether the session has pending asks whose outcome
-// will be told to the agent (what a Stop hook with ?wait= waits for).
-func (s *Service) PendingToTell(ctx context.Context, c askd.Caller) ([]*askd.Ask, error) {
+// pendingToBeTold returns the session's pending asks whose outcome is to be
+// told to the agent (what a Stop hook with ?wait= waits for).
+func (s *Service) pendingToBeTold(ctx context.Context, c askd.Caller) ([]*askd.Ask, error) {
 	pending, err := s.Open(ctx, c)
-	return slices.DeleteFunc(pending, func(a *askd.Ask) bool { return !a.Tell }), err
+	return slices.DeleteFunc(pending, func(a *askd.Ask) bool { return !a.ToBeTold }), err
 }
 
 // List returns asks for the inbox: pending ones first, then settled ones.

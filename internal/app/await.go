@@ -157,7 +157,7 @@ func (w *Await) Finish(ctx context.Context, a *askd.Ask, err error) (*askd.Ask, 
 		return w.finish(ctx, a, err)
 	}
 	if w.mode == AwaitGrace {
-		return w.retrying(ctx, func() (*askd.Ask, error) { return w.svc.markToTell(ctx, w.c, a.ID) })
+		return w.retrying(ctx, func() (*askd.Ask, error) { return w.svc.markToBeTold(ctx, w.c, a.ID) })
 	}
 	return a, nil
 }
@@ -175,17 +175,17 @@ func (w *Await) retrying(ctx context.Context, write func() (*askd.Ask, error)) (
 }
 
 // FinishBeside is Finish for a reply written at once (a blocking MCP call's
-// result): an ask that is also queued for telling (Tell) is marked told
+// result): an ask that is also to be told (ToBeTold) is marked told
 // first, as Check does, so the queued tell is not sent as well; for any other
 // the record is written beside the reply instead of before it, which takes a
 // database write off the answer's way back to the agent (if askd stops in
 // between, check_ask and asking again give the same outcome once more).
 func (w *Await) FinishBeside(ctx context.Context, a *askd.Ask, err error) (*askd.Ask, error) {
-	if err != nil || a.Pending() || a.Tell || w.mode == AwaitCheck {
+	if err != nil || a.Pending() || a.ToBeTold || w.mode == AwaitCheck {
 		return w.Finish(ctx, a, err)
 	}
 	go func() {
-		if _, err := w.svc.Checked(context.WithoutCancel(ctx), w.c, a); err != nil {
+		if _, err := w.svc.recordTold(context.WithoutCancel(ctx), w.c, a); err != nil {
 			w.svc.cfg.Logger.Warn("record that the agent was told", "id", a.ID, "err", err)
 		}
 	}()
@@ -197,7 +197,7 @@ func (w *Await) finish(ctx context.Context, a *askd.Ask, err error) (*askd.Ask, 
 	if err != nil {
 		return nil, err
 	}
-	return w.retrying(ctx, func() (*askd.Ask, error) { return w.svc.Checked(ctx, w.c, a) })
+	return w.retrying(ctx, func() (*askd.Ask, error) { return w.svc.recordTold(ctx, w.c, a) })
 }
 
 // CutOff records that the caller went away without the outcome: a pending
@@ -235,7 +235,7 @@ func (s *Service) cutOff(ctx context.Context, c askd.Caller, id int64) error {
 		if !visible(c, a) || !a.Pending() || a.Kind.IsAttention() {
 			return nil
 		}
-		a.Tell = true
+		a.ToBeTold = true
 		a.UpdatedAt = s.now()
 		if err := tx.UpdateAsk(ctx, a); err != nil {
 			return err

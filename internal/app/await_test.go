@@ -81,7 +81,7 @@ func TestCutOffQuestionIsToldOnce(t *testing.T) {
 			if err != nil || len(asks) != 1 {
 				t.Fatalf("CheckAll = %d asks, %v; want the answered one", len(asks), err)
 			}
-			return app.TellText(asks[0])
+			return app.ToldText(asks[0])
 		}},
 	}
 	for _, tt := range tests {
@@ -100,8 +100,8 @@ func TestCutOffQuestionIsToldOnce(t *testing.T) {
 				t.Fatalf("Wait after the caller left = done %v, %v", done, err)
 			}
 			w.Stop()
-			if got := stored(t, svc, a.ID); !got.Pending() || !got.Tell {
-				t.Fatalf("after the cut-off: %s/%s, tell %v; want pending, to be told", got.Status, got.CancelReason, got.Tell)
+			if got := stored(t, svc, a.ID); !got.Pending() || !got.ToBeTold {
+				t.Fatalf("after the cut-off: %s/%s, tell %v; want pending, to be told", got.Status, got.CancelReason, got.ToBeTold)
 			}
 			if h := history(t, svc, a.ID); len(h) != 2 || h[1] != askd.ActionCutOff {
 				t.Fatalf("history %v, want created, cut_off", h)
@@ -143,7 +143,7 @@ func TestAwaitModes(t *testing.T) {
 	if !done || err != nil || !a.Pending() {
 		t.Fatalf("grace over: %v, done %v, %v", a, done, err)
 	}
-	if a, err = grace.Finish(ctx, a, err); err != nil || !a.Pending() || !a.Tell {
+	if a, err = grace.Finish(ctx, a, err); err != nil || !a.Pending() || !a.ToBeTold {
 		t.Fatalf("Finish past the grace: %+v, %v; want pending, to be told", a, err)
 	}
 	grace.Stop()
@@ -159,8 +159,8 @@ func TestAwaitModes(t *testing.T) {
 		t.Fatalf("check wait with its caller gone: %v", err)
 	}
 	check.Stop()
-	if got := stored(t, svc, q.ID); got.Tell || len(history(t, svc, q.ID)) != 1 {
-		t.Fatalf("a check's caller leaving changed the ask: tell %v, history %v", got.Tell, history(t, svc, q.ID))
+	if got := stored(t, svc, q.ID); got.ToBeTold || len(history(t, svc, q.ID)) != 1 {
+		t.Fatalf("a check's caller leaving changed the ask: tell %v, history %v", got.ToBeTold, history(t, svc, q.ID))
 	}
 }
 
@@ -185,7 +185,7 @@ func TestCancellationOvertakingItsCall(t *testing.T) {
 	if _, _, done, err := w.Look(ctx); !done || !errors.Is(err, app.ErrCallCancelled) {
 		t.Fatalf("Look = done %v, %v; want ErrCallCancelled", done, err)
 	}
-	if got := stored(t, svc, a.ID); !got.Pending() || !got.Tell {
-		t.Fatalf("the cancelled call's ask: %s/%s, tell %v; want pending, to be told", got.Status, got.CancelReason, got.Tell)
+	if got := stored(t, svc, a.ID); !got.Pending() || !got.ToBeTold {
+		t.Fatalf("the cancelled call's ask: %s/%s, tell %v; want pending, to be told", got.Status, got.CancelReason, got.ToBeTold)
 	}
 }

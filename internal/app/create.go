@@ -37,38 +37,15 @@ func (s *Service) Create(ctx context.Context, c askd.Caller, in *askd.AskInput, 
 	if err := in.Validate(s.cfg.PreviewHTML); err != nil {
 		return nil, err
 	}
-	now := s.now()
-	a := &askd.Ask{
-		Kind: in.Kind, Session: c.Session, Agent: c.Name, Status: askd.StatusPending, Revision: 1,
-		Questions: in.Questions, Title: in.Title, Details: in.Details, Options: in.Options,
-		Recommended: in.Recommended, Payload: compactJSON(in.Payload), ToolName: in.ToolName, ToolUseID: in.ToolUseID,
-		CreatedAt: now, UpdatedAt: now,
-		Tell: in.Kind.IsAttention(),
-	}
-	timeout := opt.Timeout
-	if timeout == 0 {
-		switch {
-		case in.Kind == askd.KindQuestion:
-			timeout = s.cfg.QuestionTimeout
-		case in.Kind == askd.KindApproval && in.ToolName != "":
-			timeout = s.cfg.ApprovalTimeout
-		}
-	}
-	if timeout > 0 {
-		d := now.Add(timeout)
-		a.Deadline = &d
-	}
-
+	a := s.newAsk(c, in, opt)
 	var out, replaced *askd.Ask
 	var created bool
 	err := s.store.Update(ctx, func(tx askd.Tx) error {
-		replaced = nil
+		out, replaced, created = nil, nil, false
 		if err := tx.LockSession(ctx, c.Name, c.Session); err != nil {
 			return err
 		}
-		created = false
-		mine := sessionFilter(c)
-		pf := mine
+		pf := sessionFilter(c)
 		pf.Status = askd.StatusPending
 		pending, err := tx.FindAsks(ctx, pf)
 		if err != nil {
@@ -76,91 +53,23 @@ func (s *Service) Create(ctx context.Context, c askd.Caller, in *askd.AskInput, 
 		}
 		switch {
 		case a.Kind == askd.KindQuestion:
-			for _, p := range pending {
-				if p.Kind == askd.KindQuestion && sameJSON(p.Questions, a.Questions) {
-					out = p // the same question again: a retry of a call that was cut off
-					return nil
-				}
-			}
-			// A call cut off while the person answered: the agent never saw
-			// the answer (nothing recorded it told), so asking the same again
-			// returns that answer rather than asking the person twice. Only
-			// the newest few are looked at: a retry comes soon after.
-			rf := mine
-			rf.Kind, rf.Status, rf.Limit = askd.KindQuestion, askd.StatusAnswered, 3
-			recent, err := tx.FindAsks(ctx, rf)
-			if err != nil {
-				return err
-			}
-			for _, p := range recent {
-				if p.ToldAt == nil && sameJSON(p.Questions, a.Questions) {
-					out = p
-					return nil
-				}
-			}
+			out, err = s.reattachQuestion(ctx, tx, c, a, pending)
 		case a.Kind == askd.KindApproval && a.ToolUseID != "":
-			tf := mine
-			tf.ToolUseID, tf.Kind, tf.Limit = a.ToolUseID, askd.KindApproval, 1
-			prior, err := tx.FindAsks(ctx, tf)
-			if err != nil {
-				return err
-			}
-			if len(prior) > 0 {
-				p := prior[0]
-				if !p.Pending() || sameApproval(p, a) {
-					out = p // a retried tool call: the same ask, decided or not
-					return nil
-				}
-				// Same tool use, new content: the old ask no longer applies,
-				// and is cancelled as replaced (stored, not only recorded).
-				p.Settle(askd.StatusCancelled, askd.ReasonReplaced, nil, c.Name, now)
-				if err := tx.UpdateAsk(ctx, p); err != nil {
-					return err
-				}
-				if err := s.record(ctx, tx, p, askd.ActionReplaced, c.Name, "replaced by a retry with new input"); err != nil {
-					return err
-				}
-				replaced = p
-				pending = slices.DeleteFunc(pending, func(x *askd.Ask) bool { return x.ID == p.ID })
+			out, replaced, err = s.retryApproval(ctx, tx, c, a)
+			if replaced != nil {
+				pending = slices.DeleteFunc(pending, func(x *askd.Ask) bool { return x.ID == replaced.ID })
 			}
 		case a.Kind.IsAttention():
-			for _, p := range pending {
-				if p.Kind.IsAttention() {
-					// One attention ask per session: the new one takes its place.
-					p.Kind, p.Title, p.Details, p.Options, p.Recommended = a.Kind, a.Title, a.Details, a.Options, a.Recommended
-					p.Revision++
-					p.UpdatedAt = now
-					p.SnoozedUntil = nil // new content deserves a fresh look
-					if err := tx.UpdateAsk(ctx, p); err != nil {
-						return err
-					}
-					out = p
-					if err := s.enqueueNotify(ctx, tx, p); err != nil {
-						return err
-					}
-					return s.record(ctx, tx, p, askd.ActionReplaced, c.Name, fmt.Sprintf("revision %d", p.Revision))
-				}
-			}
+			out, err = s.replaceAttention(ctx, tx, c, a, pending)
 		}
-		if len(pending) >= s.cfg.MaxPending {
-			return askd.Errorf(askd.ELIMIT, "session %q already has %d pending asks, at most %d: wait for answers or cancel some with cancel_ask", c.Session, len(pending), s.cfg.MaxPending)
-		}
-		if err := s.checkTokenPending(ctx, tx, c.Name); err != nil {
+		if err != nil || out != nil {
 			return err
 		}
-		if len(pending) == 0 { // a session with pending asks is recorded already
-			if err := s.addSession(ctx, tx, c.Name, c.Session); err != nil {
-				return err
-			}
-		}
-		if err := tx.CreateAsk(ctx, a); err != nil {
+		if err := s.insertAsk(ctx, tx, c, a, len(pending)); err != nil {
 			return err
 		}
 		out, created = a, true
-		if err := s.enqueueNotify(ctx, tx, a); err != nil {
-			return err
-		}
-		return s.record(ctx, tx, a, askd.ActionCreated, c.Name, "")
+		return nil
 	})
 	if err != nil {
 		return nil, err
@@ -175,6 +84,135 @@ func (s *Service) Create(ctx context.Context, c askd.Caller, in *askd.AskInput, 
 		s.kickDeliveries()
 	}
 	return out, nil
+}
+
+// newAsk is the ask in would create for c, pending from now, with the
+// deadline of its kind unless opt sets one.
+func (s *Service) newAsk(c askd.Caller, in *askd.AskInput, opt CreateOptions) *askd.Ask {
+	now := s.now()
+	a := &askd.Ask{
+		Kind: in.Kind, Session: c.Session, Agent: c.Name, Status: askd.StatusPending, Revision: 1,
+		Questions: in.Questions, Title: in.Title, Details: in.Details, Options: in.Options,
+		Recommended: in.Recommended, Payload: compactJSON(in.Payload), ToolName: in.ToolName, ToolUseID: in.ToolUseID,
+		CreatedAt: now, UpdatedAt: now,
+		ToBeTold: in.Kind.IsAttention(),
+	}
+	timeout := opt.Timeout
+	if timeout == 0 {
+		switch {
+		case in.Kind == askd.KindQuestion:
+			timeout = s.cfg.QuestionTimeout
+		case in.Kind == askd.KindApproval && in.ToolName != "":
+			timeout = s.cfg.ApprovalTimeout
+		}
+	}
+	if timeout > 0 {
+		d := now.Add(timeout)
+		a.Deadline = &d
+	}
+	return a
+}
+
+// reattachQuestion returns the question ask that question a asks again, nil
+// when there is none: a pending one with the same questions (a retry of a
+// call that was cut off), or one answered since and not told.
+func (s *Service) reattachQuestion(ctx context.Context, tx askd.Tx, c askd.Caller, a *askd.Ask, pending []*askd.Ask) (*askd.Ask, error) {
+	for _, p := range pending {
+		if p.Kind == askd.KindQuestion && sameJSON(p.Questions, a.Questions) {
+			return p, nil
+		}
+	}
+	// A call cut off while the person answered: the agent never saw the
+	// answer (nothing recorded it told), so asking the same again returns
+	// that answer rather than asking the person twice. Only the newest few
+	// are looked at: a retry comes soon after.
+	rf := sessionFilter(c)
+	rf.Kind, rf.Status, rf.Limit = askd.KindQuestion, askd.StatusAnswered, 3
+	recent, err := tx.FindAsks(ctx, rf)
+	if err != nil {
+		return nil, err
+	}
+	for _, p := range recent {
+		if p.ToldAt == nil && sameJSON(p.Questions, a.Questions) {
+			return p, nil
+		}
+	}
+	return nil, nil
+}
+
+// retryApproval looks for the approval with approval a's tool_use_id. A
+// decided one, or a pending one with the same content, is a retried tool
+// call: it is returned, to re-attach to. A pending one with new content no
+// longer applies: it is cancelled as replaced (stored, not only recorded)
+// and returned as replaced, for a to take its place. Both are nil when the
+// tool use is new.
+func (s *Service) retryApproval(ctx context.Context, tx askd.Tx, c askd.Caller, a *askd.Ask) (same, replaced *askd.Ask, err error) {
+	tf := sessionFilter(c)
+	tf.ToolUseID, tf.Kind, tf.Limit = a.ToolUseID, askd.KindApproval, 1
+	prior, err := tx.FindAsks(ctx, tf)
+	if err != nil || len(prior) == 0 {
+		return nil, nil, err
+	}
+	p := prior[0]
+	if !p.Pending() || sameApproval(p, a) {
+		return p, nil, nil
+	}
+	p.Settle(askd.StatusCancelled, askd.ReasonReplaced, nil, c.Name, a.CreatedAt)
+	if err := tx.UpdateAsk(ctx, p); err != nil {
+		return nil, nil, err
+	}
+	if err := s.record(ctx, tx, p, askd.ActionReplaced, c.Name, "replaced by a retry with new input"); err != nil {
+		return nil, nil, err
+	}
+	return nil, p, nil
+}
+
+// replaceAttention gives the session's pending attention ask, if any,
+// attention ask a's content (one attention ask per session: the new one
+// takes its place, same id, revision + 1) and returns it; nil when there is
+// none.
+func (s *Service) replaceAttention(ctx context.Context, tx askd.Tx, c askd.Caller, a *askd.Ask, pending []*askd.Ask) (*askd.Ask, error) {
+	for _, p := range pending {
+		if !p.Kind.IsAttention() {
+			continue
+		}
+		p.Kind, p.Title, p.Details, p.Options, p.Recommended = a.Kind, a.Title, a.Details, a.Options, a.Recommended
+		p.Revision++
+		p.UpdatedAt = a.CreatedAt
+		p.SnoozedUntil = nil // new content deserves a fresh look
+		if err := tx.UpdateAsk(ctx, p); err != nil {
+			return nil, err
+		}
+		if err := s.enqueueNotify(ctx, tx, p); err != nil {
+			return nil, err
+		}
+		return p, s.record(ctx, tx, p, askd.ActionReplaced, c.Name, fmt.Sprintf("revision %d", p.Revision))
+	}
+	return nil, nil
+}
+
+// insertAsk stores the new ask a of c's session, which has pending asks
+// pending already, within the caps (MaxPending, checkTokenPending,
+// addSession), with its notify deliveries and created event.
+func (s *Service) insertAsk(ctx context.Context, tx askd.Tx, c askd.Caller, a *askd.Ask, pending int) error {
+	if pending >= s.cfg.MaxPending {
+		return askd.Errorf(askd.ELIMIT, "session %q already has %d pending asks, at most %d: wait for answers or cancel some with cancel_ask", c.Session, pending, s.cfg.MaxPending)
+	}
+	if err := s.checkTokenPending(ctx, tx, c.Name); err != nil {
+		return err
+	}
+	if pending == 0 { // a session with pending asks is recorded already
+		if err := s.addSession(ctx, tx, c.Name, c.Session); err != nil {
+			return err
+		}
+	}
+	if err := tx.CreateAsk(ctx, a); err != nil {
+		return err
+	}
+	if err := s.enqueueNotify(ctx, tx, a); err != nil {
+		return err
+	}
+	return s.record(ctx, tx, a, askd.ActionCreated, c.Name, "")
 }
 
 // checkTokenPending refuses a new ask when agent's token already has

@@ -14,7 +14,7 @@ import (
 
 // Delivery rules (SPEC §5):
 //
-//   - Settling an ask that must be told (Ask.Tell, not yet told) by a person's
+//   - Settling an ask to be told (Ask.ToBeTold, not yet told) by a person's
 //     answer or dismissal, or by its timeout, writes a tell delivery in the
 //     same transaction, to the session's channel as it is then (the server's
 //     default when the session has none). A hook channel's delivery waits for
@@ -80,7 +80,7 @@ func (s *Service) settleGated(ctx context.Context, c askd.Caller, id int64, acti
 	gated := false
 	for {
 		a, err := s.settle(ctx, id, func(a *askd.Ask) (string, string, error) {
-			if s.cfg.BeforeTell != nil && a.Tell && !gated {
+			if s.cfg.BeforeTell != nil && a.ToBeTold && !gated {
 				return "", "", errGate
 			}
 			return change(a)
@@ -99,7 +99,7 @@ func (s *Service) settleGated(ctx context.Context, c askd.Caller, id int64, acti
 // It reports whether the delivery is for the worker to send (hook deliveries
 // wait for the agent's Stop hook instead), so that only then is it woken.
 func (s *Service) enqueueTell(ctx context.Context, tx askd.Tx, a *askd.Ask) (send bool, err error) {
-	if a.Pending() || !a.Tell || a.ToldAt != nil {
+	if a.Pending() || !a.ToBeTold || a.ToldAt != nil {
 		return false, nil
 	}
 	ch, err := tx.Channel(ctx, a.Agent, a.Session)
@@ -204,7 +204,7 @@ func (s *Service) SessionChannel(ctx context.Context, agent, session string) (*a
 type Claimed struct {
 	Delivery *askd.Delivery
 	Ask      *askd.Ask
-	Text     string // tells: TellText of the ask
+	Text     string // tells: ToldText of the ask
 }
 
 // ClaimDeliveries leases up to limit due deliveries for lease (see
@@ -237,7 +237,7 @@ func (s *Service) ClaimDeliveries(ctx context.Context, lease time.Duration, limi
 			}
 			cl := &Claimed{Delivery: d, Ask: a}
 			if d.Kind == askd.DeliveryTell {
-				cl.Text = TellText(a)
+				cl.Text = ToldText(a)
 			}
 			out = append(out, cl)
 		}
@@ -291,7 +291,10 @@ func (s *Service) Delivered(ctx context.Context, cl *Claimed, how string) error 
 		if d.Kind != askd.DeliveryTell || a.ToldAt != nil {
 			return nil
 		}
-		return s.markTold(ctx, tx, a, "askd", "by "+how)
+		if err := s.markTold(ctx, tx, a); err != nil {
+			return err
+		}
+		return s.record(ctx, tx, a, askd.ActionTold, "askd", "by "+how)
 	})
 }
 

@@ -106,7 +106,7 @@ func (f *feed) load(ctx context.Context) error {
 	for {
 		var evs []*askd.Event
 		err := f.store.View(ctx, func(tx askd.Tx) (err error) {
-			evs, err = tx.Events(ctx, 0, after, 500)
+			evs, err = tx.EventsAfter(ctx, after, 500)
 			return err
 		})
 		if err != nil {
@@ -204,7 +204,7 @@ func (s *Stream) Next(ctx context.Context) ([]*FeedEvent, error) {
 	f.mu.Unlock()
 	var evs []*askd.Event
 	err := f.store.View(ctx, func(tx askd.Tx) (err error) {
-		evs, err = tx.Events(ctx, 0, s.cursor, 500)
+		evs, err = tx.EventsAfter(ctx, s.cursor, 500)
 		return err
 	})
 	if err != nil {

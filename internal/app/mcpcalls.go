@@ -66,8 +66,7 @@ func (s *Service) CallStarted(ctx context.Context, c askd.Caller, mcpSession, re
 // CallEnded forgets the caller's MCP call: it returned, or its client went.
 func (s *Service) CallEnded(ctx context.Context, c askd.Caller, mcpSession, requestID string) error {
 	return s.store.Update(ctx, func(tx askd.Tx) error {
-		_, err := tx.DeleteMCPCalls(ctx, callKey(c, mcpSession, requestID), time.Time{})
-		return err
+		return tx.DeleteMCPCall(ctx, callKey(c, mcpSession, requestID))
 	})
 }
 
@@ -88,7 +87,7 @@ func (s *Service) CallCancelled(ctx context.Context, c askd.Caller, mcpSession, 
 			return err
 		}
 		now := s.now()
-		if _, err := tx.DeleteMCPCalls(ctx, askd.MCPCallKey{}, now.Add(-s.keepCalls())); err != nil {
+		if _, err := tx.PurgeMCPCalls(ctx, now.Add(-s.keepCalls())); err != nil {
 			return err
 		}
 		call, err := tx.MCPCall(ctx, k)

@@ -27,19 +27,13 @@ func (s *Service) settle(ctx context.Context, id int64, change func(a *askd.Ask)
 		if err != nil {
 			return err
 		}
-		out, send = a, false
+		out, send, expired = a, false, false
 		now := s.now()
-		if a.Pending() && a.Deadline != nil && !a.Deadline.After(now) {
+		if overdue(a, now) {
 			// Past its deadline: it timed out, whatever the sweeper has done so far.
-			a.Settle(askd.StatusCancelled, askd.ReasonTimeout, nil, "askd", now)
-			if err := tx.UpdateAsk(ctx, a); err != nil {
-				return err
-			}
-			if send, err = s.enqueueTell(ctx, tx, a); err != nil {
-				return err
-			}
-			expired = true
-			return s.record(ctx, tx, a, askd.ActionTimedOut, "askd", "no one answered in time")
+			send, err = s.timeOut(ctx, tx, a, now)
+			expired = err == nil
+			return err
 		}
 		if !a.Pending() {
 			return conflict(a)
@@ -61,7 +55,7 @@ func (s *Service) settle(ctx context.Context, id int64, change func(a *askd.Ask)
 	if send {
 		s.kickDeliveries()
 	}
-	if expired {
+	if err == nil && expired {
 		s.Metrics.settled(out)
 		return nil, conflict(out)
 	}
@@ -72,6 +66,25 @@ func (s *Service) settle(ctx context.Context, id int64, change func(a *askd.Ask)
 		s.Metrics.settled(out)
 	}
 	return out, nil
+}
+
+// overdue reports whether a is pending past its deadline at now.
+func overdue(a *askd.Ask, now time.Time) bool {
+	return a.Pending() && a.Deadline != nil && !a.Deadline.After(now)
+}
+
+// timeOut cancels the overdue ask a with reason timeout at now, in tx: it
+// stores it, queues its tell delivery and records the timed_out event. It
+// reports whether the delivery is for the worker to send (enqueueTell).
+func (s *Service) timeOut(ctx context.Context, tx askd.Tx, a *askd.Ask, now time.Time) (send bool, err error) {
+	a.Settle(askd.StatusCancelled, askd.ReasonTimeout, nil, "askd", now)
+	if err := tx.UpdateAsk(ctx, a); err != nil {
+		return false, err
+	}
+	if send, err = s.enqueueTell(ctx, tx, a); err != nil {
+		return send, err
+	}
+	return send, s.record(ctx, tx, a, askd.ActionTimedOut, "askd", "no one answered in time")
 }
 
 // conflict is the ECONFLICT error for an ask that is no longer pending, carrying
@@ -101,7 +114,7 @@ func (s *Service) Answer(ctx context.Context, c askd.Caller, id int64, ans *askd
 		return nil, err
 	}
 	return s.settleGated(ctx, c, id, "answer", ans, func(a *askd.Ask) (string, string, error) {
-		if err := a.Check(ans); err != nil {
+		if err := a.CheckAnswer(ans); err != nil {
 			var e *askd.Error
 			if errors.As(err, &e) {
 				return "", "", &askd.Error{Code: askd.EMISMATCH, Message: e.Message}

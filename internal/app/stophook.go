@@ -22,12 +22,12 @@ func (s *Service) StopHook(ctx context.Context, sessions []askd.Caller, wait tim
 	for {
 		var texts []string
 		for _, c := range sessions {
-			untold, err := s.Untold(ctx, c)
+			told, err := s.takeToBeTold(ctx, c, "stop hook")
 			if err != nil {
 				return "", err
 			}
-			for _, a := range untold {
-				texts = append(texts, TellText(a))
+			for _, a := range told {
+				texts = append(texts, ToldText(a))
 			}
 		}
 		if len(texts) > 0 {
@@ -38,7 +38,7 @@ func (s *Service) StopHook(ctx context.Context, sessions []askd.Caller, wait tim
 		}
 		var ids []int64
 		for _, c := range sessions {
-			pending, err := s.PendingToTell(ctx, c)
+			pending, err := s.pendingToBeTold(ctx, c)
 			if err != nil {
 				return "", err
 			}

@@ -97,20 +97,14 @@ func (s *Service) expire(ctx context.Context, id int64) (*askd.Ask, error) {
 		if err != nil {
 			return err
 		}
-		out = a
+		out, settled, send = a, false, false
 		now := s.now()
-		if !a.Pending() || a.Deadline == nil || a.Deadline.After(now) {
+		if !overdue(a, now) {
 			return nil
 		}
-		a.Settle(askd.StatusCancelled, askd.ReasonTimeout, nil, "askd", now)
-		if err := tx.UpdateAsk(ctx, a); err != nil {
-			return err
-		}
-		if send, err = s.enqueueTell(ctx, tx, a); err != nil {
-			return err
-		}
 		settled = true
-		return s.record(ctx, tx, a, askd.ActionTimedOut, "askd", "no one answered in time")
+		send, err = s.timeOut(ctx, tx, a, now)
+		return err
 	})
 	if err == nil && settled {
 		s.Metrics.settled(out)
@@ -200,10 +194,10 @@ func (s *Service) waitAny(ctx context.Context, c askd.Caller, ids []int64, until
 	return nil
 }
 
-// markToTell records that an approval's tool call returned pending, so its
+// markToBeTold records that an approval's tool call returned pending, so its
 // decision must be told to the agent later. It returns the ask as it is: if a
 // decision landed meanwhile, the caller returns that instead.
-func (s *Service) markToTell(ctx context.Context, c askd.Caller, id int64) (*askd.Ask, error) {
+func (s *Service) markToBeTold(ctx context.Context, c askd.Caller, id int64) (*askd.Ask, error) {
 	var out *askd.Ask
 	err := s.store.Update(ctx, func(tx askd.Tx) error {
 		a, err := tx.Ask(ctx, id)
@@ -214,10 +208,10 @@ func (s *Service) markToTell(ctx context.Context, c askd.Caller, id int64) (*ask
 			return askd.Errorf(askd.ENOTFOUND, "ask %d not found", id)
 		}
 		out = a
-		if !a.Pending() || a.Tell {
+		if !a.Pending() || a.ToBeTold {
 			return nil
 		}
-		a.Tell = true
+		a.ToBeTold = true
 		return tx.UpdateAsk(ctx, a)
 	})
 	return out, err

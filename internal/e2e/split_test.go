@@ -170,8 +170,8 @@ func TestSplit(t *testing.T) {
 				return err
 			}
 			cut := slices.ContainsFunc(d.History, func(e *askd.Event) bool { return e.Action == askd.ActionCutOff })
-			if !cut || d.Ask.Status != askd.StatusPending || !d.Ask.Tell {
-				return fmt.Errorf("ask %d is %s (%s), tell %v, cut off %v", id, d.Ask.Status, d.Ask.CancelReason, d.Ask.Tell, cut)
+			if !cut || d.Ask.Status != askd.StatusPending || !d.Ask.ToBeTold {
+				return fmt.Errorf("ask %d is %s (%s), tell %v, cut off %v", id, d.Ask.Status, d.Ask.CancelReason, d.Ask.ToBeTold, cut)
 			}
 			return nil
 		})

@@ -251,8 +251,8 @@ func TestApprovalGraceReturnsPendingThenTells(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if a.Status != askd.StatusPending || !a.Tell {
-		t.Fatalf("got %s tell=%v, want pending and marked to be told", a.Status, a.Tell)
+	if a.Status != askd.StatusPending || !a.ToBeTold {
+		t.Fatalf("got %s tell=%v, want pending and marked to be told", a.Status, a.ToBeTold)
 	}
 	if _, err := s.Human().Answer(ctx, a.ID, &askd.Answer{Decision: askd.DecisionRejected, Comment: "not in business hours"}); err != nil {
 		t.Fatal(err)
@@ -667,7 +667,7 @@ func TestApprovalGraceOverHTTP(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if past.Status != askd.StatusPending || !past.Tell {
-		t.Fatalf("reply past the grace: %s, tell %v; want pending, to be told", past.Status, past.Tell)
+	if past.Status != askd.StatusPending || !past.ToBeTold {
+		t.Fatalf("reply past the grace: %s, tell %v; want pending, to be told", past.Status, past.ToBeTold)
 	}
 }

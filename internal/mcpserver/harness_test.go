@@ -236,8 +236,8 @@ func cutOffWait(t *testing.T, srv *testserver.Server, id int64) *askd.Ask {
 				if a, err = srv.Human().Show(context.Background(), id); err != nil {
 					t.Fatal(err)
 				}
-				if !a.Pending() || !a.Tell {
-					t.Fatalf("ask %d after its cut-off: %s/%s, tell %v; want pending and to be told", id, a.Status, a.CancelReason, a.Tell)
+				if !a.Pending() || !a.ToBeTold {
+					t.Fatalf("ask %d after its cut-off: %s/%s, tell %v; want pending and to be told", id, a.Status, a.CancelReason, a.ToBeTold)
 				}
 				return &a.Ask
 			}

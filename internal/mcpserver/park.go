@@ -2,11 +2,9 @@ package mcpserver
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"net"
 	"net/http"
-	"slices"
 	"sync"
 	"time"
 
@@ -89,19 +87,6 @@ func (t *tools) serveCall(w http.ResponseWriter, r *http.Request, c askd.Caller,
 	go p.watchConn(conn)
 }
 
-// jsonrpcRequest is a tools/call askd serves itself.
-type jsonrpcRequest struct {
-	id       json.RawMessage
-	name     string
-	progress any    // the progress token, nil if none
-	version  string // the request's MCP-Protocol-Version
-	call     call
-}
-
-// newRevision says the client speaks 2026-07-28 or later, where closing the
-// response stream cancels the call, and results carry a resultType.
-func (rpc *jsonrpcRequest) newRevision() bool { return rpc.version >= statelessRevision }
-
 // parked is one waiting tools/call; see the comment at the top of the file.
 type parked struct {
 	t      *tools
@@ -121,14 +106,6 @@ type parked struct {
 	left     bool      // the client went away
 	stopping bool      // the server is shutting down
 	over     bool      // the call has ended
-}
-
-// stream is where a parked call's messages go.
-type stream interface {
-	// send writes one message as a server-sent event.
-	send(msg []byte) error
-	// close ends the response.
-	close()
 }
 
 // start sends the stream's headers, sets the call's timer, and from then on
@@ -292,213 +269,3 @@ func (p *parked) watchConn(conn net.Conn) {
 }
 
 func (r result) ptr() *result { return &r }
-
-// parking is the set of parked calls, so that shutting down answers them all.
-type parking struct {
-	mu      sync.Mutex
-	calls   map[*parked]struct{}
-	closed  bool
-	drained chan struct{} // closed when closed and no call is left
-}
-
-func newParking() *parking {
-	return &parking{calls: map[*parked]struct{}{}, drained: make(chan struct{})}
-}
-
-// add parks p, unless the server is shutting down.
-func (pk *parking) add(p *parked) bool {
-	pk.mu.Lock()
-	defer pk.mu.Unlock()
-	if pk.closed {
-		return false
-	}
-	pk.calls[p] = struct{}{}
-	return true
-}
-
-func (pk *parking) remove(p *parked) {
-	pk.mu.Lock()
-	defer pk.mu.Unlock()
-	delete(pk.calls, p)
-	if pk.closed && len(pk.calls) == 0 {
-		select {
-		case <-pk.drained:
-		default:
-			close(pk.drained)
-		}
-	}
-}
-
-// close answers every parked call with the shutting-down error.
-func (pk *parking) close() {
-	pk.mu.Lock()
-	pk.closed = true
-	calls := make([]*parked, 0, len(pk.calls))
-	for p := range pk.calls {
-		calls = append(calls, p)
-	}
-	if len(calls) == 0 {
-		close(pk.drained)
-	}
-	pk.mu.Unlock()
-	for _, p := range calls {
-		p.shutdown()
-	}
-}
-
-// count is the number of parked calls.
-func (pk *parking) count() int {
-	pk.mu.Lock()
-	defer pk.mu.Unlock()
-	return len(pk.calls)
-}
-
-// connStream writes server-sent events straight to a hijacked connection.
-type connStream struct {
-	mu     sync.Mutex
-	conn   net.Conn
-	header bool
-}
-
-// streamHeader starts a parked call's response: the connection is the
-// call's alone, and closes after the result.
-const streamHeader = "HTTP/1.1 200 OK\r\n" +
-	"Content-Type: text/event-stream\r\n" +
-	"Cache-Control: no-cache, no-store\r\n" +
-	"X-Accel-Buffering: no\r\n" +
-	"Connection: close\r\n\r\n"
-
-// writeTimeout bounds each write to a parked call's client.
-const writeTimeout = 10 * time.Second
-
-func (s *connStream) send(msg []byte) error {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	buf := make([]byte, 0, len(streamHeader)+len(msg)+32)
-	if !s.header {
-		s.header = true
-		buf = append(buf, streamHeader...)
-	}
-	if msg != nil {
-		buf = appendEvent(buf, msg)
-	}
-	if len(buf) == 0 {
-		return nil
-	}
-	_ = s.conn.SetWriteDeadline(time.Now().Add(writeTimeout))
-	_, err := s.conn.Write(buf)
-	return err
-}
-
-func (s *connStream) close() { s.conn.Close() }
-
-// writerStream writes server-sent events through the ResponseWriter of a
-// handler that waits for done.
-type writerStream struct {
-	mu     sync.Mutex
-	w      http.ResponseWriter
-	header bool
-	ended  bool
-	done   chan struct{}
-}
-
-func (s *writerStream) send(msg []byte) error {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if s.ended {
-		return http.ErrHandlerTimeout
-	}
-	if !s.header {
-		s.header = true
-		h := s.w.Header()
-		h.Set("Content-Type", "text/event-stream")
-		h.Set("Cache-Control", "no-cache, no-store")
-		h.Set("X-Accel-Buffering", "no")
-		s.w.WriteHeader(http.StatusOK)
-	}
-	if msg != nil {
-		if _, err := s.w.Write(appendEvent(nil, msg)); err != nil {
-			return err
-		}
-	}
-	return http.NewResponseController(s.w).Flush()
-}
-
-func (s *writerStream) close() {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if !s.ended {
-		s.ended = true
-		close(s.done)
-	}
-}
-
-// appendEvent appends msg (one line of JSON) as a server-sent event.
-func appendEvent(buf, msg []byte) []byte {
-	buf = append(buf, "event: message\ndata: "...)
-	buf = append(buf, msg...)
-	return append(buf, "\n\n"...)
-}
-
-// writeResult answers a call at once, as application/json.
-// writeNoResult answers a call whose client cancelled it before it started
-// with an event stream that ends at once: no JSON-RPC response for the
-// cancelled id (SPEC §2.1).
-func writeNoResult(w http.ResponseWriter) {
-	w.Header().Set("Content-Type", "text/event-stream")
-	w.Header().Set("Cache-Control", "no-store")
-	w.WriteHeader(http.StatusOK)
-}
-
-func writeResult(w http.ResponseWriter, rpc *jsonrpcRequest, res result) {
-	body := response(rpc, res)
-	w.Header().Set("Content-Type", "application/json")
-	w.Header().Set("Cache-Control", "no-store")
-	_, _ = w.Write(body)
-}
-
-// response is the JSON-RPC response carrying a tool's result.
-func response(rpc *jsonrpcRequest, res result) []byte {
-	out := struct {
-		JSONRPC string          `json:"jsonrpc"`
-		ID      json.RawMessage `json:"id"`
-		Result  wireResult      `json:"result"`
-	}{"2.0", rpc.id, wireResult{
-		Content: []textContent{{Type: "text", Text: string(res.text)}},
-		IsError: res.isError,
-	}}
-	if res.structured {
-		out.Result.StructuredContent = json.RawMessage(res.text)
-	}
-	if rpc.newRevision() {
-		out.Result.ResultType = "complete"
-	}
-	return marshal(out)
-}
-
-// wireResult is CallToolResult as it travels.
-type wireResult struct {
-	Content           []textContent   `json:"content"`
-	StructuredContent json.RawMessage `json:"structuredContent,omitempty"`
-	IsError           bool            `json:"isError,omitempty"`
-	ResultType        string          `json:"resultType,omitempty"`
-}
-
-type textContent struct {
-	Type string `json:"type"`
-	Text string `json:"text"`
-}
-
-// notification is a JSON-RPC notification.
-func notification(method string, params any) []byte {
-	return marshal(struct {
-		JSONRPC string `json:"jsonrpc"`
-		Method  string `json:"method"`
-		Params  any    `json:"params"`
-	}{"2.0", method, params})
-}
-
-// supportedRevision says whether askd's SDK speaks MCP revision v.
-func supportedRevision(v string) bool {
-	return slices.Contains(mcp.SupportedProtocolVersions(), v)
-}

@@ -15,10 +15,11 @@ const claudeToolUseMeta = "claudecode/toolUseId"
 // structuredContent: Claude Code parses the text, and would show the model
 // structuredContent instead of it.
 func (t *tools) permissionPrompt(ctx context.Context, c askd.Caller, in call) (result, *wait) {
-	var args askd.PermissionInput
-	if err := in.decode(&args); err != nil {
+	var prompt permissionPromptInput
+	if err := in.decode(&prompt); err != nil {
 		return errorResult(err), nil
 	}
+	args := askd.PermissionInput(prompt)
 	if args.ToolUseID == "" {
 		args.ToolUseID = in.toolUseID
 	}

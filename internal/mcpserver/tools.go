@@ -189,13 +189,11 @@ func (r result) sdk() *mcp.CallToolResult {
 }
 
 func (t *tools) askUserQuestion(ctx context.Context, c askd.Caller, in call) (result, *wait) {
-	var args struct {
-		Questions []askd.Question `json:"questions"`
-	}
+	var args askUserQuestionInput
 	if err := in.decode(&args); err != nil {
 		return errorResult(err), nil
 	}
-	a, err := t.svc.Create(ctx, c, &askd.AskInput{Kind: askd.KindQuestion, Questions: args.Questions}, app.CreateOptions{})
+	a, err := t.svc.Create(ctx, c, &askd.AskInput{Kind: askd.KindQuestion, Questions: args.questions()}, app.CreateOptions{})
 	if err != nil {
 		return errorResult(err), nil
 	}
@@ -248,13 +246,7 @@ func (t *tools) timeoutOf(a *askd.Ask) time.Duration {
 }
 
 func (t *tools) ask(ctx context.Context, c askd.Caller, in call) (result, *wait) {
-	var args struct {
-		Kind        askd.Kind     `json:"kind"`
-		Title       string        `json:"title"`
-		Details     string        `json:"details"`
-		Options     []askd.Option `json:"options"`
-		Recommended string        `json:"recommended"`
-	}
+	var args askInput
 	if err := in.decode(&args); err != nil {
 		return errorResult(err), nil
 	}
@@ -264,7 +256,7 @@ func (t *tools) ask(ctx context.Context, c askd.Caller, in call) (result, *wait)
 	if args.Kind == "" {
 		return errorResult(askd.Errorf(askd.EINVALID, "kind: required, one of decision, action, ready, blocked")), nil
 	}
-	a, err := t.svc.Create(ctx, c, &askd.AskInput{Kind: args.Kind, Title: args.Title, Details: args.Details, Options: args.Options, Recommended: args.Recommended}, app.CreateOptions{})
+	a, err := t.svc.Create(ctx, c, &askd.AskInput{Kind: args.Kind, Title: args.Title, Details: args.Details, Options: options(args.Options), Recommended: args.Recommended}, app.CreateOptions{})
 	if err != nil {
 		return errorResult(err), nil
 	}
@@ -277,12 +269,7 @@ func (t *tools) ask(ctx context.Context, c askd.Caller, in call) (result, *wait)
 }
 
 func (t *tools) requestApproval(ctx context.Context, c askd.Caller, in call) (result, *wait) {
-	var args struct {
-		Title        string          `json:"title"`
-		Details      string          `json:"details"`
-		Payload      json.RawMessage `json:"payload"`
-		GraceSeconds *int            `json:"grace_seconds"`
-	}
+	var args requestApprovalInput
 	if err := in.decode(&args); err != nil {
 		return errorResult(err), nil
 	}
@@ -343,10 +330,7 @@ func approvalOutcome(a *askd.Ask) (approvalResult, bool) {
 }
 
 func (t *tools) checkAsk(ctx context.Context, c askd.Caller, in call) (result, *wait) {
-	var args struct {
-		ID          *int64 `json:"id"`
-		WaitSeconds *int   `json:"wait_seconds"`
-	}
+	var args checkAskInput
 	if err := in.decode(&args); err != nil {
 		return errorResult(err), nil
 	}
@@ -452,7 +436,7 @@ func (t *tools) view(a *askd.Ask) (askView, bool) {
 		v.Hint = fmt.Sprintf("no answer yet: call check_ask with id %d later (wait_seconds up to %d)", a.ID, maxCheckWait)
 	} else {
 		v.By = a.SettledBy
-		v.Message = app.TellText(a)
+		v.Message = app.ToldText(a)
 	}
 	return v, isErr
 }
@@ -467,9 +451,7 @@ func (t *tools) askError(id int64, err error) result {
 }
 
 func (t *tools) cancelAsk(ctx context.Context, c askd.Caller, in call) (result, *wait) {
-	var args struct {
-		ID *int64 `json:"id"`
-	}
+	var args cancelAskInput
 	if err := in.decode(&args); err != nil {
 		return errorResult(err), nil
 	}

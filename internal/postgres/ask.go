@@ -138,7 +138,7 @@ func askValues(a *askd.Ask) ([]any, error) {
 		questions, a.Title, a.Details, options, a.Recommended, payload, a.ToolName, toolUseID,
 		a.CreatedAt, a.UpdatedAt, a.Deadline, a.SnoozedUntil,
 		a.SettledAt, a.SettledBy, string(a.CancelReason), answer,
-		a.Tell, a.ToldAt,
+		a.ToBeTold, a.ToldAt,
 	}, nil
 }
 
@@ -155,7 +155,7 @@ func scanAsk(row pgx.Row) (*askd.Ask, error) {
 		&kind, &a.Session, &a.Agent, &status, &a.Revision,
 		&questions, &a.Title, &a.Details, &options, &a.Recommended, &payload, &a.ToolName, &toolUseID,
 		&a.CreatedAt, &a.UpdatedAt, &deadline, &snoozedUntil, &settledAt, &a.SettledBy, &cancelReason, &answer,
-		&a.Tell, &toldAt)
+		&a.ToBeTold, &toldAt)
 	if err != nil {
 		return nil, err
 	}

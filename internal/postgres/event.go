@@ -71,30 +71,35 @@ func (t *tx) AddEvent(ctx context.Context, e *askd.Event) error {
 	return nil
 }
 
-// Events returns, oldest first and at most limit when limit is above 0,
-// either the events of ask askID (askID > 0) after afterID, without their
-// snapshots, or (askID == 0) the events of every ask after afterID, each with
-// the ask as it was right after it in Event.Ask.
-func (t *tx) Events(ctx context.Context, askID, afterID int64, limit int) ([]*askd.Event, error) {
-	const columns = "id, ask_id, session, action, actor, at, note"
-	var (
-		query string
-		args  []any
-	)
-	if askID > 0 {
-		query = "SELECT " + columns + " FROM events WHERE ask_id = $1 AND id > $2 ORDER BY id"
-		args = []any{askID, afterID}
-	} else {
-		query = "SELECT " + columns + ", snapshot FROM events WHERE id > $1 ORDER BY id"
-		args = []any{afterID}
-	}
+// eventColumns are an event's columns, its snapshot left out.
+const eventColumns = "id, ask_id, session, action, actor, at, note"
+
+// AskHistory returns the events of ask askID, oldest first, without their
+// snapshots.
+func (t *tx) AskHistory(ctx context.Context, askID int64) ([]*askd.Event, error) {
+	return t.events(ctx, fmt.Sprintf("read history of ask %d", askID), false,
+		"SELECT "+eventColumns+" FROM events WHERE ask_id = $1 ORDER BY id", askID)
+}
+
+// EventsAfter returns the events of every ask after afterID, oldest first
+// and at most limit when limit is above 0, each with the ask as it was right
+// after it in Event.Ask.
+func (t *tx) EventsAfter(ctx context.Context, afterID int64, limit int) ([]*askd.Event, error) {
+	query := "SELECT " + eventColumns + ", snapshot FROM events WHERE id > $1 ORDER BY id"
+	args := []any{afterID}
 	if limit > 0 {
+		query += " LIMIT $2"
 		args = append(args, limit)
-		query += fmt.Sprintf(" LIMIT $%d", len(args))
 	}
+	return t.events(ctx, "read events", true, query, args...)
+}
+
+// events runs query, which selects eventColumns followed by the snapshot
+// when withSnapshot, and returns its events.
+func (t *tx) events(ctx context.Context, what string, withSnapshot bool, query string, args ...any) ([]*askd.Event, error) {
 	rows, err := t.tx.Query(t.ctx(ctx), query, args...)
 	if err != nil {
-		return nil, translate(err, "read events")
+		return nil, translate(err, what)
 	}
 	events, err := pgx.CollectRows(rows, func(row pgx.CollectableRow) (*askd.Event, error) {
 		var (
@@ -102,7 +107,7 @@ func (t *tx) Events(ctx context.Context, askID, afterID int64, limit int) ([]*as
 			snapshot []byte
 		)
 		dest := []any{&e.ID, &e.AskID, &e.Session, &e.Action, &e.Actor, &e.At, &e.Note}
-		if askID <= 0 {
+		if withSnapshot {
 			dest = append(dest, &snapshot)
 		}
 		if err := row.Scan(dest...); err != nil {
@@ -118,7 +123,7 @@ func (t *tx) Events(ctx context.Context, askID, afterID int64, limit int) ([]*as
 		return &e, nil
 	})
 	if err != nil {
-		return nil, translate(err, "read events")
+		return nil, translate(err, what)
 	}
 	if events == nil {
 		events = []*askd.Event{}

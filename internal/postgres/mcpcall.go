@@ -6,7 +6,6 @@ import (
 	"time"
 
 	"github.com/jackc/pgx/v5"
-	"github.com/jackc/pgx/v5/pgconn"
 
 	"github.com/askd-dev/askd"
 )
@@ -50,26 +49,27 @@ func (t *tx) PutMCPCall(ctx context.Context, c *askd.MCPCall) error {
 	return translate(err, "put MCP call")
 }
 
-// DeleteMCPCalls removes the call with key k, or, when k is zero, every call
-// created before createdBefore; it returns how many went.
-func (t *tx) DeleteMCPCalls(ctx context.Context, k askd.MCPCallKey, createdBefore time.Time) (int, error) {
-	if err := t.mustWrite("delete MCP calls"); err != nil {
+// DeleteMCPCall removes the call with key k, if one is kept.
+func (t *tx) DeleteMCPCall(ctx context.Context, k askd.MCPCallKey) error {
+	if err := t.mustWrite("delete MCP call"); err != nil {
+		return err
+	}
+	_, err := t.tx.Exec(t.ctx(ctx), `
+		DELETE FROM mcp_calls
+		WHERE agent = $1 AND session = $2 AND mcp_session = $3 AND request_id = $4`,
+		k.Agent, k.Session, k.MCPSession, k.RequestID)
+	return translate(err, "delete MCP call")
+}
+
+// PurgeMCPCalls removes every call created before createdBefore, and returns
+// how many went.
+func (t *tx) PurgeMCPCalls(ctx context.Context, createdBefore time.Time) (int, error) {
+	if err := t.mustWrite("purge MCP calls"); err != nil {
 		return 0, err
 	}
-	var (
-		tag pgconn.CommandTag
-		err error
-	)
-	if k == (askd.MCPCallKey{}) {
-		tag, err = t.tx.Exec(t.ctx(ctx), "DELETE FROM mcp_calls WHERE created_at < $1", createdBefore)
-	} else {
-		tag, err = t.tx.Exec(t.ctx(ctx), `
-			DELETE FROM mcp_calls
-			WHERE agent = $1 AND session = $2 AND mcp_session = $3 AND request_id = $4`,
-			k.Agent, k.Session, k.MCPSession, k.RequestID)
-	}
+	tag, err := t.tx.Exec(t.ctx(ctx), "DELETE FROM mcp_calls WHERE created_at < $1", createdBefore)
 	if err != nil {
-		return 0, translate(err, "delete MCP calls")
+		return 0, translate(err, "purge MCP calls")
 	}
 	return int(tag.RowsAffected()), nil
 }

@@ -380,7 +380,7 @@ func TestConcurrentAnswersOneWins(t *testing.T) {
 	}
 }
 
-// Event ids become visible in order: a reader following Events(after its
+// Event ids become visible in order: a reader following EventsAfter(after its
 // last id) while writers commit concurrently never skips one.
 func TestEventIDsInCommitOrder(t *testing.T) {
 	ctx := context.Background()
@@ -401,7 +401,7 @@ func TestEventIDsInCommitOrder(t *testing.T) {
 			}
 			var evs []*askd.Event
 			err := s.View(ctx, func(tx askd.Tx) (err error) {
-				evs, err = tx.Events(ctx, 0, last, 0)
+				evs, err = tx.EventsAfter(ctx, last, 0)
 				return err
 			})
 			if err != nil {
@@ -436,7 +436,7 @@ func TestEventIDsInCommitOrder(t *testing.T) {
 	}
 	var all []*askd.Event
 	err := s.View(ctx, func(tx askd.Tx) (err error) {
-		all, err = tx.Events(ctx, 0, 0, 0)
+		all, err = tx.EventsAfter(ctx, 0, 0)
 		return err
 	})
 	if err != nil {

@@ -693,7 +693,7 @@ func (s *soak) untold(all map[int64]*askd.Ask, listed map[int64]bool) []*askd.As
 	defer s.tells.mu.Unlock()
 	var out []*askd.Ask
 	for _, a := range all {
-		if a.Pending() || !a.Tell || a.CancelReason == askd.ReasonWithdrawn {
+		if a.Pending() || !a.ToBeTold || a.CancelReason == askd.ReasonWithdrawn {
 			continue
 		}
 		if a.ToldAt == nil || a.Kind.IsAttention() && len(s.tells.keysByAsk[a.ID]) == 0 && !listed[a.ID] {

@@ -53,7 +53,7 @@ func askValues(a *askd.Ask) ([]any, error) {
 	// NULL rather than "", so the partial index holds only asks that have one.
 	toolUseID := sql.NullString{String: a.ToolUseID, Valid: a.ToolUseID != ""}
 	tell := 0
-	if a.Tell {
+	if a.ToBeTold {
 		tell = 1
 	}
 	return []any{
@@ -91,7 +91,7 @@ func scanAsk(row scanner) (*askd.Ask, error) {
 	a.CreatedAt, a.UpdatedAt = fromMicros(createdAt), fromMicros(updatedAt)
 	a.Deadline, a.SnoozedUntil = fromNullMicros(deadline), fromNullMicros(snoozedUntil)
 	a.SettledAt, a.ToldAt = fromNullMicros(settledAt), fromNullMicros(toldAt)
-	a.Tell = tell != 0
+	a.ToBeTold = tell != 0
 	if payload.Valid {
 		a.Payload = json.RawMessage(payload.String)
 	}
@@ -114,11 +114,8 @@ func scanAsk(row scanner) (*askd.Ask, error) {
 func (t *tx) Ask(ctx context.Context, id int64) (*askd.Ask, error) {
 	row := t.tx.QueryRowContext(ctx, "SELECT "+askColumns+" FROM asks WHERE id = ?", id)
 	a, err := scanAsk(row)
-	if errors.Is(err, sql.ErrNoRows) {
-		return nil, askd.Errorf(askd.ENOTFOUND, "ask %d not found", id)
-	}
 	if err != nil {
-		return nil, fmt.Errorf("read ask %d: %w", id, err)
+		return nil, translate(err, fmt.Sprintf("read ask %d", id), says{notFound: fmt.Sprintf("ask %d not found", id)})
 	}
 	return a, nil
 }

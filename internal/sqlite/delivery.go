@@ -39,11 +39,12 @@ func (t *tx) SetChannel(ctx context.Context, agent, session string, c *askd.Chan
 func (t *tx) Channel(ctx context.Context, agent, session string) (*askd.Channel, error) {
 	var raw sql.NullString
 	err := t.tx.QueryRowContext(ctx, "SELECT channel FROM sessions WHERE agent = ? AND name = ?", agent, session).Scan(&raw)
-	if errors.Is(err, sql.ErrNoRows) || err == nil && !raw.Valid {
-		return nil, askd.Errorf(askd.ENOTFOUND, "session %q has no channel", session)
-	}
+	none := fmt.Sprintf("session %q has no channel", session)
 	if err != nil {
-		return nil, fmt.Errorf("read channel of %q: %w", session, err)
+		return nil, translate(err, fmt.Sprintf("read channel of %q", session), says{notFound: none})
+	}
+	if !raw.Valid {
+		return nil, askd.Errorf(askd.ENOTFOUND, "%s", none)
 	}
 	var c askd.Channel
 	if err := json.Unmarshal([]byte(raw.String), &c); err != nil {
@@ -104,26 +105,19 @@ func (t *tx) CreateDelivery(ctx context.Context, d *askd.Delivery) error {
 		string(d.Kind), d.Key, d.AskID, d.Session, string(ch), string(d.Status), d.Attempts,
 		nullMicros(d.NextAt), nullMicros(d.ClaimedUntil), d.LastError, micros(d.CreatedAt), micros(d.UpdatedAt),
 	).Scan(&d.ID)
-	switch {
-	case errors.Is(err, sql.ErrNoRows):
+	if errors.Is(err, sql.ErrNoRows) {
+		// Not the driver's: DO NOTHING returned no id, as the key is taken.
 		return askd.Errorf(askd.ECONFLICT, "delivery %s already exists", d.Key)
-	case isForeignKeyViolation(err):
-		return askd.Errorf(askd.ENOTFOUND, "ask %d not found", d.AskID)
-	case err != nil:
-		return fmt.Errorf("create delivery %s: %w", d.Key, err)
 	}
-	return nil
+	return translate(err, "create delivery "+d.Key, says{missing: fmt.Sprintf("ask %d not found", d.AskID)})
 }
 
 // Delivery returns the delivery with the key; ENOTFOUND when there is none.
 func (t *tx) Delivery(ctx context.Context, key string) (*askd.Delivery, error) {
 	row := t.tx.QueryRowContext(ctx, "SELECT "+deliveryColumns+" FROM deliveries WHERE idempotency_key = ?", key)
 	d, err := scanDelivery(row)
-	if errors.Is(err, sql.ErrNoRows) {
-		return nil, askd.Errorf(askd.ENOTFOUND, "delivery %s not found", key)
-	}
 	if err != nil {
-		return nil, fmt.Errorf("read delivery %s: %w", key, err)
+		return nil, translate(err, "read delivery "+key, says{notFound: fmt.Sprintf("delivery %s not found", key)})
 	}
 	return d, nil
 }

@@ -34,11 +34,8 @@ func (t *tx) AddEvent(ctx context.Context, e *askd.Event) error {
 		INSERT INTO events (ask_id, session, action, actor, at, note, snapshot)
 		VALUES (?, ?, ?, ?, ?, ?, ?)`,
 		e.AskID, e.Session, e.Action, e.Actor, micros(e.At), e.Note, snapshot)
-	if isForeignKeyViolation(err) {
-		return askd.Errorf(askd.ENOTFOUND, "ask %d not found", e.AskID)
-	}
 	if err != nil {
-		return fmt.Errorf("add event to ask %d: %w", e.AskID, err)
+		return translate(err, fmt.Sprintf("add event to ask %d", e.AskID), says{missing: fmt.Sprintf("ask %d not found", e.AskID)})
 	}
 	id, err := res.LastInsertId()
 	if err != nil {
@@ -49,50 +46,57 @@ func (t *tx) AddEvent(ctx context.Context, e *askd.Event) error {
 	return nil
 }
 
-// Events returns, oldest first and at most limit when limit is above 0,
-// either the events of ask askID (askID > 0) after afterID, without their
-// snapshots, or (askID == 0) the events of every ask after afterID, each with
-// the ask as it was right after it in Event.Ask.
-func (t *tx) Events(ctx context.Context, askID, afterID int64, limit int) ([]*askd.Event, error) {
-	const columns = "id, ask_id, session, action, actor, at, note"
-	var (
-		query string
-		args  []any
-	)
-	if askID > 0 {
-		query = "SELECT " + columns + " FROM events WHERE ask_id = ? AND id > ? ORDER BY id"
-		args = []any{askID, afterID}
-	} else {
-		query = "SELECT " + columns + ", snapshot FROM events WHERE id > ? ORDER BY id"
-		args = []any{afterID}
-	}
+// eventColumns are an event's columns, its snapshot left out.
+const eventColumns = "id, ask_id, session, action, actor, at, note"
+
+// AskHistory returns the events of ask askID, oldest first, without their
+// snapshots.
+func (t *tx) AskHistory(ctx context.Context, askID int64) ([]*askd.Event, error) {
+	rows, err := t.tx.QueryContext(ctx, "SELECT "+eventColumns+" FROM events WHERE ask_id = ? ORDER BY id", askID)
+	return collect(rows, err, fmt.Sprintf("read history of ask %d", askID), func(row scanner) (*askd.Event, error) {
+		return scanEvent(row, false)
+	})
+}
+
+// EventsAfter returns the events of every ask after afterID, oldest first
+// and at most limit when limit is above 0, each with the ask as it was right
+// after it in Event.Ask.
+func (t *tx) EventsAfter(ctx context.Context, afterID int64, limit int) ([]*askd.Event, error) {
+	query := "SELECT " + eventColumns + ", snapshot FROM events WHERE id > ? ORDER BY id"
+	args := []any{afterID}
 	if limit > 0 {
 		query += " LIMIT ?"
 		args = append(args, limit)
 	}
 	rows, err := t.tx.QueryContext(ctx, query, args...)
 	return collect(rows, err, "read events", func(row scanner) (*askd.Event, error) {
-		var (
-			e        askd.Event
-			at       int64
-			snapshot sql.NullString
-		)
-		dest := []any{&e.ID, &e.AskID, &e.Session, &e.Action, &e.Actor, &at, &e.Note}
-		if askID <= 0 {
-			dest = append(dest, &snapshot)
-		}
-		if err := row.Scan(dest...); err != nil {
-			return nil, err
-		}
-		e.At = fromMicros(at)
-		if snapshot.Valid {
-			e.Ask = new(askd.Ask)
-			if err := json.Unmarshal([]byte(snapshot.String), e.Ask); err != nil {
-				return nil, fmt.Errorf("event %d: snapshot: %w", e.ID, err)
-			}
-		}
-		return &e, nil
+		return scanEvent(row, true)
 	})
+}
+
+// scanEvent reads one row of eventColumns, followed by the snapshot when
+// withSnapshot.
+func scanEvent(row scanner, withSnapshot bool) (*askd.Event, error) {
+	var (
+		e        askd.Event
+		at       int64
+		snapshot sql.NullString
+	)
+	dest := []any{&e.ID, &e.AskID, &e.Session, &e.Action, &e.Actor, &at, &e.Note}
+	if withSnapshot {
+		dest = append(dest, &snapshot)
+	}
+	if err := row.Scan(dest...); err != nil {
+		return nil, err
+	}
+	e.At = fromMicros(at)
+	if snapshot.Valid {
+		e.Ask = new(askd.Ask)
+		if err := json.Unmarshal([]byte(snapshot.String), e.Ask); err != nil {
+			return nil, fmt.Errorf("event %d: snapshot: %w", e.ID, err)
+		}
+	}
+	return &e, nil
 }
 
 // LastEventID returns the id of the newest event, 0 when there is none.

@@ -3,7 +3,6 @@ package sqlite
 import (
 	"context"
 	"database/sql"
-	"errors"
 	"fmt"
 	"time"
 
@@ -22,11 +21,8 @@ func (t *tx) MCPCall(ctx context.Context, k askd.MCPCallKey) (*askd.MCPCall, err
 		SELECT ask_id, cancelled, created_at FROM mcp_calls
 		WHERE agent = ? AND session = ? AND mcp_session = ? AND request_id = ?`,
 		k.Agent, k.Session, k.MCPSession, k.RequestID).Scan(&ask, &cancelled, &created)
-	if errors.Is(err, sql.ErrNoRows) {
-		return nil, askd.Errorf(askd.ENOTFOUND, "MCP call not found")
-	}
 	if err != nil {
-		return nil, fmt.Errorf("read MCP call: %w", err)
+		return nil, translate(err, "read MCP call", says{notFound: "MCP call not found"})
 	}
 	c.AskID = ask.Int64
 	c.Cancelled = cancelled != 0
@@ -59,30 +55,34 @@ func (t *tx) PutMCPCall(ctx context.Context, c *askd.MCPCall) error {
 	return nil
 }
 
-// DeleteMCPCalls removes the call with key k, or, when k is zero, every call
-// created before createdBefore; it returns how many went.
-func (t *tx) DeleteMCPCalls(ctx context.Context, k askd.MCPCallKey, createdBefore time.Time) (int, error) {
-	if err := t.mustWrite("delete MCP calls"); err != nil {
+// DeleteMCPCall removes the call with key k, if one is kept.
+func (t *tx) DeleteMCPCall(ctx context.Context, k askd.MCPCallKey) error {
+	if err := t.mustWrite("delete MCP call"); err != nil {
+		return err
+	}
+	_, err := t.tx.ExecContext(ctx, `
+		DELETE FROM mcp_calls
+		WHERE agent = ? AND session = ? AND mcp_session = ? AND request_id = ?`,
+		k.Agent, k.Session, k.MCPSession, k.RequestID)
+	if err != nil {
+		return fmt.Errorf("delete MCP call: %w", err)
+	}
+	return nil
+}
+
+// PurgeMCPCalls removes every call created before createdBefore, and returns
+// how many went.
+func (t *tx) PurgeMCPCalls(ctx context.Context, createdBefore time.Time) (int, error) {
+	if err := t.mustWrite("purge MCP calls"); err != nil {
 		return 0, err
 	}
-	var (
-		res sql.Result
-		err error
-	)
-	if k == (askd.MCPCallKey{}) {
-		res, err = t.tx.ExecContext(ctx, "DELETE FROM mcp_calls WHERE created_at < ?", micros(createdBefore))
-	} else {
-		res, err = t.tx.ExecContext(ctx, `
-			DELETE FROM mcp_calls
-			WHERE agent = ? AND session = ? AND mcp_session = ? AND request_id = ?`,
-			k.Agent, k.Session, k.MCPSession, k.RequestID)
-	}
+	res, err := t.tx.ExecContext(ctx, "DELETE FROM mcp_calls WHERE created_at < ?", micros(createdBefore))
 	if err != nil {
-		return 0, fmt.Errorf("delete MCP calls: %w", err)
+		return 0, fmt.Errorf("purge MCP calls: %w", err)
 	}
 	n, err := res.RowsAffected()
 	if err != nil {
-		return 0, fmt.Errorf("delete MCP calls: %w", err)
+		return 0, fmt.Errorf("purge MCP calls: %w", err)
 	}
 	return int(n), nil
 }

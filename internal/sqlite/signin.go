@@ -3,26 +3,20 @@ package sqlite
 import (
 	"context"
 	"database/sql"
-	"errors"
 	"fmt"
 	"time"
-
-	sqlite3 "modernc.org/sqlite/lib"
 
 	"github.com/askd-dev/askd"
 )
 
-// signInError maps the constraint violations of inserting a sign-in code or
-// a browser session: a missing human token (the foreign key), a hash stored
-// twice (the primary key).
+// signInError is translate for inserting a sign-in code or a browser
+// session: a missing human token (the foreign key), a hash stored twice (the
+// primary key).
 func signInError(err error, what, human string) error {
-	switch resultCode(err) {
-	case sqlite3.SQLITE_CONSTRAINT_FOREIGNKEY:
-		return askd.Errorf(askd.ENOTFOUND, "no token named %q", human)
-	case sqlite3.SQLITE_CONSTRAINT_PRIMARYKEY:
-		return askd.Errorf(askd.ECONFLICT, "a %s with the same hash exists", what)
-	}
-	return fmt.Errorf("create %s: %w", what, err)
+	return translate(err, "create "+what, says{
+		missing: fmt.Sprintf("no token named %q", human),
+		taken:   fmt.Sprintf("a %s with the same hash exists", what),
+	})
 }
 
 // CreateSignInCode stores c; ENOTFOUND when its human token does not exist.
@@ -50,11 +44,8 @@ func (t *tx) TakeSignInCode(ctx context.Context, hash string) (*askd.SignInCode,
 	err := t.tx.QueryRowContext(ctx,
 		"DELETE FROM signin_codes WHERE hash = ? RETURNING human, created_at, expires_at", hash).
 		Scan(&c.Human, &created, &expires)
-	if errors.Is(err, sql.ErrNoRows) {
-		return nil, askd.Errorf(askd.ENOTFOUND, "sign-in code not found")
-	}
 	if err != nil {
-		return nil, fmt.Errorf("take sign-in code: %w", err)
+		return nil, translate(err, "take sign-in code", says{notFound: "sign-in code not found"})
 	}
 	c.CreatedAt, c.ExpiresAt = fromMicros(created), fromMicros(expires)
 	return c, nil
@@ -84,11 +75,8 @@ func (t *tx) BrowserSession(ctx context.Context, hash string) (*askd.BrowserSess
 	err := t.tx.QueryRowContext(ctx,
 		"SELECT human, created_at, last_seen_at, expires_at FROM browser_sessions WHERE hash = ?", hash).
 		Scan(&b.Human, &created, &seen, &expires)
-	if errors.Is(err, sql.ErrNoRows) {
-		return nil, askd.Errorf(askd.ENOTFOUND, "browser session not found")
-	}
 	if err != nil {
-		return nil, fmt.Errorf("read browser session: %w", err)
+		return nil, translate(err, "read browser session", says{notFound: "browser session not found"})
 	}
 	b.CreatedAt, b.LastSeenAt, b.ExpiresAt = fromMicros(created), fromMicros(seen), fromMicros(expires)
 	return b, nil

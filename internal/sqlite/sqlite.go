@@ -6,7 +6,7 @@
 // transactions; reads (View) use a separate pool that runs beside the writer.
 // Times are stored as microseconds since the Unix epoch and come back in UTC;
 // lists and objects are stored as JSON text. Errors are translated to askd
-// codes here, at the edge, from the driver's result codes.
+// codes here, at the edge, from the driver's result codes, in translate.
 package sqlite
 
 import (
@@ -403,9 +403,53 @@ func resultCode(err error) int {
 	return 0
 }
 
-// isForeignKeyViolation reports whether err is a FOREIGN KEY constraint failure.
-func isForeignKeyViolation(err error) bool {
-	return resultCode(err) == sqlite3.SQLITE_CONSTRAINT_FOREIGNKEY
+// says gives the caller-facing messages of translate's codes, by what the
+// driver reported; an empty one is a generic message.
+type says struct {
+	notFound string // no rows
+	missing  string // a FOREIGN KEY naming a row that is not there
+	taken    string // a PRIMARY KEY value stored already
+	dupe     string // a UNIQUE value stored already
+}
+
+// translate is the store's one map from driver errors to askd codes (as
+// river's interpretError): no method looks at the driver's errors itself.
+//
+//	no rows (sql.ErrNoRows)                       ENOTFOUND, m.notFound
+//	a FOREIGN KEY naming a row that is not there  ENOTFOUND, m.missing
+//	a PRIMARY KEY value stored already            ECONFLICT, m.taken
+//	a UNIQUE value stored already                 ECONFLICT, m.dupe
+//
+// The code's error comes first in the chain, then err, for logs; what says
+// what was being done. Other errors are wrapped as they are, nil stays nil.
+func translate(err error, what string, m says) error {
+	var code, msg string
+	switch {
+	case err == nil:
+		return nil
+	case errors.Is(err, sql.ErrNoRows):
+		code, msg = askd.ENOTFOUND, or(m.notFound, "not found")
+	default:
+		switch resultCode(err) {
+		case sqlite3.SQLITE_CONSTRAINT_FOREIGNKEY:
+			code, msg = askd.ENOTFOUND, or(m.missing, "refers to a row that does not exist")
+		case sqlite3.SQLITE_CONSTRAINT_PRIMARYKEY:
+			code, msg = askd.ECONFLICT, or(m.taken, "already exists")
+		case sqlite3.SQLITE_CONSTRAINT_UNIQUE:
+			code, msg = askd.ECONFLICT, or(m.dupe, "already exists")
+		default:
+			return fmt.Errorf("%s: %w", what, err)
+		}
+	}
+	return fmt.Errorf("%s: %w: %w", what, askd.Errorf(code, "%s", msg), err)
+}
+
+// or is s, or def when s is "".
+func or(s, def string) string {
+	if s == "" {
+		return def
+	}
+	return s
 }
 
 // sqlConn is a transaction's way to the database. Each query text is

@@ -2,11 +2,7 @@ package sqlite
 
 import (
 	"context"
-	"database/sql"
-	"errors"
 	"fmt"
-
-	sqlite3 "modernc.org/sqlite/lib"
 
 	"github.com/askd-dev/askd"
 )
@@ -20,28 +16,18 @@ func (t *tx) CreateToken(ctx context.Context, tok *askd.Token) error {
 	_, err := t.tx.ExecContext(ctx,
 		"INSERT INTO tokens (name, role, hash, created_at) VALUES (?, ?, ?, ?)",
 		tok.Name, string(tok.Role), tok.Hash, micros(tok.CreatedAt))
-	if err == nil {
-		return nil
-	}
-	switch resultCode(err) {
-	case sqlite3.SQLITE_CONSTRAINT_PRIMARYKEY:
-		return askd.Errorf(askd.ECONFLICT, "token name %q is taken", tok.Name)
-	case sqlite3.SQLITE_CONSTRAINT_UNIQUE:
-		// The one unique column besides the name.
-		return askd.Errorf(askd.ECONFLICT, "a token with the same hash exists")
-	}
-	return fmt.Errorf("create token %q: %w", tok.Name, err)
+	return translate(err, fmt.Sprintf("create token %q", tok.Name), says{
+		taken: fmt.Sprintf("token name %q is taken", tok.Name),
+		dupe:  "a token with the same hash exists", // the one unique column besides the name
+	})
 }
 
 // TokenByHash returns the token whose hash is hash; ENOTFOUND when none is.
 func (t *tx) TokenByHash(ctx context.Context, hash string) (*askd.Token, error) {
 	row := t.tx.QueryRowContext(ctx, "SELECT name, role, hash, created_at FROM tokens WHERE hash = ?", hash)
 	tok, err := scanToken(row)
-	if errors.Is(err, sql.ErrNoRows) {
-		return nil, askd.Errorf(askd.ENOTFOUND, "token not found")
-	}
 	if err != nil {
-		return nil, fmt.Errorf("read token: %w", err)
+		return nil, translate(err, "read token", says{notFound: "token not found"})
 	}
 	return tok, nil
 }

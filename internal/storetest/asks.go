@@ -59,7 +59,7 @@ func roundTripAsks() []struct {
 			Options: []askd.Option{
 				{Label: "merge", Description: "now"}, {Label: "wait"}, {Label: "close", Description: "drop it"},
 			},
-			Recommended: "merge", Tell: true,
+			Recommended: "merge", ToBeTold: true,
 			CreatedAt: at(time.Minute), UpdatedAt: at(3 * time.Minute), SnoozedUntil: ptr(at(time.Hour)),
 		}},
 		{"decision answered in own words and told", &askd.Ask{
@@ -67,11 +67,11 @@ func roundTripAsks() []struct {
 			Title: "Release today?", Options: []askd.Option{{Label: "yes"}, {Label: "no"}},
 			CreatedAt: at(0), UpdatedAt: at(10 * time.Minute),
 			SettledAt: ptr(at(9 * time.Minute)), SettledBy: "reviewer", Answer: &askd.Answer{Answer: "after lunch"},
-			Tell: true, ToldAt: ptr(at(10 * time.Minute)),
+			ToBeTold: true, ToldAt: ptr(at(10 * time.Minute)),
 		}},
 		{"action dismissed with a reply", &askd.Ask{
 			Kind: askd.KindAction, Session: "s1", Agent: "agent-1", Status: askd.StatusCancelled, Revision: 1,
-			Title: "Rotate the key", CancelReason: askd.ReasonDismissed, Tell: true,
+			Title: "Rotate the key", CancelReason: askd.ReasonDismissed, ToBeTold: true,
 			CreatedAt: at(0), UpdatedAt: at(time.Minute), SettledAt: ptr(at(time.Minute)), SettledBy: "reviewer",
 			Answer: &askd.Answer{Response: "not now"},
 		}},
@@ -90,7 +90,7 @@ func roundTripAsks() []struct {
 			Kind: askd.KindApproval, Session: "s2", Agent: "agent-3", Status: askd.StatusAnswered, Revision: 1,
 			Title: "Run a command", Details: "rm -rf build",
 			Payload:  json.RawMessage(`{ "command": "rm -rf build", "env": {"CI": true}, "n": [1, 2.5, null], "s": "<&>" }`),
-			ToolName: "Bash", ToolUseID: "toolu_01", Tell: true,
+			ToolName: "Bash", ToolUseID: "toolu_01", ToBeTold: true,
 			CreatedAt: at(0), UpdatedAt: at(time.Minute), Deadline: ptr(at(5 * time.Minute)),
 			SettledAt: ptr(at(time.Minute)), SettledBy: "reviewer",
 			Answer: &askd.Answer{
@@ -193,7 +193,7 @@ func testUpdateAsk(t *testing.T, s askd.Store) {
 	a := newAsk(askd.KindDecision, "s1", at(0))
 	a.Options = []askd.Option{{Label: "a"}, {Label: "b"}}
 	a.Deadline = ptr(at(time.Hour))
-	a.Tell = true
+	a.ToBeTold = true
 	other := newAsk(askd.KindQuestion, "s1", at(0))
 	create(t, s, a, other)
 	otherBefore := *other
@@ -223,7 +223,7 @@ func testUpdateAsk(t *testing.T, s askd.Store) {
 		{"optional fields cleared", func(a *askd.Ask) {
 			a.Deadline, a.SnoozedUntil, a.ToldAt = nil, nil, nil
 			a.Options, a.Recommended, a.Details = nil, "", ""
-			a.Tell = false
+			a.ToBeTold = false
 		}},
 	}
 	for _, tt := range tests {
@@ -469,7 +469,7 @@ func testDeleteAsks(t *testing.T, s askd.Store) {
 		for _, a := range []*askd.Ask{old, oldCancelled} {
 			_, err := tx.Ask(ctx, a.ID)
 			wantCode(t, err, askd.ENOTFOUND)
-			events, err := tx.Events(ctx, a.ID, 0, 0)
+			events, err := tx.AskHistory(ctx, a.ID)
 			if err != nil {
 				return err
 			}
@@ -484,7 +484,7 @@ func testDeleteAsks(t *testing.T, s askd.Store) {
 		if want := []int64{oldPending.ID, recent.ID}; !slices.Equal(ids(got), want) {
 			t.Errorf("asks left = %v, want %v (the pending one and the recent one)", ids(got), want)
 		}
-		events, err := tx.Events(ctx, 0, 0, 0)
+		events, err := tx.EventsAfter(ctx, 0, 0)
 		if err != nil {
 			return err
 		}

@@ -63,29 +63,27 @@ func checkEvent(t *testing.T, got, want *askd.Event) {
 	checkTime(t, "event at", got.At, want.At)
 }
 
-func testEventsOfOneAsk(t *testing.T, s askd.Store) {
+func testAskHistory(t *testing.T, s askd.Store) {
 	ctx := t.Context()
 	a, b, events, _ := eventFixture(t, s)
 	tests := []struct {
 		name  string
 		askID int64
-		limit int
 		want  []*askd.Event
 	}{
-		{"all of ask a", a.ID, 0, []*askd.Event{events[0], events[2]}},
-		{"all of ask b", b.ID, 0, []*askd.Event{events[1]}},
-		{"limit", a.ID, 1, []*askd.Event{events[0]}},
-		{"ask without events", b.ID + 100, 0, nil},
+		{"all of ask a", a.ID, []*askd.Event{events[0], events[2]}},
+		{"all of ask b", b.ID, []*askd.Event{events[1]}},
+		{"ask without events", b.ID + 100, nil},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			view(t, s, func(tx askd.Tx) error {
-				got, err := tx.Events(ctx, tt.askID, 0, tt.limit)
+				got, err := tx.AskHistory(ctx, tt.askID)
 				if err != nil {
 					return err
 				}
 				if len(got) != len(tt.want) {
-					t.Fatalf("Events(ask %d) = %d events, want %d", tt.askID, len(got), len(tt.want))
+					t.Fatalf("AskHistory(%d) = %d events, want %d", tt.askID, len(got), len(tt.want))
 				}
 				for i, e := range got {
 					checkEvent(t, e, tt.want[i])
@@ -99,7 +97,7 @@ func testEventsOfOneAsk(t *testing.T, s askd.Store) {
 	}
 }
 
-func testEventsAfterID(t *testing.T, s askd.Store) {
+func testEventsAfter(t *testing.T, s askd.Store) {
 	ctx := t.Context()
 	_, _, events, snapshots := eventFixture(t, s)
 	tests := []struct {
@@ -117,12 +115,12 @@ func testEventsAfterID(t *testing.T, s askd.Store) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			view(t, s, func(tx askd.Tx) error {
-				got, err := tx.Events(ctx, 0, tt.afterID, tt.limit)
+				got, err := tx.EventsAfter(ctx, tt.afterID, tt.limit)
 				if err != nil {
 					return err
 				}
 				if len(got) != len(tt.want) {
-					t.Fatalf("Events(after %d, limit %d) = %d events, want %d", tt.afterID, tt.limit, len(got), len(tt.want))
+					t.Fatalf("EventsAfter(%d, %d) = %d events, want %d", tt.afterID, tt.limit, len(got), len(tt.want))
 				}
 				for i, e := range got {
 					w := tt.want[i]
@@ -155,12 +153,12 @@ func testEventSnapshotFromStore(t *testing.T, s askd.Store) {
 		return tx.AddEvent(ctx, &e)
 	})
 	view(t, s, func(tx askd.Tx) error {
-		got, err := tx.Events(ctx, 0, 0, 0)
+		got, err := tx.EventsAfter(ctx, 0, 0)
 		if err != nil {
 			return err
 		}
 		if len(got) != 1 || got[0].Ask == nil {
-			t.Fatalf("Events = %s, want one event with a snapshot", dump(got))
+			t.Fatalf("EventsAfter = %s, want one event with a snapshot", dump(got))
 		}
 		checkEvent(t, got[0], &e)
 		checkAsk(t, "snapshot", got[0].Ask, a)

@@ -60,19 +60,14 @@ func testMCPCalls(t *testing.T, s askd.Store) {
 	update(t, s, func(tx askd.Tx) error { return tx.PutMCPCall(ctx, later) })
 	check("replaced call", later)
 
-	update(t, s, func(tx askd.Tx) error {
-		n, err := tx.DeleteMCPCalls(ctx, key("1"), at(0))
-		if err == nil && n != 1 {
-			t.Errorf("delete by key: %d deleted, want 1", n)
-		}
-		return err
-	})
+	update(t, s, func(tx askd.Tx) error { return tx.DeleteMCPCall(ctx, key("1")) })
 	gone("deleted call", key("1"))
+	update(t, s, func(tx askd.Tx) error { return tx.DeleteMCPCall(ctx, key("1")) }) // none kept: no error
 	// By age: created strictly before the time.
 	update(t, s, func(tx askd.Tx) error {
-		n, err := tx.DeleteMCPCalls(ctx, askd.MCPCallKey{}, at(2*time.Minute))
+		n, err := tx.PurgeMCPCalls(ctx, at(2*time.Minute))
 		if err == nil && n != 0 {
-			t.Errorf("delete by age: %d deleted, want 0", n)
+			t.Errorf("purge by age: %d deleted, want 0", n)
 		}
 		return err
 	})

@@ -426,7 +426,7 @@ func testConcurrentUpdates(t *testing.T, s askd.Store) {
 				t.Errorf("session %s: %d asks, want %d", session, len(asks), perSess)
 			}
 		}
-		events, err := tx.Events(ctx, 0, 0, 0)
+		events, err := tx.EventsAfter(ctx, 0, 0)
 		if err != nil {
 			return err
 		}
@@ -487,7 +487,7 @@ func testConcurrentUpdatesSomeFail(t *testing.T, s askd.Store) {
 		if asks, err = tx.FindAsks(ctx, askd.AskFilter{}); err != nil {
 			return err
 		}
-		events, err = tx.Events(ctx, 0, 0, 0)
+		events, err = tx.EventsAfter(ctx, 0, 0)
 		return err
 	})
 	if err != nil {

@@ -554,7 +554,7 @@ func TestCardSaysTheAgentStoppedWaiting(t *testing.T) {
 	p.do(chromedp.Click(option(id, "yes")))
 	p.waitFor(fmt.Sprintf(`document.querySelector('%s') === null`, card(id)))
 	got, err := srv.Human().Show(context.Background(), id)
-	if err != nil || got.Status != askd.StatusAnswered || !got.Tell {
+	if err != nil || got.Status != askd.StatusAnswered || !got.ToBeTold {
 		t.Fatalf("after answering: %+v, %v; want answered and to be told", got, err)
 	}
 }

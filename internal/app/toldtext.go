@@ -3,11 +3,12 @@ package app
 import (
 	"fmt"
 	"strings"
+	"time"
 
 	"github.com/askd-dev/askd"
 )
 
-// TellText is how a settled ask reads when it is handed to the agent as its
+// ToldText is how a settled ask reads when it is handed to the agent as its
 // next prompt (the Stop hook's reason, check_ask's message, delivery channels):
 //
 //	The user answered your ask #12 (decision: "Deploy on Monday or Friday?"): Monday
@@ -15,7 +16,7 @@ import (
 //
 // followed by any reply or comment the person gave. A pending ask reads as
 // still waiting.
-func TellText(a *askd.Ask) string {
+func ToldText(a *askd.Ask) string {
 	what := fmt.Sprintf("#%d (%s: %q)", a.ID, a.Kind, a.Summary())
 	noun := "ask"
 	if a.Kind == askd.KindApproval {
@@ -73,4 +74,23 @@ func TellText(a *askd.Ask) string {
 		fmt.Fprintf(&b, "Your %s %s is %s.", noun, what, a.Status)
 	}
 	return b.String()
+}
+
+// HumanDuration writes a timeout as people say it: "5 minutes", "90 seconds".
+func HumanDuration(d time.Duration) string {
+	plural := func(n int64, unit string) string {
+		if n == 1 {
+			return "1 " + unit
+		}
+		return fmt.Sprintf("%d %ss", n, unit)
+	}
+	switch {
+	case d < time.Second:
+		return plural(int64(d.Round(time.Millisecond)/time.Millisecond), "millisecond")
+	case d%time.Hour == 0:
+		return plural(int64(d/time.Hour), "hour")
+	case d%time.Minute == 0:
+		return plural(int64(d/time.Minute), "minute")
+	}
+	return plural(int64(d.Round(time.Second)/time.Second), "second")
 }

@@ -4,7 +4,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"strings"
-	"time"
 	"unicode/utf8"
 
 	"github.com/askd-dev/askd"
@@ -170,33 +169,4 @@ func humanTimeout(a *askd.Ask) string {
 		return "the time allowed"
 	}
 	return HumanDuration(a.Deadline.Sub(a.CreatedAt))
-}
-
-// HumanDuration writes a timeout as people say it: "5 minutes", "90 seconds".
-func HumanDuration(d time.Duration) string {
-	plural := func(n int64, unit string) string {
-		if n == 1 {
-			return "1 " + unit
-		}
-		return fmt.Sprintf("%d %ss", n, unit)
-	}
-	switch {
-	case d < time.Second:
-		return plural(int64(d.Round(time.Millisecond)/time.Millisecond), "millisecond")
-	case d%time.Hour == 0:
-		return plural(int64(d/time.Hour), "hour")
-	case d%time.Minute == 0:
-		return plural(int64(d/time.Minute), "minute")
-	}
-	return plural(int64(d.Round(time.Second)/time.Second), "second")
-}
-
-// Closed reports whether Close was called; waits return at once from then on.
-func (s *Service) Closed() bool {
-	select {
-	case <-s.closing:
-		return true
-	default:
-		return false
-	}
 }
