@@ -124,7 +124,12 @@ type ledger struct {
 	observed  map[int64]answerShape  // outcomes agents were given
 	// listed: settled asks an agent was given in its list of open asks
 	// (GET /api/asks, as check_ask {}: outcomes not told yet), which tells them.
-	listed  map[int64]bool
+	listed map[int64]bool
+	// listCut: sessions whose list of open asks a kill cut off at least once
+	// (the list was asked for again). Such a list may have told outcomes
+	// whose reply never arrived, as an answer cut off by a kill may or may
+	// not be stored: told, in doubt.
+	listCut map[string]bool
 	inDoubt int // answers cut off by a kill: no reply, maybe stored
 
 	blocked   int // blocking calls made
@@ -178,7 +183,7 @@ func shapeOf(a *askd.Answer) answerShape {
 
 func runSoak(t *testing.T, db string, kills int) {
 	s := &soak{t: t, db: db, stop: make(chan struct{})}
-	s.ledger = ledger{created: map[int64]askd.Kind{}, mcpAsked: map[string]string{}, mcpGiven: map[string]answerShape{}, answered: map[int64]answerShape{}, dismissed: map[int64]bool{}, observed: map[int64]answerShape{}, listed: map[int64]bool{}}
+	s.ledger = ledger{created: map[int64]askd.Kind{}, mcpAsked: map[string]string{}, mcpGiven: map[string]answerShape{}, answered: map[int64]answerShape{}, dismissed: map[int64]bool{}, observed: map[int64]answerShape{}, listed: map[int64]bool{}, listCut: map[string]bool{}}
 	s.tok = newTokens(t, db)
 	s.tells = &receiver{byKey: map[string]int{}, keysByAsk: map[int64]map[string]bool{}}
 	hook := httptest.NewServer(s.tells)
@@ -398,7 +403,12 @@ func (s *soak) outcome(session string, a *askd.Ask) {
 // settled meanwhile; the person's view tells which.
 func (s *soak) refind(ctx context.Context, session, summary string) {
 	var open []*askd.Ask
-	if err := s.retry(func() (err error) { open, err = s.agent(session).Open(ctx); return err }); err != nil {
+	tries := 0
+	err := s.retry(func() (err error) { tries++; open, err = s.agent(session).Open(ctx); return err })
+	if tries > 1 {
+		s.ledger.do(func(l *ledger) { l.listCut[session] = true })
+	}
+	if err != nil {
 		if s.stopped() {
 			s.ledger.do(func(l *ledger) { l.gaveUp++ })
 		} else {
@@ -686,9 +696,16 @@ func (s *soak) readBack() (map[int64]*askd.Ask, map[askd.Status]int) {
 // untold returns the settled asks whose agent must be told and was not: not
 // marked told, or (attention asks, told through the webhook unless an agent's
 // list of open asks gave them first) with no delivery received.
-// listed is the ledger's listed asks (see ledger.listed); the caller holds
-// the ledger's lock or has copied them.
-func (s *soak) untold(all map[int64]*askd.Ask, listed map[int64]bool) []*askd.Ask {
+// seen is what of the ledger untold needs: outcomes agents were given in
+// their lists, and sessions whose list a kill cut off (see ledger).
+type seen struct {
+	listed  map[int64]bool
+	listCut map[string]bool
+}
+
+// untold returns the settled asks whose agent must be told and was not. The
+// caller holds the ledger's lock or has copied what it needs (seenNow).
+func (s *soak) untold(all map[int64]*askd.Ask, sn seen) []*askd.Ask {
 	s.tells.mu.Lock()
 	defer s.tells.mu.Unlock()
 	var out []*askd.Ask
@@ -696,22 +713,27 @@ func (s *soak) untold(all map[int64]*askd.Ask, listed map[int64]bool) []*askd.As
 		if a.Pending() || !a.ToBeTold || a.CancelReason == askd.ReasonWithdrawn {
 			continue
 		}
-		if a.ToldAt == nil || a.Kind.IsAttention() && len(s.tells.keysByAsk[a.ID]) == 0 && !listed[a.ID] {
+		// Told through a list whose reply a kill cut off: told, in doubt.
+		inDoubt := a.ToldAt != nil && sn.listCut[a.Session]
+		if a.ToldAt == nil || a.Kind.IsAttention() && len(s.tells.keysByAsk[a.ID]) == 0 && !sn.listed[a.ID] && !inDoubt {
 			out = append(out, a)
 		}
 	}
 	return out
 }
 
-// listedAsks copies the ledger's listed asks.
-func (s *soak) listedAsks() map[int64]bool {
-	out := map[int64]bool{}
+// seenNow copies what untold needs of the ledger.
+func (s *soak) seenNow() seen {
+	sn := seen{listed: map[int64]bool{}, listCut: map[string]bool{}}
 	s.ledger.do(func(l *ledger) {
 		for id := range l.listed {
-			out[id] = true
+			sn.listed[id] = true
+		}
+		for session := range l.listCut {
+			sn.listCut[session] = true
 		}
 	})
-	return out
+	return sn
 }
 
 // verify reads every ask back from the restarted server and checks the ledger.
@@ -720,7 +742,7 @@ func (s *soak) verify(took time.Duration) {
 	all, byStatus := s.readBack()
 	// Give the outbox time to tell what settled: claims a kill cut off are
 	// taken again once their lease (2 s) ends, failed sends after a backoff.
-	for deadline := time.Now().Add(60 * time.Second); len(s.untold(all, s.listedAsks())) > 0 && time.Now().Before(deadline); {
+	for deadline := time.Now().Add(60 * time.Second); len(s.untold(all, s.seenNow())) > 0 && time.Now().Before(deadline); {
 		time.Sleep(200 * time.Millisecond)
 		all, byStatus = s.readBack()
 	}
@@ -778,9 +800,12 @@ func (s *soak) verify(took time.Duration) {
 	for _, f := range l.failures {
 		t.Error(f)
 	}
-	untold := s.untold(all, l.listed) // l is locked
+	untold := s.untold(all, seen{l.listed, l.listCut}) // l is locked
 	for _, a := range untold {
-		t.Errorf("ask %d (%s, %s) settled but its agent was never told", a.ID, a.Kind, a.Status)
+		s.tells.mu.Lock()
+		n := len(s.tells.keysByAsk[a.ID])
+		s.tells.mu.Unlock()
+		t.Errorf("ask %d (%s, %s, session %s, told at %v, %d webhook deliveries) settled but its agent was never told", a.ID, a.Kind, a.Status, a.Session, a.ToldAt, n)
 	}
 	s.tells.mu.Lock()
 	defer s.tells.mu.Unlock()
