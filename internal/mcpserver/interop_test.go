@@ -43,7 +43,7 @@ func TestTypeScriptClient(t *testing.T) {
 
 	srv := start(t, app.Config{})
 	session := "ts-sdk"
-	ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute) // a safety net, generous for a busy machine
 	defer cancel()
 	cmd := exec.CommandContext(ctx, node, "interop.mjs")
 	cmd.Dir = dir
@@ -70,10 +70,21 @@ func TestTypeScriptClient(t *testing.T) {
 		}
 	}()
 	a := pending(t, srv, session, 1)[0]
-	time.Sleep(10 * progressEvery) // let progress notifications through, even on a busy machine
+	// Answer once the client says a progress notification reached it.
+	got := map[string]json.RawMessage{}
+	for m := range lines {
+		var step string
+		json.Unmarshal(m["step"], &step)
+		got[step] = m["value"]
+		if step == "progress" {
+			break
+		}
+	}
+	if got["progress"] == nil {
+		t.Fatalf("the client ended before any progress notification reached it: %v\n%s", got, stderr.String())
+	}
 	answer(t, srv, a.ID, &askd.Answer{Answers: map[string]askd.Choice{"Which database?": {Values: []string{"Postgres"}}}})
 
-	got := map[string]json.RawMessage{}
 	for m := range lines {
 		var step string
 		json.Unmarshal(m["step"], &step)
