@@ -2,7 +2,7 @@
 GO ?= go
 PKGS := ./...
 
-.PHONY: test vet fmt build bench fuzz soak clean
+.PHONY: test test-loaded vet fmt build bench fuzz soak clean
 
 ## test: vet, gofmt check, then every test with the race detector
 test: lint vet
@@ -18,6 +18,16 @@ STATICCHECK ?= honnef.co/go/tools/cmd/staticcheck@v0.8.2
 lint:
 	$(GO) mod tidy -diff
 	$(GO) run $(STATICCHECK) $(PKGS)
+
+## test-loaded: `make test` LOAD_RUNS times in a row (default 3) with the
+## machine kept busy by LOAD_WORKERS CPU hogs (default 4: stress-ng --cpu if
+## installed, else `yes` loops, stopped at the end), reporting each run's
+## result and time (scripts/test-loaded.sh). For developers: every test
+## must hold on a busy machine. Not run by `make test` or CI (15–30 min).
+LOAD_RUNS ?= 3
+LOAD_WORKERS ?= 4
+test-loaded:
+	LOAD_RUNS=$(LOAD_RUNS) LOAD_WORKERS=$(LOAD_WORKERS) MAKE="$(MAKE)" ./scripts/test-loaded.sh
 
 vet:
 	$(GO) vet $(PKGS)

@@ -103,7 +103,7 @@ func TestWaitEndsAtUntilAndOnClose(t *testing.T) {
 		_, err := svc.Wait(ctx, agentCaller, a.ID, time.Time{})
 		done <- err
 	}()
-	time.Sleep(20 * time.Millisecond)
+	waiting(t, svc, 1) // closed while the wait is in progress
 	svc.Close()
 	select {
 	case err := <-done:
@@ -278,4 +278,23 @@ func report(b *testing.B, lat []time.Duration) {
 	b.ReportMetric(q(0.5), "p50-ms")
 	b.ReportMetric(q(0.99), "p99-ms")
 	b.ReportMetric(float64(lat[len(lat)-1].Microseconds())/1000, "max-ms")
+}
+
+// waiting waits until n calls block in svc (its askd_waiters gauge).
+func waiting(t *testing.T, svc *app.Service, n float64) {
+	t.Helper()
+	for deadline := time.Now().Add(30 * time.Second); ; time.Sleep(2 * time.Millisecond) {
+		mfs, err := svc.Metrics.Registry.Gather()
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, mf := range mfs {
+			if mf.GetName() == "askd_waiters" && len(mf.GetMetric()) > 0 && mf.GetMetric()[0].GetGauge().GetValue() >= n {
+				return
+			}
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("never %v blocked calls", n)
+		}
+	}
 }

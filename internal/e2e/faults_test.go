@@ -125,6 +125,9 @@ func TestListenerTerminated(t *testing.T) {
 	readyz(t, agent, "agent", http.StatusServiceUnavailable, 5*time.Second)
 
 	answerAll(t, people, ids) // in the gap: no one hears of these
+	// Kept sleep: the check is that nothing happens while the process cannot
+	// hear, and no event marks "would have heard by now"; a wrong release
+	// would come within this moment on an idle machine.
 	time.Sleep(300 * time.Millisecond)
 	for i, ch := range calls {
 		select {
@@ -159,6 +162,8 @@ func TestPostgresRestart(t *testing.T) {
 	srv.Stop(t)
 	readyz(t, agent, "agent", http.StatusServiceUnavailable, 10*time.Second)
 	readyz(t, inbox, "inbox", http.StatusServiceUnavailable, 10*time.Second)
+	// Kept sleep: the check is that the outage is still reported a moment
+	// later (not a single failed probe), which has no event to wait for.
 	time.Sleep(500 * time.Millisecond)
 	if got := agent.ready(); got != http.StatusServiceUnavailable {
 		t.Fatalf("agent /readyz %d while PostgreSQL is down", got)

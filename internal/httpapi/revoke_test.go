@@ -16,9 +16,11 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 )
 
-// cacheLifetime is how long askd remembers a verified token: a revoked
-// token's streams and waits must end within it.
-const cacheLifetime = 5 * time.Second
+// revokedWithin bounds how long a revoked token's streams and waits may stay
+// open. The tests check tokens every 20 ms (TokenCheckInterval), so they end
+// at once on an idle machine; the bound is a deadline, generous for a busy
+// one, not the measure (the time taken is logged).
+const revokedWithin = 60 * time.Second
 
 // revoke deletes the token named name the way `askd token revoke` does:
 // straight in the store, not through the server.
@@ -48,7 +50,7 @@ func gauge(t *testing.T, reg *prometheus.Registry, name string) float64 {
 // waitForWaiters returns once n calls block in the server.
 func waitForWaiters(t *testing.T, s *testserver.Server, n float64) {
 	t.Helper()
-	for deadline := time.Now().Add(10 * time.Second); time.Now().Before(deadline); time.Sleep(2 * time.Millisecond) {
+	for deadline := time.Now().Add(30 * time.Second); time.Now().Before(deadline); time.Sleep(2 * time.Millisecond) {
 		if gauge(t, s.App.Metrics.Registry, "askd_waiters") >= n {
 			return
 		}
@@ -120,7 +122,7 @@ func TestRevokedTokenEndsEventStream(t *testing.T) {
 					lines <- sc.Text()
 				}
 			}()
-			if l := within(t, lines, 10*time.Second, "stream start"); !strings.HasPrefix(l, "retry:") {
+			if l := within(t, lines, revokedWithin, "stream start"); !strings.HasPrefix(l, "retry:") {
 				t.Fatalf("stream starts %q", l)
 			}
 
@@ -135,7 +137,7 @@ func TestRevokedTokenEndsEventStream(t *testing.T) {
 				}
 				ended <- got
 			}()
-			got := within(t, ended, cacheLifetime, "event stream")
+			got := within(t, ended, revokedWithin, "event stream")
 			t.Logf("stream ended %v after the revocation", time.Since(start).Round(time.Millisecond))
 			if !strings.Contains(strings.Join(got, "\n"), ": token revoked") {
 				t.Errorf("stream ended without saying why: %q", got)
@@ -193,7 +195,10 @@ func TestRevokedTokenEndsAgentWaits(t *testing.T) {
 			if _, err := c.Create(ctx, &askd.AskInput{Kind: askd.KindAction, Title: "Rotate the key"}, 0); err != nil {
 				return 0, err.Error()
 			}
-			r := postHook(ctx, t, s, tok, "?wait=1h", stopInput("stopper", false), map[string]string{"Askd-Session": "stopper"})
+			r := sendHook(ctx, s, tok, "?wait=1h", stopInput("stopper", false), map[string]string{"Askd-Session": "stopper"})
+			if r.err != nil {
+				return 0, r.err.Error()
+			}
 			return r.status, r.body
 		}},
 	}
@@ -209,7 +214,7 @@ func TestRevokedTokenEndsAgentWaits(t *testing.T) {
 			waitForWaiters(t, s, 1)
 			before := snapshot(t, s)
 			revoke(t, s, name)
-			got := within(t, done, cacheLifetime, tt.name)
+			got := within(t, done, revokedWithin, tt.name)
 			if got[0] != http.StatusUnauthorized || !strings.Contains(got[1].(string), "token revoked") {
 				t.Fatalf("wait ended with %v %v, want 401 token revoked", got[0], got[1])
 			}

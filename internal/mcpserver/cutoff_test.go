@@ -6,7 +6,6 @@ import (
 	"encoding/json"
 	"net/http"
 	"testing"
-	"time"
 
 	"github.com/askd-dev/askd"
 	"github.com/askd-dev/askd/internal/app"
@@ -39,16 +38,19 @@ func TestCutOffCallLeavesAskPending(t *testing.T) {
 	a := pending(t, srv, session, 1)[0]
 	cut()
 	<-done
-	time.Sleep(200 * time.Millisecond)
+	cutOffWait(t, srv, a.ID) // the server saw the call go
 
-	cs := connect(t, srv, transport{name: "http-2025-11-25", version: "2025-11-25"}, session, nil)
+	var progress progressLog
+	cs := connect(t, srv, transport{name: "http-2025-11-25", version: "2025-11-25"}, session, progress.options())
 	var list struct{ Asks []struct{ ID int64 } }
 	structured(t, call(t, cs, "check_ask", map[string]any{}), &list)
 	if len(list.Asks) != 1 || list.Asks[0].ID != a.ID {
 		t.Fatalf("check_ask {} after a cut-off call: %+v", list)
 	}
-	ch := callAsync(context.Background(), cs, &mcp.CallToolParams{Name: "ask_user_question", Arguments: threeQuestions})
-	time.Sleep(100 * time.Millisecond)
+	params := &mcp.CallToolParams{Name: "ask_user_question", Arguments: threeQuestions}
+	params.SetProgressToken("again")
+	ch := callAsync(context.Background(), cs, params)
+	progress.waiting(t, "again") // the call asking again waits
 	if asks := pending(t, srv, session, 1); len(asks) != 1 || asks[0].ID != a.ID {
 		t.Fatalf("the retry made a second ask: %+v", asks)
 	}

@@ -3,10 +3,12 @@ package mcpserver_test
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"net/http"
 	"os"
 	"os/exec"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -267,4 +269,40 @@ func countAsks(t *testing.T, srv *testserver.Server) int {
 		n += len(asks)
 	}
 	return n
+}
+
+// progressLog records the progress tokens of the notifications a client
+// receives: a call's first one proves the server is waiting on it.
+type progressLog struct {
+	mu   sync.Mutex
+	seen map[string]bool
+}
+
+// options are client options whose progress handler records into l.
+func (l *progressLog) options() *mcp.ClientOptions {
+	return &mcp.ClientOptions{ProgressNotificationHandler: func(_ context.Context, r *mcp.ProgressNotificationClientRequest) {
+		l.mu.Lock()
+		defer l.mu.Unlock()
+		if l.seen == nil {
+			l.seen = map[string]bool{}
+		}
+		l.seen[fmt.Sprint(r.Params.ProgressToken)] = true
+	}}
+}
+
+// waiting waits until a progress notification for token came: the call
+// that sent it is waiting in the server.
+func (l *progressLog) waiting(t *testing.T, token string) {
+	t.Helper()
+	for deadline := time.Now().Add(30 * time.Second); ; time.Sleep(5 * time.Millisecond) {
+		l.mu.Lock()
+		ok := l.seen[token]
+		l.mu.Unlock()
+		if ok {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("no progress notification for %s: the call is not waiting", token)
+		}
+	}
 }

@@ -34,10 +34,21 @@ func TestTypeScriptClient(t *testing.T) {
 	js := runScript(t, node, dir, "interop.mjs", "ASKD_URL="+srv.URL, "ASKD_TOKEN="+srv.AgentToken, "ASKD_SESSION="+session)
 	lines, stderr := js.lines, js.stderr
 	a := pending(t, srv, session, 1)[0]
-	time.Sleep(10 * progressEvery) // let progress notifications through, even on a busy machine
+	// Answer once the client says a progress notification reached it.
+	got := map[string]json.RawMessage{}
+	for m := range lines {
+		var step string
+		json.Unmarshal(m["step"], &step)
+		got[step] = m["value"]
+		if step == "progress" {
+			break
+		}
+	}
+	if got["progress"] == nil {
+		t.Fatalf("the client ended before any progress notification reached it: %v\n%s", got, stderr.String())
+	}
 	answer(t, srv, a.ID, &askd.Answer{Answers: map[string]askd.Choice{"Which database?": {Values: []string{"Postgres"}}}})
 
-	got := map[string]json.RawMessage{}
 	for m := range lines {
 		var step string
 		json.Unmarshal(m["step"], &step)
@@ -123,7 +134,7 @@ type script struct {
 // environment; the script is killed at the end of the test if still running.
 func runScript(t *testing.T, node, dir, name string, env ...string) *script {
 	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute) // a safety net, generous for a busy machine
 	t.Cleanup(cancel)
 	cmd := exec.CommandContext(ctx, node, name)
 	cmd.Dir = dir

@@ -324,7 +324,8 @@ func TestPermissionPrompt(t *testing.T) {
 	srv := start(t, app.Config{})
 	forEach(t, func(t *testing.T, tr transport) {
 		session := "perm-" + tr.name
-		cs := connect(t, srv, tr, session, nil)
+		var progress progressLog
+		cs := connect(t, srv, tr, session, progress.options())
 		input := map[string]any{"command": "touch perm-made.txt && echo perm-ok", "description": "make a file"}
 		cases := []struct {
 			name string
@@ -343,9 +344,12 @@ func TestPermissionPrompt(t *testing.T) {
 			if a.Kind != askd.KindApproval || a.ToolName != "Bash" || !strings.HasPrefix(a.Title, "Allow Bash: touch perm-made.txt") {
 				t.Fatalf("%s: ask %+v", c.name, a)
 			}
-			// A retry with the same tool_use_id attaches to the same ask.
-			retry := callAsync(context.Background(), cs, &mcp.CallToolParams{Name: "permission_prompt", Arguments: args})
-			time.Sleep(50 * time.Millisecond)
+			// A retry with the same tool_use_id attaches to the same ask: once
+			// it waits (its progress comes), there is still one pending.
+			retryParams := &mcp.CallToolParams{Name: "permission_prompt", Arguments: args}
+			retryParams.SetProgressToken("retry-" + useID)
+			retry := callAsync(context.Background(), cs, retryParams)
+			progress.waiting(t, "retry-"+useID)
 			if n := len(pending(t, srv, session, 1)); n != 1 {
 				t.Fatalf("%s: %d pending asks after retry", c.name, n)
 			}
@@ -431,11 +435,14 @@ func TestCheckAskWait(t *testing.T) {
 	srv := start(t, app.Config{})
 	forEach(t, func(t *testing.T, tr transport) {
 		session := "wait-" + tr.name
-		cs := connect(t, srv, tr, session, nil)
+		var progress progressLog
+		cs := connect(t, srv, tr, session, progress.options())
 		var a struct{ ID int64 }
 		structured(t, call(t, cs, "ask", map[string]any{"kind": "blocked", "title": "Need the staging password"}), &a)
-		ch := callAsync(context.Background(), cs, &mcp.CallToolParams{Name: "check_ask", Arguments: map[string]any{"id": a.ID, "wait_seconds": 30}})
-		time.Sleep(100 * time.Millisecond)
+		params := &mcp.CallToolParams{Name: "check_ask", Arguments: map[string]any{"id": a.ID, "wait_seconds": 60}}
+		params.SetProgressToken("check")
+		ch := callAsync(context.Background(), cs, params)
+		progress.waiting(t, "check") // answered while check_ask waits
 		answer(t, srv, a.ID, &askd.Answer{Answer: "it is in the vault"})
 		var v struct{ Status, Answer string }
 		structured(t, await(t, ch), &v)

@@ -3,6 +3,8 @@ package soak_test
 import (
 	"context"
 	"errors"
+	"io"
+	"net/http"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -67,7 +69,15 @@ func TestGracefulShutdown(t *testing.T) {
 		}
 		time.Sleep(20 * time.Millisecond)
 	}
-	time.Sleep(100 * time.Millisecond) // the waits have begun: Create returned before Wait
+	// The waits have begun: the process counts two blocked calls.
+	for deadline := time.Now().Add(30 * time.Second); ; time.Sleep(20 * time.Millisecond) {
+		if metric(t, srv.URL, "askd_waiters") == "2" {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("askd_waiters %q, want 2", metric(t, srv.URL, "askd_waiters"))
+		}
+	}
 
 	took, exitErr := srv.terminate(t, 15*time.Second)
 	if exitErr != nil {
@@ -122,4 +132,24 @@ func TestGracefulShutdown(t *testing.T) {
 	if len(open) != 1 || open[0].Summary() != "Blocked over HTTP?" {
 		t.Errorf("after restart the HTTP agent's open asks are %v, want its question", open)
 	}
+}
+
+// metric is the value of the unlabelled metric name on base's /metrics.
+func metric(t *testing.T, base, name string) string {
+	t.Helper()
+	resp, err := http.Get(base + "/metrics")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	body, err := io.ReadAll(resp.Body)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, line := range strings.Split(string(body), "\n") {
+		if v, ok := strings.CutPrefix(line, name+" "); ok {
+			return v
+		}
+	}
+	return ""
 }

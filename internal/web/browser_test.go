@@ -108,10 +108,10 @@ type tab struct {
 // (proof that markup or a handler was injected) in window.__csp.
 func newTab(t *testing.T, srv *testserver.Server) *tab {
 	t.Helper()
+	// No deadline on the tab itself: a test's steps add up to more than
+	// any fixed figure on a busy machine. Each step has one (stepTimeout).
 	ctx, cancel := chromedp.NewContext(browser(t), chromedp.WithNewBrowserContext())
 	t.Cleanup(cancel)
-	ctx, cancelTimeout := context.WithTimeout(ctx, 60*time.Second)
-	t.Cleanup(cancelTimeout)
 	if err := chromedp.Do(ctx, chromedp.Navigate("about:blank")); err != nil {
 		t.Fatalf("new tab: %v", err)
 	}
@@ -176,16 +176,29 @@ func openInbox(t *testing.T, srv *testserver.Server, path string) *tab {
 	return p
 }
 
+// stepTimeout bounds one browser step (an action, an evaluation, a polled
+// condition): a deadline against a hung browser, generous for a busy machine.
+const stepTimeout = 60 * time.Second
+
+// step is the context of one browser step.
+func (p *tab) step() (context.Context, context.CancelFunc) {
+	return context.WithTimeout(p.ctx, stepTimeout)
+}
+
 func (p *tab) do(actions ...chromedp.Action[chromedp.Void]) {
 	p.t.Helper()
-	if err := chromedp.Do(p.ctx, actions...); err != nil {
+	ctx, cancel := p.step()
+	defer cancel()
+	if err := chromedp.Do(ctx, actions...); err != nil {
 		p.t.Fatalf("browser: %v", err)
 	}
 }
 
 func eval[T any](p *tab, js string) T {
 	p.t.Helper()
-	v, err := chromedp.Run(p.ctx, chromedp.Evaluate[T](js))
+	ctx, cancel := p.step()
+	defer cancel()
+	v, err := chromedp.Run(ctx, chromedp.Evaluate[T](js))
 	if err != nil {
 		p.t.Fatalf("evaluate %s: %v", js, err)
 	}
@@ -198,7 +211,9 @@ func (p *tab) text(sel string) string {
 	p.t.Helper()
 	q, _ := json.Marshal(sel)
 	p.waitFor(fmt.Sprintf(`document.querySelector(%s) !== null`, q))
-	v, err := chromedp.Run(p.ctx, chromedp.Evaluate[*string](fmt.Sprintf(`document.querySelector(%s)?.textContent ?? null`, q)))
+	ctx, cancel := p.step()
+	defer cancel()
+	v, err := chromedp.Run(ctx, chromedp.Evaluate[*string](fmt.Sprintf(`document.querySelector(%s)?.textContent ?? null`, q)))
 	if err != nil {
 		p.t.Fatalf("text of %s: %v", sel, err)
 	}
@@ -208,10 +223,11 @@ func (p *tab) text(sel string) string {
 	return *v
 }
 
-// waitFor polls a JavaScript condition until it is true.
+// waitFor polls a JavaScript condition until it is true, for up to
+// stepTimeout.
 func (p *tab) waitFor(js string) {
 	p.t.Helper()
-	ctx, cancel := context.WithTimeout(p.ctx, 10*time.Second)
+	ctx, cancel := p.step()
 	defer cancel()
 	if _, err := chromedp.Run(ctx, chromedp.Poll[bool](js, chromedp.WithPollingInterval(20*time.Millisecond))); err != nil {
 		p.t.Fatalf("waiting for %s: %v", js, err)
@@ -257,7 +273,7 @@ type result struct {
 func agentWaits(agent *client.Client, id int64) <-chan result {
 	ch := make(chan result, 1)
 	go func() {
-		a, err := agent.Check(context.Background(), id, 30*time.Second)
+		a, err := agent.Check(context.Background(), id, 10*time.Minute)
 		ch <- result{a, err}
 	}()
 	return ch
@@ -271,7 +287,7 @@ func receive(t *testing.T, ch <-chan result) *askd.Ask {
 			t.Fatalf("agent's call: %v", r.err)
 		}
 		return r.ask
-	case <-time.After(20 * time.Second):
+	case <-time.After(2 * time.Minute):
 		t.Fatal("the agent's waiting call did not return")
 	}
 	return nil

@@ -28,7 +28,7 @@ func TestSingleChoice(t *testing.T) {
 	go func() {
 		a, err := agent.Create(context.Background(), &askd.AskInput{Kind: askd.KindQuestion, Questions: []askd.Question{
 			question("Which database?", "Database", false, "SQLite: embedded, zero setup", "Postgres: shared, scales out"),
-		}}, 30*time.Second)
+		}}, 10*time.Minute)
 		done <- result{a, err}
 	}()
 	p.do(chromedp.WaitVisible(chromedp.CSS(card(1))))
@@ -192,9 +192,12 @@ func TestApproval(t *testing.T) {
 		if !eval[bool](p, fmt.Sprintf(`document.evaluate(%q, document, null, 9, null).singleNodeValue.disabled`, button(a.ID, "Approve with edits"))) {
 			t.Fatal("Approve with edits enabled with invalid JSON")
 		}
-		// Even a forced click sends nothing.
-		eval[bool](p, fmt.Sprintf(`(b => { b.disabled = false; b.click(); return true })(document.evaluate(%q, document, null, 9, null).singleNodeValue)`, button(a.ID, "Approve with edits")))
-		time.Sleep(300 * time.Millisecond)
+		// Even a forced click sends nothing. The click handler would call
+		// fetch before click() returns (nothing in send awaits before it), so
+		// a fetch spied on around the click sees any request it makes.
+		if sent := eval[bool](p, fmt.Sprintf(`(b => { const f = window.fetch; let sent = false; window.fetch = (...a) => { sent = true; return f(...a); }; try { b.disabled = false; b.click(); } finally { window.fetch = f; } return sent; })(document.evaluate(%q, document, null, 9, null).singleNodeValue)`, button(a.ID, "Approve with edits"))); sent {
+			t.Fatal("a forced click on Approve with edits sent a request with invalid JSON")
+		}
 		if cur, err := srv.Human().Show(context.Background(), a.ID); err != nil || cur.Status != askd.StatusPending {
 			t.Fatalf("after invalid JSON the ask is %v (%v), want still pending", cur.Status, err)
 		}
@@ -228,12 +231,16 @@ func TestLiveAndReload(t *testing.T) {
 		t.Errorf("title %q, want the pending count", title)
 	}
 
-	// A new ask appears without a reload, within a second.
+	// A new ask appears without a reload: a mark set on this document is
+	// still there when it does. (How long it took is a figure for the log:
+	// on a busy machine it is no measure of the page.)
+	eval[bool](p, `window.__sameDocument = true`)
 	start := time.Now()
 	second := create(t, agent, &askd.AskInput{Kind: askd.KindQuestion, Questions: []askd.Question{question("New one?", "New", false, "c", "d")}})
 	p.waitFor(fmt.Sprintf(`document.querySelector('%s') !== null`, card(second.ID)))
-	if d := time.Since(start); d > time.Second {
-		t.Errorf("new ask took %v to appear", d)
+	t.Logf("the new ask appeared %v after it was created", time.Since(start).Round(time.Millisecond))
+	if !eval[bool](p, `window.__sameDocument === true`) {
+		t.Error("the page reloaded to show the new ask")
 	}
 	p.waitFor(`document.title === '(2) askd inbox'`)
 

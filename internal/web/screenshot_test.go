@@ -67,14 +67,14 @@ func TestScreenshots(t *testing.T) {
 			// Show the person midway: an option chosen on the first card.
 			p.do(chromedp.Click(option(newest, "Tabs")))
 			eval[bool](p, `document.activeElement.blur(), window.scrollTo(0, 0), true`)
-			time.Sleep(300 * time.Millisecond)
+			p.waitFor(settledPage)
 			if !shot.mobile {
 				// The whole page: a viewport as tall as the page, so every
 				// card renders (off-screen cards skip rendering by design).
 				for range 3 {
 					h := eval[int64](p, `document.documentElement.scrollHeight`)
 					p.do(chromedp.EmulateViewport(shot.width, h))
-					time.Sleep(200 * time.Millisecond)
+					p.waitFor(settledPage)
 				}
 			}
 			png, err := chromedp.Run(p.ctx, chromedp.CaptureScreenshot())
@@ -87,6 +87,11 @@ func TestScreenshots(t *testing.T) {
 		})
 	}
 }
+
+// settledPage is true once no animation or transition runs and the page's
+// height is the same as at the previous look (polled by waitFor): what a
+// screenshot shows is then what a person would see.
+const settledPage = `(h => { const same = window.__height === h; window.__height = h; return same && document.getAnimations().every(a => a.playState !== 'running'); })(document.documentElement.scrollHeight)`
 
 // scene fills the inbox with a realistic morning's asks and returns the id
 // of the newest.
@@ -116,9 +121,16 @@ func scene(t *testing.T, srv *testserver.Server) int64 {
 	to := mk("ci-nightly", &askd.AskInput{Kind: askd.KindQuestion, Questions: []askd.Question{
 		question("Retry the flaky e2e suite?", "Retry", false, "Yes", "No"),
 	}}, time.Millisecond)
-	_ = to
-	time.Sleep(5 * time.Millisecond)
-	srv.App.ExpireDue(ctx)
+	// Its deadline a millisecond away: expire it once that has passed.
+	for deadline := time.Now().Add(time.Minute); ; time.Sleep(5 * time.Millisecond) {
+		srv.App.ExpireDue(ctx)
+		if got, err := srv.App.Get(ctx, human, to.ID); err == nil && got.CancelReason == askd.ReasonTimeout {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("ask %d never timed out", to.ID)
+		}
+	}
 	wd := mk("infra", &askd.AskInput{Kind: askd.KindQuestion, Questions: []askd.Question{
 		question("Which region for the replica?", "Region", false, "eu-west-1", "us-east-1"),
 	}}, time.Hour)
