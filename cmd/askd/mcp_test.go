@@ -12,7 +12,6 @@ import (
 	"net/http"
 	"strconv"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -76,7 +75,7 @@ func TestMCPBridgeCancelledCall(t *testing.T) {
 	session := "bridge-cancel"
 	stdinR, stdinW := io.Pipe()
 	stdoutR, stdoutW := io.Pipe()
-	var stderr syncBuffer
+	var stderr testserver.SyncBuffer
 	ran := make(chan error, 1)
 	go func() {
 		ran <- run(context.Background(), []string{"mcp", "--url", srv.URL, "--token", srv.AgentToken, "--session", session, "--log-level", "warn"}, stdinR, stdoutW, &stderr)
@@ -209,24 +208,6 @@ func waitCutOff(t *testing.T, srv *testserver.Server, id int64) {
 func mustJSON(v any) string {
 	b, _ := json.Marshal(v)
 	return string(b)
-}
-
-// syncBuffer is a bytes.Buffer safe for a writer and a reader at once.
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
 }
 
 // TestMCPBridgeErrorCodes: an error response the bridge writes always has a

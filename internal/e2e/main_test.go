@@ -5,7 +5,6 @@ package e2e
 
 import (
 	"bufio"
-	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -16,8 +15,6 @@ import (
 	"os"
 	"os/exec"
 	"regexp"
-	"strings"
-	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -38,7 +35,7 @@ func TestMain(m *testing.M) {
 type proc struct {
 	URL    string
 	cmd    *exec.Cmd
-	stderr *syncBuffer
+	stderr *testserver.SyncBuffer
 }
 
 var listening = regexp.MustCompile(`listening on (http://\S+)`)
@@ -50,7 +47,7 @@ func serve(t *testing.T, name, role, db string, extra ...string) *proc {
 	t.Helper()
 	args := append([]string{"serve", "--addr", "127.0.0.1:0", "--role", role, "--db", db, "--log-level", "debug"}, extra...)
 	cmd := exec.Command(testserver.Binary(t), args...)
-	p := &proc{cmd: cmd, stderr: &syncBuffer{}}
+	p := &proc{cmd: cmd, stderr: &testserver.SyncBuffer{}}
 	cmd.Stderr = p.stderr
 	stdout, err := cmd.StdoutPipe()
 	if err != nil {
@@ -270,22 +267,4 @@ func pendingIn(t *testing.T, c *client.Client, session string, n int) []int64 {
 		return nil
 	})
 	return ids
-}
-
-// syncBuffer is a bytes.Buffer safe for a process's writes and a test's reads.
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return strings.TrimSpace(s.b.String())
 }

@@ -2,7 +2,6 @@ package mcpserver_test
 
 import (
 	"bufio"
-	"bytes"
 	"context"
 	"encoding/json"
 	"io"
@@ -11,7 +10,6 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -127,7 +125,7 @@ type script struct {
 	cmd    *exec.Cmd
 	lines  <-chan map[string]json.RawMessage
 	stdin  io.WriteCloser
-	stderr *syncBuffer
+	stderr *testserver.SyncBuffer
 }
 
 // runScript starts node on the script in dir with env added to the test's
@@ -139,7 +137,7 @@ func runScript(t *testing.T, node, dir, name string, env ...string) *script {
 	cmd := exec.CommandContext(ctx, node, name)
 	cmd.Dir = dir
 	cmd.Env = append(os.Environ(), env...)
-	s := &script{cmd: cmd, stderr: &syncBuffer{}}
+	s := &script{cmd: cmd, stderr: &testserver.SyncBuffer{}}
 	cmd.Stderr = s.stderr
 	stdout, err := cmd.StdoutPipe()
 	if err != nil {
@@ -198,24 +196,6 @@ func (s *script) tell(t *testing.T, line string) {
 	if _, err := io.WriteString(s.stdin, line+"\n"); err != nil {
 		t.Fatalf("script stdin: %v", err)
 	}
-}
-
-// syncBuffer is a bytes.Buffer that a process may write while a test reads it.
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
 }
 
 // tsClientDir installs the TypeScript SDK once into the user's cache (reused
