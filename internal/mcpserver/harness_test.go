@@ -220,6 +220,21 @@ func settledAs(t *testing.T, srv *testserver.Server, id int64, status askd.Statu
 	return nil
 }
 
+// toldWait waits until ask id is recorded as told to its agent.
+func toldWait(t *testing.T, srv *testserver.Server, id int64) {
+	t.Helper()
+	for deadline := time.Now().Add(60 * time.Second); time.Now().Before(deadline); time.Sleep(5 * time.Millisecond) {
+		a, err := srv.Human().Show(context.Background(), id)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if a.ToldAt != nil {
+			return
+		}
+	}
+	t.Fatalf("ask %d never recorded as told", id)
+}
+
 // cutOffWait waits until ask id's call was cut off (a cut_off event in its
 // history) and returns the ask, which must still be pending and marked to be
 // told (SPEC §2.1: a cut-off is not a withdrawal).

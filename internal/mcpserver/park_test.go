@@ -130,6 +130,11 @@ func TestWaitingCallWithoutHijack(t *testing.T) {
 		t.Fatalf("answers %+v", out.Answers)
 	}
 
+	// The told record is written beside the result: until it is, the same
+	// questions again would re-attach to the answered ask (as after a
+	// cut-off), so wait for it before asking them again.
+	toldWait(t, srv, a.ID)
+
 	// Closing the stream (2026-07-28) cancels the call: the ask is cut off,
 	// still pending.
 	ctx, cancel := context.WithCancel(context.Background())
