@@ -74,12 +74,6 @@ func (s *Service) Await(c askd.Caller, id int64, until time.Time, mode AwaitMode
 	return w
 }
 
-// ID is the ask awaited.
-func (w *Await) ID() int64 { return w.id }
-
-// Until is when the wait ends if the ask has not settled (zero: its deadline).
-func (w *Await) Until() time.Time { return w.until }
-
 // Track records the old-revision MCP call (mcpSession, requestID) this wait
 // serves, so that its notifications/cancelled, reaching any process, ends it
 // (CallCancelled); a cancellation that overtook the call is found now.

@@ -405,7 +405,9 @@ func (s *soak) refind(ctx context.Context, session, summary string) {
 	var open []*askd.Ask
 	tries := 0
 	err := s.retry(func() (err error) { tries++; open, err = s.agent(session).Open(ctx); return err })
-	if tries > 1 {
+	// A list asked for again, or given up on as the soak stops, may have
+	// told outcomes (committed) whose reply a kill cut off.
+	if tries > 1 || err != nil {
 		s.ledger.do(func(l *ledger) { l.listCut[session] = true })
 	}
 	if err != nil {
