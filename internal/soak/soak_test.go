@@ -807,7 +807,13 @@ func (s *soak) verify(took time.Duration) {
 		s.tells.mu.Lock()
 		n := len(s.tells.keysByAsk[a.ID])
 		s.tells.mu.Unlock()
-		t.Errorf("ask %d (%s, %s, session %s, told at %v, %d webhook deliveries) settled but its agent was never told", a.ID, a.Kind, a.Status, a.Session, a.ToldAt, n)
+		var hist []string
+		if d, err := s.human().Show(context.Background(), a.ID); err == nil {
+			for _, e := range d.History {
+				hist = append(hist, fmt.Sprintf("%s by %s (%s)", e.Action, e.Actor, e.Note))
+			}
+		}
+		t.Errorf("ask %d (%s, %s, session %s, told at %v, %d webhook deliveries) settled but its agent was never told; history: %s", a.ID, a.Kind, a.Status, a.Session, a.ToldAt, n, strings.Join(hist, "; "))
 	}
 	s.tells.mu.Lock()
 	defer s.tells.mu.Unlock()
