@@ -15,8 +15,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/askd-dev/askd"
-	"github.com/askd-dev/askd/client"
 	"github.com/askd-dev/askd/internal/app"
 	"github.com/askd-dev/askd/internal/mcpserver"
 	"github.com/askd-dev/askd/internal/testserver"
@@ -129,7 +127,7 @@ func TestMCPBridgeCancelledCall(t *testing.T) {
 	response("1")
 	send(`{"jsonrpc":"2.0","method":"notifications/initialized"}`)
 	send(`{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"ask_user_question","arguments":{"questions":[{"question":"Which database?","header":"Database","multiSelect":false,"options":[{"label":"SQLite"},{"label":"Postgres"}]}]}}}`)
-	asks := waitPending(t, srv, session)
+	asks := srv.Pending(t, session, 1)
 	send(`{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":2,"reason":"SdkError: Request timed out"}}`)
 	select {
 	case body := <-upstreamCancel:
@@ -137,7 +135,7 @@ func TestMCPBridgeCancelledCall(t *testing.T) {
 	case <-time.After(15 * time.Second):
 		t.Fatal("the bridge did not send notifications/cancelled to the server")
 	}
-	waitCutOff(t, srv, asks[0].ID)
+	srv.CutOff(t, asks[0].ID)
 	// A call made after the cancellation; its answer comes after the
 	// bridge has read the cancellation.
 	send(`{"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"name":"check_ask","arguments":{"id":` + strconv.FormatInt(asks[0].ID, 10) + `}}}`)
@@ -162,47 +160,6 @@ func TestMCPBridgeCancelledCall(t *testing.T) {
 			t.Errorf("an error with code 0: %s", l)
 		}
 	}
-}
-
-// waitPending waits for session's first pending ask.
-func waitPending(t *testing.T, srv *testserver.Server, session string) []*askd.Ask {
-	t.Helper()
-	deadline := time.Now().Add(15 * time.Second)
-	for time.Now().Before(deadline) {
-		asks, err := srv.Human().List(context.Background(), client.ListOptions{Session: session, Status: askd.StatusPending})
-		if err != nil {
-			t.Fatal(err)
-		}
-		if len(asks) > 0 {
-			return asks
-		}
-		time.Sleep(5 * time.Millisecond)
-	}
-	t.Fatalf("no pending ask in session %q", session)
-	return nil
-}
-
-// waitCutOff waits until the server has ask id's call as cut off: a cut_off
-// event, the ask still pending (SPEC §2.1).
-func waitCutOff(t *testing.T, srv *testserver.Server, id int64) {
-	t.Helper()
-	deadline := time.Now().Add(15 * time.Second)
-	for time.Now().Before(deadline) {
-		a, err := srv.Human().Show(context.Background(), id)
-		if err != nil {
-			t.Fatal(err)
-		}
-		for _, e := range a.History {
-			if e.Action == askd.ActionCutOff {
-				if a, err = srv.Human().Show(context.Background(), id); err != nil || !a.Pending() {
-					t.Fatalf("ask %d after its cut-off: %v, %v; want pending", id, a.Status, err)
-				}
-				return
-			}
-		}
-		time.Sleep(5 * time.Millisecond)
-	}
-	t.Fatalf("ask %d: the server recorded no cut-off", id)
 }
 
 func mustJSON(v any) string {

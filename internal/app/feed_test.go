@@ -77,10 +77,10 @@ func TestIdleFeedLoadsNothingAndStreamsMissNothing(t *testing.T) {
 		}
 	}
 	create(30)
-	// Kept sleep: the check is that an idle feed does nothing with its
-	// kicks, and doing nothing leaves no event; a feed that loaded would
-	// have within this moment on an idle machine.
-	time.Sleep(50 * time.Millisecond)
+	// The check is that an idle feed does nothing with its kicks. Its loop
+	// takes one kick at a time: once it has taken one more, sent now, it
+	// has finished with every kick before it.
+	drainKicks(t, svc.feed)
 	svc.feed.mu.Lock()
 	ring, loaded := len(svc.feed.ring), svc.feed.loaded
 	svc.feed.mu.Unlock()
@@ -121,5 +121,20 @@ func TestIdleFeedLoadsNothingAndStreamsMissNothing(t *testing.T) {
 	svc.feed.mu.Unlock()
 	if !loaded {
 		t.Error("the feed did not start loading for its stream")
+	}
+}
+
+// drainKicks returns once the feed's loop has handled every kick sent so
+// far: it sends one more and waits until the loop has taken it (its kick
+// channel holds one; the loop takes the next only after handling the last).
+func drainKicks(t *testing.T, f *feed) {
+	t.Helper()
+	for i := 0; i < 2; i++ { // the first may merge with one still queued
+		signal(f.kick)
+		for deadline := time.Now().Add(time.Minute); len(f.kick) > 0; time.Sleep(time.Millisecond) {
+			if time.Now().After(deadline) {
+				t.Fatal("the feed's loop took no kick")
+			}
+		}
 	}
 }

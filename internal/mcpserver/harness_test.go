@@ -186,19 +186,7 @@ func jsonEqual(t *testing.T, a, b []byte) bool {
 // pending waits for the session's n-th pending ask to appear in the inbox.
 func pending(t *testing.T, srv *testserver.Server, session string, n int) []*askd.Ask {
 	t.Helper()
-	deadline := time.Now().Add(20 * time.Second)
-	for time.Now().Before(deadline) {
-		asks, err := srv.Human().List(context.Background(), client.ListOptions{Session: session, Status: askd.StatusPending})
-		if err != nil {
-			t.Fatal(err)
-		}
-		if len(asks) >= n {
-			return asks
-		}
-		time.Sleep(5 * time.Millisecond)
-	}
-	t.Fatalf("no %d pending asks in session %q", n, session)
-	return nil
+	return srv.Pending(t, session, n)
 }
 
 // settledAs waits until ask id reaches status (and reason) and returns it.
@@ -235,34 +223,10 @@ func toldWait(t *testing.T, srv *testserver.Server, id int64) {
 	t.Fatalf("ask %d never recorded as told", id)
 }
 
-// cutOffWait waits until ask id's call was cut off (a cut_off event in its
-// history) and returns the ask, which must still be pending and marked to be
-// told (SPEC §2.1: a cut-off is not a withdrawal).
+// cutOffWait waits until ask id's call was cut off (testserver.Server.CutOff).
 func cutOffWait(t *testing.T, srv *testserver.Server, id int64) *askd.Ask {
 	t.Helper()
-	deadline := time.Now().Add(20 * time.Second)
-	for time.Now().Before(deadline) {
-		a, err := srv.Human().Show(context.Background(), id)
-		if err != nil {
-			t.Fatal(err)
-		}
-		for _, e := range a.History {
-			if e.Action == askd.ActionCutOff {
-				// The ask and its history are two reads: read the ask again,
-				// now that the cut-off is known to have committed.
-				if a, err = srv.Human().Show(context.Background(), id); err != nil {
-					t.Fatal(err)
-				}
-				if !a.Pending() || !a.ToBeTold {
-					t.Fatalf("ask %d after its cut-off: %s/%s, tell %v; want pending and to be told", id, a.Status, a.CancelReason, a.ToBeTold)
-				}
-				return &a.Ask
-			}
-		}
-		time.Sleep(5 * time.Millisecond)
-	}
-	t.Fatalf("ask %d: no cut-off recorded", id)
-	return nil
+	return srv.CutOff(t, id)
 }
 
 func answer(t *testing.T, srv *testserver.Server, id int64, ans *askd.Answer) {

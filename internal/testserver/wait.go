@@ -1,0 +1,59 @@
+package testserver
+
+import (
+	"context"
+	"testing"
+	"time"
+
+	"github.com/askd-dev/askd"
+	"github.com/askd-dev/askd/client"
+)
+
+// waitFor is how long the waits below poll before failing the test:
+// generous, so that they hold on a busy machine.
+const waitFor = 60 * time.Second
+
+// Pending waits until session has at least n pending asks and returns them.
+func (s *Server) Pending(t testing.TB, session string, n int) []*askd.Ask {
+	t.Helper()
+	for deadline := time.Now().Add(waitFor); time.Now().Before(deadline); time.Sleep(5 * time.Millisecond) {
+		asks, err := s.Human().List(context.Background(), client.ListOptions{Session: session, Status: askd.StatusPending})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(asks) >= n {
+			return asks
+		}
+	}
+	t.Fatalf("no %d pending asks in session %q", n, session)
+	return nil
+}
+
+// CutOff waits until ask id's call was cut off (a cut_off event in its
+// history) and returns the ask, which must still be pending and marked to be
+// told (SPEC §2.1: a cut-off is not a withdrawal).
+func (s *Server) CutOff(t testing.TB, id int64) *askd.Ask {
+	t.Helper()
+	for deadline := time.Now().Add(waitFor); time.Now().Before(deadline); time.Sleep(5 * time.Millisecond) {
+		a, err := s.Human().Show(context.Background(), id)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, e := range a.History {
+			if e.Action != askd.ActionCutOff {
+				continue
+			}
+			// The ask and its history are two reads: read the ask again,
+			// now that the cut-off is known to have committed.
+			if a, err = s.Human().Show(context.Background(), id); err != nil {
+				t.Fatal(err)
+			}
+			if !a.Pending() || !a.ToBeTold {
+				t.Fatalf("ask %d after its cut-off: %s/%s, to be told %v; want pending and to be told", id, a.Status, a.CancelReason, a.ToBeTold)
+			}
+			return &a.Ask
+		}
+	}
+	t.Fatalf("ask %d: no cut-off recorded", id)
+	return nil
+}
