@@ -29,8 +29,11 @@ func newService(tb testing.TB, cfg app.Config) *app.Service {
 	}
 	svc := app.New(st, cfg)
 	ctx, cancel := context.WithCancel(context.Background())
-	go svc.Run(ctx)
-	tb.Cleanup(func() { svc.Close(); cancel(); st.Close() })
+	ran := make(chan struct{})
+	go func() { svc.Run(ctx); close(ran) }()
+	// Its background work ends before the store closes (and the test's
+	// directory goes).
+	tb.Cleanup(func() { svc.Close(); cancel(); <-ran; st.Close() })
 	return svc
 }
 

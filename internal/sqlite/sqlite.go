@@ -535,6 +535,9 @@ type prepared struct {
 	mu sync.Mutex
 	db *sql.DB
 	m  map[string]*sql.Stmt // nil while being prepared, or if it failed
+	// running counts background prepares, which close waits for: one may be
+	// opening a connection, and so the database's files, as the store closes.
+	running sync.WaitGroup
 }
 
 const maxPrepared = 256
@@ -550,11 +553,13 @@ func (p *prepared) get(query string) *sql.Stmt {
 		p.m = map[string]*sql.Stmt{}
 	}
 	p.m[query] = nil
+	p.running.Add(1)
 	go p.prepare(p.db, query)
 	return nil
 }
 
 func (p *prepared) prepare(db *sql.DB, query string) {
+	defer p.running.Done()
 	st, err := db.Prepare(query)
 	if err != nil {
 		return // the transactions' own prepares report it
@@ -568,7 +573,13 @@ func (p *prepared) prepare(db *sql.DB, query string) {
 	p.m[query] = st
 }
 
+// close closes the statements, once every background prepare has ended
+// (those ending after p.db is cleared close their own statement).
 func (p *prepared) close() error {
+	p.mu.Lock()
+	p.db = nil
+	p.mu.Unlock()
+	p.running.Wait()
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	var errs []error
