@@ -3,11 +3,8 @@ package main
 import (
 	"bytes"
 	"context"
-	"encoding/json"
-	"errors"
 	"flag"
 	"fmt"
-	"io/fs"
 	neturl "net/url"
 	"os"
 	"path/filepath"
@@ -71,19 +68,19 @@ func installClaude(e *env, args []string) error {
 	settings := filepath.Join(claudeDir, "settings.json")
 	skill := filepath.Join(claudeDir, "skills", "askd", "SKILL.md")
 
-	changed, err := mergeJSONFile(mcpFile, func(root map[string]any) {
-		servers, _ := root["mcpServers"].(map[string]any)
-		if servers == nil {
-			servers = map[string]any{}
+	changed, err := mergeJSONFile(mcpFile, func(root *jsonObject) error {
+		servers, err := root.object("mcpServers")
+		if err != nil {
+			return err
 		}
-		servers["askd"] = claudeMCPEntry(base)
-		root["mcpServers"] = servers
+		servers.set("askd", claudeMCPEntry(base))
+		return nil
 	})
 	if err != nil {
 		return err
 	}
 	report(e, mcpFile, changed)
-	changed, err = mergeJSONFile(settings, func(root map[string]any) { mergeHooks(root, base, *stopWait) })
+	changed, err = mergeJSONFile(settings, func(root *jsonObject) error { return mergeHooks(root, base, *stopWait) })
 	if err != nil {
 		return err
 	}
@@ -113,16 +110,14 @@ func report(e *env, path string, changed bool) {
 
 // claudeMCPEntry is askd's .mcp.json server: environment references, which
 // Claude Code expands when it starts (${VAR}, ${VAR:-default}), not secrets.
-func claudeMCPEntry(base string) map[string]any {
-	return map[string]any{
-		"type": "http",
-		"url":  "${ASKD_URL:-" + base + "}/mcp",
-		"headers": map[string]any{
-			"Authorization": "Bearer ${ASKD_TOKEN}",
-			"Askd-Session":  "${ASKD_SESSION:-}",
-		},
-		"timeout": mcpTimeoutMs,
-	}
+func claudeMCPEntry(base string) *jsonObject {
+	return newJSONObject().
+		set("type", "http").
+		set("url", "${ASKD_URL:-"+base+"}/mcp").
+		set("headers", newJSONObject().
+			set("Authorization", "Bearer ${ASKD_TOKEN}").
+			set("Askd-Session", "${ASKD_SESSION:-}")).
+		set("timeout", mcpTimeoutMs)
 }
 
 // claudeHookTimeout is the timeout Claude Code gives askd's hooks, in seconds
@@ -132,25 +127,26 @@ const claudeHookTimeout = 600
 
 // askdHook is one http hook to askd, with timeout in seconds. Claude Code
 // expands $VAR in hook headers only for variables listed in allowedEnvVars.
-func askdHook(url string, timeout int) map[string]any {
-	return map[string]any{
-		"type": "http",
-		"url":  url,
-		"headers": map[string]any{
-			"Authorization": "Bearer $ASKD_TOKEN",
-			"Askd-Session":  "$ASKD_SESSION",
-		},
-		"allowedEnvVars": []any{"ASKD_TOKEN", "ASKD_SESSION"},
-		"timeout":        timeout,
-	}
+func askdHook(url string, timeout int) *jsonObject {
+	return newJSONObject().
+		set("type", "http").
+		set("url", url).
+		set("headers", newJSONObject().
+			set("Authorization", "Bearer $ASKD_TOKEN").
+			set("Askd-Session", "$ASKD_SESSION")).
+		set("allowedEnvVars", []any{"ASKD_TOKEN", "ASKD_SESSION"}).
+		set("timeout", timeout)
 }
 
-// mergeHooks adds askd's hooks to settings, first removing any earlier askd
-// hook (so a second run changes nothing) and keeping every other hook.
-func mergeHooks(root map[string]any, base string, stopWait time.Duration) {
-	hooks, _ := root["hooks"].(map[string]any)
-	if hooks == nil {
-		hooks = map[string]any{}
+// mergeHooks puts askd's hooks into settings, keeping every other hook where
+// it was. A group that held only askd's hook gets the new one in its place
+// (so a second run changes nothing); an askd hook among the user's hooks is
+// taken out, and the new group is appended. Settings whose hooks are not the
+// shape Claude Code reads are an error, changing nothing.
+func mergeHooks(root *jsonObject, base string, stopWait time.Duration) error {
+	hooks, err := root.object("hooks")
+	if err != nil {
+		return err
 	}
 	hookURL := base + "/hooks/claude"
 	stopURL := hookURL
@@ -171,71 +167,66 @@ func mergeHooks(root map[string]any, base string, stopWait time.Duration) {
 		{"Stop", "", stopURL, stopTimeout},
 	}
 	for _, o := range ours {
-		groups, _ := hooks[o.event].([]any)
-		kept := []any{}
-		for _, g := range groups {
-			gm, ok := g.(map[string]any)
-			if !ok {
-				kept = append(kept, g)
+		groups, err := hooks.array(o.event)
+		if err != nil {
+			return fmt.Errorf("hooks: %v", err)
+		}
+		group := newJSONObject()
+		if o.matcher != "" {
+			group.set("matcher", o.matcher)
+		}
+		group.set("hooks", []any{askdHook(o.url, o.timeout)})
+		hooks.set(o.event, withAskdGroup(groups, group))
+	}
+	return nil
+}
+
+// withAskdGroup is groups with every askd hook taken out and group in the
+// place of the first group that held only askd's hooks, else at the end.
+func withAskdGroup(groups []any, group *jsonObject) []any {
+	kept := []any{}
+	placed := false
+	for _, g := range groups {
+		gm, ok := g.(*jsonObject)
+		if !ok {
+			kept = append(kept, g)
+			continue
+		}
+		list, err := gm.array("hooks")
+		if err != nil {
+			kept = append(kept, g) // not a hook group Claude reads: left as it is
+			continue
+		}
+		rest := []any{}
+		for _, h := range list {
+			if hm, ok := h.(*jsonObject); ok && isAskdHook(hm) {
 				continue
 			}
-			list, _ := gm["hooks"].([]any)
-			var rest []any
-			for _, h := range list {
-				if hm, ok := h.(map[string]any); ok && isAskdHook(hm) {
-					continue
-				}
-				rest = append(rest, h)
+			rest = append(rest, h)
+		}
+		switch {
+		case len(list) > 0 && len(rest) == 0: // askd's own group
+			if !placed {
+				kept, placed = append(kept, group), true
 			}
-			if len(list) > 0 && len(rest) == 0 {
-				continue // the group held only askd's hook
-			}
-			if len(rest) != len(list) {
-				gm["hooks"] = rest
-			}
+		case len(rest) != len(list):
+			gm.set("hooks", rest)
+			kept = append(kept, gm)
+		default:
 			kept = append(kept, gm)
 		}
-		group := map[string]any{"hooks": []any{askdHook(o.url, o.timeout)}}
-		if o.matcher != "" {
-			group["matcher"] = o.matcher
-		}
-		hooks[o.event] = append(kept, group)
 	}
-	root["hooks"] = hooks
+	if !placed {
+		kept = append(kept, group)
+	}
+	return kept
 }
 
-func isAskdHook(h map[string]any) bool {
-	url, _ := h["url"].(string)
-	return h["type"] == "http" && strings.Contains(url, "/hooks/claude")
-}
-
-// mergeJSONFile reads a JSON object file (absent: {}), lets edit change it and
-// writes it back if anything changed, keeping the user's other entries. Keys
-// come out sorted, indented by two spaces.
-func mergeJSONFile(path string, edit func(root map[string]any)) (bool, error) {
-	root := map[string]any{}
-	data, err := os.ReadFile(path)
-	switch {
-	case errors.Is(err, fs.ErrNotExist):
-	case err != nil:
-		return false, err
-	case len(bytes.TrimSpace(data)) > 0:
-		if err := json.Unmarshal(data, &root); err != nil {
-			return false, fmt.Errorf("%s: not a JSON object (%v); fix or move it, then run again", path, err)
-		}
-		if root == nil {
-			root = map[string]any{}
-		}
-	}
-	edit(root)
-	var buf bytes.Buffer
-	enc := json.NewEncoder(&buf)
-	enc.SetEscapeHTML(false)
-	enc.SetIndent("", "  ")
-	if err := enc.Encode(root); err != nil {
-		return false, err
-	}
-	return writeIfChanged(path, buf.Bytes())
+func isAskdHook(h *jsonObject) bool {
+	typ, _ := h.get("type")
+	url, _ := h.get("url")
+	u, _ := url.(string)
+	return typ == "http" && strings.Contains(u, "/hooks/claude")
 }
 
 func writeIfChanged(path string, data []byte) (bool, error) {

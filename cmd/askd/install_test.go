@@ -26,8 +26,9 @@ import (
 var update = flag.Bool("update", false, "rewrite golden files")
 
 // TestInstallClaude runs `askd install claude` twice in a project that
-// already has the user's own MCP server and hooks: both stay, askd's entries
-// are added once, and the second run changes nothing (golden files).
+// already has the user's own MCP server and hooks, keys not sorted: both
+// stay, in their order, askd's entries are added once, and the second run
+// changes nothing (golden files).
 func TestInstallClaude(t *testing.T) {
 	dir := t.TempDir()
 	write := func(rel, content string) {
@@ -43,9 +44,11 @@ func TestInstallClaude(t *testing.T) {
 	write(".claude/settings.json", `{
   "permissions": {"allow": ["Bash(npm test)"]},
   "hooks": {
-    "PreToolUse": [{"matcher": "Bash", "hooks": [{"type": "command", "command": "./check-bash.sh"}]}],
-    "Stop": [{"hooks": [{"type": "command", "command": "notify-send done"}]}]
-  }
+    "Stop": [{"hooks": [{"type": "command", "command": "notify-send done"}]}],
+    "PreToolUse": [{"matcher": "Bash", "hooks": [{"type": "command", "command": "./check-bash.sh"}]}]
+  },
+  "model": "opus",
+  "env": {"NODE_ENV": "test", "DEBUG": "1"}
 }`)
 	for i := range 2 {
 		var out, errb bytes.Buffer

@@ -1,0 +1,206 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+)
+
+// TestJSONObjectRoundTrip: a file already laid out as askd writes it reads
+// and writes back byte for byte, keys in their order, numbers as written.
+func TestJSONObjectRoundTrip(t *testing.T) {
+	cases := []struct{ name, text string }{
+		{"two spaces", "{\n  \"z\": 1.0,\n  \"a\": [\n    true,\n    null,\n    \"<b>&\"\n  ],\n  \"m\": {}\n}\n"},
+		{"four spaces", "{\n    \"b\": {\n        \"y\": [],\n        \"x\": 12345678901234567890\n    },\n    \"a\": \"\\u001b\"\n}\n"},
+		{"tabs and CRLF", "{\r\n\t\"b\": 1,\r\n\t\"a\": 2\r\n}\r\n"},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			o, err := decodeJSONObject([]byte(c.text))
+			if err != nil {
+				t.Fatal(err)
+			}
+			indent, newline := jsonLayout([]byte(c.text))
+			got, err := encodeJSON(o, indent, newline)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if string(got) != c.text {
+				t.Errorf("got\n%q\nwant\n%q", got, c.text)
+			}
+		})
+	}
+}
+
+func TestDecodeJSONObject(t *testing.T) {
+	cases := []struct {
+		name, text string
+		keys       []string // nil: an error
+		a          any      // the value of "a", if any
+	}{
+		{"empty file", " \n", []string{}, nil},
+		{"null", "null", []string{}, nil},
+		{"a key twice keeps its first place and its last value", `{"a": 1, "b": 2, "a": 3}`, []string{"a", "b"}, json.Number("3")},
+		{"an array", `[1]`, nil, nil},
+		{"not JSON", `{"a": }`, nil, nil},
+		{"two objects", `{} {}`, nil, nil},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			o, err := decodeJSONObject([]byte(c.text))
+			if c.keys == nil {
+				if err == nil {
+					t.Fatalf("read %q without an error", c.text)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			if len(o.keys) != len(c.keys) || (len(c.keys) > 0 && !slices.Equal(o.keys, c.keys)) {
+				t.Errorf("keys %q, want %q", o.keys, c.keys)
+			}
+			if a, _ := o.get("a"); a != c.a {
+				t.Errorf("a = %v, want %v", a, c.a)
+			}
+		})
+	}
+}
+
+// TestInstallClaudeKeepsTheUsersSettings runs `askd install claude` twice on
+// a settings.json with unsorted keys, four-space indentation and hooks of
+// the user's in every event askd uses, one of them in a group with an askd
+// hook of an earlier install: the user's keys and hooks keep their order,
+// askd's earlier group is replaced where it stood, each event ends up with
+// one askd hook, and the second run changes nothing.
+func TestInstallClaudeKeepsTheUsersSettings(t *testing.T) {
+	dir := t.TempDir()
+	settings := filepath.Join(dir, ".claude", "settings.json")
+	if err := os.MkdirAll(filepath.Dir(settings), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	oldAskd := `{"type": "http", "url": "http://old.example:7777/hooks/claude", "timeout": 600}`
+	if err := os.WriteFile(settings, []byte(`{
+    "statusLine": {"type": "command", "command": "~/bin/status"},
+    "hooks": {
+        "Stop": [
+            {"hooks": [{"type": "command", "command": "notify-send done"}, `+oldAskd+`]}
+        ],
+        "PermissionRequest": [
+            {"matcher": "*", "hooks": [`+oldAskd+`]},
+            {"matcher": "Bash", "hooks": [{"type": "command", "command": "./audit.sh"}]}
+        ],
+        "PreToolUse": [
+            {"matcher": "Write", "hooks": [{"command": "./lint.sh", "type": "command", "timeout": 1.5}]}
+        ],
+        "PostToolUse": [{"matcher": "Edit", "hooks": [{"type": "command", "command": "gofmt -l ."}]}]
+    },
+    "env": {"ZED": "1", "ALPHA": "2"},
+    "apiKeyHelper": "~/bin/key"
+}
+`), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	var first []byte
+	for i := range 2 {
+		var out, errb bytes.Buffer
+		if err := run(context.Background(), []string{"install", "claude", "--dir", dir}, strings.NewReader(""), &out, &errb); err != nil {
+			t.Fatalf("run %d: %v\n%s", i+1, err, errb.String())
+		}
+		data, err := os.ReadFile(settings)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if i == 1 {
+			if !strings.Contains(out.String(), "unchanged "+settings) || !bytes.Equal(data, first) {
+				t.Fatalf("second run changed settings.json:\n%s", out.String())
+			}
+			break
+		}
+		first = data
+		if !json.Valid(data) || !strings.HasPrefix(string(data), "{\n    \"statusLine\": {\n        \"type\"") || !strings.Contains(string(data), `"timeout": 1.5`) {
+			t.Errorf("layout or numbers not kept:\n%s", data)
+		}
+		root, err := decodeJSONObject(data)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if want := []string{"statusLine", "hooks", "env", "apiKeyHelper"}; !slices.Equal(root.keys, want) {
+			t.Errorf("keys %q, want %q", root.keys, want)
+		}
+		env, _ := root.object("env")
+		if want := []string{"ZED", "ALPHA"}; !slices.Equal(env.keys, want) {
+			t.Errorf("env keys %q, want %q", env.keys, want)
+		}
+		hooks, _ := root.object("hooks")
+		if want := []string{"Stop", "PermissionRequest", "PreToolUse", "PostToolUse"}; !slices.Equal(hooks.keys, want) {
+			t.Errorf("events %q, want %q", hooks.keys, want)
+		}
+		// Per event, each group as matcher:commands, askd's hook as "askd".
+		want := map[string][]string{
+			"Stop":              {":notify-send done", ":askd"},
+			"PermissionRequest": {"*:askd", "Bash:./audit.sh"},
+			"PreToolUse":        {"Write:./lint.sh", "AskUserQuestion:askd"},
+			"PostToolUse":       {"Edit:gofmt -l ."},
+		}
+		for event, groups := range want {
+			list, _ := hooks.array(event)
+			var got []string
+			for _, g := range list {
+				gm := g.(*jsonObject)
+				matcher, _ := gm.get("matcher")
+				handlers, _ := gm.array("hooks")
+				var names []string
+				for _, h := range handlers {
+					hm := h.(*jsonObject)
+					if isAskdHook(hm) {
+						names = append(names, "askd")
+						continue
+					}
+					c, _ := hm.get("command")
+					names = append(names, c.(string))
+				}
+				m, _ := matcher.(string)
+				got = append(got, m+":"+strings.Join(names, ","))
+			}
+			if !slices.Equal(got, groups) {
+				t.Errorf("%s groups %q, want %q", event, got, groups)
+			}
+		}
+	}
+}
+
+// TestInstallClaudeRefuses: settings askd cannot read are left as they are.
+func TestInstallClaudeRefuses(t *testing.T) {
+	cases := []struct{ name, settings, want string }{
+		{"not JSON", `{"hooks": {`, "not a JSON object"},
+		{"an array", `[]`, "not a JSON object"},
+		{"hooks not an object", `{"hooks": "none"}`, `"hooks" is a string, not an object`},
+		{"an event not an array", `{"hooks": {"Stop": {}}}`, `"Stop" is an object, not an array`},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			dir := t.TempDir()
+			settings := filepath.Join(dir, ".claude", "settings.json")
+			if err := os.MkdirAll(filepath.Dir(settings), 0o755); err != nil {
+				t.Fatal(err)
+			}
+			if err := os.WriteFile(settings, []byte(c.settings), 0o644); err != nil {
+				t.Fatal(err)
+			}
+			var out bytes.Buffer
+			err := run(context.Background(), []string{"install", "claude", "--dir", dir}, strings.NewReader(""), &out, &out)
+			if err == nil || !strings.Contains(err.Error(), c.want) || !strings.Contains(err.Error(), settings) {
+				t.Fatalf("err = %v, want one naming %s and %q", err, settings, c.want)
+			}
+			if data, _ := os.ReadFile(settings); string(data) != c.settings {
+				t.Errorf("settings.json changed to %q", data)
+			}
+		})
+	}
+}
