@@ -40,7 +40,7 @@ func installClaude(e *env, args []string) error {
 	fs := flags(e, "install claude", "[--scope project|user] [--dir DIR] [--url URL]")
 	scope := fs.String("scope", "project", "project: .mcp.json and .claude/ in --dir; user: ~/.claude.json and ~/.claude/")
 	dir := fs.String("dir", ".", "the project directory (scope project)")
-	url := fs.String("url", "http://127.0.0.1:7777", "the askd server, as the hooks reach it")
+	url := fs.String("url", "http://127.0.0.1:7777", "the askd server when ASKD_URL is unset where Claude Code runs (the MCP entry and hooks read ASKD_URL first)")
 	stopWait := fs.Duration("stop-wait", 0, "let the Stop hook wait this long for pending asks (e.g. 10m for headless runs; 0: never wait)")
 	if err := parse(e, fs, args); err != nil {
 		return err
@@ -49,6 +49,9 @@ func installClaude(e *env, args []string) error {
 		return usageError(fmt.Sprintf("install claude: unexpected argument %q", fs.Arg(0)))
 	}
 	base := strings.TrimRight(*url, "/")
+	if err := checkHookURL(base); err != nil {
+		return err
+	}
 	var mcpFile, claudeDir string
 	switch *scope {
 	case "project":
@@ -121,21 +124,40 @@ func claudeMCPEntry(base string) *jsonObject {
 }
 
 // claudeHookTimeout is the timeout Claude Code gives askd's hooks, in seconds
-// (also Claude's own default for http hooks). A question or permission hook
-// waits at most askd's deadline for it.
+// (also Claude's own default for command hooks). A question or permission
+// hook waits at most askd's deadline for it.
 const claudeHookTimeout = 600
 
-// askdHook is one http hook to askd, with timeout in seconds. Claude Code
-// expands $VAR in hook headers only for variables listed in allowedEnvVars.
-func askdHook(url string, timeout int) *jsonObject {
+// askdHook is one of askd's Claude Code hooks: a command hook that posts the
+// hook input to askd with curl, timeout in seconds; query is the hook URL's
+// query, "" or "?wait=...".
+//
+// Not an http hook, so that the hooks follow ASKD_URL as .mcp.json's entry
+// does. Claude Code (read in 2.1.332's bundle) posts an http hook to its url
+// as written: it expands $VAR and ${VAR} only in header values, for names in
+// allowedEnvVars, with no ${VAR:-default} form, and its settings schema
+// refuses a url that is not a URL, such as one starting ${ASKD_URL} (which
+// loses every hook of the file). A command hook runs through bash or zsh,
+// which expand ${ASKD_URL:-base}, with the hook input on stdin; askd's reply
+// on stdout is read as an http hook's body would be.
+//
+// Like an http hook's error reply, a failure never stops the agent: curl -f
+// prints nothing on an HTTP error (its body is no hook output) and exits 22,
+// -sS shows curl's own error on stderr, and `|| exit 1` turns every failure
+// into exit status 1, since Claude reads status 2 as a blocking decision
+// (curl's 2 is "failed to start"). onFailure "continue" is Claude's default,
+// written out because on Windows without Git Bash (hooks run in PowerShell)
+// Claude otherwise counts a failed PreToolUse or PermissionRequest command
+// hook as a block.
+func askdHook(base, query string, timeout int, status string) *jsonObject {
+	command := `curl -sSf -X POST --data-binary @- -H "Authorization: Bearer $ASKD_TOKEN" -H "Askd-Session: $ASKD_SESSION" "${ASKD_URL:-` +
+		base + `}/hooks/claude` + query + `" || exit 1`
 	return newJSONObject().
-		set("type", "http").
-		set("url", url).
-		set("headers", newJSONObject().
-			set("Authorization", "Bearer $ASKD_TOKEN").
-			set("Askd-Session", "$ASKD_SESSION")).
-		set("allowedEnvVars", []any{"ASKD_TOKEN", "ASKD_SESSION"}).
-		set("timeout", timeout)
+		set("type", "command").
+		set("command", command).
+		set("timeout", timeout).
+		set("onFailure", "continue").
+		set("statusMessage", status)
 }
 
 // mergeHooks puts askd's hooks into settings, keeping every other hook where
@@ -148,23 +170,23 @@ func mergeHooks(root *jsonObject, base string, stopWait time.Duration) error {
 	if err != nil {
 		return err
 	}
-	hookURL := base + "/hooks/claude"
-	stopURL := hookURL
+	stopQuery := ""
 	// A Stop hook that waits must outlive its wait, or Claude cancels it
 	// first and makes no decision (an answer given meanwhile waits for the
 	// next Stop): its timeout is at least a minute past the wait.
 	stopTimeout := claudeHookTimeout
 	if stopWait > 0 {
-		stopURL += "?wait=" + stopWait.String()
+		stopQuery = "?wait=" + stopWait.String()
 		stopTimeout = max(stopTimeout, seconds(stopWait+time.Minute))
 	}
 	ours := []struct {
-		event, matcher, url string
-		timeout             int
+		event, matcher, query string
+		timeout               int
+		status                string
 	}{
-		{"PreToolUse", app.AskUserQuestion, hookURL, claudeHookTimeout},
-		{"PermissionRequest", "*", hookURL, claudeHookTimeout},
-		{"Stop", "", stopURL, stopTimeout},
+		{"PreToolUse", app.AskUserQuestion, "", claudeHookTimeout, "askd: waiting for the answer in the inbox"},
+		{"PermissionRequest", "*", "", claudeHookTimeout, "askd: waiting for approval in the inbox"},
+		{"Stop", "", stopQuery, stopTimeout, "askd: checking for answers"},
 	}
 	for _, o := range ours {
 		groups, err := hooks.array(o.event)
@@ -175,7 +197,7 @@ func mergeHooks(root *jsonObject, base string, stopWait time.Duration) error {
 		if o.matcher != "" {
 			group.set("matcher", o.matcher)
 		}
-		group.set("hooks", []any{askdHook(o.url, o.timeout)})
+		group.set("hooks", []any{askdHook(base, o.query, o.timeout, o.status)})
 		hooks.set(o.event, withAskdGroup(groups, group))
 	}
 	return nil
@@ -222,11 +244,18 @@ func withAskdGroup(groups []any, group *jsonObject) []any {
 	return kept
 }
 
+// isAskdHook reports whether h is one of askd's hooks: a command hook that
+// posts to askd's /hooks/claude, or the http hook earlier installs wrote.
 func isAskdHook(h *jsonObject) bool {
-	typ, _ := h.get("type")
-	url, _ := h.get("url")
-	u, _ := url.(string)
-	return typ == "http" && strings.Contains(u, "/hooks/claude")
+	var target any
+	switch typ, _ := h.get("type"); typ {
+	case "command":
+		target, _ = h.get("command")
+	case "http":
+		target, _ = h.get("url")
+	}
+	s, _ := target.(string)
+	return strings.Contains(s, "/hooks/claude")
 }
 
 func writeIfChanged(path string, data []byte) (bool, error) {
@@ -252,7 +281,7 @@ func installCodex(e *env, args []string) error {
 		return usageError(fmt.Sprintf("install codex: unexpected argument %q", fs.Arg(0)))
 	}
 	base := strings.TrimRight(*url, "/")
-	if err := checkCodexURL(base); err != nil {
+	if err := checkHookURL(base); err != nil {
 		return err
 	}
 	longest := max(*question, *approval)
@@ -349,21 +378,21 @@ func seconds(d time.Duration) int {
 	return int((d + time.Second - 1) / time.Second)
 }
 
-// checkCodexURL refuses a server URL that the block cannot carry as it is:
-// it goes into a TOML string and, for the hook, into a double-quoted shell
-// word inside a TOML literal string, so quotes, backslashes, $ and backticks
-// (and anything not printable ASCII) would change what runs.
-func checkCodexURL(base string) error {
+// checkHookURL refuses a server URL that askd's hooks cannot carry as it
+// is: it goes into a double-quoted shell word (for Claude Code the default of
+// ${ASKD_URL:-...}) inside a JSON or TOML string, so quotes, backslashes, $,
+// backticks and } (and anything not printable ASCII) would change what runs.
+func checkHookURL(base string) error {
 	u, err := neturl.Parse(base)
 	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
 		return usageError(fmt.Sprintf("--url: %q is not an http:// or https:// URL", base))
 	}
 	for _, r := range base {
 		if r <= ' ' || r > '~' {
-			return usageError(fmt.Sprintf("--url: %q: %U cannot go into Codex's config", base, r))
+			return usageError(fmt.Sprintf("--url: %q: %U cannot go into askd's hook command", base, r))
 		}
-		if strings.ContainsRune("\"'\\$`", r) {
-			return usageError(fmt.Sprintf("--url: %q: %c cannot go into Codex's config", base, r))
+		if strings.ContainsRune("\"'\\$`}", r) {
+			return usageError(fmt.Sprintf("--url: %q: %c cannot go into askd's hook command", base, r))
 		}
 	}
 	return nil

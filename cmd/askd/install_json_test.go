@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"os"
 	"path/filepath"
 	"slices"
@@ -202,5 +203,23 @@ func TestInstallClaudeRefuses(t *testing.T) {
 				t.Errorf("settings.json changed to %q", data)
 			}
 		})
+	}
+}
+
+// TestInstallClaudeRefusesURL: a --url the hook command cannot carry as it
+// is (it becomes the default of ${ASKD_URL:-...} in a shell word) is a usage
+// error, and nothing is written.
+func TestInstallClaudeRefusesURL(t *testing.T) {
+	for _, u := range []string{"http://askd.example/}", "http://askd.example/$HOME", `http://askd".example`, "http://askd.example/a b", "ftp://askd.example"} {
+		dir := t.TempDir()
+		var out bytes.Buffer
+		err := run(context.Background(), []string{"install", "claude", "--dir", dir, "--url", u}, strings.NewReader(""), &out, &out)
+		var usage usageError
+		if !errors.As(err, &usage) || !strings.Contains(err.Error(), "--url") {
+			t.Errorf("--url %s: err = %v, want a usage error naming --url", u, err)
+		}
+		if entries, _ := os.ReadDir(dir); len(entries) > 0 {
+			t.Errorf("--url %s: wrote %d files", u, len(entries))
+		}
 	}
 }

@@ -88,10 +88,10 @@ func TestInstallClaudeStopWait(t *testing.T) {
 		url         string
 		stopTimeout float64
 	}{
-		{"no wait", "0", "http://127.0.0.1:7777/hooks/claude", 600},
-		{"short wait", "2m", "http://127.0.0.1:7777/hooks/claude?wait=2m0s", 600},
-		{"ten minutes", "10m", "http://127.0.0.1:7777/hooks/claude?wait=10m0s", 660},
-		{"half an hour", "30m", "http://127.0.0.1:7777/hooks/claude?wait=30m0s", 1860},
+		{"no wait", "0", "/hooks/claude", 600},
+		{"short wait", "2m", "/hooks/claude?wait=2m0s", 600},
+		{"ten minutes", "10m", "/hooks/claude?wait=10m0s", 660},
+		{"half an hour", "30m", "/hooks/claude?wait=30m0s", 1860},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
@@ -100,32 +100,127 @@ func TestInstallClaudeStopWait(t *testing.T) {
 			if err := run(context.Background(), []string{"install", "claude", "--dir", dir, "--stop-wait", c.wait}, strings.NewReader(""), &out, &out); err != nil {
 				t.Fatalf("%v\n%s", err, out.String())
 			}
-			data, err := os.ReadFile(filepath.Join(dir, ".claude", "settings.json"))
-			if err != nil {
-				t.Fatal(err)
-			}
-			var settings struct {
-				Hooks map[string][]struct {
-					Hooks []struct {
-						URL     string  `json:"url"`
-						Timeout float64 `json:"timeout"`
-					} `json:"hooks"`
-				} `json:"hooks"`
-			}
-			if err := json.Unmarshal(data, &settings); err != nil {
-				t.Fatal(err)
-			}
-			for event, groups := range settings.Hooks {
-				h := groups[0].Hooks[0]
-				wantURL, wantTimeout := "http://127.0.0.1:7777/hooks/claude", float64(600)
+			for event, h := range claudeHooks(t, dir) {
+				wantURL, wantTimeout := "/hooks/claude", float64(600)
 				if event == "Stop" {
 					wantURL, wantTimeout = c.url, c.stopTimeout
 				}
-				if h.URL != wantURL || h.Timeout != wantTimeout {
-					t.Errorf("%s hook: url %s timeout %v, want %s and %v", event, h.URL, h.Timeout, wantURL, wantTimeout)
+				wantURL = `"${ASKD_URL:-http://127.0.0.1:7777}` + wantURL + `"`
+				if !strings.Contains(h.Command, wantURL) || h.Timeout != wantTimeout {
+					t.Errorf("%s hook: %s timeout %v, want %s and %v", event, h.Command, h.Timeout, wantURL, wantTimeout)
 				}
 			}
 		})
+	}
+}
+
+type claudeHook struct {
+	Type    string  `json:"type"`
+	Command string  `json:"command"`
+	Timeout float64 `json:"timeout"`
+}
+
+// claudeHooks reads the project's .claude/settings.json and returns, per
+// event, the hook of its first group.
+func claudeHooks(t *testing.T, dir string) map[string]claudeHook {
+	t.Helper()
+	data, err := os.ReadFile(filepath.Join(dir, ".claude", "settings.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var settings struct {
+		Hooks map[string][]struct {
+			Hooks []claudeHook `json:"hooks"`
+		} `json:"hooks"`
+	}
+	if err := json.Unmarshal(data, &settings); err != nil {
+		t.Fatal(err)
+	}
+	hooks := map[string]claudeHook{}
+	for event, groups := range settings.Hooks {
+		hooks[event] = groups[0].Hooks[0]
+	}
+	return hooks
+}
+
+// TestInstallClaudeHooksFollowASKD_URL runs each hook command as Claude Code
+// does, through a shell with the hook input on stdin, against stand-in
+// servers: with ASKD_URL set the hooks reach it, without it --url's server;
+// the token, session and input arrive, the reply is the hook's output, and
+// an HTTP error is a failure (exit status 1, no output), never status 2.
+func TestInstallClaudeHooksFollowASKD_URL(t *testing.T) {
+	if _, err := exec.LookPath("curl"); err != nil {
+		t.Skip("no curl")
+	}
+	type seen struct{ uri, auth, session, body string }
+	server := func(status int) (*httptest.Server, <-chan seen) {
+		got := make(chan seen, 1)
+		srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			body, _ := io.ReadAll(r.Body)
+			got <- seen{r.URL.RequestURI(), r.Header.Get("Authorization"), r.Header.Get("Askd-Session"), string(body)}
+			w.WriteHeader(status)
+			fmt.Fprint(w, `{"decision":"block","reason":"The person answered: ship it"}`)
+		}))
+		t.Cleanup(srv.Close)
+		return srv, got
+	}
+	installed, atInstalled := server(http.StatusOK)
+	moved, atMoved := server(http.StatusOK)
+	refusing, atRefusing := server(http.StatusUnauthorized)
+
+	dir := t.TempDir()
+	var out bytes.Buffer
+	if err := run(context.Background(), []string{"install", "claude", "--dir", dir, "--url", installed.URL, "--stop-wait", "10m"}, strings.NewReader(""), &out, &out); err != nil {
+		t.Fatalf("%v\n%s", err, out.String())
+	}
+	input := `{"session_id":"c-1","hook_event_name":"Stop","stop_hook_active":false}`
+	reply := `{"decision":"block","reason":"The person answered: ship it"}`
+	cases := []struct {
+		name, askdURL string
+		at            <-chan seen
+		status        int
+		stdout        string
+	}{
+		{"ASKD_URL unset", "", atInstalled, 0, reply},
+		{"ASKD_URL set", moved.URL, atMoved, 0, reply},
+		{"HTTP error", refusing.URL, atRefusing, 1, ""},
+	}
+	shells := []string{"sh", "bash", "zsh"} // Claude Code runs hooks with bash or zsh
+	for event, h := range claudeHooks(t, dir) {
+		query := ""
+		if event == "Stop" {
+			query = "?wait=10m0s"
+		}
+		for _, shell := range shells {
+			if _, err := exec.LookPath(shell); err != nil {
+				continue
+			}
+			for _, c := range cases {
+				t.Run(event+"/"+shell+"/"+c.name, func(t *testing.T) {
+					cmd := exec.Command(shell, "-c", h.Command)
+					cmd.Env = []string{"PATH=" + os.Getenv("PATH"), "ASKD_TOKEN=askd_a_test", "ASKD_SESSION=fix-login"}
+					if c.askdURL != "" {
+						cmd.Env = append(cmd.Env, "ASKD_URL="+c.askdURL)
+					}
+					cmd.Stdin = strings.NewReader(input)
+					var stdout, stderr bytes.Buffer
+					cmd.Stdout, cmd.Stderr = &stdout, &stderr
+					err := cmd.Run()
+					if status := cmd.ProcessState.ExitCode(); status != c.status || stdout.String() != c.stdout {
+						t.Errorf("%s: status %d (%v), stdout %q, stderr %q; want %d and %q", h.Command, status, err, stdout.String(), stderr.String(), c.status, c.stdout)
+					}
+					want := seen{"/hooks/claude" + query, "Bearer askd_a_test", "fix-login", input}
+					select {
+					case s := <-c.at:
+						if s != want {
+							t.Errorf("server saw %+v, want %+v", s, want)
+						}
+					default:
+						t.Errorf("the hook did not reach %s", c.name)
+					}
+				})
+			}
+		}
 	}
 }
 
