@@ -1,0 +1,277 @@
+package main
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"github.com/askd-dev/askd/internal/app"
+)
+
+// mcpTimeoutMs is Claude Code's per-call wall clock for askd's tools: above
+// any question or approval timeout a server is likely to run with, so askd's
+// own deadlines decide. (Progress does not extend it; it only keeps idle
+// timers alive.)
+const mcpTimeoutMs = 3600000
+
+func installClaude(e *env, args []string) error {
+	fs := flags(e, "install claude", "[--scope project|user] [--dir DIR] [--url URL]")
+	scope := fs.String("scope", "project", "project: .mcp.json and .claude/ in --dir; user: ~/.claude.json and ~/.claude/")
+	dir := fs.String("dir", ".", "the project directory (scope project)")
+	url := fs.String("url", "http://127.0.0.1:7777", "the askd server when ASKD_URL is unset where Claude Code runs (the MCP entry and hooks read ASKD_URL first)")
+	stopWait := fs.Duration("stop-wait", 0, "let the Stop hook wait this long for pending asks (e.g. 10m for headless runs; 0: never wait)")
+	if err := parse(e, fs, args); err != nil {
+		return err
+	}
+	if fs.NArg() > 0 {
+		return usageError(fmt.Sprintf("install claude: unexpected argument %q", fs.Arg(0)))
+	}
+	base := strings.TrimRight(*url, "/")
+	if err := checkHookURL(base); err != nil {
+		return err
+	}
+	var mcpFile, claudeDir string
+	switch *scope {
+	case "project":
+		mcpFile, claudeDir = filepath.Join(*dir, ".mcp.json"), filepath.Join(*dir, ".claude")
+	case "user":
+		home := e.getenv("HOME")
+		if home == "" {
+			var err error
+			if home, err = os.UserHomeDir(); err != nil {
+				return err
+			}
+		}
+		mcpFile, claudeDir = filepath.Join(home, ".claude.json"), filepath.Join(home, ".claude")
+	default:
+		return usageError(fmt.Sprintf("--scope: %q is not project or user", *scope))
+	}
+	settings := filepath.Join(claudeDir, "settings.json")
+	skill := filepath.Join(claudeDir, "skills", "askd", "SKILL.md")
+
+	changed, err := mergeJSONFile(mcpFile, func(root *jsonObject) error {
+		servers, err := root.object("mcpServers")
+		if err != nil {
+			return err
+		}
+		servers.set("askd", claudeMCPEntry(base))
+		return nil
+	})
+	if err != nil {
+		return err
+	}
+	report(e, mcpFile, changed)
+	changed, err = mergeJSONFile(settings, func(root *jsonObject) error { return mergeHooks(root, base, *stopWait) })
+	if err != nil {
+		return err
+	}
+	report(e, settings, changed)
+	changed, err = writeIfChanged(skill, []byte(skillText))
+	if err != nil {
+		return err
+	}
+	report(e, skill, changed)
+	fmt.Fprintln(e.stdout, "\nClaude Code reads the token and session from the environment, never from these files:")
+	fmt.Fprintln(e.stdout, "  export ASKD_TOKEN=<agent token>   # askd token create --agent NAME")
+	fmt.Fprintln(e.stdout, "  export ASKD_SESSION=<run name>    # the same for MCP and hooks, so the Stop hook hands answers back")
+	if base != "http://127.0.0.1:7777" {
+		fmt.Fprintf(e.stdout, "  export ASKD_URL=%s\n", base)
+	}
+	fmt.Fprintln(e.stdout, "Headless: claude -p --permission-prompt-tool mcp__askd__permission_prompt \"...\"")
+	return nil
+}
+
+// claudeMCPEntry is askd's .mcp.json server: environment references, which
+// Claude Code expands when it starts (${VAR}, ${VAR:-default}), not secrets.
+func claudeMCPEntry(base string) *jsonObject {
+	return newJSONObject().
+		set("type", "http").
+		set("url", "${ASKD_URL:-"+base+"}/mcp").
+		set("headers", newJSONObject().
+			set("Authorization", "Bearer ${ASKD_TOKEN}").
+			set("Askd-Session", "${ASKD_SESSION:-}")).
+		set("timeout", mcpTimeoutMs)
+}
+
+// claudeHookTimeout is the timeout Claude Code gives askd's hooks, in seconds
+// (also Claude's own default for command hooks). A question or permission
+// hook waits at most askd's deadline for it.
+const claudeHookTimeout = 600
+
+// askdHook is one of askd's Claude Code hooks: a command hook that posts the
+// hook input to askd with curl, timeout in seconds; query is the hook URL's
+// query, "" or "?wait=...".
+//
+// Not an http hook, so that the hooks follow ASKD_URL as .mcp.json's entry
+// does. Claude Code (read in 2.1.332's bundle) posts an http hook to its url
+// as written: it expands $VAR and ${VAR} only in header values, for names in
+// allowedEnvVars, with no ${VAR:-default} form, and its settings schema
+// refuses a url that is not a URL, such as one starting ${ASKD_URL} (which
+// loses every hook of the file). A command hook runs through bash or zsh,
+// which expand ${ASKD_URL:-base}, with the hook input on stdin; askd's reply
+// on stdout is read as an http hook's body would be.
+//
+// Like an http hook's error reply, a failure never stops the agent: curl -f
+// prints nothing on an HTTP error (its body is no hook output) and exits 22,
+// -sS shows curl's own error on stderr, and `|| exit 1` turns every failure
+// into exit status 1, since Claude reads status 2 as a blocking decision
+// (curl's 2 is "failed to start"). onFailure "continue" is Claude's default,
+// written out because on Windows without Git Bash (hooks run in PowerShell)
+// Claude otherwise counts a failed PreToolUse or PermissionRequest command
+// hook as a block.
+func askdHook(base, query string, timeout int, status string) *jsonObject {
+	command := `curl -sSf -X POST --data-binary @- -H "Authorization: Bearer $ASKD_TOKEN" -H "Askd-Session: $ASKD_SESSION" "${ASKD_URL:-` +
+		base + `}/hooks/claude` + query + `" || exit 1`
+	return newJSONObject().
+		set("type", "command").
+		set("command", command).
+		set("timeout", timeout).
+		set("onFailure", "continue").
+		set("statusMessage", status)
+}
+
+// mergeHooks puts askd's hooks into settings, keeping every other hook where
+// it was. A group that held only askd's hook gets the new one in its place
+// (so a second run changes nothing); an askd hook among the user's hooks is
+// taken out, and the new group is appended. Settings whose hooks are not the
+// shape Claude Code reads are an error, changing nothing.
+func mergeHooks(root *jsonObject, base string, stopWait time.Duration) error {
+	hooks, err := root.object("hooks")
+	if err != nil {
+		return err
+	}
+	stopQuery := ""
+	// A Stop hook that waits must outlive its wait, or Claude cancels it
+	// first and makes no decision (an answer given meanwhile waits for the
+	// next Stop): its timeout is at least a minute past the wait.
+	stopTimeout := claudeHookTimeout
+	if stopWait > 0 {
+		stopQuery = "?wait=" + stopWait.String()
+		stopTimeout = max(stopTimeout, seconds(stopWait+time.Minute))
+	}
+	ours := []struct {
+		event, matcher, query string
+		timeout               int
+		status                string
+	}{
+		{"PreToolUse", app.AskUserQuestion, "", claudeHookTimeout, "askd: waiting for the answer in the inbox"},
+		{"PermissionRequest", "*", "", claudeHookTimeout, "askd: waiting for approval in the inbox"},
+		{"Stop", "", stopQuery, stopTimeout, "askd: checking for answers"},
+	}
+	for _, o := range ours {
+		groups, err := hooks.array(o.event)
+		if err != nil {
+			return fmt.Errorf("hooks: %v", err)
+		}
+		group := newJSONObject()
+		if o.matcher != "" {
+			group.set("matcher", o.matcher)
+		}
+		group.set("hooks", []any{askdHook(base, o.query, o.timeout, o.status)})
+		hooks.set(o.event, withAskdGroup(groups, group))
+	}
+	return nil
+}
+
+// withAskdGroup is groups with every askd hook taken out and group in the
+// place of the first group that held only askd's hooks, else at the end.
+func withAskdGroup(groups []any, group *jsonObject) []any {
+	kept := []any{}
+	placed := false
+	for _, g := range groups {
+		gm, ok := g.(*jsonObject)
+		if !ok {
+			kept = append(kept, g)
+			continue
+		}
+		list, err := gm.array("hooks")
+		if err != nil {
+			kept = append(kept, g) // not a hook group Claude reads: left as it is
+			continue
+		}
+		rest := []any{}
+		for _, h := range list {
+			if hm, ok := h.(*jsonObject); ok && isAskdHook(hm) {
+				continue
+			}
+			rest = append(rest, h)
+		}
+		switch {
+		case len(list) > 0 && len(rest) == 0: // askd's own group
+			if !placed {
+				kept, placed = append(kept, group), true
+			}
+		case len(rest) != len(list):
+			gm.set("hooks", rest)
+			kept = append(kept, gm)
+		default:
+			kept = append(kept, gm)
+		}
+	}
+	if !placed {
+		kept = append(kept, group)
+	}
+	return kept
+}
+
+// isAskdHook reports whether h is one of askd's hooks: a command hook that
+// posts to askd's /hooks/claude, or the http hook earlier installs wrote.
+func isAskdHook(h *jsonObject) bool {
+	var target any
+	switch typ, _ := h.get("type"); typ {
+	case "command":
+		target, _ = h.get("command")
+	case "http":
+		target, _ = h.get("url")
+	}
+	s, _ := target.(string)
+	return strings.Contains(s, "/hooks/claude")
+}
+
+// skillText is the agent skill installed beside the hooks: when to use which
+// of askd's tools.
+const skillText = `---
+name: askd
+description: Ask the person you work for through their askd inbox - a blocking question when you cannot go on without their choice, a non-blocking ask when they should know or decide something while you keep working, an approval before a risky action. Use it instead of guessing on decisions that are theirs to make.
+---
+
+# Asking the person through askd
+
+askd's tools reach the person in their inbox, on their phone or laptop, even
+when they are not watching this terminal. Use them for decisions that are
+theirs to make; do not ask about things you can find out yourself.
+
+## Which tool
+
+- **mcp__askd__ask_user_question** - you cannot continue without their choice
+  (an ambiguous requirement, a design decision, a preference). 1 to 4
+  multiple-choice questions, a short header each (at most 12 characters), 2 to
+  4 options; they may answer in their own words. It waits for the answer (up
+  to the server's question timeout). If answers is empty, read response: their
+  reply, or a note that no one answered in time - then proceed on your own
+  judgement and say what you assumed, or ask again later.
+- **mcp__askd__ask** - they should know or decide something, but you can keep
+  working: kind decision (give options and recommended), action (they must do
+  something you cannot, e.g. log in), ready (work is ready for review),
+  blocked (you cannot go on without them). It returns at once; their answer
+  arrives later as your next instruction, or via check_ask. A new ask replaces
+  your previous open one.
+- **mcp__askd__request_approval** - before a deploy, a migration, a purchase,
+  a destructive command. Put the command or diff in details and the parameters
+  in payload. approved: go ahead; modified: use their edited payload, not
+  yours; rejected: do not do it (read the comment); pending: do not do it yet -
+  continue other work and check_ask the id later.
+- **mcp__askd__check_ask** - the state of one of your asks by id (settled asks
+  give the same answer every time), or with no id, your open asks: use it
+  after a call was cut off to find your question again.
+- **mcp__askd__cancel_ask** - withdraw an ask you no longer need.
+
+## Writing a good ask
+
+- One decision per question; put your recommendation first and say why in its
+  description.
+- Write plain words: the inbox shows no links and runs no commands.
+- Do not repeat an ask that is still pending: call check_ask instead.
+`

@@ -1,0 +1,103 @@
+package main
+
+import (
+	"flag"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/askd-dev/askd/internal/httpapi"
+)
+
+func installCodex(e *env, args []string) error {
+	fs := flags(e, "install codex", "[--url URL] [--question-timeout 5m] [--approval-timeout 5m] [--stop-wait D]")
+	url := fs.String("url", "http://127.0.0.1:7777", "the askd server, as Codex reaches it (written into the block: Codex expands no variables there)")
+	question := fs.Duration("question-timeout", 5*time.Minute, "the server's --question-timeout")
+	approval := fs.Duration("approval-timeout", 5*time.Minute, "the server's --approval-timeout")
+	stopWait := fs.Duration("stop-wait", 0, "how long the Stop hook waits for pending asks to be answered (default: the longer of the two timeouts; 0: never wait)")
+	if err := parse(e, fs, args); err != nil {
+		return err
+	}
+	if fs.NArg() > 0 {
+		return usageError(fmt.Sprintf("install codex: unexpected argument %q", fs.Arg(0)))
+	}
+	base := strings.TrimRight(*url, "/")
+	if err := checkHookURL(base); err != nil {
+		return err
+	}
+	longest := max(*question, *approval)
+	wait := longest
+	fs.Visit(func(f *flag.Flag) {
+		if f.Name == "stop-wait" {
+			wait = *stopWait
+		}
+	})
+	if wait < 0 || wait > httpapi.MaxWait {
+		return usageError(fmt.Sprintf("--stop-wait: %s, must be 0 to %s", shortDuration(wait), shortDuration(httpapi.MaxWait)))
+	}
+	fmt.Fprint(e.stdout, codexBlock(base, longest, wait))
+	return nil
+}
+
+// codexSlack is how much longer than askd's own deadline Codex is told to
+// wait, for a tool call and for the Stop hook: askd answers first, with its
+// explanation, instead of Codex cutting the call off.
+const codexSlack = time.Minute
+
+// codexBlock is the config.toml text for askd: the MCP server and a Stop hook.
+// longest is the longer of the server's question and approval timeouts; wait
+// is the Stop hook's ?wait= (0: answer at once).
+//
+// The hook tables follow Codex's own schema: hooks inline in config.toml are
+// [[hooks.<Event>]] matcher groups holding [[hooks.<Event>.hooks]] handlers of
+// type "command" with command, timeout (seconds; 600 when absent) and
+// statusMessage (openai/codex: codex-rs/config/src/hook_config.rs for the
+// keys, codex-rs/hooks/src/engine/discovery.rs for the default timeout; the
+// public hooks page at developers.openai.com/codex/hooks says config.toml
+// takes the same tables as hooks.json). Codex runs the command through a
+// shell with the hook input on stdin and reads {"decision":"block","reason"}
+// from stdout, as Claude Code does; this curl line was run end to end against
+// Codex CLI 0.171.0. Codex has no http hook type, hence curl.
+func codexBlock(base string, longest, wait time.Duration) string {
+	stopURL := base + "/hooks/claude"
+	waitNote := `answers at once (--stop-wait 0): an answer given later is told at
+#   the end of a later turn, or when the model calls check_ask.`
+	if wait > 0 {
+		stopURL += "?wait=" + shortDuration(wait)
+		waitNote = fmt.Sprintf(`waits up to %s (?wait=) while this session has asks pending,
+#   so the person's answer becomes Codex's next instruction; with nothing
+#   pending it answers at once.`, shortDuration(wait))
+	}
+	return fmt.Sprintf(`# askd for Codex: append to ~/.codex/config.toml. It holds no secret: export
+# ASKD_TOKEN (an agent token) and ASKD_SESSION (one name per run) before codex starts.
+#
+# Timeouts, for askd's question and approval timeouts of at most %[1]s (pass
+# --question-timeout and --approval-timeout if the server runs others):
+# - askd ends a blocking ask_user_question itself at its timeout and tells the
+#   model that no one answered.
+# - tool_timeout_sec = %[2]d is Codex's hard wall clock per tool call (progress
+#   notifications do not extend it), a minute past askd's, so askd replies first.
+#   If Codex cuts a call off anyway, the ask stays pending: the same call again
+#   re-attaches to it, and an answer given meanwhile reaches Codex at the Stop
+#   hook below or through check_ask {}.
+# - The Stop hook %[3]s
+#   Its timeout = %[4]d is how long Codex lets the hook run: a minute past the wait.
+[mcp_servers.askd]
+url = "%[5]s/mcp"
+bearer_token_env_var = "ASKD_TOKEN"
+env_http_headers = { "Askd-Session" = "ASKD_SESSION" }
+startup_timeout_sec = 20
+tool_timeout_sec = %[2]d
+# permission_prompt is Claude Code's permission contract; Codex has no use for it.
+disabled_tools = ["permission_prompt"]
+
+# Codex runs a new or changed hook only once you trust it: /hooks in codex
+# (a one-off codex exec: --dangerously-bypass-hook-trust).
+[[hooks.Stop]]
+[[hooks.Stop.hooks]]
+type = "command"
+command = 'curl -s -X POST --data-binary @- -H "Authorization: Bearer $ASKD_TOKEN" -H "Askd-Session: $ASKD_SESSION" "%[6]s"'
+timeout = %[4]d
+statusMessage = "askd: checking for answers"
+`, shortDuration(longest), seconds(longest+codexSlack), waitNote, seconds(wait+codexSlack), base, stopURL)
+}
