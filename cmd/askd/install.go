@@ -12,7 +12,7 @@ import (
 )
 
 // cmdInstall wires askd into an agent: `askd install claude` writes Claude
-// Code's config files, `askd install codex` prints Codex's config block.
+// Code's config files, `askd install codex` edits Codex's config.toml.
 func cmdInstall(ctx context.Context, e *env, args []string) error {
 	if len(args) == 0 {
 		return usageError("install: say which agent: askd install claude [--scope project|user] | askd install codex")
@@ -32,6 +32,14 @@ func report(e *env, path string, changed bool) {
 	} else {
 		fmt.Fprintf(e.stdout, "unchanged %s\n", path)
 	}
+}
+
+// homeDir is $HOME as the command's environment has it, else the OS's idea.
+func homeDir(e *env) (string, error) {
+	if home := e.getenv("HOME"); home != "" {
+		return home, nil
+	}
+	return os.UserHomeDir()
 }
 
 func writeIfChanged(path string, data []byte) (bool, error) {

@@ -2,7 +2,6 @@ package main
 
 import (
 	"fmt"
-	"os"
 	"path/filepath"
 	"strings"
 	"time"
@@ -37,12 +36,9 @@ func installClaude(e *env, args []string) error {
 	case "project":
 		mcpFile, claudeDir = filepath.Join(*dir, ".mcp.json"), filepath.Join(*dir, ".claude")
 	case "user":
-		home := e.getenv("HOME")
-		if home == "" {
-			var err error
-			if home, err = os.UserHomeDir(); err != nil {
-				return err
-			}
+		home, err := homeDir(e)
+		if err != nil {
+			return err
 		}
 		mcpFile, claudeDir = filepath.Join(home, ".claude.json"), filepath.Join(home, ".claude")
 	default:

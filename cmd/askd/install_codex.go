@@ -1,16 +1,27 @@
 package main
 
 import (
+	"bytes"
+	"errors"
 	"flag"
 	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
 	"strings"
 	"time"
 
 	"github.com/askd-dev/askd/internal/httpapi"
 )
 
+const codexSynopsis = "[--config PATH] [--print] [--url URL] [--question-timeout 5m] [--approval-timeout 5m] [--stop-wait D]"
+
+// installCodex puts askd's tables into Codex's config.toml (see
+// editCodexConfig), or with --print prints them.
 func installCodex(e *env, args []string) error {
-	fs := flags(e, "install codex", "[--url URL] [--question-timeout 5m] [--approval-timeout 5m] [--stop-wait D]")
+	fs := flags(e, "install codex", codexSynopsis)
+	config := fs.String("config", "", "Codex's config file to edit (default: $CODEX_HOME/config.toml, else ~/.codex/config.toml)")
+	printOnly := fs.Bool("print", false, "print askd's block instead, writing nothing")
 	url := fs.String("url", "http://127.0.0.1:7777", "the askd server, as Codex reaches it (written into the block: Codex expands no variables there)")
 	question := fs.Duration("question-timeout", 5*time.Minute, "the server's --question-timeout")
 	approval := fs.Duration("approval-timeout", 5*time.Minute, "the server's --approval-timeout")
@@ -35,8 +46,132 @@ func installCodex(e *env, args []string) error {
 	if wait < 0 || wait > httpapi.MaxWait {
 		return usageError(fmt.Sprintf("--stop-wait: %s, must be 0 to %s", shortDuration(wait), shortDuration(httpapi.MaxWait)))
 	}
-	fmt.Fprint(e.stdout, codexBlock(base, longest, wait))
+	block := codexBlock(base, longest, wait)
+	if *printOnly {
+		fmt.Fprint(e.stdout, block)
+		return nil
+	}
+	path := *config
+	if path == "" {
+		home := e.getenv("CODEX_HOME")
+		if home == "" {
+			dir, err := homeDir(e)
+			if err != nil {
+				return err
+			}
+			home = filepath.Join(dir, ".codex")
+		}
+		path = filepath.Join(home, "config.toml")
+	}
+	changed, backup, err := editCodexFile(path, block)
+	if err != nil {
+		return err
+	}
+	if backup != "" {
+		fmt.Fprintf(e.stdout, "backup    %s\n", backup)
+	}
+	report(e, path, changed)
+	fmt.Fprintln(e.stdout, "\nCodex reads the token and session from the environment, never from this file:")
+	fmt.Fprintln(e.stdout, "  export ASKD_TOKEN=<agent token>   # askd token create --agent NAME")
+	fmt.Fprintln(e.stdout, "  export ASKD_SESSION=<run name>    # the same for MCP and the Stop hook, so it hands answers back")
+	fmt.Fprintln(e.stdout, "Codex runs a new or changed hook only once you trust it: /hooks in codex (codex exec: --dangerously-bypass-hook-trust).")
 	return nil
+}
+
+// editCodexFile puts block into the config file at path in place of askd's
+// earlier tables (editCodexConfig), writing only if that changes it. An
+// existing file is first copied to a backup beside it, named
+// config.toml.askd-YYYYMMDD-HHMMSS.bak, which is returned; the new text then
+// replaces the file in one rename, with the file's mode. A symlinked config
+// is edited where it points. A file askd cannot edit safely is an error that
+// changes nothing.
+func editCodexFile(path, block string) (changed bool, backup string, err error) {
+	target := path
+	if info, err := os.Lstat(path); err == nil && info.Mode()&os.ModeSymlink != 0 {
+		if target, err = filepath.EvalSymlinks(path); err != nil {
+			return false, "", fmt.Errorf("%s: a symlink askd cannot follow (%v)", path, err)
+		}
+	}
+	data, err := os.ReadFile(target)
+	exists := err == nil
+	if err != nil && !errors.Is(err, fs.ErrNotExist) {
+		return false, "", err
+	}
+	out, err := editCodexConfig(data, block)
+	if err != nil {
+		return false, "", fmt.Errorf("%s: %v", path, err)
+	}
+	if exists && bytes.Equal(out, data) {
+		return false, "", nil
+	}
+	mode := os.FileMode(0o600) // a new config: Codex's may come to hold secrets
+	if exists {
+		info, err := os.Stat(target)
+		if err != nil {
+			return false, "", err
+		}
+		mode = info.Mode().Perm()
+		if backup, err = writeBackup(target, data, mode); err != nil {
+			return false, "", fmt.Errorf("%s: backup: %v (nothing was changed)", path, err)
+		}
+	} else if err := os.MkdirAll(filepath.Dir(target), 0o700); err != nil {
+		return false, "", err
+	}
+	if err := replaceFile(target, out, mode); err != nil {
+		return false, backup, fmt.Errorf("%s: %v", path, err)
+	}
+	return true, backup, nil
+}
+
+// writeBackup copies data to a new file beside path, named for the time,
+// never replacing a file that is there.
+func writeBackup(path string, data []byte, mode os.FileMode) (string, error) {
+	stem := path + ".askd-" + time.Now().Format("20060102-150405")
+	for n := 1; ; n++ {
+		name := stem + ".bak"
+		if n > 1 {
+			name = fmt.Sprintf("%s-%d.bak", stem, n)
+		}
+		f, err := os.OpenFile(name, os.O_WRONLY|os.O_CREATE|os.O_EXCL, mode)
+		if errors.Is(err, fs.ErrExist) {
+			continue
+		}
+		if err != nil {
+			return "", err
+		}
+		_, err = f.Write(data)
+		if cerr := f.Close(); err == nil {
+			err = cerr
+		}
+		if err != nil {
+			os.Remove(name)
+			return "", err
+		}
+		return name, nil
+	}
+}
+
+// replaceFile writes data to a temporary file beside path and renames it
+// over path, so that a reader (or a crash) never sees half a config.
+func replaceFile(path string, data []byte, mode os.FileMode) error {
+	f, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".askd-*")
+	if err != nil {
+		return err
+	}
+	_, err = f.Write(data)
+	if err == nil {
+		err = f.Chmod(mode)
+	}
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	if err == nil {
+		err = os.Rename(f.Name(), path)
+	}
+	if err != nil {
+		os.Remove(f.Name())
+	}
+	return err
 }
 
 // codexSlack is how much longer than askd's own deadline Codex is told to
@@ -68,8 +203,9 @@ func codexBlock(base string, longest, wait time.Duration) string {
 #   so the person's answer becomes Codex's next instruction; with nothing
 #   pending it answers at once.`, shortDuration(wait))
 	}
-	return fmt.Sprintf(`# askd for Codex: append to ~/.codex/config.toml. It holds no secret: export
-# ASKD_TOKEN (an agent token) and ASKD_SESSION (one name per run) before codex starts.
+	return fmt.Sprintf(codexBlockStart+`. askd install codex replaces these tables, and the comments
+# right above them, each time it runs. They hold no secret: export ASKD_TOKEN
+# (an agent token) and ASKD_SESSION (one name per run) before codex starts.
 #
 # Timeouts, for askd's question and approval timeouts of at most %[1]s (pass
 # --question-timeout and --approval-timeout if the server runs others):

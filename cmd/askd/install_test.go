@@ -8,19 +8,20 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"io/fs"
 	"net/http"
 	"net/http/httptest"
 	"net/url"
 	"os"
 	"os/exec"
 	"path/filepath"
-	"regexp"
 	"strconv"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/askd-dev/askd/internal/httpapi"
+	"github.com/pelletier/go-toml/v2"
 )
 
 var update = flag.Bool("update", false, "rewrite golden files")
@@ -240,13 +241,13 @@ func TestInstallClaudeUserScope(t *testing.T) {
 
 func TestInstallCodex(t *testing.T) {
 	var out bytes.Buffer
-	if err := run(context.Background(), []string{"install", "codex", "--url", "http://askd.internal:7777/", "--question-timeout", "10m"}, strings.NewReader(""), &out, &out); err != nil {
+	if err := run(context.Background(), []string{"install", "codex", "--print", "--url", "http://askd.internal:7777/", "--question-timeout", "10m"}, strings.NewReader(""), &out, &out); err != nil {
 		t.Fatal(err)
 	}
 	golden(t, filepath.Join("testdata", "install", "codex.toml"), out.Bytes())
 }
 
-// TestInstallCodexBlock checks what `askd install codex` prints, per flag:
+// TestInstallCodexBlock checks what `askd install codex --print` prints, per flag:
 // it parses as TOML, hides permission_prompt, and its tool timeout, Stop hook
 // wait and hook timeout follow the flags, each a minute past what it covers.
 func TestInstallCodexBlock(t *testing.T) {
@@ -274,21 +275,21 @@ func TestInstallCodexBlock(t *testing.T) {
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
 			var out, errb bytes.Buffer
-			if err := run(context.Background(), append([]string{"install", "codex"}, c.args...), strings.NewReader(""), &out, &errb); err != nil {
+			if err := run(context.Background(), append([]string{"install", "codex", "--print"}, c.args...), strings.NewReader(""), &out, &errb); err != nil {
 				t.Fatalf("%v\n%s", err, errb.String())
 			}
-			got := parseTOML(t, out.String())
+			got := flattenTOML(t, out.String())
 			want := map[string]string{
-				"mcp_servers.askd.url":                  c.mcpURL,
-				"mcp_servers.askd.bearer_token_env_var": "ASKD_TOKEN",
-				"mcp_servers.askd.env_http_headers":     `{ "Askd-Session" = "ASKD_SESSION" }`,
-				"mcp_servers.askd.startup_timeout_sec":  "20",
-				"mcp_servers.askd.tool_timeout_sec":     strconv.Itoa(c.toolTimeout),
-				"mcp_servers.askd.disabled_tools":       `["permission_prompt"]`,
-				"hooks.Stop.hooks#0.type":               "command",
-				"hooks.Stop.hooks#0.command":            `curl -s -X POST --data-binary @- -H "Authorization: Bearer $ASKD_TOKEN" -H "Askd-Session: $ASKD_SESSION" "` + c.stopURL + `"`,
-				"hooks.Stop.hooks#0.timeout":            strconv.Itoa(c.stopHookTimeout),
-				"hooks.Stop.hooks#0.statusMessage":      "askd: checking for answers",
+				"mcp_servers.askd.url":                           c.mcpURL,
+				"mcp_servers.askd.bearer_token_env_var":          "ASKD_TOKEN",
+				"mcp_servers.askd.env_http_headers.Askd-Session": "ASKD_SESSION",
+				"mcp_servers.askd.startup_timeout_sec":           "20",
+				"mcp_servers.askd.tool_timeout_sec":              strconv.Itoa(c.toolTimeout),
+				"mcp_servers.askd.disabled_tools":                `["permission_prompt"]`,
+				"hooks.Stop#0.hooks#0.type":                      "command",
+				"hooks.Stop#0.hooks#0.command":                   `curl -s -X POST --data-binary @- -H "Authorization: Bearer $ASKD_TOKEN" -H "Askd-Session: $ASKD_SESSION" "` + c.stopURL + `"`,
+				"hooks.Stop#0.hooks#0.timeout":                   strconv.Itoa(c.stopHookTimeout),
+				"hooks.Stop#0.hooks#0.statusMessage":             "askd: checking for answers",
 			}
 			for k, v := range want {
 				if got[k] != v {
@@ -332,10 +333,10 @@ func TestInstallCodexStopHookRuns(t *testing.T) {
 	t.Cleanup(srv.Close)
 
 	var out bytes.Buffer
-	if err := run(context.Background(), []string{"install", "codex", "--url", srv.URL, "--stop-wait", "10m"}, strings.NewReader(""), &out, &out); err != nil {
+	if err := run(context.Background(), []string{"install", "codex", "--print", "--url", srv.URL, "--stop-wait", "10m"}, strings.NewReader(""), &out, &out); err != nil {
 		t.Fatalf("%v\n%s", err, out.String())
 	}
-	command := parseTOML(t, out.String())["hooks.Stop.hooks#0.command"]
+	command := flattenTOML(t, out.String())["hooks.Stop#0.hooks#0.command"]
 	input := `{"session_id":"t-1","turn_id":"1","hook_event_name":"Stop","stop_hook_active":false,"last_assistant_message":"I asked in the inbox."}`
 	cmd := exec.Command("sh", "-c", command)
 	cmd.Env = append(os.Environ(), "ASKD_TOKEN=askd_a_test", "ASKD_SESSION=fix-login")
@@ -369,84 +370,62 @@ func TestInstallCodexRefuses(t *testing.T) {
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
+			config := filepath.Join(t.TempDir(), "config.toml")
 			var out bytes.Buffer
-			err := run(context.Background(), append([]string{"install", "codex"}, c.args...), strings.NewReader(""), &out, &out)
+			err := run(context.Background(), append([]string{"install", "codex", "--config", config}, c.args...), strings.NewReader(""), &out, &out)
 			var u usageError
 			if !errors.As(err, &u) || !strings.Contains(err.Error(), c.want) {
 				t.Fatalf("err = %v, want a usage error naming %q", err, c.want)
 			}
 			if out.Len() > 0 {
-				t.Errorf("printed a block anyway:\n%s", out.String())
+				t.Errorf("printed something anyway:\n%s", out.String())
+			}
+			if _, err := os.Stat(config); !errors.Is(err, fs.ErrNotExist) {
+				t.Errorf("wrote %s anyway (%v)", config, err)
 			}
 		})
 	}
 }
 
-// parseTOML is a careful line check of the TOML subset the Codex block uses
-// (go.mod has no TOML library, and one test is no reason to add one). Every
-// line must be blank, a comment, a [table] or [[array-of-tables]] header, or
-// key = value with a value in a form TOML defines: a basic string without
-// escapes, a literal string, a decimal integer, an array of basic strings, or
-// an inline table of basic strings. Keys may not repeat within a table, nor
-// [table] headers. It returns the values by dotted key; strings are unquoted,
-// other values as written; the n-th [[name]] table is name#n.
-func parseTOML(t *testing.T, text string) map[string]string {
+// flattenTOML parses text with the TOML library and returns its values by
+// dotted key: the n-th table of an array of tables is name#n, strings are
+// unquoted, other scalars as %v prints them, other arrays as JSON.
+func flattenTOML(t *testing.T, text string) map[string]string {
 	t.Helper()
-	const (
-		key   = `[A-Za-z0-9_-]+`
-		basic = `"[^"\\\x00-\x1f\x7f]*"`
-	)
-	var (
-		tableRe  = regexp.MustCompile(`^\[(` + key + `(?:\.` + key + `)*)\]$`)
-		arrayRe  = regexp.MustCompile(`^\[\[(` + key + `(?:\.` + key + `)*)\]\]$`)
-		pairRe   = regexp.MustCompile(`^(` + key + `) = (.+)$`)
-		basicRe  = regexp.MustCompile(`^` + basic + `$`)
-		literal  = regexp.MustCompile(`^'[^'\x00-\x1f\x7f]*'$`)
-		integer  = regexp.MustCompile(`^[+-]?(?:0|[1-9][0-9]*)$`)
-		strArray = regexp.MustCompile(`^\[ ?(?:` + basic + `(?:, ` + basic + `)*)? ?\]$`)
-		inline   = regexp.MustCompile(`^\{ ?(?:(?:` + key + `|` + basic + `) = ` + basic + `(?:, (?:` + key + `|` + basic + `) = ` + basic + `)*)? ?\}$`)
-	)
-	values := map[string]string{}
-	headers := map[string]bool{}
-	arrays := map[string]int{}
-	table := ""
-	for i, line := range strings.Split(strings.TrimSuffix(text, "\n"), "\n") {
-		if line == "" || strings.HasPrefix(line, "#") {
-			continue
-		}
-		if m := arrayRe.FindStringSubmatch(line); m != nil {
-			table = fmt.Sprintf("%s#%d", m[1], arrays[m[1]])
-			arrays[m[1]]++
-			continue
-		}
-		if m := tableRe.FindStringSubmatch(line); m != nil {
-			if headers[m[1]] {
-				t.Fatalf("line %d: table [%s] defined twice", i+1, m[1])
-			}
-			headers[m[1]], table = true, m[1]
-			continue
-		}
-		m := pairRe.FindStringSubmatch(line)
-		if m == nil {
-			t.Fatalf("line %d is not TOML this check knows: %q", i+1, line)
-		}
-		k, v := table+"."+m[1], m[2]
-		if table == "" {
-			t.Fatalf("line %d: key %s outside a table (appended to a file it would land in the user's last table)", i+1, m[1])
-		}
-		if _, dup := values[k]; dup {
-			t.Fatalf("line %d: key %s given twice", i+1, k)
-		}
-		switch {
-		case basicRe.MatchString(v), literal.MatchString(v):
-			v = v[1 : len(v)-1]
-		case integer.MatchString(v), strArray.MatchString(v), inline.MatchString(v):
-		default:
-			t.Fatalf("line %d: value %q is not a TOML value this check knows", i+1, v)
-		}
-		values[k] = v
+	var doc map[string]any
+	if err := toml.Unmarshal([]byte(text), &doc); err != nil {
+		t.Fatalf("not TOML: %v\n%s", err, text)
 	}
-	return values
+	flat := map[string]string{}
+	var walk func(prefix string, v any)
+	walk = func(prefix string, v any) {
+		switch v := v.(type) {
+		case map[string]any:
+			for k, e := range v {
+				walk(prefix+"."+k, e)
+			}
+		case []any:
+			if len(v) > 0 {
+				if _, tables := v[0].(map[string]any); tables {
+					for i, e := range v {
+						walk(fmt.Sprintf("%s#%d", prefix, i), e)
+					}
+					return
+				}
+			}
+			data, err := json.Marshal(v)
+			if err != nil {
+				t.Fatal(err)
+			}
+			flat[prefix[1:]] = string(data)
+		case string:
+			flat[prefix[1:]] = v
+		default:
+			flat[prefix[1:]] = fmt.Sprint(v)
+		}
+	}
+	walk("", doc)
+	return flat
 }
 
 func golden(t *testing.T, path string, got []byte) {
