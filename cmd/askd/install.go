@@ -3,7 +3,10 @@ package main
 import (
 	"bytes"
 	"context"
+	"errors"
+	"flag"
 	"fmt"
+	"io"
 	neturl "net/url"
 	"os"
 	"path/filepath"
@@ -15,15 +18,41 @@ import (
 // Code's config files, `askd install codex` edits Codex's config.toml.
 func cmdInstall(ctx context.Context, e *env, args []string) error {
 	if len(args) == 0 {
-		return usageError("install: say which agent: askd install claude [--scope project|user] | askd install codex")
+		installUsage(e.stderr)
+		return usageError("install: say which agent, claude or codex")
 	}
 	switch args[0] {
 	case "claude":
 		return installClaude(e, args[1:])
 	case "codex":
 		return installCodex(e, args[1:])
+	case "-h", "-help", "--help", "help":
+		installUsage(e.stdout)
+		return nil
 	}
+	installUsage(e.stderr)
 	return usageError(fmt.Sprintf("install: %q is not claude or codex", args[0]))
+}
+
+func installUsage(w io.Writer) {
+	fmt.Fprintf(w, `Usage:
+  askd install claude %s
+      wire askd into Claude Code: .mcp.json, hooks in .claude/settings.json, a skill
+  askd install codex %s
+      put askd's MCP server and Stop hook into Codex's config.toml (a backup beside it)
+
+Run 'askd install claude -h' or 'askd install codex -h' for their flags.
+`, claudeSynopsis, codexSynopsis)
+}
+
+// parseInstall is parse with a bad flag or flag value a usage mistake (exit
+// status 2); -h stays flag.ErrHelp (exit 0).
+func parseInstall(e *env, fs *flag.FlagSet, args []string) error {
+	err := parse(e, fs, args)
+	if err == nil || errors.Is(err, flag.ErrHelp) {
+		return err
+	}
+	return usageError(err.Error())
 }
 
 func report(e *env, path string, changed bool) {

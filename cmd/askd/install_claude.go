@@ -15,13 +15,17 @@ import (
 // timers alive.)
 const mcpTimeoutMs = 3600000
 
+const claudeSynopsis = "[--scope project|user] [--dir DIR] [--url URL] [--stop-wait D]"
+
+// installClaude writes askd's MCP server, hooks and skill into Claude Code's
+// files, merged with what is there.
 func installClaude(e *env, args []string) error {
-	fs := flags(e, "install claude", "[--scope project|user] [--dir DIR] [--url URL]")
+	fs := flags(e, "install claude", claudeSynopsis)
 	scope := fs.String("scope", "project", "project: .mcp.json and .claude/ in --dir; user: ~/.claude.json and ~/.claude/")
 	dir := fs.String("dir", ".", "the project directory (scope project)")
-	url := fs.String("url", "http://127.0.0.1:7777", "the askd server when ASKD_URL is unset where Claude Code runs (the MCP entry and hooks read ASKD_URL first)")
+	url := fs.String("url", "http://127.0.0.1:7777", "the askd server the MCP entry and hooks fall back to when ASKD_URL is unset where Claude Code runs")
 	stopWait := fs.Duration("stop-wait", 0, "let the Stop hook wait this long for pending asks (e.g. 10m for headless runs; 0: never wait)")
-	if err := parse(e, fs, args); err != nil {
+	if err := parseInstall(e, fs, args); err != nil {
 		return err
 	}
 	if fs.NArg() > 0 {

@@ -444,3 +444,50 @@ func golden(t *testing.T, path string, got []byte) {
 		t.Fatalf("%s differs:\n%s\nwant:\n%s", path, got, want)
 	}
 }
+
+// TestInstallHelp: `askd install -h` prints both subcommands' usage and
+// exits 0, as their own -h does with their flags; a missing or unknown agent
+// is a usage mistake (exit status 2).
+func TestInstallHelp(t *testing.T) {
+	cases := []struct {
+		name   string
+		args   []string
+		status int
+		stdout []string
+		stderr []string
+	}{
+		{"-h", []string{"-h"}, 0, []string{"askd install claude [--scope", "askd install codex [--config PATH] [--print]"}, nil},
+		{"--help", []string{"--help"}, 0, []string{"askd install claude", "askd install codex"}, nil},
+		{"help", []string{"help"}, 0, []string{"askd install claude", "askd install codex"}, nil},
+		{"claude -h", []string{"claude", "-h"}, 0, nil, []string{"Usage: askd install claude", "-scope", "-stop-wait", "-url"}},
+		{"codex --help", []string{"codex", "--help"}, 0, nil, []string{"Usage: askd install codex", "-config", "-print", "-stop-wait"}},
+		{"no agent", nil, 2, nil, []string{"askd install claude", "askd install codex"}},
+		{"another agent", []string{"cursor"}, 2, nil, []string{"askd install claude"}},
+		{"an unknown flag", []string{"codex", "--nope"}, 2, nil, []string{"-nope"}},
+		{"a bad flag value", []string{"claude", "--stop-wait", "soon"}, 2, nil, []string{"-stop-wait"}},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			t.Setenv("CODEX_HOME", t.TempDir())
+			var out, errb bytes.Buffer
+			err := run(context.Background(), append([]string{"install"}, c.args...), strings.NewReader(""), &out, &errb)
+			status := 0
+			if err != nil {
+				status = exitCode(err)
+			}
+			if status != c.status {
+				t.Errorf("exit status %d (%v), want %d", status, err, c.status)
+			}
+			for _, w := range c.stdout {
+				if !strings.Contains(out.String(), w) {
+					t.Errorf("stdout lacks %q:\n%s", w, out.String())
+				}
+			}
+			for _, w := range c.stderr {
+				if !strings.Contains(errb.String(), w) {
+					t.Errorf("stderr lacks %q:\n%s", w, errb.String())
+				}
+			}
+		})
+	}
+}
