@@ -7,6 +7,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"io/fs"
 	neturl "net/url"
 	"os"
 	"path/filepath"
@@ -71,14 +72,72 @@ func homeDir(e *env) (string, error) {
 	return os.UserHomeDir()
 }
 
+// writeIfChanged writes data to path unless it holds that already: a new
+// file 0644, an existing one replaced in one rename keeping its mode (see
+// replaceFile).
 func writeIfChanged(path string, data []byte) (bool, error) {
-	if old, err := os.ReadFile(path); err == nil && bytes.Equal(old, data) {
-		return false, nil
-	}
-	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+	target, err := followSymlink(path)
+	if err != nil {
 		return false, err
 	}
-	return true, os.WriteFile(path, data, 0o644)
+	mode := os.FileMode(0o644)
+	old, err := os.ReadFile(target)
+	switch {
+	case err == nil && bytes.Equal(old, data):
+		return false, nil
+	case err == nil:
+		info, err := os.Stat(target)
+		if err != nil {
+			return false, err
+		}
+		mode = info.Mode().Perm()
+	case !errors.Is(err, fs.ErrNotExist):
+		return false, err
+	}
+	if err := os.MkdirAll(filepath.Dir(target), 0o755); err != nil {
+		return false, err
+	}
+	return true, replaceFile(target, data, mode)
+}
+
+// followSymlink is the file path names: where it points if it is a
+// symlink (so that a config kept elsewhere, a dotfiles checkout say, is
+// edited there and the link stays), else path.
+func followSymlink(path string) (string, error) {
+	info, err := os.Lstat(path)
+	if err != nil || info.Mode()&os.ModeSymlink == 0 {
+		return path, nil
+	}
+	target, err := filepath.EvalSymlinks(path)
+	if err != nil {
+		return "", fmt.Errorf("%s: a symlink askd cannot follow (%v)", path, err)
+	}
+	return target, nil
+}
+
+// replaceFile writes data to a temporary file beside path and renames it
+// over path, so that a reader (Claude Code or Codex starting) or a crash
+// never sees half a file. The file gets mode; being new, it is the current
+// user's, and links to the old one keep the old text.
+func replaceFile(path string, data []byte, mode os.FileMode) error {
+	f, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".askd-*")
+	if err != nil {
+		return err
+	}
+	_, err = f.Write(data)
+	if err == nil {
+		err = f.Chmod(mode)
+	}
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	if err == nil {
+		err = os.Rename(f.Name(), path)
+	}
+	if err != nil {
+		os.Remove(f.Name())
+	}
+	return err
 }
 
 // shortDuration is d as askd's flags take it, without zero tails: 5m, not 5m0s.

@@ -76,9 +76,7 @@ func installClaude(e *env, args []string) error {
 	fmt.Fprintln(e.stdout, "\nClaude Code reads the token and session from the environment, never from these files:")
 	fmt.Fprintln(e.stdout, "  export ASKD_TOKEN=<agent token>   # askd token create --agent NAME")
 	fmt.Fprintln(e.stdout, "  export ASKD_SESSION=<run name>    # the same for MCP and hooks, so the Stop hook hands answers back")
-	if base != "http://127.0.0.1:7777" {
-		fmt.Fprintf(e.stdout, "  export ASKD_URL=%s\n", base)
-	}
+	fmt.Fprintf(e.stdout, "  export ASKD_URL=<server>          # if set, used instead of %s by the MCP server and the hooks\n", base)
 	fmt.Fprintln(e.stdout, "Headless: claude -p --permission-prompt-tool mcp__askd__permission_prompt \"...\"")
 	return nil
 }
@@ -108,8 +106,8 @@ const claudeHookTimeout = 600
 // does. Claude Code (read in 2.1.332's bundle) posts an http hook to its url
 // as written: it expands $VAR and ${VAR} only in header values, for names in
 // allowedEnvVars, with no ${VAR:-default} form, and its settings schema
-// refuses a url that is not a URL, such as one starting ${ASKD_URL} (which
-// loses every hook of the file). A command hook runs through bash or zsh,
+// refuses a url that is not a URL, such as one starting ${ASKD_URL}
+// (anthropics/claude-code#31653). A command hook runs through bash or zsh,
 // which expand ${ASKD_URL:-base}, with the hook input on stdin; askd's reply
 // on stdout is read as an http hook's body would be.
 //

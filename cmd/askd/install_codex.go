@@ -82,15 +82,13 @@ func installCodex(e *env, args []string) error {
 // earlier tables (editCodexConfig), writing only if that changes it. An
 // existing file is first copied to a backup beside it, named
 // config.toml.askd-YYYYMMDD-HHMMSS.bak, which is returned; the new text then
-// replaces the file in one rename, with the file's mode. A symlinked config
-// is edited where it points. A file askd cannot edit safely is an error that
-// changes nothing.
+// replaces the file in one rename, with the file's mode (replaceFile). A
+// symlinked config is edited where it points. A file askd cannot edit safely
+// is an error that changes nothing.
 func editCodexFile(path, block string) (changed bool, backup string, err error) {
-	target := path
-	if info, err := os.Lstat(path); err == nil && info.Mode()&os.ModeSymlink != 0 {
-		if target, err = filepath.EvalSymlinks(path); err != nil {
-			return false, "", fmt.Errorf("%s: a symlink askd cannot follow (%v)", path, err)
-		}
+	target, err := followSymlink(path)
+	if err != nil {
+		return false, "", err
 	}
 	data, err := os.ReadFile(target)
 	exists := err == nil
@@ -149,29 +147,6 @@ func writeBackup(path string, data []byte, mode os.FileMode) (string, error) {
 		}
 		return name, nil
 	}
-}
-
-// replaceFile writes data to a temporary file beside path and renames it
-// over path, so that a reader (or a crash) never sees half a config.
-func replaceFile(path string, data []byte, mode os.FileMode) error {
-	f, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".askd-*")
-	if err != nil {
-		return err
-	}
-	_, err = f.Write(data)
-	if err == nil {
-		err = f.Chmod(mode)
-	}
-	if cerr := f.Close(); err == nil {
-		err = cerr
-	}
-	if err == nil {
-		err = os.Rename(f.Name(), path)
-	}
-	if err != nil {
-		os.Remove(f.Name())
-	}
-	return err
 }
 
 // codexSlack is how much longer than askd's own deadline Codex is told to

@@ -223,3 +223,37 @@ func TestInstallClaudeRefusesURL(t *testing.T) {
 		}
 	}
 }
+
+// TestInstallClaudeKeepsModeAndSymlink: a settings.json that is a symlink is
+// edited where it points, and a file's mode is kept.
+func TestInstallClaudeKeepsModeAndSymlink(t *testing.T) {
+	dir := t.TempDir()
+	if err := os.MkdirAll(filepath.Join(dir, ".claude"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	target := filepath.Join(dir, "dotfiles-settings.json")
+	if err := os.WriteFile(target, []byte(`{"model": "opus"}`), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	link := filepath.Join(dir, ".claude", "settings.json")
+	if err := os.Symlink(target, link); err != nil {
+		t.Skip(err)
+	}
+	var out bytes.Buffer
+	if err := run(context.Background(), []string{"install", "claude", "--dir", dir}, strings.NewReader(""), &out, &out); err != nil {
+		t.Fatalf("%v\n%s", err, out.String())
+	}
+	if info, err := os.Lstat(link); err != nil || info.Mode()&os.ModeSymlink == 0 {
+		t.Errorf("settings.json is no longer a symlink (%v)", err)
+	}
+	info, err := os.Stat(target)
+	if err != nil || info.Mode().Perm() != 0o600 {
+		t.Fatalf("target: %v, mode %v; want 0600", err, info.Mode().Perm())
+	}
+	if data, _ := os.ReadFile(target); !strings.Contains(string(data), `"model": "opus"`) || !strings.Contains(string(data), "/hooks/claude") {
+		t.Errorf("target holds %s", data)
+	}
+	if entries, _ := os.ReadDir(filepath.Join(dir, ".claude")); len(entries) != 2 { // settings.json and skills
+		t.Errorf(".claude holds %v (a temporary file left?)", entries)
+	}
+}
