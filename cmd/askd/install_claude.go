@@ -51,7 +51,7 @@ func installClaude(e *env, args []string) error {
 	settings := filepath.Join(claudeDir, "settings.json")
 	skill := filepath.Join(claudeDir, "skills", "askd", "SKILL.md")
 
-	changed, err := mergeJSONFile(mcpFile, func(root *jsonObject) error {
+	changed, err := mergeJSONFile(mcpFile, func(root *orderedObject) error {
 		servers, err := root.object("mcpServers")
 		if err != nil {
 			return err
@@ -63,7 +63,7 @@ func installClaude(e *env, args []string) error {
 		return err
 	}
 	report(e, mcpFile, changed)
-	changed, err = mergeJSONFile(settings, func(root *jsonObject) error { return mergeHooks(root, base, *stopWait) })
+	changed, err = mergeJSONFile(settings, func(root *orderedObject) error { return mergeHooks(root, base, *stopWait) })
 	if err != nil {
 		return err
 	}
@@ -83,11 +83,11 @@ func installClaude(e *env, args []string) error {
 
 // claudeMCPEntry is askd's .mcp.json server: environment references, which
 // Claude Code expands when it starts (${VAR}, ${VAR:-default}), not secrets.
-func claudeMCPEntry(base string) *jsonObject {
-	return newJSONObject().
+func claudeMCPEntry(base string) *orderedObject {
+	return newOrderedObject().
 		set("type", "http").
 		set("url", "${ASKD_URL:-"+base+"}/mcp").
-		set("headers", newJSONObject().
+		set("headers", newOrderedObject().
 			set("Authorization", "Bearer ${ASKD_TOKEN}").
 			set("Askd-Session", "${ASKD_SESSION:-}")).
 		set("timeout", mcpTimeoutMs)
@@ -119,10 +119,10 @@ const claudeHookTimeout = 600
 // written out because on Windows without Git Bash (hooks run in PowerShell)
 // Claude otherwise counts a failed PreToolUse or PermissionRequest command
 // hook as a block.
-func askdHook(base, query string, timeout int, status string) *jsonObject {
+func askdHook(base, query string, timeout int, status string) *orderedObject {
 	command := `curl -sSf -X POST --data-binary @- -H "Authorization: Bearer $ASKD_TOKEN" -H "Askd-Session: $ASKD_SESSION" "${ASKD_URL:-` +
 		base + `}/hooks/claude` + query + `" || exit 1`
-	return newJSONObject().
+	return newOrderedObject().
 		set("type", "command").
 		set("command", command).
 		set("timeout", timeout).
@@ -135,7 +135,7 @@ func askdHook(base, query string, timeout int, status string) *jsonObject {
 // (so a second run changes nothing); an askd hook among the user's hooks is
 // taken out, and the new group is appended. Settings whose hooks are not the
 // shape Claude Code reads are an error, changing nothing.
-func mergeHooks(root *jsonObject, base string, stopWait time.Duration) error {
+func mergeHooks(root *orderedObject, base string, stopWait time.Duration) error {
 	hooks, err := root.object("hooks")
 	if err != nil {
 		return err
@@ -163,7 +163,7 @@ func mergeHooks(root *jsonObject, base string, stopWait time.Duration) error {
 		if err != nil {
 			return fmt.Errorf("hooks: %v", err)
 		}
-		group := newJSONObject()
+		group := newOrderedObject()
 		if o.matcher != "" {
 			group.set("matcher", o.matcher)
 		}
@@ -175,11 +175,11 @@ func mergeHooks(root *jsonObject, base string, stopWait time.Duration) error {
 
 // withAskdGroup is groups with every askd hook taken out and group in the
 // place of the first group that held only askd's hooks, else at the end.
-func withAskdGroup(groups []any, group *jsonObject) []any {
+func withAskdGroup(groups []any, group *orderedObject) []any {
 	kept := []any{}
 	placed := false
 	for _, g := range groups {
-		gm, ok := g.(*jsonObject)
+		gm, ok := g.(*orderedObject)
 		if !ok {
 			kept = append(kept, g)
 			continue
@@ -191,7 +191,7 @@ func withAskdGroup(groups []any, group *jsonObject) []any {
 		}
 		rest := []any{}
 		for _, h := range list {
-			if hm, ok := h.(*jsonObject); ok && isAskdHook(hm) {
+			if hm, ok := h.(*orderedObject); ok && isAskdHook(hm) {
 				continue
 			}
 			rest = append(rest, h)
@@ -216,7 +216,7 @@ func withAskdGroup(groups []any, group *jsonObject) []any {
 
 // isAskdHook reports whether h is one of askd's hooks: a command hook that
 // posts to askd's /hooks/claude, or the http hook earlier installs wrote.
-func isAskdHook(h *jsonObject) bool {
+func isAskdHook(h *orderedObject) bool {
 	var target any
 	switch typ, _ := h.get("type"); typ {
 	case "command":

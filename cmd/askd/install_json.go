@@ -11,24 +11,24 @@ import (
 	"strconv"
 )
 
-// jsonObject is a JSON object that keeps its keys in the order they came, so
-// that `askd install claude` rewrites a user's settings with only askd's own
-// entries changed. Values are *jsonObject, []any, string, json.Number, int,
-// bool or nil.
-type jsonObject struct {
+// orderedObject is a JSON object that keeps its keys in the order they
+// came, so that `askd install claude` rewrites a user's settings with only
+// askd's own entries changed. Values are *orderedObject, []any, string,
+// json.Number, int, bool or nil.
+type orderedObject struct {
 	keys []string
 	vals map[string]any
 }
 
-func newJSONObject() *jsonObject { return &jsonObject{vals: map[string]any{}} }
+func newOrderedObject() *orderedObject { return &orderedObject{vals: map[string]any{}} }
 
-func (o *jsonObject) get(key string) (any, bool) {
+func (o *orderedObject) get(key string) (any, bool) {
 	v, ok := o.vals[key]
 	return v, ok
 }
 
 // set replaces key's value where the key stands, or appends the key.
-func (o *jsonObject) set(key string, v any) *jsonObject {
+func (o *orderedObject) set(key string, v any) *orderedObject {
 	if _, ok := o.vals[key]; !ok {
 		o.keys = append(o.keys, key)
 	}
@@ -39,14 +39,14 @@ func (o *jsonObject) set(key string, v any) *jsonObject {
 // object returns the object at key, appending an empty one if key is absent.
 // A key holding something else is an error: askd does not replace what it
 // cannot read.
-func (o *jsonObject) object(key string) (*jsonObject, error) {
+func (o *orderedObject) object(key string) (*orderedObject, error) {
 	v, ok := o.vals[key]
 	if !ok {
-		child := newJSONObject()
+		child := newOrderedObject()
 		o.set(key, child)
 		return child, nil
 	}
-	child, ok := v.(*jsonObject)
+	child, ok := v.(*orderedObject)
 	if !ok {
 		return nil, fmt.Errorf("%q is %s, not an object", key, jsonKind(v))
 	}
@@ -55,7 +55,7 @@ func (o *jsonObject) object(key string) (*jsonObject, error) {
 
 // array returns the array at key (nil if key is absent); a key holding
 // something else is an error.
-func (o *jsonObject) array(key string) ([]any, error) {
+func (o *orderedObject) array(key string) ([]any, error) {
 	v, ok := o.vals[key]
 	if !ok {
 		return nil, nil
@@ -69,7 +69,7 @@ func (o *jsonObject) array(key string) ([]any, error) {
 
 func jsonKind(v any) string {
 	switch v.(type) {
-	case *jsonObject:
+	case *orderedObject:
 		return "an object"
 	case []any:
 		return "an array"
@@ -86,9 +86,9 @@ func jsonKind(v any) string {
 // decodeJSONObject reads a JSON object keeping its key order. Empty input
 // and null read as an empty object. A key given twice keeps its first place
 // and takes its last value, as JSON.parse (and so Claude Code) reads it.
-func decodeJSONObject(data []byte) (*jsonObject, error) {
+func decodeJSONObject(data []byte) (*orderedObject, error) {
 	if len(bytes.TrimSpace(data)) == 0 {
-		return newJSONObject(), nil
+		return newOrderedObject(), nil
 	}
 	dec := json.NewDecoder(bytes.NewReader(data))
 	dec.UseNumber()
@@ -100,10 +100,10 @@ func decodeJSONObject(data []byte) (*jsonObject, error) {
 		return nil, errors.New("more after the object")
 	}
 	switch v := v.(type) {
-	case *jsonObject:
+	case *orderedObject:
 		return v, nil
 	case nil:
-		return newJSONObject(), nil
+		return newOrderedObject(), nil
 	}
 	return nil, fmt.Errorf("the file holds %s, not an object", jsonKind(v))
 }
@@ -115,7 +115,7 @@ func decodeJSONValue(dec *json.Decoder) (any, error) {
 	}
 	switch tok {
 	case json.Delim('{'):
-		o := newJSONObject()
+		o := newOrderedObject()
 		for dec.More() {
 			key, err := dec.Token()
 			if err != nil {
@@ -159,7 +159,7 @@ func encodeJSON(v any, indent, newline string) ([]byte, error) {
 func writeJSONValue(buf *bytes.Buffer, v any, indent, newline string) error {
 	inner := newline + indent // newline carries the current level's indentation
 	switch v := v.(type) {
-	case *jsonObject:
+	case *orderedObject:
 		if len(v.keys) == 0 {
 			buf.WriteString("{}")
 			return nil
@@ -238,7 +238,7 @@ func jsonLayout(data []byte) (indent, newline string) {
 // mergeJSONFile reads a JSON object file (absent: {}), lets edit change it
 // and writes it back if anything changed. The user's keys keep their order
 // and the file its indentation; an edit error changes nothing.
-func mergeJSONFile(path string, edit func(root *jsonObject) error) (bool, error) {
+func mergeJSONFile(path string, edit func(root *orderedObject) error) (bool, error) {
 	data, err := os.ReadFile(path)
 	if err != nil && !errors.Is(err, fs.ErrNotExist) {
 		return false, err

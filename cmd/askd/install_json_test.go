@@ -153,12 +153,12 @@ func TestInstallClaudeKeepsTheUsersSettings(t *testing.T) {
 			list, _ := hooks.array(event)
 			var got []string
 			for _, g := range list {
-				gm := g.(*jsonObject)
+				gm := g.(*orderedObject)
 				matcher, _ := gm.get("matcher")
 				handlers, _ := gm.array("hooks")
 				var names []string
 				for _, h := range handlers {
-					hm := h.(*jsonObject)
+					hm := h.(*orderedObject)
 					if isAskdHook(hm) {
 						names = append(names, "askd")
 						continue
