@@ -34,23 +34,15 @@ How the agent of session NAME is told of its settled asks (agent token):
 // cmdSetChannel is askd session set-channel.
 func cmdSetChannel(ctx context.Context, e *env, args []string) error {
 	fs := flags(e, "session set-channel", "NAME --hook | --webhook URL --secret S | --command TEMPLATE")
-	r := remoteFlags(fs, false)
+	r := remoteFlags(e, fs, agentSide)
 	hook := fs.Bool("hook", false, "tell through the Stop hook, check_ask or askd check")
 	webhook := fs.String("webhook", "", "POST to this URL (not the server's own machine or networks, unless askd serve --webhook-allow allows it)")
 	secret := fs.String("secret", "", "the webhook's HMAC-SHA256 key")
 	command := fs.String("command", "", "run the operator's command template of this name (askd serve --tell-command)")
-	// The name may come before or after the flags.
-	var names []string
-	for {
-		if err := parse(e, fs, args); err != nil {
-			return err
-		}
-		if fs.NArg() == 0 {
-			break
-		}
-		names = append(names, fs.Arg(0))
-		args = fs.Args()[1:]
+	if err := parse(e, fs, args); err != nil {
+		return err
 	}
+	names := fs.Args()
 	if len(names) > 1 && *command != "" {
 		return usageError("session set-channel: --command takes the name of one of the operator's templates, not a program and its arguments (programs come only from askd serve --tell-command)\n" + sessionUsage)
 	}
