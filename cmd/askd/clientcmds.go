@@ -279,7 +279,11 @@ func cmdShow(ctx context.Context, e *env, args []string) error {
 		describe(w, &d.Ask)
 		fmt.Fprintln(w, "\nHistory:")
 		for _, ev := range d.History {
-			fmt.Fprintf(w, "  %s  %-10s by %s %s\n", ev.At.Local().Format("2006-01-02 15:04:05"), term(ev.Action), term(ev.Actor), term(ev.Note))
+			line := fmt.Sprintf("  %s  %-10s by %s", ev.At.Local().Format("2006-01-02 15:04:05"), term(ev.Action), term(ev.Actor))
+			if ev.Note != "" {
+				line += "  " + term(ev.Note)
+			}
+			fmt.Fprintln(w, line)
 		}
 	})
 }

@@ -242,7 +242,7 @@ func needsValue(fs *flag.FlagSet, arg string) bool {
 }
 
 func exitCode(err error) int {
-	if errors.Is(err, flag.ErrHelp) {
+	if err == nil || errors.Is(err, flag.ErrHelp) {
 		return 0
 	}
 	var u usageError

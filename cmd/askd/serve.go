@@ -90,7 +90,7 @@ func cmdServe(ctx context.Context, e *env, args []string) error {
 	flagsUsage := fs.Usage
 	fs.Usage = func() {
 		flagsUsage()
-		fmt.Fprint(e.stderr, serveRules)
+		fmt.Fprint(fs.Output(), serveRules)
 	}
 	if err := parse(e, fs, args); err != nil {
 		return err
