@@ -193,7 +193,7 @@ func TestAnswerStoresWhatWasMeant(t *testing.T) {
 		{"words for two questions", f.twoQuestions, func(id string) []string { return []string{id, "SQLite"} },
 			"answer each as HEADER=LABEL"},
 		{"an unknown flag", f.question, func(id string) []string { return []string{id, "Monday", "--jsn"} },
-			"flag provided but not defined: -jsn"},
+			"unknown flag --jsn"},
 		{"--body with words", f.question, func(id string) []string { return []string{id, "Monday", "--body", `{"answers": {}}`} },
 			"--body is the whole answer"},
 	}
@@ -324,6 +324,30 @@ func TestHelpEverywhere(t *testing.T) {
 		out, errOut, err := cli(t, args...)
 		if exitCode(err) != 2 || out != "" || errOut != "" || strings.Contains(err.Error(), "\n") {
 			t.Errorf("askd %v: exit %d, %q, stdout %q, stderr %q; want exit 2 and one line", args, exitCode(err), err, out, errOut)
+		}
+	}
+}
+
+// TestMistakesInPlainWords: command-line mistakes and an unreachable
+// server are told in askd's words, naming the flag, never Go's.
+func TestMistakesInPlainWords(t *testing.T) {
+	for _, tt := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"list", "--jsn"}, "list: unknown flag --jsn"},
+		{[]string{"ask", "--title"}, "ask: --title needs a value"},
+		{[]string{"check", "1", "--wait", "5"}, `--wait: "5" is not a duration such as 30s, 5m or 2h`},
+		{[]string{"list", "--limit", "x"}, `--limit: "x" is not a whole number`},
+		{[]string{"list", "--json=maybe"}, `--json: "maybe" is not true or false`},
+		{[]string{"list", "--token", "askd_h_x", "--url", "localhost:7777"}, `--url: "localhost:7777" is not an http(s) URL`},
+		{[]string{"list", "--token", "askd_h_x", "--url", "http://127.0.0.1:1"}, "nothing answers there (is askd serve running?"},
+		{[]string{"answer", "x1", "--token", "askd_h_x"}, `answer: "x1" is not an ask id`},
+		{[]string{"session", "set-channel"}, "session set-channel: give one session NAME (askd session -h)"},
+	} {
+		_, _, err := cli(t, tt.args...)
+		if err == nil || !strings.Contains(err.Error(), tt.want) || strings.Contains(err.Error(), "\n") {
+			t.Errorf("askd %v: %v\nwant one line saying %q", tt.args, err, tt.want)
 		}
 	}
 }

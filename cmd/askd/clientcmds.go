@@ -8,6 +8,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"net/url"
 	"slices"
 	"strconv"
 	"strings"
@@ -76,7 +77,10 @@ func (r *remote) client() (*client.Client, error) {
 			return nil, usageError("--token: that is a human token; the agent's commands (ask, check, cancel, session) need an agent token, from ASKD_TOKEN or --token")
 		}
 	}
-	c := client.New(r.url, r.token)
+	if u, err := url.Parse(r.url); err != nil || u.Scheme != "http" && u.Scheme != "https" || u.Host == "" {
+		return nil, usageError(fmt.Sprintf("--url: %q is not an http(s) URL such as http://127.0.0.1:7777", r.url))
+	}
+	c := client.New(strings.TrimRight(r.url, "/"), r.token)
 	c.Session = r.session
 	return c, nil
 }
@@ -329,7 +333,7 @@ func cmdAnswer(ctx context.Context, e *env, args []string) error {
 			return usageError("answer: --body is the whole answer; give no words or other answer flags with it")
 		}
 		if err := askd.Decode([]byte(f.body), &ans); err != nil {
-			return fmt.Errorf("--body: %w", err)
+			return err // askd.Decode names the body
 		}
 	} else {
 		d, err := c.Show(ctx, id)

@@ -11,6 +11,7 @@ import (
 	"io"
 	"os"
 	"os/signal"
+	"regexp"
 	"runtime"
 	"runtime/debug"
 	"sort"
@@ -201,7 +202,10 @@ func parse(e *env, fs *flag.FlagSet, args []string) error {
 			i = len(args)
 		case len(a) > 1 && a[0] == '-':
 			flagArgs = append(flagArgs, a)
-			if needsValue(fs, a) && i+1 < len(args) {
+			if needsValue(fs, a) {
+				if i+1 == len(args) { // else "--" below would be its value
+					return usageError(fmt.Sprintf("%s: --%s needs a value (askd %s -h lists its flags)", fs.Name(), strings.TrimLeft(a, "-"), fs.Name()))
+				}
 				flagArgs = append(flagArgs, args[i+1])
 				i++
 			}
@@ -220,9 +224,54 @@ func parse(e *env, fs *flag.FlagSet, args []string) error {
 		return err
 	}
 	if err != nil {
-		return usageError(fmt.Sprintf("%s: %v (askd %s -h lists its flags)", fs.Name(), err, fs.Name()))
+		return usageError(fmt.Sprintf("%s: %s (askd %s -h lists its flags)", fs.Name(), flagError(fs, err), fs.Name()))
 	}
 	return nil
+}
+
+// flagErrors match the flag package's messages, which flagError rewords.
+var (
+	undefinedFlag = regexp.MustCompile(`^flag provided but not defined: -+(.*)$`)
+	flagNoValue   = regexp.MustCompile(`^flag needs an argument: -+(.*)$`)
+	badFlagValue  = regexp.MustCompile(`^invalid (?:boolean )?value "(.*)" for (?:flag )?-+([^:]*): `)
+)
+
+// flagError is a flag package error in askd's words: flags written with two
+// dashes, as askd's help writes them, and a bad value named for its type.
+func flagError(fs *flag.FlagSet, err error) string {
+	msg := err.Error()
+	if m := undefinedFlag.FindStringSubmatch(msg); m != nil {
+		if len(m[1]) == 1 {
+			return fmt.Sprintf("unknown flag -%s", m[1])
+		}
+		return fmt.Sprintf("unknown flag --%s", m[1])
+	}
+	if m := flagNoValue.FindStringSubmatch(msg); m != nil {
+		return fmt.Sprintf("--%s needs a value", m[1])
+	}
+	if m := badFlagValue.FindStringSubmatch(msg); m != nil {
+		want := "a valid value"
+		if f := fs.Lookup(m[2]); f != nil {
+			switch typ, _ := flag.UnquoteUsage(f); typ {
+			case "duration":
+				want = "a duration such as 30s, 5m or 2h"
+			case "int", "uint":
+				want = "a whole number"
+			case "":
+				want = "true or false"
+			default:
+				// A Set method's own error says what it wants.
+				if _, why, ok := strings.Cut(msg, m[0]); ok && why != "" {
+					want = why
+				} else if i := strings.LastIndex(msg, ": "); i >= 0 {
+					want = msg[i+2:]
+				}
+				return fmt.Sprintf("--%s %q: %s", m[2], m[1], want)
+			}
+		}
+		return fmt.Sprintf("--%s: %q is not %s", m[2], m[1], want)
+	}
+	return msg
 }
 
 // needsValue reports whether arg is a flag that takes the next argument.

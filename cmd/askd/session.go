@@ -14,7 +14,7 @@ func cmdSession(ctx context.Context, e *env, args []string) error {
 			fmt.Fprintln(e.stdout, sessionUsage)
 			return nil
 		}
-		return usageError(sessionUsage)
+		return usageError("session: say set-channel (askd session -h)")
 	}
 	return cmdSetChannel(ctx, e, args[1:])
 }
@@ -44,10 +44,10 @@ func cmdSetChannel(ctx context.Context, e *env, args []string) error {
 	}
 	names := fs.Args()
 	if len(names) > 1 && *command != "" {
-		return usageError("session set-channel: --command takes the name of one of the operator's templates, not a program and its arguments (programs come only from askd serve --tell-command)\n" + sessionUsage)
+		return usageError("session set-channel: --command takes the name of one of the operator's templates, not a program and its arguments (programs come only from askd serve --tell-command)")
 	}
 	if len(names) != 1 {
-		return usageError("session set-channel: give one session NAME\n" + sessionUsage)
+		return usageError("session set-channel: give one session NAME (askd session -h)")
 	}
 	var ch askd.Channel
 	chosen := 0
@@ -61,7 +61,7 @@ func cmdSetChannel(ctx context.Context, e *env, args []string) error {
 		ch.Type, ch.Name, chosen = askd.ChannelCommand, *command, chosen+1
 	}
 	if chosen != 1 {
-		return usageError("session set-channel: give one of --hook, --webhook URL --secret S, --command TEMPLATE\n" + sessionUsage)
+		return usageError("session set-channel: give one of --hook, --webhook URL --secret S, --command TEMPLATE (askd session -h)")
 	}
 	if *secret != "" && ch.Type != askd.ChannelWebhook {
 		return usageError("--secret goes with --webhook")
