@@ -245,8 +245,8 @@ func serve(ctx context.Context, e *env, sc serveConfig, log *slog.Logger) error 
 		return err
 	case <-ctx.Done():
 	}
-	log.Info("shutting down: answering waiting calls with a check_ask hint")
-	svc.Close() // waits return "server shutting down, call check_ask"
+	log.Info("shutting down: answering waiting calls with where to find their answers")
+	svc.Close() // waits end with app.ShutdownError, worded by each front end
 	sctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
 	if err := srv.Shutdown(sctx); err != nil && !errors.Is(err, context.DeadlineExceeded) {
