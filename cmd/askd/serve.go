@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"log/slog"
 	"maps"
 	"net"
@@ -26,8 +27,9 @@ import (
 
 // serveConfig is askd serve's flags.
 type serveConfig struct {
-	addr, db, role, previewFormat, retain, publicURL, logLevel, debugAddr string
-	cfg                                                                   app.Config
+	addr, db, role, previewFormat, retain, publicURL, debugAddr string
+	logLevel, logFormat                                         string
+	cfg                                                         app.Config
 
 	tell, tellSecret, beforeTell           string
 	tellCommands, webhookAllow             listFlag
@@ -64,7 +66,9 @@ func cmdServe(ctx context.Context, e *env, args []string) error {
 		"and any IP address when listening on all (0.0.0.0); others are refused, so DNS rebinding gets nowhere")
 	fs.DurationVar(&sc.bodyTimeout, "body-timeout", 30*time.Second, "how long a request's headers and body (at most 1 MiB) may take to arrive;\n"+
 		"waits and event streams, which read nothing more, are not cut by it")
-	fs.StringVar(&sc.logLevel, "log-level", "info", "debug, info, warn or error")
+	fs.StringVar(&sc.logLevel, "log-level", "info", "debug, info, warn or error: info has a line per request (the access log); warn keeps\n"+
+		"only its failed authentications (a wrong token or sign-in code); debug adds the MCP library's lines")
+	fs.StringVar(&sc.logFormat, "log-format", "text", "the log's form on stderr: text (key=value) or json (one object a line)")
 	fs.StringVar(&sc.debugAddr, "debug-addr", "", "serve Go's pprof profiles on this address (loopback only), e.g. 127.0.0.1:6060")
 	fs.StringVar(&sc.tell, "tell", "hook", "how agents of sessions that set no channel are told of answers:\n"+
 		"hook (the Stop hook, check_ask or askd check), webhook=URL[,secret=S] (POST, signed with S),\n"+
@@ -133,9 +137,24 @@ func cmdServe(ctx context.Context, e *env, args []string) error {
 	if err := level.UnmarshalText([]byte(sc.logLevel)); err != nil {
 		return usageError(fmt.Sprintf("--log-level: %q is not debug, info, warn or error", sc.logLevel))
 	}
-	log := slog.New(slog.NewTextHandler(e.stderr, &slog.HandlerOptions{Level: level}))
+	log, err := newLogger(e.stderr, sc.logFormat, level)
+	if err != nil {
+		return err
+	}
 	sc.cfg.Logger = log
 	return serve(ctx, e, sc, log)
+}
+
+// newLogger is askd serve's logger: text or json lines on w from level up.
+func newLogger(w io.Writer, format string, level slog.Level) (*slog.Logger, error) {
+	opts := &slog.HandlerOptions{Level: level}
+	switch format {
+	case "text":
+		return slog.New(slog.NewTextHandler(w, opts)), nil
+	case "json":
+		return slog.New(slog.NewJSONHandler(w, opts)), nil
+	}
+	return nil, usageError(fmt.Sprintf("--log-format: %q is not text or json", format))
 }
 
 // serveRules follows askd serve's flags in its help: the rules of the HTTP

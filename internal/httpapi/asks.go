@@ -125,6 +125,7 @@ func (s *Server) createAsk(w http.ResponseWriter, r *http.Request, c askd.Caller
 	if err != nil {
 		return err
 	}
+	noteAsk(r.Context(), a.ID)
 	// An approval's grace_seconds is its grace window, as over MCP; ?wait=
 	// waits on any kind. Past it the ask is returned pending, and its outcome
 	// is told later (Stop hook, check_ask, the session's channel) unless the
@@ -248,6 +249,7 @@ func askID(r *http.Request) (int64, error) {
 	if err != nil || id <= 0 {
 		return 0, askd.Errorf(askd.EINVALID, "id: %q is not an ask id (a positive integer)", r.PathValue("id"))
 	}
+	noteAsk(r.Context(), id)
 	return id, nil
 }
 

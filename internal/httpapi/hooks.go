@@ -61,6 +61,7 @@ func (s *Server) claudeHook(w http.ResponseWriter, r *http.Request) {
 	var in hookInput
 	if err == nil {
 		err = readHook(w, r, &in)
+		noteHook(r, in.HookEventName)
 	}
 	var also []askd.Caller // further sessions the Stop hook tells of
 	if err == nil && r.Header.Get(SessionHeader) == "" && in.SessionID != "" {
@@ -125,6 +126,7 @@ func (s *Server) decide(ctx context.Context, c askd.Caller, in *hookInput) (app.
 	} else if err != nil {
 		return app.PermissionDecision{}, err
 	}
+	noteAsk(ctx, a.ID)
 	// Claude giving up on the hook (its timeout) cuts the ask off: it stays
 	// pending, and its outcome is told at the session's Stop hook.
 	w := s.app.Await(c, a.ID, time.Time{}, app.AwaitAnswer, nil)
