@@ -49,7 +49,8 @@ func (l *listFlag) Set(v string) error { *l = append(*l, v); return nil }
 func cmdServe(ctx context.Context, e *env, args []string) error {
 	sc := serveConfig{cfg: app.DefaultConfig()}
 	fs := flags(e, "serve", "[flags]")
-	fs.StringVar(&sc.addr, "addr", "127.0.0.1:7777", "address to listen on")
+	fs.StringVar(&sc.addr, "addr", "127.0.0.1:7777", "address to listen on; on all interfaces (:7777, 0.0.0.0:7777) askd prints a URL for each\n"+
+		"of this machine's addresses, and its links use --public-url, else 127.0.0.1")
 	fs.StringVar(&sc.db, "db", "./askd.db", "database: a SQLite file, or a postgres:// URL for PostgreSQL")
 	fs.StringVar(&sc.role, "role", "all", "which side to serve: all, agent (MCP, hooks, agent API) or inbox (page, human API); agent and inbox need PostgreSQL")
 	fs.DurationVar(&sc.cfg.QuestionTimeout, "question-timeout", sc.cfg.QuestionTimeout, "how long a question waits for an answer before it times out")
@@ -60,7 +61,9 @@ func cmdServe(ctx context.Context, e *env, args []string) error {
 	fs.IntVar(&sc.cfg.MaxNewSessions, "max-new-sessions", sc.cfg.MaxNewSessions, "new sessions an agent token may start per minute")
 	fs.StringVar(&sc.previewFormat, "preview-format", "markdown", "option previews are markdown or html")
 	fs.StringVar(&sc.retain, "retain", "", "purge settled asks older than this, e.g. 90d or 720h (default: keep all)")
-	fs.StringVar(&sc.publicURL, "public-url", "", "the inbox's URL as people reach it, for links (default: http://ADDR); its host is served")
+	fs.StringVar(&sc.publicURL, "public-url", "", "the inbox's URL as people reach it, for links (the sign-in link, notifications'); its host is served.\n"+
+		"Default: http://ADDR, or http://127.0.0.1:PORT on all interfaces; askd warns when --notify-* links\n"+
+		"would open only on this machine")
 	fs.Var(&sc.allowedHosts, "allowed-hosts", "further host names requests may be addressed to (the Host header), e.g. askd.lan or *.example.com\n"+
 		"(repeat, or comma-separate); loopback names, the --public-url host and the listen address are always served,\n"+
 		"and any IP address when listening on all (0.0.0.0); others are refused, so DNS rebinding gets nowhere")
@@ -188,9 +191,12 @@ func serve(ctx context.Context, e *env, sc serveConfig, log *slog.Logger) error 
 	if err != nil {
 		return err
 	}
+	// Links (sign-in, notifications) use the public URL, else the listen
+	// address, loopback when that is all interfaces (see serve_addrs.go).
+	local, others := listenURLs(ln.Addr(), interfaceAddrs())
 	base := sc.publicURL
 	if base == "" {
-		base = "http://" + ln.Addr().String()
+		base = local
 	}
 	base = strings.TrimRight(base, "/")
 
@@ -205,10 +211,14 @@ func serve(ctx context.Context, e *env, sc serveConfig, log *slog.Logger) error 
 		ln.Close()
 		return err
 	}
-	listening := "http://" + ln.Addr().String()
-	fmt.Fprintf(e.stdout, "askd %s listening on %s (role %s, database %s)\n", version, listening, sc.role, describeDB(sc.db))
-	if base != listening {
+	printListening(e.stdout, sc.role, sc.db, local, ln.Addr(), others)
+	if base != local {
 		fmt.Fprintf(e.stdout, "People reach it at %s\n", base)
+	}
+	if linksOnlyHere(sc, ln.Addr()) {
+		fmt.Fprintf(e.stdout, "Warning: notifications (--notify-*) link to %s, which people on other machines cannot open;\n"+
+			"         set --public-url to the inbox's URL as they reach it.\n", base)
+		log.Warn("notification links point at an address only this machine can open: set --public-url", "links", base)
 	}
 	if human != "" {
 		fmt.Fprintf(e.stdout, "\nFirst start: created two tokens. They are shown only this once.\n")
@@ -222,6 +232,9 @@ func serve(ctx context.Context, e *env, sc serveConfig, log *slog.Logger) error 
 		fmt.Fprintf(e.stdout, "\nOpen the inbox: %s\n", signInLink(base, code))
 		fmt.Fprintf(e.stdout, "                (works once, for %d minutes; later: %s, or paste the human token)\n",
 			int(app.SignInCodeTTL/time.Minute), signInLinkCommand(sc.db, base))
+		if base == local && len(others) > 0 {
+			fmt.Fprintf(e.stdout, "                (from another machine: one of the addresses above in place of %s)\n", local)
+		}
 		fmt.Fprintf(e.stdout, "Wire an agent:  export ASKD_URL=%s ASKD_TOKEN=%s; askd install claude\n\n", base, agent)
 	}
 

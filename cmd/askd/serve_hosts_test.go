@@ -18,7 +18,8 @@ import (
 type served struct {
 	URL, Host    string
 	Human, Agent string
-	SignIn       string // the first start's sign-in link
+	SignIn       string   // the first start's sign-in link
+	Printed      []string // what it printed, up to the "Wire an agent" line
 	DB           string
 }
 
@@ -55,6 +56,7 @@ func startServeLogging(t *testing.T, stderr io.Writer, args ...string) *served {
 	lines := bufio.NewScanner(pr)
 	for lines.Scan() {
 		l := lines.Text()
+		s.Printed = append(s.Printed, l)
 		if _, rest, ok := strings.Cut(l, " listening on "); ok {
 			s.URL, _, _ = strings.Cut(rest, " ")
 			s.Host = strings.TrimPrefix(s.URL, "http://")
