@@ -110,23 +110,31 @@ func (c *Client) do(ctx context.Context, method, path string, body, out any) err
 
 // transportError is why a request got no response, in a person's words:
 // the cause without Go's "Get "URL":" wrapping, and a hint where the cause
-// is the usual one.
+// is the usual one. The error it wraps stays in the chain (errors.As).
 func transportError(err error) error {
 	var dns *net.DNSError
+	var ue *url.Error
 	switch {
 	case errors.Is(err, context.Canceled), errors.Is(err, context.DeadlineExceeded):
 		return err
 	case errors.Is(err, syscall.ECONNREFUSED):
-		return errors.New("nothing answers there (is askd serve running? check --url or ASKD_URL)")
+		return &plainError{"nothing answers there (is askd serve running? check --url or ASKD_URL)", err}
 	case errors.As(err, &dns):
-		return fmt.Errorf("no such host %q (check --url or ASKD_URL)", dns.Name)
-	}
-	var ue *url.Error
-	if errors.As(err, &ue) {
-		return ue.Err
+		return &plainError{fmt.Sprintf("no such host %q (check --url or ASKD_URL)", dns.Name), err}
+	case errors.As(err, &ue):
+		return &plainError{ue.Err.Error(), err}
 	}
 	return err
 }
+
+// plainError says err in other words.
+type plainError struct {
+	msg string
+	err error
+}
+
+func (e *plainError) Error() string { return e.msg }
+func (e *plainError) Unwrap() error { return e.err }
 
 func (c *Client) header(req *http.Request) { setAuth(req.Header, c.Token, c.Session) }
 

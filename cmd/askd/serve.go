@@ -235,7 +235,9 @@ func serve(ctx context.Context, e *env, sc serveConfig, log *slog.Logger) error 
 		if base == local && len(others) > 0 {
 			fmt.Fprintf(e.stdout, "                (from another machine: one of the addresses above in place of %s)\n", local)
 		}
-		fmt.Fprintf(e.stdout, "Wire an agent:  export ASKD_URL=%s ASKD_TOKEN=%s; askd install claude\n\n", base, agent)
+		fmt.Fprintf(e.stdout, "Wire an agent:  export ASKD_URL=%s ASKD_TOKEN=%s; askd install claude\n", base, agent)
+		fmt.Fprintf(e.stdout, "Answer in a terminal: export ASKD_HUMAN_TOKEN=%s; askd list\n", human)
+		fmt.Fprintf(e.stdout, "(askd not found? make install, or go install ./cmd/askd, puts it on PATH)\n\n")
 	}
 
 	mcp := mcpserver.Handler(svc, mcpserver.Options{Version: version, Logger: log})
