@@ -2,7 +2,7 @@
 GO ?= go
 PKGS := ./...
 
-.PHONY: test test-loaded vet fmt build bench fuzz soak clean
+.PHONY: test test-loaded vet fmt build install bench fuzz soak clean
 
 ## test: vet, gofmt check, then every test with the race detector
 test: lint vet
@@ -37,6 +37,14 @@ fmt:
 
 build:
 	$(GO) build -o bin/askd ./cmd/askd
+
+## install: go install ./cmd/askd into GOBIN (default: GOPATH/bin), and say
+## the line to add when that directory is not on PATH
+install:
+	$(GO) install ./cmd/askd
+	@dir=$$($(GO) env GOBIN); [ -n "$$dir" ] || dir=$$($(GO) env GOPATH)/bin; \
+	case ":$$PATH:" in *":$$dir:"*) echo "askd installed: $$dir/askd";; \
+	*) echo "askd installed in $$dir, which is not on PATH; add it:"; echo "  export PATH=\"$$dir:\$$PATH\"";; esac
 
 ## bench: the Go benchmarks whose figures are in docs/benchmarks.md
 bench:

@@ -7,12 +7,15 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
+	"net"
 	"net/http"
 	"net/url"
 	"strconv"
 	"strings"
+	"syscall"
 	"time"
 
 	"github.com/askd-dev/askd"
@@ -79,7 +82,7 @@ func (c *Client) do(ctx context.Context, method, path string, body, out any) err
 	}
 	resp, err := c.http().Do(req)
 	if err != nil {
-		return fmt.Errorf("askd at %s: %w", c.URL, err)
+		return fmt.Errorf("askd at %s: %w", c.URL, transportError(err))
 	}
 	defer resp.Body.Close()
 	data, err := io.ReadAll(resp.Body)
@@ -104,6 +107,34 @@ func (c *Client) do(ctx context.Context, method, path string, body, out any) err
 	}
 	return nil
 }
+
+// transportError is why a request got no response, in a person's words:
+// the cause without Go's "Get "URL":" wrapping, and a hint where the cause
+// is the usual one. The error it wraps stays in the chain (errors.As).
+func transportError(err error) error {
+	var dns *net.DNSError
+	var ue *url.Error
+	switch {
+	case errors.Is(err, context.Canceled), errors.Is(err, context.DeadlineExceeded):
+		return err
+	case errors.Is(err, syscall.ECONNREFUSED):
+		return &plainError{"nothing answers there (is askd serve running? check --url or ASKD_URL)", err}
+	case errors.As(err, &dns):
+		return &plainError{fmt.Sprintf("no such host %q (check --url or ASKD_URL)", dns.Name), err}
+	case errors.As(err, &ue):
+		return &plainError{ue.Err.Error(), err}
+	}
+	return err
+}
+
+// plainError says err in other words.
+type plainError struct {
+	msg string
+	err error
+}
+
+func (e *plainError) Error() string { return e.msg }
+func (e *plainError) Unwrap() error { return e.err }
 
 func (c *Client) header(req *http.Request) { setAuth(req.Header, c.Token, c.Session) }
 

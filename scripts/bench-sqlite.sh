@@ -10,6 +10,7 @@ dir=$(mktemp -d)
 trap 'kill $pid 2>/dev/null || true; wait $pid 2>/dev/null || true; rm -rf "$dir"' EXIT
 if [ -n "${ASKD_BIN:-}" ]; then cp "$ASKD_BIN" "$dir/askd"; else go build -o "$dir/askd" ./cmd/askd; fi
 db="$dir/askd.db"
+"$dir/askd" migrate --db "$db" >/dev/null   # token create never makes a database
 at=$("$dir/askd" token create --agent bench-agent --json --db "$db" | sed 's/.*"token":"\([^"]*\)".*/\1/')
 ht=$("$dir/askd" token create --human bench-human --json --db "$db" | sed 's/.*"token":"\([^"]*\)".*/\1/')
 port=$((20000 + RANDOM % 20000))

@@ -41,6 +41,10 @@ func TestBinaryCreatesOwnerOnlyFiles(t *testing.T) {
 	})
 	t.Run("token create", func(t *testing.T) {
 		db := filepath.Join(dir, "token.db")
+		askd(t, "migrate", "--db", db)
+		if err := os.Chmod(db, 0o644); err != nil { // as a copy or a restore might leave it
+			t.Fatal(err)
+		}
 		askd(t, "token", "create", "--agent", "a1", "--db", db)
 		wantOwnerOnly(t, db)
 	})

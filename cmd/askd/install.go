@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"context"
 	"errors"
-	"flag"
 	"fmt"
 	"io"
 	"io/fs"
@@ -19,8 +18,7 @@ import (
 // Code's config files, `askd install codex` edits Codex's config.toml.
 func cmdInstall(ctx context.Context, e *env, args []string) error {
 	if len(args) == 0 {
-		installUsage(e.stderr)
-		return usageError("install: say which agent, claude or codex")
+		return usageError("install: say which agent, claude or codex (askd install -h lists them)")
 	}
 	switch args[0] {
 	case "claude":
@@ -31,12 +29,12 @@ func cmdInstall(ctx context.Context, e *env, args []string) error {
 		installUsage(e.stdout)
 		return nil
 	}
-	installUsage(e.stderr)
-	return usageError(fmt.Sprintf("install: %q is not claude or codex", args[0]))
+	return usageError(fmt.Sprintf("install: %q is not claude or codex (askd install -h lists them)", args[0]))
 }
 
 func installUsage(w io.Writer) {
-	fmt.Fprintf(w, `Usage:
+	fmt.Fprintf(w, `Usage: askd install claude|codex [flags]
+
   askd install claude %s
       wire askd into Claude Code: .mcp.json, hooks in .claude/settings.json, a skill
   askd install codex %s
@@ -44,16 +42,6 @@ func installUsage(w io.Writer) {
 
 Run 'askd install claude -h' or 'askd install codex -h' for their flags.
 `, claudeSynopsis, codexSynopsis)
-}
-
-// parseInstall is parse with a bad flag or flag value a usage mistake (exit
-// status 2); -h stays flag.ErrHelp (exit 0).
-func parseInstall(e *env, fs *flag.FlagSet, args []string) error {
-	err := parse(e, fs, args)
-	if err == nil || errors.Is(err, flag.ErrHelp) {
-		return err
-	}
-	return usageError(err.Error())
 }
 
 func report(e *env, path string, changed bool) {

@@ -25,7 +25,7 @@ func installClaude(e *env, args []string) error {
 	dir := fs.String("dir", ".", "the project directory (scope project)")
 	url := fs.String("url", "http://127.0.0.1:7777", "the askd server the MCP entry and hooks fall back to when ASKD_URL is unset where Claude Code runs")
 	stopWait := fs.Duration("stop-wait", 0, "let the Stop hook wait this long for pending asks (e.g. 10m for headless runs; 0: never wait)")
-	if err := parseInstall(e, fs, args); err != nil {
+	if err := parse(e, fs, args); err != nil {
 		return err
 	}
 	if fs.NArg() > 0 {

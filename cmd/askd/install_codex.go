@@ -26,7 +26,7 @@ func installCodex(e *env, args []string) error {
 	question := fs.Duration("question-timeout", 5*time.Minute, "the server's --question-timeout")
 	approval := fs.Duration("approval-timeout", 5*time.Minute, "the server's --approval-timeout")
 	stopWait := fs.Duration("stop-wait", 0, "how long the Stop hook waits for pending asks to be answered (default: the longer of the two timeouts; 0: never wait)")
-	if err := parseInstall(e, fs, args); err != nil {
+	if err := parse(e, fs, args); err != nil {
 		return err
 	}
 	if fs.NArg() > 0 {

@@ -445,47 +445,44 @@ func golden(t *testing.T, path string, got []byte) {
 	}
 }
 
-// TestInstallHelp: `askd install -h` prints both subcommands' usage and
-// exits 0, as their own -h does with their flags; a missing or unknown agent
-// is a usage mistake (exit status 2).
+// TestInstallHelp: `askd install -h` prints both subcommands' usage on
+// stdout and exits 0, as their own -h does with their flags; a missing or
+// unknown agent or a bad flag is a usage mistake: one line, exit status 2.
 func TestInstallHelp(t *testing.T) {
 	cases := []struct {
 		name   string
 		args   []string
 		status int
-		stdout []string
-		stderr []string
+		want   []string // on stdout, or for a mistake in the error
 	}{
-		{"-h", []string{"-h"}, 0, []string{"askd install claude [--scope", "askd install codex [--config PATH] [--print]"}, nil},
-		{"--help", []string{"--help"}, 0, []string{"askd install claude", "askd install codex"}, nil},
-		{"help", []string{"help"}, 0, []string{"askd install claude", "askd install codex"}, nil},
-		{"claude -h", []string{"claude", "-h"}, 0, nil, []string{"Usage: askd install claude", "-scope", "-stop-wait", "-url"}},
-		{"codex --help", []string{"codex", "--help"}, 0, nil, []string{"Usage: askd install codex", "-config", "-print", "-stop-wait"}},
-		{"no agent", nil, 2, nil, []string{"askd install claude", "askd install codex"}},
-		{"another agent", []string{"cursor"}, 2, nil, []string{"askd install claude"}},
-		{"an unknown flag", []string{"codex", "--nope"}, 2, nil, []string{"-nope"}},
-		{"a bad flag value", []string{"claude", "--stop-wait", "soon"}, 2, nil, []string{"-stop-wait"}},
+		{"-h", []string{"-h"}, 0, []string{"Usage: askd install", "askd install claude [--scope", "askd install codex [--config PATH] [--print]"}},
+		{"--help", []string{"--help"}, 0, []string{"askd install claude", "askd install codex"}},
+		{"help", []string{"help"}, 0, []string{"askd install claude", "askd install codex"}},
+		{"claude -h", []string{"claude", "-h"}, 0, []string{"Usage: askd install claude", "--scope", "--stop-wait", "--url"}},
+		{"codex --help", []string{"codex", "--help"}, 0, []string{"Usage: askd install codex", "--config", "--print", "--stop-wait"}},
+		{"no agent", nil, 2, []string{"say which agent, claude or codex"}},
+		{"another agent", []string{"cursor"}, 2, []string{`"cursor" is not claude or codex`}},
+		{"an unknown flag", []string{"codex", "--nope"}, 2, []string{"--nope"}},
+		{"a bad flag value", []string{"claude", "--stop-wait", "soon"}, 2, []string{"--stop-wait"}},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
 			t.Setenv("CODEX_HOME", t.TempDir())
 			var out, errb bytes.Buffer
 			err := run(context.Background(), append([]string{"install"}, c.args...), strings.NewReader(""), &out, &errb)
-			status := 0
-			if err != nil {
-				status = exitCode(err)
-			}
-			if status != c.status {
+			if status := exitCode(err); status != c.status {
 				t.Errorf("exit status %d (%v), want %d", status, err, c.status)
 			}
-			for _, w := range c.stdout {
-				if !strings.Contains(out.String(), w) {
-					t.Errorf("stdout lacks %q:\n%s", w, out.String())
+			text := out.String()
+			if c.status != 0 {
+				if out.Len() > 0 || errb.Len() > 0 || strings.Contains(err.Error(), "\n") {
+					t.Errorf("a mistake printed %q and %q, error %q; want one line and nothing else", out.String(), errb.String(), err)
 				}
+				text = err.Error()
 			}
-			for _, w := range c.stderr {
-				if !strings.Contains(errb.String(), w) {
-					t.Errorf("stderr lacks %q:\n%s", w, errb.String())
+			for _, w := range c.want {
+				if !strings.Contains(text, w) {
+					t.Errorf("%q lacks %q", text, w)
 				}
 			}
 		})

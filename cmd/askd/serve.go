@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"log/slog"
 	"maps"
 	"net"
@@ -26,8 +27,9 @@ import (
 
 // serveConfig is askd serve's flags.
 type serveConfig struct {
-	addr, db, role, previewFormat, retain, publicURL, logLevel, debugAddr string
-	cfg                                                                   app.Config
+	addr, db, role, previewFormat, retain, publicURL, debugAddr string
+	logLevel, logFormat                                         string
+	cfg                                                         app.Config
 
 	tell, tellSecret, beforeTell           string
 	tellCommands, webhookAllow             listFlag
@@ -47,7 +49,8 @@ func (l *listFlag) Set(v string) error { *l = append(*l, v); return nil }
 func cmdServe(ctx context.Context, e *env, args []string) error {
 	sc := serveConfig{cfg: app.DefaultConfig()}
 	fs := flags(e, "serve", "[flags]")
-	fs.StringVar(&sc.addr, "addr", "127.0.0.1:7777", "address to listen on")
+	fs.StringVar(&sc.addr, "addr", "127.0.0.1:7777", "address to listen on; on all interfaces (:7777, 0.0.0.0:7777) askd prints a URL for each\n"+
+		"of this machine's addresses, and its links use --public-url, else 127.0.0.1")
 	fs.StringVar(&sc.db, "db", "./askd.db", "database: a SQLite file, or a postgres:// URL for PostgreSQL")
 	fs.StringVar(&sc.role, "role", "all", "which side to serve: all, agent (MCP, hooks, agent API) or inbox (page, human API); agent and inbox need PostgreSQL")
 	fs.DurationVar(&sc.cfg.QuestionTimeout, "question-timeout", sc.cfg.QuestionTimeout, "how long a question waits for an answer before it times out")
@@ -58,13 +61,17 @@ func cmdServe(ctx context.Context, e *env, args []string) error {
 	fs.IntVar(&sc.cfg.MaxNewSessions, "max-new-sessions", sc.cfg.MaxNewSessions, "new sessions an agent token may start per minute")
 	fs.StringVar(&sc.previewFormat, "preview-format", "markdown", "option previews are markdown or html")
 	fs.StringVar(&sc.retain, "retain", "", "purge settled asks older than this, e.g. 90d or 720h (default: keep all)")
-	fs.StringVar(&sc.publicURL, "public-url", "", "the inbox's URL as people reach it, for links (default: http://ADDR); its host is served")
+	fs.StringVar(&sc.publicURL, "public-url", "", "the inbox's URL as people reach it, for links (the sign-in link, notifications'); its host is served.\n"+
+		"Default: http://ADDR, or http://127.0.0.1:PORT on all interfaces; askd warns when --notify-* links\n"+
+		"would open only on this machine")
 	fs.Var(&sc.allowedHosts, "allowed-hosts", "further host names requests may be addressed to (the Host header), e.g. askd.lan or *.example.com\n"+
 		"(repeat, or comma-separate); loopback names, the --public-url host and the listen address are always served,\n"+
 		"and any IP address when listening on all (0.0.0.0); others are refused, so DNS rebinding gets nowhere")
 	fs.DurationVar(&sc.bodyTimeout, "body-timeout", 30*time.Second, "how long a request's headers and body (at most 1 MiB) may take to arrive;\n"+
 		"waits and event streams, which read nothing more, are not cut by it")
-	fs.StringVar(&sc.logLevel, "log-level", "info", "debug, info, warn or error")
+	fs.StringVar(&sc.logLevel, "log-level", "info", "debug, info, warn or error: info has a line per request (the access log); warn keeps\n"+
+		"only its failed authentications (a wrong token or sign-in code); debug adds the MCP library's lines")
+	fs.StringVar(&sc.logFormat, "log-format", "text", "the log's form on stderr: text (key=value) or json (one object a line)")
 	fs.StringVar(&sc.debugAddr, "debug-addr", "", "serve Go's pprof profiles on this address (loopback only), e.g. 127.0.0.1:6060")
 	fs.StringVar(&sc.tell, "tell", "hook", "how agents of sessions that set no channel are told of answers:\n"+
 		"hook (the Stop hook, check_ask or askd check), webhook=URL[,secret=S] (POST, signed with S),\n"+
@@ -90,7 +97,7 @@ func cmdServe(ctx context.Context, e *env, args []string) error {
 	flagsUsage := fs.Usage
 	fs.Usage = func() {
 		flagsUsage()
-		fmt.Fprint(e.stderr, serveRules)
+		fmt.Fprint(fs.Output(), serveRules)
 	}
 	if err := parse(e, fs, args); err != nil {
 		return err
@@ -133,9 +140,24 @@ func cmdServe(ctx context.Context, e *env, args []string) error {
 	if err := level.UnmarshalText([]byte(sc.logLevel)); err != nil {
 		return usageError(fmt.Sprintf("--log-level: %q is not debug, info, warn or error", sc.logLevel))
 	}
-	log := slog.New(slog.NewTextHandler(e.stderr, &slog.HandlerOptions{Level: level}))
+	log, err := newLogger(e.stderr, sc.logFormat, level)
+	if err != nil {
+		return err
+	}
 	sc.cfg.Logger = log
 	return serve(ctx, e, sc, log)
+}
+
+// newLogger is askd serve's logger: text or json lines on w from level up.
+func newLogger(w io.Writer, format string, level slog.Level) (*slog.Logger, error) {
+	opts := &slog.HandlerOptions{Level: level}
+	switch format {
+	case "text":
+		return slog.New(slog.NewTextHandler(w, opts)), nil
+	case "json":
+		return slog.New(slog.NewJSONHandler(w, opts)), nil
+	}
+	return nil, usageError(fmt.Sprintf("--log-format: %q is not text or json", format))
 }
 
 // serveRules follows askd serve's flags in its help: the rules of the HTTP
@@ -169,9 +191,12 @@ func serve(ctx context.Context, e *env, sc serveConfig, log *slog.Logger) error 
 	if err != nil {
 		return err
 	}
+	// Links (sign-in, notifications) use the public URL, else the listen
+	// address, loopback when that is all interfaces (see serve_addrs.go).
+	local, others := listenURLs(ln.Addr(), interfaceAddrs())
 	base := sc.publicURL
 	if base == "" {
-		base = "http://" + ln.Addr().String()
+		base = local
 	}
 	base = strings.TrimRight(base, "/")
 
@@ -186,10 +211,14 @@ func serve(ctx context.Context, e *env, sc serveConfig, log *slog.Logger) error 
 		ln.Close()
 		return err
 	}
-	listening := "http://" + ln.Addr().String()
-	fmt.Fprintf(e.stdout, "askd %s listening on %s (role %s, database %s)\n", version, listening, sc.role, describeDB(sc.db))
-	if base != listening {
+	printListening(e.stdout, sc.role, sc.db, local, ln.Addr(), others)
+	if base != local {
 		fmt.Fprintf(e.stdout, "People reach it at %s\n", base)
+	}
+	if linksOnlyHere(sc, ln.Addr()) {
+		fmt.Fprintf(e.stdout, "Warning: notifications (--notify-*) link to %s, which people on other machines cannot open;\n"+
+			"         set --public-url to the inbox's URL as they reach it.\n", base)
+		log.Warn("notification links point at an address only this machine can open: set --public-url", "links", base)
 	}
 	if human != "" {
 		fmt.Fprintf(e.stdout, "\nFirst start: created two tokens. They are shown only this once.\n")
@@ -203,7 +232,12 @@ func serve(ctx context.Context, e *env, sc serveConfig, log *slog.Logger) error 
 		fmt.Fprintf(e.stdout, "\nOpen the inbox: %s\n", signInLink(base, code))
 		fmt.Fprintf(e.stdout, "                (works once, for %d minutes; later: %s, or paste the human token)\n",
 			int(app.SignInCodeTTL/time.Minute), signInLinkCommand(sc.db, base))
-		fmt.Fprintf(e.stdout, "Wire an agent:  export ASKD_URL=%s ASKD_TOKEN=%s; askd install claude\n\n", base, agent)
+		if base == local && len(others) > 0 {
+			fmt.Fprintf(e.stdout, "                (from another machine: one of the addresses above in place of %s)\n", local)
+		}
+		fmt.Fprintf(e.stdout, "Wire an agent:  export ASKD_URL=%s ASKD_TOKEN=%s; askd install claude\n", base, agent)
+		fmt.Fprintf(e.stdout, "Answer in a terminal: export ASKD_HUMAN_TOKEN=%s; askd list\n", human)
+		fmt.Fprintf(e.stdout, "(askd not found? make install, or go install ./cmd/askd, puts it on PATH)\n\n")
 	}
 
 	mcp := mcpserver.Handler(svc, mcpserver.Options{Version: version, Logger: log})
@@ -245,8 +279,8 @@ func serve(ctx context.Context, e *env, sc serveConfig, log *slog.Logger) error 
 		return err
 	case <-ctx.Done():
 	}
-	log.Info("shutting down: answering waiting calls with a check_ask hint")
-	svc.Close() // waits return "server shutting down, call check_ask"
+	log.Info("shutting down: answering waiting calls with where to find their answers")
+	svc.Close() // waits end with app.ShutdownError, worded by each front end
 	sctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
 	if err := srv.Shutdown(sctx); err != nil && !errors.Is(err, context.DeadlineExceeded) {

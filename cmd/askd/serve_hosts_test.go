@@ -18,11 +18,20 @@ import (
 type served struct {
 	URL, Host    string
 	Human, Agent string
+	SignIn       string   // the first start's sign-in link
+	Printed      []string // what it printed, up to the "Wire an agent" line
 	DB           string
 }
 
 // startServe runs `askd serve` with args on a new SQLite file until the test ends.
 func startServe(t *testing.T, args ...string) *served {
+	t.Helper()
+	return startServeLogging(t, io.Discard, args...)
+}
+
+// startServeLogging is startServe with the server's log (stderr) on stderr;
+// args may set --log-level again.
+func startServeLogging(t *testing.T, stderr io.Writer, args ...string) *served {
 	t.Helper()
 	s := &served{DB: filepath.Join(t.TempDir(), "askd.db")}
 	ctx, cancel := context.WithCancel(context.Background())
@@ -30,7 +39,7 @@ func startServe(t *testing.T, args ...string) *served {
 	done := make(chan error, 1)
 	go func() {
 		args := append([]string{"serve", "--addr", "127.0.0.1:0", "--db", s.DB, "--log-level", "error"}, args...)
-		done <- run(ctx, args, nil, pw, io.Discard)
+		done <- run(ctx, args, nil, pw, stderr)
 		pw.Close()
 	}()
 	t.Cleanup(func() {
@@ -47,6 +56,7 @@ func startServe(t *testing.T, args ...string) *served {
 	lines := bufio.NewScanner(pr)
 	for lines.Scan() {
 		l := lines.Text()
+		s.Printed = append(s.Printed, l)
 		if _, rest, ok := strings.Cut(l, " listening on "); ok {
 			s.URL, _, _ = strings.Cut(rest, " ")
 			s.Host = strings.TrimPrefix(s.URL, "http://")
@@ -56,6 +66,9 @@ func startServe(t *testing.T, args ...string) *served {
 		}
 		if _, tok, ok := strings.Cut(l, "agent token (asks):"); ok {
 			s.Agent = strings.TrimSpace(tok)
+		}
+		if _, link, ok := strings.Cut(l, "Open the inbox: "); ok {
+			s.SignIn = strings.TrimSpace(link)
 		}
 		if strings.HasPrefix(l, "Wire an agent:") {
 			break

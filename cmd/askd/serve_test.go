@@ -92,7 +92,7 @@ func TestServeTellCommandFromEnv(t *testing.T) {
 		t.Errorf("serve: %v, want a usage error naming the templates from the environment", err)
 	}
 	err = run(context.Background(), []string{"serve", "--command-channels=false"}, nil, &out, &errOut)
-	if err == nil || !strings.Contains(err.Error(), "flag provided but not defined") {
+	if err == nil || !strings.Contains(err.Error(), "unknown flag --command-channels") {
 		t.Errorf("serve --command-channels: %v, want an unknown flag", err)
 	}
 }

@@ -14,7 +14,7 @@ func cmdSession(ctx context.Context, e *env, args []string) error {
 			fmt.Fprintln(e.stdout, sessionUsage)
 			return nil
 		}
-		return usageError(sessionUsage)
+		return usageError("session: say set-channel (askd session -h)")
 	}
 	return cmdSetChannel(ctx, e, args[1:])
 }
@@ -34,28 +34,20 @@ How the agent of session NAME is told of its settled asks (agent token):
 // cmdSetChannel is askd session set-channel.
 func cmdSetChannel(ctx context.Context, e *env, args []string) error {
 	fs := flags(e, "session set-channel", "NAME --hook | --webhook URL --secret S | --command TEMPLATE")
-	r := remoteFlags(fs, false)
+	r := remoteFlags(e, fs, agentSide)
 	hook := fs.Bool("hook", false, "tell through the Stop hook, check_ask or askd check")
 	webhook := fs.String("webhook", "", "POST to this URL (not the server's own machine or networks, unless askd serve --webhook-allow allows it)")
 	secret := fs.String("secret", "", "the webhook's HMAC-SHA256 key")
 	command := fs.String("command", "", "run the operator's command template of this name (askd serve --tell-command)")
-	// The name may come before or after the flags.
-	var names []string
-	for {
-		if err := parse(e, fs, args); err != nil {
-			return err
-		}
-		if fs.NArg() == 0 {
-			break
-		}
-		names = append(names, fs.Arg(0))
-		args = fs.Args()[1:]
+	if err := parse(e, fs, args); err != nil {
+		return err
 	}
+	names := fs.Args()
 	if len(names) > 1 && *command != "" {
-		return usageError("session set-channel: --command takes the name of one of the operator's templates, not a program and its arguments (programs come only from askd serve --tell-command)\n" + sessionUsage)
+		return usageError("session set-channel: --command takes the name of one of the operator's templates, not a program and its arguments (programs come only from askd serve --tell-command)")
 	}
 	if len(names) != 1 {
-		return usageError("session set-channel: give one session NAME\n" + sessionUsage)
+		return usageError("session set-channel: give one session NAME (askd session -h)")
 	}
 	var ch askd.Channel
 	chosen := 0
@@ -69,7 +61,7 @@ func cmdSetChannel(ctx context.Context, e *env, args []string) error {
 		ch.Type, ch.Name, chosen = askd.ChannelCommand, *command, chosen+1
 	}
 	if chosen != 1 {
-		return usageError("session set-channel: give one of --hook, --webhook URL --secret S, --command TEMPLATE\n" + sessionUsage)
+		return usageError("session set-channel: give one of --hook, --webhook URL --secret S, --command TEMPLATE (askd session -h)")
 	}
 	if *secret != "" && ch.Type != askd.ChannelWebhook {
 		return usageError("--secret goes with --webhook")

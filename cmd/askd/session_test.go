@@ -65,7 +65,7 @@ func TestSessionSetChannel(t *testing.T) {
 	}{
 		{"two channels at once", []string{"s1", "--hook", "--webhook", "https://x.test/"}, "give one of", 2},
 		{"a program instead of a template", []string{"s1", "--command", "sh", "id"}, "not a program and its arguments", 2},
-		{"a program with options", []string{"s1", "--command", "sh", "-c", "id"}, "flag provided but not defined: -c", 1},
+		{"a program with options", []string{"s1", "--command", "sh", "-c", "id"}, "unknown flag -c", 2},
 		{"unknown template", []string{"s1", "--command", "sh"}, `name: no command template "sh"; this server defines: resume, tmux`, 1},
 		{"webhook to loopback", []string{"s1", "--webhook", "http://127.0.0.1:7777/api", "--secret", "k"}, "url: host 127.0.0.1: loopback address", 1},
 	}

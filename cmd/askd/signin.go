@@ -18,12 +18,12 @@ func cmdSignInLink(ctx context.Context, e *env, args []string) error {
 	base := fs.String("url", "http://127.0.0.1:7777", "the inbox's URL as the browser reaches it (askd serve's --public-url)")
 	asJSON := fs.Bool("json", false, "print JSON")
 	fs.Usage = func() {
-		fmt.Fprintf(e.stderr, "Usage: askd signin-link [--db PATH|URL] [--human NAME] [--url URL]\n\n"+
+		fmt.Fprintf(fs.Output(), "Usage: askd signin-link [--db PATH|URL] [--human NAME] [--url URL]\n\n"+
 			"Prints a link that signs a browser in to the inbox as a human token. The link\n"+
 			"works once, within %d minutes; it carries a one-time code, never the token.\n"+
 			"It works on the database directly, like askd token: no server is asked.\n\n"+
-			"Flags (each also ASKD_<NAME> in the environment):\n", int(app.SignInCodeTTL/time.Minute))
-		fs.PrintDefaults()
+			"Flags (each also the environment variable named after it):\n", int(app.SignInCodeTTL/time.Minute))
+		printDefaults(e, fs)
 	}
 	if err := parse(e, fs, args); err != nil {
 		return err
@@ -35,7 +35,7 @@ func cmdSignInLink(ctx context.Context, e *env, args []string) error {
 	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
 		return usageError(fmt.Sprintf("--url: %q is not an http(s) URL such as http://127.0.0.1:7777", *base))
 	}
-	store, err := openStore(ctx, *db)
+	store, err := openExisting(ctx, *db)
 	if err != nil {
 		return err
 	}

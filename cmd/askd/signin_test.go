@@ -59,6 +59,7 @@ func signInAs(t *testing.T, link string) string {
 
 func TestSignInLinkCommand(t *testing.T) {
 	db := filepath.Join(t.TempDir(), "askd.db")
+	askdCLI(t, "migrate", "--db", db)
 	askdCLI(t, "token", "create", "--human", "carol", "--db", db)
 	askdCLI(t, "token", "create", "--agent", "robot", "--db", db)
 	// Only one human token yet: --human may be left out.

@@ -10,13 +10,33 @@ import (
 	"github.com/askd-dev/askd/internal/app"
 )
 
+const tokenUsage = `Usage: askd token create --human NAME | --agent NAME [--db PATH|URL] [--json]
+       askd token list [--db PATH|URL] [--json]
+       askd token revoke NAME [--db PATH|URL] [--json]
+
+Tokens work on the database directly (no server is asked), and never create
+one: --db (ASKD_DB) must name the database askd serve uses. A human token
+answers (the inbox, askd list/show/answer/dismiss, as ASKD_HUMAN_TOKEN); an
+agent token asks (MCP, hooks, askd ask/check/cancel, as ASKD_TOKEN). A new
+token is shown once. Revoking one ends its event streams, waits and signed-in
+browsers within 5 s.`
+
 func cmdToken(ctx context.Context, e *env, args []string) error {
 	if len(args) == 0 {
-		return usageError("usage: askd token create --human NAME | --agent NAME; askd token list; askd token revoke NAME")
+		return usageError("token: say create, list or revoke (askd token -h)")
 	}
 	sub, args := args[0], args[1:]
-	fs := flags(e, "token "+sub, "[flags]")
-	db := fs.String("db", "./askd.db", "database: a SQLite file, or a postgres:// URL")
+	switch sub {
+	case "-h", "--help", "help":
+		fmt.Fprintln(e.stdout, tokenUsage)
+		return nil
+	case "create", "list", "revoke":
+	default:
+		return usageError(fmt.Sprintf("token: %q is not create, list or revoke (askd token -h)", sub))
+	}
+	synopsis := map[string]string{"create": "--human NAME | --agent NAME", "list": "", "revoke": "NAME"}[sub]
+	fs := flags(e, "token "+sub, synopsis+" [--db PATH|URL] [--json]")
+	db := fs.String("db", "./askd.db", "the database askd serve uses: a SQLite file, or a postgres:// URL")
 	asJSON := fs.Bool("json", false, "print JSON")
 	var humanName, agentName string
 	if sub == "create" {
@@ -26,7 +46,15 @@ func cmdToken(ctx context.Context, e *env, args []string) error {
 	if err := parse(e, fs, args); err != nil {
 		return err
 	}
-	store, err := openStore(ctx, *db)
+	switch {
+	case sub == "create" && (humanName == "") == (agentName == ""):
+		return usageError("token create: give exactly one of --human NAME or --agent NAME")
+	case sub == "revoke" && fs.NArg() != 1:
+		return usageError("token revoke: give the token's NAME, as askd token list shows it")
+	case sub != "revoke" && fs.NArg() > 0:
+		return usageError(fmt.Sprintf("token %s: unexpected argument %q", sub, fs.Arg(0)))
+	}
+	store, err := openExisting(ctx, *db)
 	if err != nil {
 		return err
 	}
@@ -37,9 +65,6 @@ func cmdToken(ctx context.Context, e *env, args []string) error {
 		if agentName != "" {
 			name, role = agentName, askd.RoleAgent
 		}
-		if (humanName == "") == (agentName == "") {
-			return usageError("token create: give exactly one of --human NAME or --agent NAME")
-		}
 		secret, err := app.CreateToken(ctx, store, name, role)
 		if err != nil {
 			return err
@@ -47,7 +72,11 @@ func cmdToken(ctx context.Context, e *env, args []string) error {
 		if *asJSON {
 			return json.NewEncoder(e.stdout).Encode(map[string]string{"name": name, "role": string(role), "token": secret})
 		}
-		fmt.Fprintf(e.stdout, "%s token %q (shown once, keep it safe):\n%s\n", role, name, secret)
+		variable := "ASKD_TOKEN"
+		if role == askd.RoleHuman {
+			variable = "ASKD_HUMAN_TOKEN"
+		}
+		fmt.Fprintf(e.stdout, "%s token %q (shown once, keep it safe; commands read it from %s):\n%s\n", role, name, variable, secret)
 		return nil
 	case "list":
 		var ts []*askd.Token
@@ -67,13 +96,14 @@ func cmdToken(ctx context.Context, e *env, args []string) error {
 		tw := tabwriter.NewWriter(e.stdout, 0, 4, 2, ' ', 0)
 		fmt.Fprintln(tw, "NAME\tROLE\tCREATED")
 		for _, t := range ts {
-			fmt.Fprintf(tw, "%s\t%s\t%s\n", term(t.Name), term(string(t.Role)), t.CreatedAt.Local().Format("2006-01-02 15:04"))
+			created := "unknown" // made before askd stored when
+			if !t.CreatedAt.IsZero() && t.CreatedAt.Unix() > 0 {
+				created = t.CreatedAt.Local().Format("2006-01-02 15:04")
+			}
+			fmt.Fprintf(tw, "%s\t%s\t%s\n", term(t.Name), term(string(t.Role)), created)
 		}
 		return tw.Flush()
-	case "revoke":
-		if fs.NArg() != 1 {
-			return usageError("usage: askd token revoke NAME")
-		}
+	default: // revoke
 		name := fs.Arg(0)
 		if err := store.Update(ctx, func(tx askd.Tx) error { return tx.RevokeToken(ctx, name) }); err != nil {
 			return err
@@ -81,17 +111,23 @@ func cmdToken(ctx context.Context, e *env, args []string) error {
 		if *asJSON {
 			return json.NewEncoder(e.stdout).Encode(map[string]string{"revoked": name})
 		}
-		fmt.Fprintf(e.stdout, "revoked token %q\n", name)
+		fmt.Fprintf(e.stdout, "revoked token %q: new requests with it are refused now; its open event streams,\n"+
+			"waiting calls and signed-in browsers end within 5 s\n", term(name))
 		return nil
 	}
-	return usageError(fmt.Sprintf("unknown token command %q: use create, list or revoke", sub))
 }
 
 func cmdMigrate(ctx context.Context, e *env, args []string) error {
 	fs := flags(e, "migrate", "[--db PATH|URL]")
-	db := fs.String("db", "./askd.db", "database: a SQLite file, or a postgres:// URL")
+	db := fs.String("db", "./askd.db", "database: a SQLite file (created if missing), or a postgres:// URL")
 	asJSON := fs.Bool("json", false, "print JSON")
 	if err := parse(e, fs, args); err != nil {
+		return err
+	}
+	if fs.NArg() > 0 {
+		return usageError(fmt.Sprintf("migrate: unexpected argument %q", fs.Arg(0)))
+	}
+	if err := checkDBDir(*db); err != nil {
 		return err
 	}
 	applied, err := migrateDB(ctx, *db)

@@ -193,8 +193,9 @@ func (s *Service) Run(ctx context.Context) {
 	}
 }
 
-// Close makes every wait in progress return an EUNAVAILABLE error telling the
-// agent to call check_ask, so a shutting-down server drops no caller silently.
+// Close makes every wait in progress return a *ShutdownError (EUNAVAILABLE),
+// which each front end words for its caller (call check_ask, GET the ask
+// again), so a shutting-down server drops no caller silently.
 func (s *Service) Close() {
 	s.closeOnce.Do(func() { close(s.closing) })
 }

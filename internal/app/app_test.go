@@ -2,6 +2,7 @@ package app_test
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -110,8 +111,14 @@ func TestWaitEndsAtUntilAndOnClose(t *testing.T) {
 	svc.Close()
 	select {
 	case err := <-done:
-		if askd.ErrorCode(err) != askd.EUNAVAILABLE {
-			t.Fatalf("wait on close: %v, want EUNAVAILABLE", err)
+		// The code is the same on every surface; each words it: the
+		// error's own words are MCP's, the others find the ask in it.
+		var sd *app.ShutdownError
+		if askd.ErrorCode(err) != askd.EUNAVAILABLE || !errors.As(err, &sd) || sd.Ask != a.ID {
+			t.Fatalf("wait on close: %v, want EUNAVAILABLE, a ShutdownError naming ask %d", err, a.ID)
+		}
+		if want := fmt.Sprintf("server shutting down, call check_ask with id %d for the answer", a.ID); askd.ErrorMessage(err) != want {
+			t.Fatalf("wait on close says %q, want %q", askd.ErrorMessage(err), want)
 		}
 	case <-time.After(5 * time.Second):
 		t.Fatal("wait did not end when the service closed")

@@ -34,14 +34,18 @@ func CreateToken(ctx context.Context, store askd.Store, name string, role askd.R
 	if role != askd.RoleHuman && role != askd.RoleAgent {
 		return "", askd.Errorf(askd.EINVALID, "role: %q is not human or agent", role)
 	}
-	secret := tokenPrefix + string(role[0]) + "_" + strings.ToLower(rand.Text())
-	t := &askd.Token{Name: name, Role: role, Hash: HashToken(secret)}
+	secret := TokenPrefix(role) + strings.ToLower(rand.Text())
+	t := &askd.Token{Name: name, Role: role, Hash: HashToken(secret), CreatedAt: time.Now().UTC()}
 	err := store.Update(ctx, func(tx askd.Tx) error { return tx.CreateToken(ctx, t) })
 	if err != nil {
 		return "", err
 	}
 	return secret, nil
 }
+
+// TokenPrefix is how every token of role begins: askd_h_ or askd_a_. It
+// says nothing secret, so a client may tell a token's role by it.
+func TokenPrefix(role askd.Role) string { return tokenPrefix + string(role[0]) + "_" }
 
 // Authenticate returns the caller a token belongs to, or EUNAUTHORIZED. The
 // stored hash is compared in constant time.

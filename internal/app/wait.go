@@ -38,10 +38,24 @@ func (s *Service) Wait(ctx context.Context, c askd.Caller, id int64, until time.
 	}
 }
 
-// ShuttingDown is the error a wait on ask id ends with when the server stops.
-func ShuttingDown(id int64) error {
-	return askd.Errorf(askd.EUNAVAILABLE, "server shutting down, call check_ask with id %d for the answer", id)
+// ShutdownError is what a wait on ask Ask ends with when the server stops
+// (Service.Close): no outcome now, and the ask left as it is, for the caller
+// to look at again once askd is back. Its code is EUNAVAILABLE (errors.As
+// finds its *askd.Error); its words are for MCP clients, which call
+// check_ask. A front end whose callers look again another way (plain HTTP,
+// hooks) finds it with errors.As and says how in its own words.
+type ShutdownError struct{ Ask int64 }
+
+func (e *ShutdownError) Error() string { return e.Unwrap().Error() }
+
+// Unwrap is the *askd.Error that carries the code and the MCP wording.
+func (e *ShutdownError) Unwrap() error {
+	return askd.Errorf(askd.EUNAVAILABLE, "server shutting down, call check_ask with id %d for the answer", e.Ask)
 }
+
+// ShuttingDown is the error a wait on ask id ends with when the server
+// stops: a *ShutdownError.
+func ShuttingDown(id int64) error { return &ShutdownError{Ask: id} }
 
 // poll is one look of Wait at ask id. When the wait is over (the ask settled;
 // its deadline passed, and it is now cancelled as timed out; or until passed)

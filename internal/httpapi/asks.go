@@ -2,6 +2,7 @@ package httpapi
 
 import (
 	"encoding/json"
+	"errors"
 	"net/http"
 	"strconv"
 	"time"
@@ -66,7 +67,7 @@ func (s *Server) getAsk(w http.ResponseWriter, r *http.Request, c askd.Caller) e
 		a, _, err = w.Wait(r.Context(), time.Time{})
 		w.Stop()
 		if err != nil {
-			return err
+			return lookAgainOverHTTP(err)
 		}
 	}
 	if c.Role == askd.RoleAgent {
@@ -124,6 +125,7 @@ func (s *Server) createAsk(w http.ResponseWriter, r *http.Request, c askd.Caller
 	if err != nil {
 		return err
 	}
+	noteAsk(r.Context(), a.ID)
 	// An approval's grace_seconds is its grace window, as over MCP; ?wait=
 	// waits on any kind. Past it the ask is returned pending, and its outcome
 	// is told later (Stop hook, check_ask, the session's channel) unless the
@@ -139,7 +141,7 @@ func (s *Server) createAsk(w http.ResponseWriter, r *http.Request, c askd.Caller
 		defer aw.Stop()
 		a, _, err = aw.Wait(r.Context(), time.Time{})
 		if a, err = aw.Finish(r.Context(), a, err); err != nil {
-			return err
+			return lookAgainOverHTTP(err)
 		}
 	}
 	writeJSON(w, http.StatusCreated, a)
@@ -231,11 +233,23 @@ func (s *Server) listSessions(w http.ResponseWriter, r *http.Request, c askd.Cal
 	return nil
 }
 
+// lookAgainOverHTTP words a wait's end at shutdown (app.ShutdownError) for a
+// plain HTTP client, which finds its answer with GET, or askd check from a
+// terminal; the status stays 503. Other errors are returned as they are.
+func lookAgainOverHTTP(err error) error {
+	var sd *app.ShutdownError
+	if !errors.As(err, &sd) {
+		return err
+	}
+	return askd.Errorf(askd.EUNAVAILABLE, "server shutting down: GET /api/asks/%d again once it is back (askd check %d) for the answer", sd.Ask, sd.Ask)
+}
+
 func askID(r *http.Request) (int64, error) {
 	id, err := strconv.ParseInt(r.PathValue("id"), 10, 64)
 	if err != nil || id <= 0 {
 		return 0, askd.Errorf(askd.EINVALID, "id: %q is not an ask id (a positive integer)", r.PathValue("id"))
 	}
+	noteAsk(r.Context(), id)
 	return id, nil
 }
 

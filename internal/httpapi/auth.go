@@ -52,6 +52,7 @@ func (s *Server) caller(r *http.Request) (_ askd.Caller, err error) {
 	if err != nil {
 		return c, err
 	}
+	noteCaller(r, c, fromCookie)
 	if fromCookie {
 		if unsafeMethod(r.Method) && !sameOrigin(r) {
 			return c, askd.Errorf(askd.EFORBIDDEN, "cross-origin request refused: the Origin header does not match this server")
@@ -78,11 +79,13 @@ func (s *Server) caller(r *http.Request) (_ askd.Caller, err error) {
 func (s *Server) authenticate(r *http.Request, secret string, known func(string) bool, check func(context.Context, string) (askd.Caller, error)) (askd.Caller, error) {
 	addr := clientAddr(r)
 	if after, over := s.throttle.refused(addr); over && !known(secret) {
+		noteFailedAuth(r)
 		return askd.Caller{}, errThrottled(after)
 	}
 	c, err := check(r.Context(), secret)
 	if secret != "" && askd.ErrorCode(err) == askd.EUNAUTHORIZED {
 		s.throttle.failed(addr) // this one was checked: it gets its 401
+		noteFailedAuth(r)
 	}
 	return c, err
 }
@@ -146,6 +149,7 @@ func (s *Server) signIn(w http.ResponseWriter, r *http.Request) {
 	// over its limit of failed attempts is refused before anything is read.
 	addr := clientAddr(r)
 	if after, over := s.throttle.refused(addr); over {
+		noteFailedAuth(r)
 		s.writeError(w, r, errThrottled(after))
 		return
 	}
@@ -182,6 +186,7 @@ func (s *Server) signIn(w http.ResponseWriter, r *http.Request) {
 	case "":
 	case askd.EUNAUTHORIZED:
 		s.throttle.failed(addr)
+		noteFailedAuth(r)
 		http.Redirect(w, r, fail, http.StatusSeeOther)
 		return
 	case askd.EFORBIDDEN:

@@ -3,6 +3,7 @@ package httpapi
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"io"
 	"net/http"
 	"time"
@@ -60,6 +61,7 @@ func (s *Server) claudeHook(w http.ResponseWriter, r *http.Request) {
 	var in hookInput
 	if err == nil {
 		err = readHook(w, r, &in)
+		noteHook(r, in.HookEventName)
 	}
 	var also []askd.Caller // further sessions the Stop hook tells of
 	if err == nil && r.Header.Get(SessionHeader) == "" && in.SessionID != "" {
@@ -124,15 +126,28 @@ func (s *Server) decide(ctx context.Context, c askd.Caller, in *hookInput) (app.
 	} else if err != nil {
 		return app.PermissionDecision{}, err
 	}
+	noteAsk(ctx, a.ID)
 	// Claude giving up on the hook (its timeout) cuts the ask off: it stays
 	// pending, and its outcome is told at the session's Stop hook.
 	w := s.app.Await(c, a.ID, time.Time{}, app.AwaitAnswer, nil)
 	defer w.Stop()
 	settled, _, err := w.Wait(ctx, time.Time{})
 	if settled, err = w.Finish(ctx, settled, err); err != nil {
-		return app.PermissionDecision{}, err
+		return app.PermissionDecision{}, hookShutdown(err)
 	}
 	return s.app.Decide(settled, in.ToolInput), nil
+}
+
+// hookShutdown words a wait's end at shutdown (app.ShutdownError) for a
+// Claude Code hook: the hook has no decision to give, and its 503, like any
+// error reply, lets Claude Code go on without it (its own prompt decides);
+// the ask stays in the inbox. Other errors are returned as they are.
+func hookShutdown(err error) error {
+	var sd *app.ShutdownError
+	if !errors.As(err, &sd) {
+		return err
+	}
+	return askd.Errorf(askd.EUNAVAILABLE, "server shutting down: askd gives no decision for ask %d, so Claude Code goes on without this hook", sd.Ask)
 }
 
 func (s *Server) preToolUseQuestion(ctx context.Context, c askd.Caller, in *hookInput) (any, error) {

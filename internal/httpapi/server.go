@@ -107,9 +107,13 @@ func (s *Server) routes() {
 	}
 }
 
-// ServeHTTP implements http.Handler. A request whose Host is not one askd
-// serves is refused before anything else (see hosts.go).
-func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+// ServeHTTP implements http.Handler: every request is served, then gets its
+// line in the access log (see accesslog.go).
+func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) { s.logged(w, r, s.serve) }
+
+// serve routes r. A request whose Host is not one askd serves is refused
+// before anything else (see hosts.go).
+func (s *Server) serve(w http.ResponseWriter, r *http.Request) {
 	if !s.hosts.allows(r.Host) && !hostProbe(r) {
 		s.writeError(w, r, beforeBody{errHost(r.Host)})
 		return
@@ -129,6 +133,7 @@ func (s *Server) mcp(h http.Handler) http.Handler {
 			s.writeError(w, r, err)
 			return
 		}
+		peekRPC(r)
 		h.ServeHTTP(w, r.WithContext(app.WithCaller(r.Context(), c)))
 	})
 }

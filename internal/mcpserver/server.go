@@ -25,7 +25,9 @@ type Options struct {
 	ProgressInterval time.Duration
 	// Version is reported as the server's version.
 	Version string
-	Logger  *slog.Logger
+	// Logger gets askd's own lines (cut-off calls, undelivered results);
+	// the go-sdk gets it only when it logs at debug level (see sdkLogger).
+	Logger *slog.Logger
 }
 
 // ServerName is the MCP server's name; Claude Code calls its tools
@@ -54,7 +56,7 @@ func Handler(svc *app.Service, opts Options) *HTTPHandler {
 		// the same host the Host header is the public name, not localhost.
 		DisableLocalhostProtection: true,
 		MaxRequestBodyBytes:        askd.MaxBodyBytes,
-		Logger:                     t.log,
+		Logger:                     sdkLogger(t.log),
 	})
 	go func() {
 		<-svc.Closing()
@@ -62,6 +64,34 @@ func Handler(svc *app.Service, opts Options) *HTTPHandler {
 	}()
 	return &HTTPHandler{tools: t, next: sdk}
 }
+
+// sdkLogger is the logger the go-sdk gets: askd's own at debug level, and
+// otherwise one that passes only its warnings and errors. At info the SDK
+// logs three lines for every request it serves ("server connecting", "server
+// session connected", "server session disconnected", with an empty session
+// id when stateless), which tell an operator nothing the access log does not.
+func sdkLogger(log *slog.Logger) *slog.Logger {
+	log = log.With("from", "go-sdk")
+	if log.Enabled(context.Background(), slog.LevelDebug) {
+		return log
+	}
+	return slog.New(minLevel{log.Handler(), slog.LevelWarn})
+}
+
+// minLevel is h without its records below min.
+type minLevel struct {
+	h   slog.Handler
+	min slog.Level
+}
+
+func (m minLevel) Enabled(ctx context.Context, l slog.Level) bool {
+	return l >= m.min && m.h.Enabled(ctx, l)
+}
+func (m minLevel) Handle(ctx context.Context, r slog.Record) error { return m.h.Handle(ctx, r) }
+func (m minLevel) WithAttrs(as []slog.Attr) slog.Handler {
+	return minLevel{m.h.WithAttrs(as), m.min}
+}
+func (m minLevel) WithGroup(name string) slog.Handler { return minLevel{m.h.WithGroup(name), m.min} }
 
 // Drain waits until every parked call has been answered after the service
 // closed (each with "server shutting down, call check_ask"), or ctx ends.

@@ -37,6 +37,10 @@ type tokens struct{ human, agent string }
 // newTokens creates a human and an agent token on db with `askd token create`.
 func newTokens(t testing.TB, db string) tokens {
 	t.Helper()
+	// askd token never creates a database; askd migrate does, as serve would.
+	if out, err := exec.Command(askdBinary(t), "migrate", "--db", db).CombinedOutput(); err != nil {
+		t.Fatalf("askd migrate: %v\n%s", err, out)
+	}
 	create := func(flag, name string) string {
 		out, err := exec.Command(askdBinary(t), "token", "create", flag, name, "--json", "--db", db).Output()
 		if err != nil {

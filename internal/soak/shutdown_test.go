@@ -15,9 +15,10 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
-// SIGTERM answers the calls in flight with "server shutting down, call
-// check_ask" (an MCP tool error, an HTTP 503) instead of dropping them, and
-// the process exits 0 at once, also with an inbox event stream still open.
+// SIGTERM answers the calls in flight with "server shutting down" and where
+// to find the answer, in each surface's words (an MCP tool error saying call
+// check_ask, an HTTP 503 saying GET the ask again), instead of dropping them,
+// and the process exits 0 at once, also with an inbox event stream still open.
 func TestGracefulShutdown(t *testing.T) {
 	db := filepath.Join(t.TempDir(), "askd.db")
 	tok := newTokens(t, db)
@@ -91,6 +92,7 @@ func TestGracefulShutdown(t *testing.T) {
 	t.Logf("exit after SIGTERM: %s", took.Round(time.Millisecond))
 
 	const want = "server shutting down, call check_ask"
+	const wantHTTP = "server shutting down: GET /api/asks/"
 	select {
 	case o := <-mcpDone:
 		switch {
@@ -109,9 +111,9 @@ func TestGracefulShutdown(t *testing.T) {
 		var ce *client.Error
 		switch {
 		case !errors.As(err, &ce):
-			t.Errorf("POST /api/asks?wait=: %v; want 503 %q", err, want)
-		case ce.Status != 503 || !strings.Contains(ce.Message, want):
-			t.Errorf("POST /api/asks?wait=: %d %q; want 503 %q", ce.Status, ce.Message, want)
+			t.Errorf("POST /api/asks?wait=: %v; want 503 %q", err, wantHTTP)
+		case ce.Status != 503 || !strings.Contains(ce.Message, wantHTTP):
+			t.Errorf("POST /api/asks?wait=: %d %q; want 503 %q", ce.Status, ce.Message, wantHTTP)
 		default:
 			t.Logf("HTTP: %d %q", ce.Status, ce.Message)
 		}

@@ -1,0 +1,361 @@
+package httpapi
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"encoding/json"
+	"io"
+	"log/slog"
+	"net"
+	"net/http"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/askd-dev/askd"
+)
+
+// # The access log
+//
+// Every request gets one line when it ends, at info (a wrong token or
+// sign-in code, or an address throttled for them: at warn): its method, its
+// route (the mux pattern, never the path and query as sent: a sign-in link's
+// query holds its code), status, duration, the caller's role (human, agent,
+// browser or none) and token name, the ask it was about, and the client's
+// address; for MCP, the JSON-RPC method and tool. No token, cookie, code or
+// header is ever logged. Handlers fill in what only they know through the
+// request's entry (noteCaller, noteAsk). Waits and event streams get their
+// line when they end; a parked MCP call, which takes its connection out of
+// net/http (see mcpserver's park.go), when that connection closes.
+
+// accessEntry is what a request's line says beyond what the middleware sees.
+type accessEntry struct {
+	start time.Time
+
+	mu     sync.Mutex
+	role   string // "" until authenticated: none
+	token  string // the token's name
+	ask    int64
+	rpc    string // an MCP request's JSON-RPC method
+	tool   string // a tools/call's tool
+	hook   string // a hook call's event
+	failed bool   // a wrong token or code, or a throttled address
+}
+
+type accessKey struct{}
+
+func entryOf(ctx context.Context) *accessEntry {
+	e, _ := ctx.Value(accessKey{}).(*accessEntry)
+	return e
+}
+
+// noteCaller records who made the request: a browser is a human signed in
+// with the inbox cookie.
+func noteCaller(r *http.Request, c askd.Caller, browser bool) {
+	if e := entryOf(r.Context()); e != nil {
+		role := string(c.Role)
+		if browser {
+			role = "browser"
+		}
+		e.mu.Lock()
+		e.role, e.token = role, c.Name
+		e.mu.Unlock()
+	}
+}
+
+// noteAsk records the ask the request is about: its path's, or the one it
+// created.
+func noteAsk(ctx context.Context, id int64) {
+	if e := entryOf(ctx); e != nil {
+		e.mu.Lock()
+		e.ask = id
+		e.mu.Unlock()
+	}
+}
+
+// noteFailedAuth records that the request's token or code was wrong, or its
+// address throttled for such: its line is a warning.
+func noteFailedAuth(r *http.Request) {
+	if e := entryOf(r.Context()); e != nil {
+		e.mu.Lock()
+		e.failed = true
+		e.mu.Unlock()
+	}
+}
+
+// noteHook records a hook call's event name.
+func noteHook(r *http.Request, event string) {
+	if e := entryOf(r.Context()); e != nil {
+		e.mu.Lock()
+		e.hook = clip(event)
+		e.mu.Unlock()
+	}
+}
+
+// logged serves r through serve and writes its access line when it ends.
+func (s *Server) logged(w http.ResponseWriter, r *http.Request, serve http.HandlerFunc) {
+	if !s.log.Enabled(r.Context(), slog.LevelWarn) {
+		serve(w, r) // neither line could be written
+		return
+	}
+	e := &accessEntry{start: time.Now()}
+	r = r.WithContext(context.WithValue(r.Context(), accessKey{}, e))
+	lw := &loggedWriter{ResponseWriter: w, s: s, r: r, e: e}
+	serve(lw, r)
+	if lw.hijacked {
+		return // the connection's Close writes the line
+	}
+	if lw.status == 0 {
+		lw.status = http.StatusOK // what net/http sends for a handler that wrote nothing
+	}
+	s.logAccess(e, r.Method, r.Pattern, r.RemoteAddr, lw.status)
+}
+
+// logAccess writes a request's line. The route is the pattern ServeMux
+// matched (r.Pattern, "" for none: a refused Host, an unknown path).
+func (s *Server) logAccess(e *accessEntry, method, route, client string, status int) {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	level := slog.LevelInfo
+	if e.failed {
+		level = slog.LevelWarn
+	}
+	ctx := context.Background() // r's context may have ended: the line is still due
+	if !s.log.Enabled(ctx, level) {
+		return
+	}
+	role := e.role
+	if role == "" {
+		role = "none"
+	}
+	attrs := make([]slog.Attr, 0, 11)
+	attrs = append(attrs,
+		slog.String("method", method),
+		slog.String("route", route),
+		slog.Int("status", status),
+		slog.Duration("duration", time.Since(e.start)),
+		slog.String("role", role))
+	if e.token != "" {
+		attrs = append(attrs, slog.String("token", e.token))
+	}
+	if e.ask != 0 {
+		attrs = append(attrs, slog.Int64("ask", e.ask))
+	}
+	if e.rpc != "" {
+		attrs = append(attrs, slog.String("rpc", e.rpc))
+	}
+	if e.tool != "" {
+		attrs = append(attrs, slog.String("tool", e.tool))
+	}
+	if e.hook != "" {
+		attrs = append(attrs, slog.String("hook", e.hook))
+	}
+	attrs = append(attrs, slog.String("client", client))
+	s.log.LogAttrs(ctx, level, "request", attrs...)
+}
+
+// loggedWriter notes the status a handler sends. Everything else goes to the
+// ResponseWriter it wraps (http.ResponseController finds it with Unwrap).
+type loggedWriter struct {
+	http.ResponseWriter
+	s        *Server
+	r        *http.Request
+	e        *accessEntry
+	status   int
+	hijacked bool
+}
+
+func (w *loggedWriter) WriteHeader(code int) {
+	if w.status == 0 && code >= 200 { // 1xx responses are not the status
+		w.status = code
+	}
+	w.ResponseWriter.WriteHeader(code)
+}
+
+func (w *loggedWriter) Write(b []byte) (int, error) {
+	if w.status == 0 {
+		w.status = http.StatusOK
+	}
+	return w.ResponseWriter.Write(b)
+}
+
+// Flush and FlushError keep the wrapped writer's flushing for code that asks
+// for an http.Flusher itself rather than through http.ResponseController.
+func (w *loggedWriter) Flush() { _ = w.FlushError() }
+
+func (w *loggedWriter) FlushError() error {
+	if w.status == 0 {
+		w.status = http.StatusOK
+	}
+	return http.NewResponseController(w.ResponseWriter).Flush()
+}
+
+func (w *loggedWriter) Unwrap() http.ResponseWriter { return w.ResponseWriter }
+
+// Hijack hands the connection over, wrapped so that its status line is
+// noted and its Close writes the request's line. The parked MCP calls write
+// to the connection itself, never to the buffered writer returned with it.
+// The connection keeps what its line needs, not the request, which would
+// hold its headers for as long as the call waits.
+func (w *loggedWriter) Hijack() (net.Conn, *bufio.ReadWriter, error) {
+	conn, rw, err := http.NewResponseController(w.ResponseWriter).Hijack()
+	if err != nil {
+		return nil, nil, err
+	}
+	w.hijacked = true
+	s, e, method, route, client := w.s, w.e, w.r.Method, w.r.Pattern, w.r.RemoteAddr
+	end := func(status int) { s.logAccess(e, method, route, client, status) }
+	return &loggedConn{Conn: conn, end: end}, rw, nil
+}
+
+// loggedConn is a hijacked connection whose Close writes its request's
+// access line, with the status of the response written to it (0: none was).
+type loggedConn struct {
+	net.Conn
+	end func(status int)
+
+	mu     sync.Mutex
+	wrote  bool
+	status int
+	closed bool
+}
+
+func (c *loggedConn) Write(b []byte) (int, error) {
+	n, err := c.Conn.Write(b)
+	c.mu.Lock()
+	if !c.wrote && n > 0 {
+		c.wrote = true
+		c.status = statusOf(b[:n])
+	}
+	c.mu.Unlock()
+	return n, err
+}
+
+func (c *loggedConn) Close() error {
+	err := c.Conn.Close()
+	c.mu.Lock()
+	first, status := !c.closed, c.status
+	c.closed = true
+	c.mu.Unlock()
+	if first {
+		c.end(status)
+	}
+	return err
+}
+
+// statusOf reads the status code of a response's first bytes, "HTTP/1.1 200
+// OK", or 0.
+func statusOf(b []byte) int {
+	const prefix = "HTTP/1.x "
+	if len(b) < len(prefix)+3 || !bytes.HasPrefix(b, []byte("HTTP/1.")) {
+		return 0
+	}
+	n, err := strconv.Atoi(string(b[len(prefix) : len(prefix)+3]))
+	if err != nil {
+		return 0
+	}
+	return n
+}
+
+// rpcPeekMax is how much of an MCP request's body is looked at for its
+// method and tool: they come first in what clients send, before a tool's
+// arguments, which may be long.
+const rpcPeekMax = 4096
+
+// rpcPeek keeps the start of an MCP request's body as the MCP handler reads
+// it, and once it has enough, or the body ends, notes the JSON-RPC method
+// and tool name in the request's entry. The body is read once, by the
+// handler, and what is kept is let go at once.
+type rpcPeek struct {
+	io.ReadCloser
+	e    *accessEntry
+	buf  []byte
+	done bool
+}
+
+// peekRPC makes r's body note its JSON-RPC method and tool as it is read.
+func peekRPC(r *http.Request) {
+	if e := entryOf(r.Context()); e != nil && r.Method == http.MethodPost && r.Body != nil && r.Body != http.NoBody {
+		r.Body = &rpcPeek{ReadCloser: r.Body, e: e}
+	}
+}
+
+func (p *rpcPeek) Read(b []byte) (int, error) {
+	n, err := p.ReadCloser.Read(b)
+	if !p.done {
+		p.buf = append(p.buf, b[:min(n, rpcPeekMax-len(p.buf))]...)
+		if err != nil || len(p.buf) >= rpcPeekMax {
+			p.done = true
+			method, tool := rpcNames(p.buf)
+			p.buf = nil
+			p.e.mu.Lock()
+			p.e.rpc, p.e.tool = method, tool
+			p.e.mu.Unlock()
+		}
+	}
+	return n, err
+}
+
+// rpcNames reads the method of a JSON-RPC request, and its params.name for
+// a tools/call, from data, which may be cut short: what comes after the cut
+// is not known. A batch or anything else but an object gives "".
+func rpcNames(data []byte) (method, tool string) {
+	dec := json.NewDecoder(bytes.NewReader(data))
+	if t, err := dec.Token(); err != nil || t != json.Delim('{') {
+		return "", ""
+	}
+	var name string
+top:
+	for dec.More() {
+		key, err := dec.Token()
+		if err != nil {
+			break
+		}
+		switch key {
+		case "method":
+			if dec.Decode(&method) != nil {
+				break top
+			}
+		case "params":
+			if t, err := dec.Token(); err != nil || t != json.Delim('{') {
+				break top
+			}
+			for dec.More() {
+				k, err := dec.Token()
+				if err != nil {
+					break top
+				}
+				if k == "name" {
+					err = dec.Decode(&name)
+				} else {
+					err = dec.Decode(&json.RawMessage{})
+				}
+				if err != nil {
+					break top
+				}
+			}
+			if _, err := dec.Token(); err != nil { // the params' '}'
+				break top
+			}
+		default:
+			if dec.Decode(&json.RawMessage{}) != nil {
+				break top
+			}
+		}
+	}
+	if method == "tools/call" {
+		tool = name
+	}
+	return clip(method), clip(tool)
+}
+
+// clip bounds a name the client chose, for the log.
+func clip(s string) string {
+	const max = 100
+	if len(s) > max {
+		return strings.ToValidUTF8(s[:max], "") + "…"
+	}
+	return s
+}
