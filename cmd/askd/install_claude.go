@@ -119,8 +119,13 @@ const claudeHookTimeout = 600
 // written out because on Windows without Git Bash (hooks run in PowerShell)
 // Claude otherwise counts a failed PreToolUse or PermissionRequest command
 // hook as a block.
+//
+// The headers reach curl through a file descriptor (-H @<(printf ...), bash
+// and zsh; printf is a builtin), never its arguments: another user of the
+// machine can read a process's arguments (ps), so the token is not among
+// them.
 func askdHook(base, query string, timeout int, status string) *orderedObject {
-	command := `curl -sSf -X POST --data-binary @- -H "Authorization: Bearer $ASKD_TOKEN" -H "Askd-Session: $ASKD_SESSION" "${ASKD_URL:-` +
+	command := `curl -sSf -X POST --data-binary @- -H @<(printf 'Authorization: Bearer %s\nAskd-Session: %s\n' "$ASKD_TOKEN" "$ASKD_SESSION") "${ASKD_URL:-` +
 		base + `}/hooks/claude` + query + `" || exit 1`
 	return newOrderedObject().
 		set("type", "command").

@@ -150,9 +150,30 @@ func claudeHooks(t *testing.T, dir string) map[string]claudeHook {
 // the token, session and input arrive, the reply is the hook's output, and
 // an HTTP error is a failure (exit status 1, no output), never status 2.
 func TestInstallClaudeHooksFollowASKD_URL(t *testing.T) {
-	if _, err := exec.LookPath("curl"); err != nil {
+	curl, err := exec.LookPath("curl")
+	if err != nil {
+		if os.Getenv("CI") == "true" {
+			t.Fatal("no curl (.ci/run installs it)")
+		}
 		t.Skip("no curl")
 	}
+	// A curl in front of the real one writes down its arguments: the token
+	// must not be among them (ps shows them to every user).
+	bin := t.TempDir()
+	argv := filepath.Join(bin, "argv")
+	wrapper := "#!/bin/sh\nprintf '%s\\n' \"$@\" >> " + argv + "\nexec " + curl + " \"$@\"\n"
+	if err := os.WriteFile(filepath.Join(bin, "curl"), []byte(wrapper), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		args, err := os.ReadFile(argv)
+		if err != nil || len(args) == 0 {
+			t.Errorf("curl's arguments were not recorded: %v", err)
+		}
+		if strings.Contains(string(args), "askd_a_test") {
+			t.Errorf("the token is among curl's arguments:\n%s", args)
+		}
+	})
 	type seen struct{ uri, auth, session, body string }
 	server := func(status int) (*httptest.Server, <-chan seen) {
 		got := make(chan seen, 1)
@@ -186,7 +207,7 @@ func TestInstallClaudeHooksFollowASKD_URL(t *testing.T) {
 		{"ASKD_URL set", moved.URL, atMoved, 0, reply},
 		{"HTTP error", refusing.URL, atRefusing, 1, ""},
 	}
-	shells := []string{"sh", "bash", "zsh"} // Claude Code runs hooks with bash or zsh
+	shells := []string{"bash", "zsh"} // Claude Code runs hooks with bash or zsh
 	for event, h := range claudeHooks(t, dir) {
 		query := ""
 		if event == "Stop" {
@@ -199,7 +220,7 @@ func TestInstallClaudeHooksFollowASKD_URL(t *testing.T) {
 			for _, c := range cases {
 				t.Run(event+"/"+shell+"/"+c.name, func(t *testing.T) {
 					cmd := exec.Command(shell, "-c", h.Command)
-					cmd.Env = []string{"PATH=" + os.Getenv("PATH"), "ASKD_TOKEN=askd_a_test", "ASKD_SESSION=fix-login"}
+					cmd.Env = []string{"PATH=" + bin + string(os.PathListSeparator) + os.Getenv("PATH"), "ASKD_TOKEN=askd_a_test", "ASKD_SESSION=fix-login"}
 					if c.askdURL != "" {
 						cmd.Env = append(cmd.Env, "ASKD_URL="+c.askdURL)
 					}
