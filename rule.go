@@ -97,7 +97,7 @@ func (r *Rule) Matches(a *Ask) bool {
 			return false
 		}
 		field := PrefixField(r.Tool)
-		v, ok := inputString(a.Payload, field)
+		v, ok := a.InputString(field)
 		switch {
 		case !ok:
 			return false
@@ -137,14 +137,15 @@ func PrefixField(tool string) string {
 	return ""
 }
 
-// inputString is the string field of a tool's input object, if it has one.
-func inputString(input json.RawMessage, field string) (string, bool) {
+// InputString is the string field of approval a's payload, which for a
+// permission prompt is the tool's input; ok is false when there is no such
+// string field.
+func (a *Ask) InputString(field string) (s string, ok bool) {
 	var m map[string]json.RawMessage
-	if field == "" || json.Unmarshal(input, &m) != nil {
+	if field == "" || json.Unmarshal(a.Payload, &m) != nil {
 		return "", false
 	}
-	var s string
-	if raw, ok := m[field]; !ok || json.Unmarshal(raw, &s) != nil {
+	if raw, found := m[field]; !found || json.Unmarshal(raw, &s) != nil {
 		return "", false
 	}
 	return s, true

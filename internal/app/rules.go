@@ -2,7 +2,6 @@ package app
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"slices"
@@ -119,7 +118,7 @@ func prefixFor(a *askd.Ask, prefix string) (string, error) {
 			return "", askd.Errorf(askd.EMISMATCH, "prefix: contains %s; a prefix is one command and its first arguments, with no shell control operator, redirection or substitution", op)
 		}
 		if !r.Matches(a) {
-			cmd, _ := inputField(a, field)
+			cmd, _ := a.InputString(field)
 			if op := askd.ShellOperator(cmd); op != "" {
 				return "", askd.Errorf(askd.EMISMATCH, "prefix: ask %d's command contains %s, so no prefix rule answers it (such commands always come to the inbox)", a.ID, op)
 			}
@@ -129,27 +128,16 @@ func prefixFor(a *askd.Ask, prefix string) (string, error) {
 	case "file_path":
 		clean, ok := askd.CleanPathPrefix(prefix)
 		if !ok {
-			return "", askd.Errorf(askd.EMISMATCH, "prefix: %q is not an absolute path without \"..\" (such as /home/alice/project/src)", prefix)
+			return "", askd.Errorf(askd.EMISMATCH, "prefix: %q is not an absolute path without \"..\" (such as /srv/app/src)", prefix)
 		}
 		r.Prefix = clean
 		if !r.Matches(a) {
-			p, _ := inputField(a, field)
+			p, _ := a.InputString(field)
 			return "", askd.Errorf(askd.EMISMATCH, "prefix: ask %d's file_path %q is not %q or under it; a rule is made from an ask it answers", a.ID, clipText(p, 120), clean)
 		}
 		return clean, nil
 	}
 	return "", askd.Errorf(askd.EMISMATCH, "match: prefix rules are for Bash commands and the file_path of Read, Write, Edit and MultiEdit; ask %d is for %s: use match tool", a.ID, a.ToolName)
-}
-
-// inputField is a string field of approval a's tool input, as its payload
-// holds it.
-func inputField(a *askd.Ask, field string) (string, bool) {
-	var m map[string]any
-	if err := json.Unmarshal(a.Payload, &m); err != nil {
-		return "", false
-	}
-	s, ok := m[field].(string)
-	return s, ok
 }
 
 // clipText is s cut to n characters, with an ellipsis when cut.
