@@ -69,6 +69,7 @@ func init() {
 		"show":        {"show one ask with its history (human token)", cmdShow},
 		"answer":      {"answer an ask (human token)", cmdAnswer},
 		"dismiss":     {"close an ask without answering (human token)", cmdDismiss},
+		"rule":        {"list or revoke the rules that answer a session's approvals at once (human token)", cmdRule},
 		"version":     {"print the version", cmdVersion},
 		"bench":       {"measure a running askd over loopback: latency, waiters, throughput, SSE fan-out", cmdBench},
 		"mcp":         {"serve MCP on stdin/stdout, bridged to a running askd (agent token)", cmdMCP},

@@ -23,6 +23,8 @@ type CreateOptions struct {
 // approval with the same tool_use_id, or — for attention asks — the session's
 // pending attention ask, replaced by the new content (same id, revision + 1).
 // Everything it looks at is the caller's own session (its token's, SPEC §1).
+// A new approval that a live rule of that session matches (rules.go) is
+// returned answered by the rule, in the same transaction as its creation.
 // Errors: EFORBIDDEN for non-agents, EINVALID naming the field, ELIMIT when the
 // session already has MaxPending pending asks, the caller's token
 // MaxPendingPerToken across its sessions, or when the ask would start a new
@@ -40,8 +42,9 @@ func (s *Service) Create(ctx context.Context, c askd.Caller, in *askd.AskInput, 
 	a := s.newAsk(c, in, opt)
 	var out, replaced *askd.Ask
 	var created bool
+	var rule *askd.Rule // the rule that answered the new ask, if one did
 	err := s.store.Update(ctx, func(tx askd.Tx) error {
-		out, replaced, created = nil, nil, false
+		out, replaced, created, rule = nil, nil, false, nil
 		if err := tx.LockSession(ctx, c.Name, c.Session); err != nil {
 			return err
 		}
@@ -65,17 +68,28 @@ func (s *Service) Create(ctx context.Context, c askd.Caller, in *askd.AskInput, 
 		if err != nil || out != nil {
 			return err
 		}
+		r, err := s.ruleFor(ctx, tx, a)
+		if err != nil {
+			return err
+		}
 		if err := s.insertAsk(ctx, tx, c, a, len(pending)); err != nil {
 			return err
 		}
-		out, created = a, true
-		return nil
+		out, created, rule = a, true, r
+		if r != nil {
+			// Answered at once: no card, so no one is notified of it.
+			return s.answerByRule(ctx, tx, a, r)
+		}
+		return s.enqueueNotify(ctx, tx, a)
 	})
 	if err != nil {
 		return nil, err
 	}
 	if created {
 		s.Metrics.created(out)
+	}
+	if rule != nil {
+		s.Metrics.answeredByRule(out, rule)
 	}
 	if replaced != nil {
 		s.Metrics.settled(replaced)
@@ -193,7 +207,8 @@ func (s *Service) replaceAttention(ctx context.Context, tx askd.Tx, c askd.Calle
 
 // insertAsk stores the new ask a of c's session, which has pending asks
 // pending already, within the caps (MaxPending, checkTokenPending,
-// addSession), with its notify deliveries and created event.
+// addSession), with its created event. Its notify deliveries are the
+// caller's to queue (enqueueNotify): an ask a rule answers has none.
 func (s *Service) insertAsk(ctx context.Context, tx askd.Tx, c askd.Caller, a *askd.Ask, pending int) error {
 	if pending >= s.cfg.MaxPending {
 		return askd.Errorf(askd.ELIMIT, "session %q already has %d pending asks, at most %d: wait for answers or cancel some with cancel_ask", c.Session, pending, s.cfg.MaxPending)
@@ -207,9 +222,6 @@ func (s *Service) insertAsk(ctx context.Context, tx askd.Tx, c askd.Caller, a *a
 		}
 	}
 	if err := tx.CreateAsk(ctx, a); err != nil {
-		return err
-	}
-	if err := s.enqueueNotify(ctx, tx, a); err != nil {
 		return err
 	}
 	return s.record(ctx, tx, a, askd.ActionCreated, c.Name, "")

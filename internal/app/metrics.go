@@ -15,6 +15,7 @@ type Metrics struct {
 	asksCreated  *prometheus.CounterVec
 	asksSettled  *prometheus.CounterVec
 	timeToAnswer *prometheus.HistogramVec
+	ruleAnswers  *prometheus.CounterVec
 	SSEClients   prometheus.Gauge
 }
 
@@ -31,6 +32,9 @@ func newMetrics(s *Service) *Metrics {
 			Name: "askd_time_to_answer_seconds", Help: "Time from an ask's creation to a person answering it.",
 			Buckets: []float64{1, 5, 15, 30, 60, 120, 300, 600, 1800, 3600, 4 * 3600, 24 * 3600},
 		}, []string{"kind"}),
+		ruleAnswers: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "askd_rule_answers_total", Help: "Approvals answered at once by a person's rule, by effect (allow, deny).",
+		}, []string{"effect"}),
 		SSEClients: prometheus.NewGauge(prometheus.GaugeOpts{
 			Name: "askd_sse_clients", Help: "Inbox event streams connected to this process.",
 		}),
@@ -53,7 +57,7 @@ func newMetrics(s *Service) *Metrics {
 	waiters := prometheus.NewGaugeFunc(prometheus.GaugeOpts{
 		Name: "askd_waiters", Help: "Calls blocked waiting for an answer in this process.",
 	}, func() float64 { return float64(s.hub.count()) })
-	m.Registry.MustRegister(m.asksCreated, m.asksSettled, m.timeToAnswer, m.SSEClients, pending, waiters,
+	m.Registry.MustRegister(m.asksCreated, m.asksSettled, m.timeToAnswer, m.ruleAnswers, m.SSEClients, pending, waiters,
 		collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	return m
 }
@@ -71,4 +75,11 @@ func (m *Metrics) settled(a *askd.Ask) {
 		}
 	}
 	m.asksSettled.WithLabelValues(string(a.Kind), outcome).Inc()
+}
+
+// answeredByRule counts ask a, answered by rule r as it was created: settled
+// as answered, but not in the time to answer, which is a person's.
+func (m *Metrics) answeredByRule(a *askd.Ask, r *askd.Rule) {
+	m.asksSettled.WithLabelValues(string(a.Kind), "answered").Inc()
+	m.ruleAnswers.WithLabelValues(string(r.Effect)).Inc()
 }

@@ -90,6 +90,10 @@ func (s *Server) routes() {
 	m.HandleFunc("GET /api/sessions", s.authed(askd.RoleHuman, s.listSessions))
 	m.HandleFunc("PUT /api/sessions/{name}/channel", s.authed(askd.RoleAgent, s.setChannel))
 	m.HandleFunc("GET /api/events", s.authed(askd.RoleHuman, s.events))
+	m.HandleFunc("GET /api/rules", s.authed(askd.RoleHuman, s.listRules))
+	m.HandleFunc("POST /api/rules", s.authed(askd.RoleHuman, s.createRule))
+	m.HandleFunc("PATCH /api/rules/{id}", s.authed(askd.RoleHuman, s.changeRule))
+	m.HandleFunc("DELETE /api/rules/{id}", s.authed(askd.RoleHuman, s.revokeRule))
 
 	if agent {
 		m.HandleFunc("POST /hooks/claude", s.claudeHook)

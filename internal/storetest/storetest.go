@@ -14,7 +14,10 @@
 //   - deliveries are claimed due-first, never twice while leased, even by
 //     concurrent claimers, and go with their ask;
 //   - a sign-in code is taken once, even by concurrent takers; sign-in codes
-//     and browser sessions go with their human token.
+//     and browser sessions go with their human token;
+//   - FindRules lists oldest first; a rule is live at t only when not revoked
+//     and expiring after t (strict); rules go with their agent's token and
+//     their maker's, and their ids are never reused.
 //
 // The suite never goes on using a transaction after one of its statements
 // failed (PostgreSQL aborts the transaction then): each expected failure has
@@ -72,6 +75,10 @@ func Run(t *testing.T, open func(t *testing.T) askd.Store) {
 		{"BrowserSessions", testBrowserSessions},
 		{"RevokeEndsSignIns", testRevokeEndsSignIns},
 		{"DeleteExpiredSignIns", testDeleteExpiredSignIns},
+		{"RuleRoundTrip", testRuleRoundTrip},
+		{"FindRules", testFindRules},
+		{"UpdateRule", testUpdateRule},
+		{"RulesGoWithTokens", testRulesGoWithTokens},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -309,6 +309,12 @@ func testViewRefusesWrites(t *testing.T, s askd.Store) {
 		{"CreateToken", func(tx askd.Tx) error {
 			return tx.CreateToken(ctx, &askd.Token{Name: "t", Role: askd.RoleHuman, Hash: hash("t"), CreatedAt: at(0)})
 		}},
+		{"CreateRule", func(tx askd.Tx) error { return tx.CreateRule(ctx, newRule("agent-1", "s1", askd.MatchTool, time.Hour)) }},
+		{"UpdateRule", func(tx askd.Tx) error {
+			r := newRule("agent-1", "s1", askd.MatchTool, time.Hour)
+			r.ID = 1
+			return tx.UpdateRule(ctx, r)
+		}},
 	}
 	for _, w := range writes {
 		t.Run(w.name, func(t *testing.T) {
