@@ -74,7 +74,7 @@ func init() {
 		"bench":       {"measure a running askd over loopback: latency, waiters, throughput, SSE fan-out", cmdBench},
 		"mcp":         {"serve MCP on stdin/stdout, bridged to a running askd (agent token)", cmdMCP},
 		"session":     {"set how a session's agent is told of answers: session set-channel (agent token)", cmdSession},
-		"install":     {"wire askd into Claude Code (install claude) or print Codex's config (install codex)", cmdInstall},
+		"install":     {"wire askd into Claude Code (install claude) or Codex (install codex: edits its config.toml)", cmdInstall},
 	}
 }
 
@@ -113,7 +113,7 @@ func usage(w io.Writer) {
 	fmt.Fprintln(w, "\nRun 'askd <command> -h' for a command's flags; flags may come before or after")
 	fmt.Fprintln(w, "its arguments, and -- ends them. Every flag can also be set as an ASKD_*")
 	fmt.Fprintln(w, "environment variable, e.g. --question-timeout as ASKD_QUESTION_TIMEOUT, except")
-	fmt.Fprintln(w, "that the person's commands (list, show, answer, dismiss) take their token from")
+	fmt.Fprintln(w, "that the person's commands (list, show, answer, dismiss, rule) take their token from")
 	fmt.Fprintln(w, "ASKD_HUMAN_TOKEN and the agent's (ask, check, cancel, session, mcp) from ASKD_TOKEN.")
 }
 
