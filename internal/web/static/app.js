@@ -405,18 +405,21 @@ setInterval(() => {
 }, 30000);
 
 // Countdowns count down, and mark their card when its time is nearly up.
-function tickAll() {
+const countdowns = document.getElementsByClassName('countdown'); // live
+function tickAll(force = false) {
   const now = clock.now();
-  for (const el of document.querySelectorAll('#pending .countdown')) {
-    el.closest('.card').classList.toggle('due', tick(el, now));
+  for (const el of countdowns) {
+    const due = tick(el, now, force);
+    const card = el._card || (el._card = el.closest('.card'));
+    if (card.classList.contains('due') !== due) card.classList.toggle('due', due);
   }
 }
-setInterval(tickAll, 1000);
+setInterval(() => tickAll(), 1000);
 
 // askdClock moves the page's clock, for tests: set(ms) makes now ms since
 // the epoch (and time runs on from there); now() reads it.
 window.askdClock = {
-  set(ms) { clock.offset = ms - Date.now(); tickAll(); schedule(); },
+  set(ms) { clock.offset = ms - Date.now(); tickAll(true); schedule(); },
   now: () => clock.now(),
 };
 

@@ -97,12 +97,21 @@ export function countdown(ts) {
   return el;
 }
 
-// tick updates a countdown element, touching the DOM only when its words or
-// urgency change. It reports whether the deadline is near.
-export function tick(el, now = clock.now()) {
+// tick updates a countdown element and reports whether its deadline is near.
+// It touches the DOM only when the words or the urgency change, and works
+// them out only when they can have: each second in the last ten minutes,
+// each minute before (a thousand countdowns cost next to nothing a second).
+// force works them out anyway (the clock was moved).
+export function tick(el, now = clock.now(), force = false) {
+  if (!force && now < el._next) return el._soon;
+  const ms = el._deadline - now;
+  const s = Math.ceil(ms / 1000);
+  // The words change when s crosses a second (under ten minutes) or a
+  // minute (over).
+  el._next = el._deadline - (s < 600 ? s - 1 : 60 * Math.floor(s / 60) - 1) * 1000;
+  el._soon = ms <= SOON;
   const text = left(el._deadline, now);
   if (el.textContent !== text) el.textContent = text;
-  const soon = el._deadline - now <= SOON;
-  if (el.classList.contains('soon') !== soon) el.classList.toggle('soon', soon);
-  return soon;
+  if (el.classList.contains('soon') !== el._soon) el.classList.toggle('soon', el._soon);
+  return el._soon;
 }
