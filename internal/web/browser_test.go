@@ -234,6 +234,16 @@ func (p *tab) waitFor(js string) {
 	}
 }
 
+// steady scrolls the element an XPath names into view and waits until its
+// box stays put, so that a click aimed at it lands on it. Cards far down are
+// laid out only once scrolled to (content-visibility), and those coming into
+// view then take their real heights, moving what is near them.
+func (p *tab) steady(xpath string) {
+	p.t.Helper()
+	q, _ := json.Marshal(xpath)
+	p.waitFor(fmt.Sprintf(`(e => { if (!e) return false; e.scrollIntoView({ block: 'center' }); const r = e.getBoundingClientRect(); const box = [r.top, r.left, r.height].join(); const same = window.__steady === box; window.__steady = box; return same; })(document.evaluate(%s, document, null, 9, null).singleNodeValue)`, q))
+}
+
 func card(id int64) string { return fmt.Sprintf(`#pending .card[data-id="%d"]`, id) }
 
 // option is an XPath to the option labelled label on ask id's card.

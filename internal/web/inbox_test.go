@@ -73,7 +73,9 @@ func TestMultiSelectAndOther(t *testing.T) {
 	wantAnswer(t, receive(t, ch), askd.StatusAnswered, `{"answers":{"Name the branch?":"release/2.0"}}`)
 }
 
-func TestDismissWithReply(t *testing.T) {
+// Close… takes an optional reply: the ask is dismissed, the reply is the
+// agent's response.
+func TestCloseWithReply(t *testing.T) {
 	t.Parallel()
 	srv := startServer(t, app.Config{})
 	p := openInbox(t, srv, "/")
@@ -83,15 +85,15 @@ func TestDismissWithReply(t *testing.T) {
 	}})
 	ch := agentWaits(agent, a.ID)
 	p.do(chromedp.WaitVisible(chromedp.CSS(card(a.ID))),
-		chromedp.Click(button(a.ID, "Dismiss with reply…")),
+		chromedp.Click(button(a.ID, "Close…")),
 		chromedp.SendKeys(chromedp.CSS(card(a.ID)+" input.reply"), "wait for the freeze to end"),
-		chromedp.Click(button(a.ID, "Dismiss")))
+		chromedp.Click(button(a.ID, "Close")))
 	got := receive(t, ch)
 	if got.CancelReason != askd.ReasonDismissed || got.SettledBy != "alice" {
 		t.Fatalf("got %s/%s by %q, want dismissed by alice", got.Status, got.CancelReason, got.SettledBy)
 	}
 	wantAnswer(t, got, askd.StatusCancelled, `{"response":"wait for the freeze to end"}`)
-	p.waitFor(`(document.querySelector('#recent .recent-item[data-id="1"]')?.textContent || '').includes('dismissed')`)
+	p.waitFor(`(document.querySelector('#recent .recent-item[data-id="1"]')?.textContent || '').includes('closed')`)
 }
 
 func TestThreeQuestions(t *testing.T) {
@@ -137,7 +139,7 @@ func TestDecisionAndAttention(t *testing.T) {
 	p.do(chromedp.Click(option(a.ID, "Keep")))
 	wantAnswer(t, receive(t, ch), askd.StatusAnswered, `{"answer":"Keep"}`)
 
-	// ready: an answer field; blocked: Close.
+	// ready: an answer field; blocked: Close… without a reply.
 	ready := create(t, srv.Agent("build"), &askd.AskInput{Kind: askd.KindReady, Title: "The build is green", Details: "Ready for review."})
 	ch = agentWaits(srv.Agent("build"), ready.ID)
 	p.do(chromedp.WaitVisible(chromedp.CSS(card(ready.ID))),
@@ -147,7 +149,7 @@ func TestDecisionAndAttention(t *testing.T) {
 
 	blocked := create(t, srv.Agent("infra"), &askd.AskInput{Kind: askd.KindBlocked, Title: "No credentials for the registry"})
 	ch = agentWaits(srv.Agent("infra"), blocked.ID)
-	p.do(chromedp.WaitVisible(chromedp.CSS(card(blocked.ID))), chromedp.Click(button(blocked.ID, "Close")))
+	p.do(chromedp.WaitVisible(chromedp.CSS(card(blocked.ID))), chromedp.Click(button(blocked.ID, "Close…")), chromedp.Click(button(blocked.ID, "Close")))
 	got := receive(t, ch)
 	if got.Status != askd.StatusCancelled || got.CancelReason != askd.ReasonDismissed {
 		t.Fatalf("Close gave %s/%s, want cancelled/dismissed", got.Status, got.CancelReason)
@@ -250,10 +252,11 @@ func TestLiveAndReload(t *testing.T) {
 	}
 	p.waitFor(fmt.Sprintf(`document.querySelector('%s') === null && (document.querySelector('#recent [data-id="%d"]')?.textContent || '').includes('withdrawn')`, card(first.ID), first.ID))
 
-	// A reload loses nothing.
-	before := eval[string](p, `document.querySelector('#pending').textContent + '|' + document.querySelector('#recent').textContent`)
+	// A reload loses nothing. (Countdowns aside: they count on meanwhile.)
+	const shown = `[...document.querySelectorAll('#pending, #recent')].map(e => { const c = e.cloneNode(true); c.querySelectorAll('.countdown').forEach(t => t.remove()); return c.textContent; }).join('|')`
+	before := eval[string](p, shown)
 	p.do(chromedp.Reload(), chromedp.WaitVisible(chromedp.CSS("body.ready")))
-	after := eval[string](p, `document.querySelector('#pending').textContent + '|' + document.querySelector('#recent').textContent`)
+	after := eval[string](p, shown)
 	if before != after {
 		t.Errorf("after reload the page shows\n%s\nbefore it showed\n%s", after, before)
 	}
@@ -371,7 +374,8 @@ func TestSessionScoping(t *testing.T) {
 	}
 	p.do(chromedp.Click(chromedp.CSS(`#sessions [data-session="beta"]`)))
 	p.waitFor(`document.querySelectorAll('#pending .card').length === 2`)
-	if got, want := ids(), fmt.Sprintf("%d,%d", beta2.ID, beta1.ID); got != want {
+	// Questions: the soonest deadline (the older one) first.
+	if got, want := ids(), fmt.Sprintf("%d,%d", beta1.ID, beta2.ID); got != want {
 		t.Errorf("scoped to beta: cards %s, want %s", got, want)
 	}
 	if loc := eval[string](p, `location.search`); loc != "?agent=agent-1&session=beta" {
@@ -380,7 +384,7 @@ func TestSessionScoping(t *testing.T) {
 	// New asks of other sessions stay out of the scoped list.
 	create(t, srv.Agent("alpha"), &askd.AskInput{Kind: askd.KindQuestion, Questions: []askd.Question{question("alpha q?", "A", false, "x", "y")}})
 	p.waitFor(sidebar + ` === 'All sessions 4|alpha agent-1 2|beta agent-1 2'`)
-	if got := ids(); got != fmt.Sprintf("%d,%d", beta2.ID, beta1.ID) {
+	if got := ids(); got != fmt.Sprintf("%d,%d", beta1.ID, beta2.ID) {
 		t.Errorf("after an alpha ask, beta shows %s", got)
 	}
 	// The selection survives a reload, and All comes back.
@@ -400,12 +404,14 @@ func TestKeyboard(t *testing.T) {
 	p := openInbox(t, srv, "/")
 	p.waitFor(`document.querySelectorAll('#pending .card').length === 2`)
 	chA, chB := agentWaits(agent, a.ID), agentWaits(agent, b.ID)
-	// Newest first: j focuses b, j again a, k back to b.
-	p.do(chromedp.KeyEvent("j"))
-	p.waitFor(fmt.Sprintf(`document.activeElement.dataset.id === '%d'`, b.ID))
+	// Soonest deadline first: j focuses a, j again b, k back to a, j to b.
 	p.do(chromedp.KeyEvent("j"))
 	p.waitFor(fmt.Sprintf(`document.activeElement.dataset.id === '%d'`, a.ID))
+	p.do(chromedp.KeyEvent("j"))
+	p.waitFor(fmt.Sprintf(`document.activeElement.dataset.id === '%d'`, b.ID))
 	p.do(chromedp.KeyEvent("k"))
+	p.waitFor(fmt.Sprintf(`document.activeElement.dataset.id === '%d'`, a.ID))
+	p.do(chromedp.KeyEvent("j"))
 	p.waitFor(fmt.Sprintf(`document.activeElement.dataset.id === '%d'`, b.ID))
 	p.do(chromedp.KeyEvent("3"))
 	wantAnswer(t, receive(t, chB), askd.StatusAnswered, `{"answers":{"Second?":"e"}}`)

@@ -63,9 +63,14 @@ func TestScreenshots(t *testing.T) {
 				t.Fatal(err)
 			}
 			p.signIn(srv.HumanName, "/")
-			p.waitFor(`document.querySelectorAll('#pending .card').length === 5`)
-			// Show the person midway: an option chosen on the first card.
+			p.waitFor(`document.querySelectorAll('#pending .card').length === 7 && [...document.querySelectorAll('#pending .details')].every(d => d.querySelector('.md'))`)
+			// Show the person midway: an option chosen on the layout
+			// question, and (on the desktop's whole page) the edits of an
+			// approval in Recent.
 			p.do(chromedp.Click(option(newest, "Tabs")))
+			if !shot.mobile {
+				eval[bool](p, `document.querySelector('#recent .recent-edits').open = true`)
+			}
 			eval[bool](p, `document.activeElement.blur(), window.scrollTo(0, 0), true`)
 			p.waitFor(settledPage)
 			if !shot.mobile {
@@ -136,13 +141,18 @@ func scene(t *testing.T, srv *testserver.Server) int64 {
 	}}, time.Hour)
 	agent := askd.Caller{Name: "codex", Role: askd.RoleAgent, Session: "infra"}
 	srv.App.Withdraw(ctx, agent, wd.ID)
+	ed := mk("api-refactor", &askd.AskInput{Kind: askd.KindApproval, Title: "Bump the Go toolchain in CI",
+		Payload: []byte(`{"file":".github/workflows/ci.yml","go":"1.25","cache":true}`)}, 0)
+	srv.App.Answer(ctx, human, ed.ID, &askd.Answer{Decision: "modified", Payload: []byte(`{"file":".github/workflows/ci.yml","go":"1.26","cache":true}`)})
 
 	// Pending, oldest first.
 	mk("infra", &askd.AskInput{Kind: askd.KindApproval, Title: "Apply the Terraform plan to staging",
-		Details: "Plan: 3 to add, 1 to change, 0 to destroy.\n  + module.db.aws_db_instance.replica\n  ~ module.cache.aws_elasticache_cluster.main",
+		Details: "**Plan:** 3 to add, 1 to change, 0 to destroy.\n\n```\n+ module.db.aws_db_instance.replica\n~ module.cache.aws_elasticache_cluster.main\n```",
 		Payload: []byte(`{"workspace":"staging","targets":["module.db","module.cache"],"auto_approve":false}`)}, 0)
 	mk("ci-nightly", &askd.AskInput{Kind: askd.KindBlocked, Title: "Nightly release is blocked: the signing key expired yesterday",
-		Details: "Upload a new key to the CI secrets as SIGNING_KEY, then answer here and I will re-run the release."}, 0)
+		Details: "Upload a new key to the CI secrets as `SIGNING_KEY`, then answer here and I will re-run the release."}, 0)
+	mk("docs-site-build", &askd.AskInput{Kind: askd.KindReady, Title: "The docs preview is up for review",
+		Details: "Changed: *Getting started*, *Tokens*, and the API reference for `/api/asks`."}, 0)
 	mk("docs-site", &askd.AskInput{Kind: askd.KindDecision, Title: "Publish the v2 docs now, or wait for the API freeze?",
 		Details: "Two endpoints may still change names this week.", Recommended: "Wait for the freeze",
 		Options: []askd.Option{{Label: "Publish now", Description: "fix renames in a follow-up"}, {Label: "Wait for the freeze", Description: "about three days"}}}, 0)
@@ -153,5 +163,12 @@ func scene(t *testing.T, srv *testserver.Server) int64 {
 		{Label: "Tabs", Description: "one tab per area", Preview: "**Settings**\n\n| Profile | Tokens | Notifications |\n|---|---|---|\n| name, avatar | list, revoke | email, Slack |\n\nOne area at a time; short pages."},
 		{Label: "Single page", Description: "everything, with anchors", Preview: "**Settings**\n\n- Profile\n- Tokens\n- Notifications\n\nOne long page; `Ctrl+F` finds anything."},
 	}}
-	return mk("api-refactor", &askd.AskInput{Kind: askd.KindQuestion, Questions: []askd.Question{q}}, time.Hour).ID
+	newest := mk("api-refactor", &askd.AskInput{Kind: askd.KindQuestion, Questions: []askd.Question{q}}, time.Hour).ID
+	perm, err := app.PermissionAsk(&askd.PermissionInput{ToolName: "Bash", ToolUseID: "toolu_01",
+		Input: []byte(`{"command":"go test -race ./internal/...","description":"Run the internal packages' tests with the race detector"}`)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	mk("api-refactor", perm, 0)
+	return newest
 }

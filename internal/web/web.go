@@ -2,9 +2,10 @@
 // and a few JavaScript modules embedded in the binary, no build step and
 // nothing fetched from elsewhere. The page talks to the JSON API and the event
 // stream of internal/httpapi; this package adds only what the page needs
-// beside them: the sign-in page, and option previews rendered on the server
-// (Markdown through goldmark, sanitized by bluemonday; HTML only inside a
-// sandboxed frame with its own Content-Security-Policy).
+// beside them: the sign-in page, and option previews and ask details
+// rendered on the server (Markdown through goldmark, sanitized by bluemonday;
+// HTML previews only inside a sandboxed frame with its own
+// Content-Security-Policy).
 //
 // Every page response carries a strict Content-Security-Policy: scripts from
 // this origin only, no inline script, no plugins, no framing, no <base>.
@@ -46,6 +47,7 @@ func New(svc *app.Service) *Handler {
 	h.mux.HandleFunc("GET /favicon.ico", h.favicon)
 	h.mux.HandleFunc("GET /inbox/previews/{id}", h.previews)
 	h.mux.HandleFunc("GET /inbox/previews/{id}/{q}/{o}", h.previewDoc)
+	h.mux.HandleFunc("GET /inbox/details", h.details)
 	h.mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
 		securityHeaders(w, pageCSP)
 		http.NotFound(w, r)

@@ -3,6 +3,7 @@ package web_test
 import (
 	"compress/gzip"
 	"context"
+	"fmt"
 	"io"
 	"net/http"
 	"regexp"
@@ -45,6 +46,82 @@ func TestRenderMarkdown(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+func TestRenderDetails(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct {
+		name, src string
+		want, not []string
+	}{
+		{"formatting kept", "**bold** `code`\n\n- a\n- b", []string{"<strong>bold</strong>", "<code>code</code>", "<li>a</li>"}, nil},
+		{"a line break stays one", "first line\nsecond line", []string{"first line<br>", "second line"}, nil},
+		{"raw html shown as text", "returns Vec<String> now", []string{"Vec&lt;String&gt; now"}, []string{"<String>"}},
+		{"html blocks shown as text", "<div onclick=\"x()\">\nhi\n</div>\n\nafter", []string{"&lt;div onclick=", "<p>after</p>"}, []string{"<div"}},
+		{"scripts and images are text, not markup", "<script>alert(1)</script><img src=x onerror=alert(1)>",
+			[]string{"&lt;script&gt;", "&lt;img"}, []string{"<script", "<img"}},
+		{"links lose their target, keep their text", "[docs](https://example.com) <https://example.com/x>", []string{"docs"}, []string{"<a", "href"}},
+		{"javascript links", "[x](javascript:alert(1))", []string{"x"}, []string{"<a", "javascript"}},
+		{"images dropped", "![alt](https://example.com/a.png)", nil, []string{"<img", "example.com"}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			got := web.RenderDetails(tc.src)
+			for _, w := range tc.want {
+				if !strings.Contains(got, w) {
+					t.Errorf("%q lacks %q", got, w)
+				}
+			}
+			for _, n := range tc.not {
+				if strings.Contains(got, n) {
+					t.Errorf("%q holds %q", got, n)
+				}
+			}
+		})
+	}
+}
+
+func TestDetailsEndpoint(t *testing.T) {
+	t.Parallel()
+	srv := startServer(t, app.Config{})
+	agent := srv.Agent("d")
+	first, err := agent.Create(context.Background(), &askd.AskInput{Kind: askd.KindBlocked, Title: "t", Details: "**one** <b>"}, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	bare, err := agent.Create(context.Background(), &askd.AskInput{Kind: askd.KindApproval, Title: "no details"}, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cookie := srv.BrowserCookie(t, srv.HumanName).Value
+	path := fmt.Sprintf("/inbox/details?id=%d&id=%d&id=999", first.ID, bare.ID)
+	if resp := get(t, srv.URL+path, ""); resp.StatusCode != http.StatusUnauthorized {
+		t.Errorf("without a cookie: %d", resp.StatusCode)
+	}
+	if resp := get(t, srv.URL+path, srv.AgentToken); resp.StatusCode != http.StatusUnauthorized {
+		t.Errorf("a token as the cookie: %d", resp.StatusCode)
+	}
+	read := func(path string) (int, string) {
+		resp := get(t, srv.URL+path, cookie)
+		body, _ := io.ReadAll(resp.Body)
+		return resp.StatusCode, strings.TrimSpace(string(body))
+	}
+	// Only asks with details, each with its revision; unknown ids left out.
+	want := fmt.Sprintf(`{"details":[{"id":%d,"revision":1,"html":"\u003cp\u003e\u003cstrong\u003eone\u003c/strong\u003e \u0026lt;b\u0026gt;\u003c/p\u003e\n"}]}`, first.ID)
+	if code, body := read(path); code != http.StatusOK || body != want {
+		t.Errorf("got %d %s\nwant %s", code, body, want)
+	}
+	// A newer ask replaces the first: new details, a new revision.
+	if _, err := agent.Create(context.Background(), &askd.AskInput{Kind: askd.KindBlocked, Title: "t", Details: "_two_"}, 0); err != nil {
+		t.Fatal(err)
+	}
+	if code, body := read(fmt.Sprintf("/inbox/details?id=%d", first.ID)); code != http.StatusOK || !strings.Contains(body, `"revision":2`) || !strings.Contains(body, `\u003cem\u003etwo`) {
+		t.Errorf("after the replacement: %d %s", code, body)
+	}
+	for _, bad := range []string{"/inbox/details", "/inbox/details?id=x", "/inbox/details?id=0", "/inbox/details?" + strings.Repeat("id=1&", 51)} {
+		if code, body := read(bad); code != http.StatusBadRequest || !strings.Contains(body, `"id:`) {
+			t.Errorf("%s: %d %s", bad, code, body)
+		}
 	}
 }
 

@@ -45,10 +45,13 @@ func xssAsks(t *testing.T, agent interface {
 				{Label: "plain", Description: xssSVG},
 			}},
 		}},
-		{Kind: askd.KindDecision, Title: "T " + xssImg + xssScript, Details: "D " + xssAll, Recommended: xssImg,
+		// Details are Markdown, rendered on the server like previews.
+		{Kind: askd.KindDecision, Title: "T " + xssImg + xssScript, Details: xssMarkdown + "\n\nD " + xssAll, Recommended: xssImg,
 			Options: []askd.Option{{Label: xssImg, Description: xssAll}, {Label: xssSVG, Description: xssScript}}},
 		{Kind: askd.KindApproval, Title: "A " + xssImg, Details: xssAll,
 			Payload: []byte(fmt.Sprintf(`{"cmd":%q,"html":%q}`, xssScript, xssImg))},
+		{Kind: askd.KindApproval, Title: "P", ToolName: `<img src=x onerror=window.__xss=1>`, Details: xssMarkdown,
+			Payload: []byte(fmt.Sprintf(`{"command":%q,"file_path":%q}`, xssImg, xssScript))},
 	}
 	var out []*askd.Ask
 	for _, in := range ins {
@@ -78,7 +81,7 @@ func TestXSS(t *testing.T) {
 			p := openInbox(t, srv, "/")
 			// More arrive live, through the event stream.
 			live := xssAsks(t, srv.Agent(`"><script>window.__xss=1</script>`), tc.preview)
-			last := live[len(live)-1]
+			last := live[2] // an approval
 			p.waitFor(fmt.Sprintf(`document.querySelectorAll('#pending .card').length === %d`, len(old)+len(live)))
 
 			// Show every preview: hover each option that has one.
@@ -104,13 +107,40 @@ func TestXSS(t *testing.T) {
 					t.Errorf("rendered Markdown preview has attributes %q", attrs)
 				}
 			}
-			// Open the approval editor too, and settle two asks so payloads
-			// reach Recent.
-			ap := live[2]
+			// Every card's details arrive rendered, and hold nothing but
+			// formatting.
+			p.waitFor(`[...document.querySelectorAll('#pending .details')].length === 6 && [...document.querySelectorAll('#pending .details')].every(d => d.querySelector('.md'))`)
+			for _, bad := range eval[[]string](p, `[...document.querySelectorAll('#pending .details .md')].map(e => e.innerHTML)`) {
+				for _, tag := range []string{"<img", "<script", "<a ", "<a>", "<details", "<iframe", "<svg", "<form"} {
+					if strings.Contains(bad, tag) {
+						t.Errorf("rendered details hold %q: %s", tag, bad)
+					}
+				}
+			}
+			if attrs := eval[[]string](p, `[...document.querySelectorAll('#pending .details .md *')].flatMap(e => [...e.attributes].map(a => a.name)).filter(n => n !== 'class' && n !== 'align' && n !== 'start')`); len(attrs) > 0 {
+				t.Errorf("rendered details have attributes %q", attrs)
+			}
+			// Open an approval's editor too (the older one: editing hides
+			// Reject…), and settle two asks so payloads reach Recent.
+			ap := old[2]
+			p.steady(button(ap.ID, "Edit…"))
 			p.do(chromedp.Click(button(ap.ID, "Edit…")))
+			// And a permission prompt's, its edits shown as a diff.
+			perm := old[3]
+			p.steady(button(perm.ID, "Edit…"))
+			p.do(chromedp.Click(button(perm.ID, "Edit…")))
+			eval[bool](p, fmt.Sprintf(`(e => { e.value = e.value.replace('"command"', '"command2"'); e.dispatchEvent(new Event('input', { bubbles: true })); return true })(document.querySelector('%s textarea.json-editor'))`, card(perm.ID)))
+			p.waitFor(fmt.Sprintf(`document.querySelector('%s .diff-box ins') !== null`, card(perm.ID)))
 			dec := live[1]
+			p.steady(option(dec.ID, xssImg))
 			p.do(chromedp.Click(option(dec.ID, xssImg)))
-			p.do(chromedp.Click(button(last.ID, "Reject…")), chromedp.SendKeys(chromedp.CSS(card(last.ID)+" textarea.comment"), xssImg), chromedp.Click(button(last.ID, "Reject")))
+			// Its card leaves before the next click: a card leaving moves
+			// the others, and a click aimed meanwhile lands beside its button.
+			p.waitFor(fmt.Sprintf(`document.querySelector('%s') === null`, card(dec.ID)))
+			p.steady(button(last.ID, "Reject…"))
+			p.do(chromedp.Click(button(last.ID, "Reject…")))
+			p.do(chromedp.SendKeys(chromedp.CSS(card(last.ID)+" textarea.comment"), xssImg))
+			p.do(chromedp.Click(button(last.ID, "Reject")))
 			p.waitFor(`document.querySelectorAll('#recent .recent-item').length === 2`)
 			// Kept sleep: an injected handler that never exists fires no
 			// event to wait for. The element count below is the exact check;

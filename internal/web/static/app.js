@@ -1,6 +1,8 @@
 // app.js runs the inbox: it loads the asks, keeps them live over the event
 // stream, and renders the session list, the pending cards and Recent.
-import { h, buildCard, refreshCard, showSettled, micros, relTime, summary, outcome } from './cards.js';
+import { h, clock, micros, relTime, tick } from './dom.js';
+import { buildCard, refreshCard, showSettled, summary, outcome } from './cards.js';
+import { diffView, pretty } from './approval.js';
 
 const $ = id => document.getElementById(id);
 
@@ -66,6 +68,36 @@ function upsert(a) {
   schedule();
 }
 
+// details returns a Promise of the HTML of an ask's details, rendered from
+// Markdown and sanitized on the server, or of null. Cards ask for them as
+// they are built; one request fetches those of many.
+const details = {
+  cache: new Map(), // "id@revision" → Promise
+  queue: [],
+  get(id, revision) {
+    const k = `${id}@${revision}`;
+    if (!this.cache.has(k)) {
+      this.cache.set(k, new Promise(resolve => {
+        if (!this.queue.length) setTimeout(() => this.flush(), 0);
+        this.queue.push({ id, revision, resolve });
+      }));
+    }
+    return this.cache.get(k);
+  },
+  async flush() {
+    const all = this.queue.splice(0);
+    for (let i = 0; i < all.length; i += 50) {
+      const batch = all.slice(i, i + 50);
+      const r = await api('GET', '/inbox/details?' + batch.map(b => `id=${b.id}`).join('&'));
+      const got = new Map(r.ok ? r.data.details.map(d => [d.id, d]) : []);
+      for (const b of batch) {
+        const d = got.get(b.id);
+        b.resolve(d && d.revision === b.revision ? d.html : null);
+      }
+    }
+  },
+};
+
 const ctx = {
   api,
   upsert,
@@ -77,6 +109,7 @@ const ctx = {
     }
     return S.previews.get(id);
   },
+  details: (id, revision) => details.get(id, revision),
 };
 
 // schedule renders soon, once for a burst of changes. A timer, not
@@ -122,10 +155,20 @@ function cardFor(a) {
   return card;
 }
 
+// byUrgency orders pending asks: those with a deadline (questions,
+// permission prompts) first, the soonest first (of two due at once, the
+// older); then the rest (approvals, attention asks) newest first.
+function byUrgency(list) {
+  const due = a => (a.deadline ? micros(a.deadline) : Infinity);
+  return list.map(a => [due(a), a])
+    .sort(([dx, x], [dy, y]) => (dx !== dy ? dx - dy : dx === Infinity ? y.id - x.id : x.id - y.id))
+    .map(([, a]) => a);
+}
+
 let nextWake = 0;
 function render() {
   const t0 = performance.now();
-  const now = Date.now();
+  const now = clock.now();
   const all = [...S.asks.values()];
   const counts = new Map();
   let total = 0;
@@ -137,12 +180,11 @@ function render() {
     total++;
   }
 
-  const pending = all.filter(a => inScope(a) && ((a.status === 'pending' && !snoozed(a, now)) || S.held.has(a.id)))
-    .sort((x, y) => y.id - x.id);
+  const pending = byUrgency(all.filter(a => inScope(a) && ((a.status === 'pending' && !snoozed(a, now)) || S.held.has(a.id))));
   const keep = new Set(pending.map(a => a.id));
   for (const id of S.cards.keys()) if (!keep.has(id)) S.cards.delete(id);
-  // The first render builds cards for a few milliseconds only, newest
-  // first, so the top of a long inbox shows at once; the next render (a
+  // The first render builds cards for a few milliseconds only, most
+  // urgent first, so the top of a long inbox shows at once; the next render (a
   // moment later, after a paint) builds the rest in one go, because every
   // pass over a thousand cards costs a full style recalculation.
   const els = [];
@@ -198,7 +240,8 @@ function renderRecent(list) {
           h('div', { class: 'recent-summary' }, summary(a)),
           h('div', { class: 'recent-outcome' },
             o.who ? h('span', { class: 'who' }, `by ${o.who}`) : null,
-            o.what ? h('span', { class: 'what' }, o.what) : null)),
+            o.what ? h('span', { class: 'what' }, o.what) : null),
+          edits(a)),
         h('div', { class: 'recent-side' },
           h('span', { class: 'session' }, a.session),
           h('time', { class: 'rel', datetime: a.settled_at }, relTime(a.settled_at))));
@@ -210,6 +253,14 @@ function renderRecent(list) {
   for (const [k, el] of recentItems) if (!live.has(el)) recentItems.delete(k);
   reconcile($('recent'), els);
   $('recent-empty').hidden = els.length > 0;
+}
+
+// edits shows, folded, how a person changed an approval's payload.
+function edits(a) {
+  const ans = a.answer;
+  if (a.kind !== 'approval' || !ans || ans.decision !== 'modified' || a.payload == null || ans.payload == null) return null;
+  const diff = diffView(pretty(a.payload), pretty(ans.payload));
+  return diff && h('details', { class: 'recent-edits' }, h('summary', null, 'Edits'), diff);
 }
 
 function renderSessions(counts, total) {
@@ -310,13 +361,24 @@ function setupNotifications() {
   });
 }
 
-// Keyboard: j/k move between cards, 1–9 pick an option of the focused card.
+// Keyboard: j/k move between cards, 1–9 press the button or option showing
+// that digit on the focused card, Ctrl/Cmd+Enter submits what the card has
+// (its answers, its open pane's action), Escape closes its open pane.
 document.addEventListener('keydown', e => {
-  if (e.ctrlKey || e.metaKey || e.altKey) return;
   const t = e.target;
+  const current = t instanceof Element ? t.closest('#pending .card') : null;
+  if (current && e.key === 'Enter' && (e.ctrlKey || e.metaKey) && !e.altKey && !e.isComposing) {
+    e.preventDefault();
+    current._st.submitFrom(t);
+    return;
+  }
+  if (current && e.key === 'Escape') {
+    current._st.escape();
+    return;
+  }
+  if (e.ctrlKey || e.metaKey || e.altKey) return;
   if (t instanceof HTMLElement && (t.isContentEditable || /^(INPUT|TEXTAREA|SELECT)$/.test(t.tagName) && t.type !== 'checkbox')) return;
   const cards = [...document.querySelectorAll('#pending .card')];
-  const current = t instanceof Element ? t.closest('.card') : null;
   if (e.key === 'j' || e.key === 'k') {
     if (!cards.length) return;
     let i = cards.indexOf(current);
@@ -325,7 +387,10 @@ document.addEventListener('keydown', e => {
     cards[i].scrollIntoView({ block: 'nearest' });
     e.preventDefault();
   } else if (/^[1-9]$/.test(e.key) && current) {
-    const opt = current.querySelector(`[data-key="${e.key}"]`);
+    // Only what is on offer: not a button of a hidden row (Approve while
+    // the payload is being edited), nor one of a card being sent.
+    const opt = [...current.querySelectorAll(`[data-key="${e.key}"]`)]
+      .find(el => !el.closest('[hidden]') && !el.matches(':disabled') && !el.closest('fieldset:disabled'));
     if (!opt) return;
     const box = opt.querySelector('input[type=checkbox]');
     (box || opt).click();
@@ -335,9 +400,28 @@ document.addEventListener('keydown', e => {
 
 // Relative times age in place.
 setInterval(() => {
-  const now = Date.now();
-  for (const t of document.querySelectorAll('time.rel')) t.textContent = (t.dataset.prefix || '') + relTime(t.getAttribute('datetime'), now);
+  const now = clock.now();
+  for (const t of document.querySelectorAll('time.rel')) t.textContent = relTime(t.getAttribute('datetime'), now);
 }, 30000);
+
+// Countdowns count down, and mark their card when its time is nearly up.
+const countdowns = document.getElementsByClassName('countdown'); // live
+function tickAll(force = false) {
+  const now = clock.now();
+  for (const el of countdowns) {
+    const due = tick(el, now, force);
+    const card = el._card || (el._card = el.closest('.card'));
+    if (card.classList.contains('due') !== due) card.classList.toggle('due', due);
+  }
+}
+setInterval(() => tickAll(), 1000);
+
+// askdClock moves the page's clock, for tests: set(ms) makes now ms since
+// the epoch (and time runs on from there); now() reads it.
+window.askdClock = {
+  set(ms) { clock.offset = ms - Date.now(); tickAll(true); schedule(); },
+  now: () => clock.now(),
+};
 
 async function start() {
   const [me, list, sessions] = await Promise.all([api('GET', '/api/me'), api('GET', '/api/asks'), api('GET', '/api/sessions')]);

@@ -1,59 +1,16 @@
 // cards.js builds the card of one pending ask and the words that describe a
 // settled one. Agent text only ever enters the page as text (Text nodes,
-// textContent, or attribute values that are never URLs or handlers); the one
-// exception is a Markdown option preview, which the server rendered and
-// sanitized (no links, no images, no scripts).
-
-// h creates an element. Props: "class", "text", on<event> listeners, DOM
-// properties for booleans (hidden, disabled, checked), and attributes for the
-// rest. Children are nodes or strings; strings become Text nodes.
-export function h(tag, props, ...kids) {
-  const el = document.createElement(tag);
-  if (props) {
-    for (const [k, v] of Object.entries(props)) {
-      if (v == null || v === false) continue;
-      if (k.startsWith('on')) el.addEventListener(k.slice(2), v);
-      else if (k === 'class') el.className = v;
-      else if (k === 'text') el.textContent = v;
-      else if (typeof v === 'boolean') el[k] = v;
-      else el.setAttribute(k, String(v));
-    }
-  }
-  for (const c of kids.flat()) if (c != null && c !== false) el.append(c);
-  return el;
-}
+// textContent, or attribute values that are never URLs or handlers); the
+// exceptions are option previews and details, which the server rendered from
+// Markdown and sanitized (no links, no images, no scripts).
+import { h, add, keyHint, rel, countdown } from './dom.js';
+import { approvalBody } from './approval.js';
 
 const KIND = { question: 'Question', decision: 'Decision', action: 'Action', ready: 'Ready', blocked: 'Blocked', approval: 'Approval' };
+const kindName = a => (a.kind === 'approval' && a.tool_name ? 'Permission' : KIND[a.kind] || a.kind);
 
-// micros reads an RFC 3339 time to microseconds, so two states of an ask a
-// millisecond apart still order correctly.
-export function micros(ts) {
-  if (!ts) return 0;
-  const m = /^(.*?T\d\d:\d\d:\d\d)(?:\.(\d+))?(.*)$/.exec(ts);
-  if (!m) return Date.parse(ts) * 1000;
-  return Date.parse(m[1] + m[3]) * 1000 + Number(((m[2] || '') + '000000').slice(0, 6));
-}
-
-// relTime says how long ago (or, with future times, how soon) ts is.
-export function relTime(ts, now = Date.now()) {
-  const t = Date.parse(ts);
-  const d = Math.round((now - t) / 1000);
-  const a = Math.abs(d);
-  let s;
-  if (a < 45) s = d >= 0 ? 'just now' : 'in a moment';
-  else if (a < 3600) s = `${Math.round(a / 60)} min`;
-  else if (a < 86400) s = `${Math.round(a / 3600)} h`;
-  else s = shortDate.format(new Date(t));
-  if (a >= 45 && a < 86400) s = d >= 0 ? `${s} ago` : `in ${s}`;
-  return s;
-}
-
-const fullTime = new Intl.DateTimeFormat(undefined, { dateStyle: 'medium', timeStyle: 'short' });
-const shortDate = new Intl.DateTimeFormat(undefined, { month: 'short', day: 'numeric' });
-
-function rel(ts, prefix = '') {
-  return h('time', { class: 'rel', datetime: ts, 'data-prefix': prefix, title: fullTime.format(new Date(ts)) }, prefix + relTime(ts));
-}
+// The modifier of the submit key, as this platform writes it.
+export const MOD = /Mac|iPhone|iPad/.test(navigator.platform) ? '⌘' : 'Ctrl';
 
 // summary is the ask's one line: its title or first question.
 export function summary(a) {
@@ -72,8 +29,7 @@ export function outcome(a) {
     let what = '';
     if (a.kind === 'question') {
       const qs = a.questions || [];
-      const keys = ans.answers ? Object.keys(ans.answers) : [];
-      if (keys.length) {
+      if (ans.answers) {
         what = qs.filter(q => q.question in ans.answers)
           .map(q => (qs.length > 1 ? `${q.header}: ` : '') + choiceText(ans.answers[q.question])).join(' · ');
       }
@@ -84,10 +40,10 @@ export function outcome(a) {
     } else {
       what = ans.answer || '';
     }
-    return { how: 'answered', who: a.settled_by, what };
+    return { how: 'answered', who: a.settled_by || '', what };
   }
   switch (a.cancel_reason) {
-    case 'dismissed': return { how: 'dismissed', who: a.settled_by, what: ans.response ? `“${ans.response}”` : '' };
+    case 'dismissed': return { how: 'closed', who: a.settled_by || '', what: ans.response ? `“${ans.response}”` : '' };
     case 'timeout': return { how: 'timed out', who: '', what: 'no one answered in time' };
     case 'withdrawn': return { how: 'withdrawn', who: '', what: 'the agent took it back' };
     case 'replaced': return { how: 'replaced', who: '', what: 'a newer ask took its place' };
@@ -104,20 +60,27 @@ export function outcomeLine(a) {
   return s;
 }
 
-function details(text, cls = 'details') {
+// detailsBox shows an ask's details: as text at once, then as the Markdown
+// the server rendered and sanitized, once that arrives (ctx.details).
+function detailsBox(st) {
+  const text = st.ask.details;
   if (!text) return null;
   const long = text.length > 1200 || text.split('\n').length > 14;
-  const el = h('div', { class: cls + (long ? ' clamp' : '') }, text);
-  if (!long) return el;
+  const box = h('div', { class: 'details' + (long ? ' clamp' : '') }, h('div', { class: 'details-text' }, text));
+  st.ctx.details(st.ask.id, st.ask.revision).then(html => {
+    if (html == null) return;
+    const md = h('div', { class: 'md' });
+    // Rendered from Markdown and sanitized on the server (no links, images,
+    // scripts or styles), and the page's CSP forbids inline script anyway.
+    md.innerHTML = html;
+    box.replaceChildren(md);
+  });
+  if (!long) return box;
   const more = h('button', { class: 'link small', type: 'button', onclick: () => {
-    const open = el.classList.toggle('clamp');
+    const open = box.classList.toggle('clamp');
     more.textContent = open ? 'Show all' : 'Show less';
   } }, 'Show all');
-  return h('div', null, el, more);
-}
-
-function keyHint(n) {
-  return n <= 9 ? h('kbd', { class: 'key', 'aria-hidden': 'true' }, String(n)) : null;
+  return h('div', null, box, more);
 }
 
 function optionText(o, extra) {
@@ -128,25 +91,37 @@ function optionText(o, extra) {
 
 // buildCard returns the card element of a pending ask. ctx gives it the API
 // (ctx.api), the way to report a settled or changed ask (ctx.upsert), to keep
-// a card on screen after someone else settled its ask (ctx.hold, ctx.release)
-// and the option previews (ctx.previews).
+// a card on screen after someone else settled its ask (ctx.hold, ctx.release),
+// the option previews (ctx.previews) and rendered details (ctx.details).
+//
+// card._st is the card's state; st.submitFrom(target) is what Ctrl/Cmd+Enter
+// does on it, and st.escape() what Escape does.
 export function buildCard(ask, ctx) {
-  const card = h('article', { class: `card kind-${ask.kind}`, tabindex: '0', 'data-id': ask.id, 'aria-label': `${KIND[ask.kind] || ask.kind}: ${summary(ask)}` });
+  const card = h('article', { class: `card kind-${ask.kind}`, tabindex: '0', 'data-id': ask.id, 'aria-label': `${kindName(ask)}: ${summary(ask)}` });
   const body = h('fieldset', { class: 'card-body' });
   const st = {
     card, ask, ctx, body, dirty: false, settled: false,
     err: h('p', { class: 'card-error', role: 'alert', hidden: true }),
     banner: h('div', { class: 'banner', role: 'status', hidden: true }),
+    send: (method, path, payload) => send(st, method, path, payload),
+    submit: () => {},
+    escape: () => {},
   };
   card._st = st;
+  st.detailsEl = detailsBox(st);
   st.stopped = h('p', { class: 'stopped', role: 'note' },
     'The agent stopped waiting for this answer. It still reaches the agent: when it asks again, checks in, or its session goes on.');
   refreshCard(card, ask);
   card.append(meta(ask), st.stopped);
+  if (card.querySelector('.countdown.soon')) card.classList.add('due');
   if (ask.kind === 'question') questionBody(st);
   else if (ask.kind === 'approval') approvalBody(st);
   else attentionBody(st);
-  body.append(footer(st));
+  const foot = footer(st);
+  body.append(foot);
+  const kindEscape = st.escape;
+  st.escape = () => { if (!st.closePane.hidden) st.hideClose(); else kindEscape(); };
+  st.submitFrom = t => { if (st.closePane.contains(t)) st.close(); else st.submit(); };
   card.append(body, st.err, st.banner);
   card.addEventListener('input', () => { st.dirty = true; });
   return card;
@@ -164,23 +139,21 @@ export function refreshCard(card, a) {
 }
 
 function meta(a) {
-  const m = h('div', { class: 'meta' },
-    h('span', { class: `chip kind kind-${a.kind}` }, KIND[a.kind] || a.kind),
-    a.tool_name ? h('span', { class: 'chip tool' }, a.tool_name) : null,
+  return h('div', { class: 'meta' },
+    h('span', { class: `chip kind kind-${a.kind}` }, kindName(a)),
     h('span', { class: 'session', title: 'Session' }, a.session),
     a.agent && a.agent !== a.session ? h('span', { class: 'agent', title: 'Agent' }, a.agent) : null,
     h('span', { class: 'spacer' }),
     a.revision > 1 ? h('span', { class: 'rev', title: 'The agent replaced this ask' }, `rev ${a.revision}`) : null,
-    a.deadline ? rel(a.deadline, 'times out ') : null,
+    a.deadline ? countdown(a.deadline) : null,
     rel(a.created_at),
   );
-  return m;
 }
 
 // send makes one request for the card. A 409 means someone settled the ask
 // first: the card stays, saying who did and what.
 async function send(st, method, path, payload) {
-  if (st.settled) return null;
+  if (st.settled || st.inflight) return null;
   st.err.hidden = true;
   st.body.disabled = true;
   st.card.setAttribute('aria-busy', 'true');
@@ -212,14 +185,25 @@ export function showSettled(st, a) {
   st.settled = true;
   st.body.disabled = true;
   st.card.classList.add('settled');
+  st.card.classList.remove('due');
+  const cd = st.card.querySelector('.countdown');
+  if (cd) cd.remove();
+  const line = outcomeLine(a);
   st.banner.replaceChildren(
-    h('span', { class: 'banner-text' }, a.status === 'answered' ? 'Already ' + outcomeLine(a)[0].toLowerCase() + outcomeLine(a).slice(1) : outcomeLine(a)),
+    h('span', { class: 'banner-text' }, a.status === 'answered' ? 'Already ' + line[0].toLowerCase() + line.slice(1) : line),
     h('button', { class: 'secondary small', type: 'button', onclick: () => st.ctx.release(a.id) }, 'OK'),
   );
   st.banner.hidden = false;
 }
 
 const answerPath = a => `/api/asks/${a.id}/answer`;
+
+// names lists words for a sentence: "A", "A and B", "A, B and C".
+const names = l => (l.length < 2 ? l.join('') : `${l.slice(0, -1).join(', ')} and ${l.at(-1)}`);
+
+// Enter sends from a one-line field; with Ctrl or Cmd it is the page's
+// submit key, handled once for the whole card (app.js).
+const plainEnter = e => e.key === 'Enter' && !e.ctrlKey && !e.metaKey && !e.isComposing;
 
 function questionBody(st) {
   const a = st.ask;
@@ -229,8 +213,18 @@ function questionBody(st) {
   const fast = qs.length === 1 && !qs[0].multiSelect && !anyPreview;
   const sel = qs.map(() => ({ labels: new Set(), other: '' }));
   const submit = h('button', { class: 'primary', type: 'button', disabled: true, onclick: () => doSubmit() }, qs.length > 1 ? 'Submit answers' : 'Submit');
-  const complete = () => sel.every(s => s.labels.size || s.other.trim());
-  const refresh = () => { submit.disabled = !complete(); };
+  const missingHint = h('span', { class: 'submit-hint' });
+  const keyTip = h('span', { class: 'key-tip', hidden: true }, h('kbd', null, MOD), '+', h('kbd', null, 'Enter'));
+  const missing = () => qs.filter((q, i) => !(sel[i].labels.size || sel[i].other.trim())).map(q => q.header);
+  // refresh enables Submit once every question has an answer, and says
+  // until then which are still to answer.
+  const refresh = () => {
+    const m = missing();
+    submit.disabled = m.length > 0;
+    missingHint.textContent = m.length ? `Answer ${names(m)} to submit` : '';
+    submit.title = m.length ? missingHint.textContent : `Submit (${MOD}+Enter)`;
+    keyTip.hidden = m.length > 0;
+  };
   const answers = () => {
     const out = {};
     qs.forEach((q, i) => {
@@ -246,15 +240,28 @@ function questionBody(st) {
     });
     return out;
   };
-  const doSubmit = () => { if (complete()) send(st, 'POST', answerPath(a), { answers: answers() }); };
+  const doSubmit = () => { if (!missing().length) st.send('POST', answerPath(a), { answers: answers() }); };
+  const sendOther = input => { if (input.value.trim()) st.send('POST', answerPath(a), { answers: { [qs[0].question]: input.value.trim() } }); };
+  const others = [];
   let n = 0;
   qs.forEach((q, qi) => {
     const s = sel[qi];
     const qPreview = q.options.some(o => o.preview);
     const pane = qPreview ? h('div', { class: 'preview', 'aria-live': 'polite' }) : null;
+    // The pane shows the preview of the option pointed at or in focus, else
+    // of the one chosen last, else a hint: never one nobody picked.
+    let chosen = -1;
     const showPreview = oi => { if (pane) renderPreview(st, pane, qi, oi, q.options[oi]); };
+    const restPreview = () => {
+      if (!pane) return;
+      if (chosen >= 0) { showPreview(chosen); return; }
+      pane.dataset.shown = '';
+      pane.replaceChildren(h('p', { class: 'muted preview-hint' },
+        matchMedia('(hover: hover)').matches ? 'Point at an option, or choose one, to see its preview.' : 'Choose an option to see its preview.'));
+    };
     const opts = h('div', { class: 'opts' + (q.multiSelect ? ' multi' : '') });
     const other = h('input', { class: 'other', type: 'text', maxlength: '4000', placeholder: 'Other: your own words', 'aria-label': `Other answer: ${q.question}` });
+    others.push(other);
     q.options.forEach((o, oi) => {
       n++;
       let el;
@@ -262,24 +269,29 @@ function questionBody(st) {
         const box = h('input', { type: 'checkbox', value: o.label, onchange: () => {
           if (box.checked) s.labels.add(o.label); else s.labels.delete(o.label);
           el.classList.toggle('checked', box.checked);
+          const last = q.options.findLastIndex(x => s.labels.has(x.label));
+          chosen = box.checked ? oi : last;
           refresh();
         } });
         el = h('label', { class: 'opt check', 'data-key': n }, box, keyHint(n), optionText(o));
       } else {
         el = h('button', { class: 'opt', type: 'button', 'aria-pressed': 'false', 'data-key': n, onclick: () => {
-          if (fast) { send(st, 'POST', answerPath(a), { answers: { [q.question]: o.label } }); return; }
+          if (fast) { st.send('POST', answerPath(a), { answers: { [q.question]: o.label } }); return; }
           st.dirty = true;
           s.labels = new Set([o.label]);
           s.other = '';
           other.value = '';
           for (const b of opts.children) b.setAttribute('aria-pressed', String(b === el));
+          chosen = oi;
           showPreview(oi);
           refresh();
         } }, keyHint(n), optionText(o));
       }
-      if (o.preview) {
+      if (pane) {
         el.addEventListener('mouseenter', () => showPreview(oi));
-        el.addEventListener('focus', () => showPreview(oi));
+        el.addEventListener('mouseleave', restPreview);
+        el.addEventListener('focusin', () => showPreview(oi));
+        el.addEventListener('focusout', restPreview);
       }
       opts.append(el);
     });
@@ -288,16 +300,18 @@ function questionBody(st) {
       if (!q.multiSelect && other.value) {
         s.labels.clear();
         for (const b of opts.children) b.setAttribute('aria-pressed', 'false');
+        chosen = -1;
+        restPreview();
       }
       refresh();
     });
     other.addEventListener('keydown', e => {
-      if (e.key !== 'Enter') return;
+      if (!plainEnter(e)) return;
       e.preventDefault();
-      if (fast) { if (other.value.trim()) send(st, 'POST', answerPath(a), { answers: { [q.question]: other.value.trim() } }); } else doSubmit();
+      if (fast) sendOther(other); else doSubmit();
     });
     const otherRow = h('div', { class: 'other-row' }, other,
-      fast ? h('button', { class: 'secondary', type: 'button', onclick: () => { if (other.value.trim()) send(st, 'POST', answerPath(a), { answers: { [q.question]: other.value.trim() } }); } }, 'Send') : null);
+      fast ? h('button', { class: 'secondary', type: 'button', onclick: () => sendOther(other) }, 'Send') : null);
     st.body.append(h('section', { class: 'q' },
       h('div', { class: 'q-head' },
         h('span', { class: 'chip header' }, q.header),
@@ -305,20 +319,33 @@ function questionBody(st) {
       h('p', { class: 'q-text' }, q.question),
       qPreview ? h('div', { class: 'with-preview' }, opts, pane) : opts,
       otherRow));
-    if (qPreview) showPreview(q.options.findIndex(o => o.preview));
+    restPreview();
   });
-  if (!fast) st.body.append(h('div', { class: 'submit-row' }, submit));
+  if (!fast) {
+    refresh();
+    st.body.append(h('div', { class: 'submit-row' }, missingHint, keyTip, submit));
+  }
+  st.submit = () => { if (fast) sendOther(others[0]); else doSubmit(); };
+}
+
+// keepHeight lets a preview pane grow to its tallest content but never
+// shrink: the pointer leaving an option (or focus leaving it for a button
+// below) must not pull the page up under the pointer.
+function keepHeight(pane) {
+  pane.style.minHeight = `${Math.max(pane.offsetHeight, parseFloat(pane.style.minHeight) || 0)}px`;
 }
 
 async function renderPreview(st, pane, qi, oi, o) {
+  const shown = `${qi}/${oi}`;
+  if (pane.dataset.shown === shown) return;
+  pane.dataset.shown = shown;
   if (!o || !o.preview) {
     pane.replaceChildren(h('p', { class: 'muted' }, 'No preview for this option.'));
+    keepHeight(pane);
     return;
   }
-  if (pane.dataset.shown === `${qi}/${oi}`) return;
-  pane.dataset.shown = `${qi}/${oi}`;
   const p = await st.ctx.previews(st.ask.id);
-  if (pane.dataset.shown !== `${qi}/${oi}`) return;
+  if (pane.dataset.shown !== shown) return;
   const label = h('div', { class: 'preview-label' }, 'Preview · ', o.label);
   if (!p) {
     pane.replaceChildren(label, h('pre', { class: 'code' }, o.preview));
@@ -333,81 +360,38 @@ async function renderPreview(st, pane, qi, oi, o) {
     box.innerHTML = (p.previews[qi] && p.previews[qi][oi]) || '';
     pane.replaceChildren(label, box);
   }
+  keepHeight(pane);
 }
 
-function textAnswer(st, placeholder, label) {
-  const input = h('input', { class: 'answer-text', type: 'text', maxlength: '4000', placeholder, 'aria-label': label });
-  const go = () => { const v = input.value.trim(); if (v) send(st, 'POST', answerPath(st.ask), { answer: v }); };
-  const btn = h('button', { class: 'primary', type: 'button', disabled: true, onclick: go }, 'Send');
-  input.addEventListener('input', () => { btn.disabled = !input.value.trim(); });
-  input.addEventListener('keydown', e => { if (e.key === 'Enter') { e.preventDefault(); go(); } });
-  return [input, btn];
-}
+// One-tap answers of the attention kinds that have them.
+const QUICK = { ready: ['Done'], action: ['Done', "Can't"] };
 
 function attentionBody(st) {
   const a = st.ask;
-  st.body.append(h('h2', { class: 'title' }, a.title), details(a.details));
-  if (a.kind === 'decision' && a.options && a.options.length) {
+  add(st.body, h('h2', { class: 'title' }, a.title), st.detailsEl);
+  const answer = v => st.send('POST', answerPath(a), { answer: v });
+  const choices = a.kind === 'decision' && a.options && a.options.length ? a.options : null;
+  if (choices) {
     const opts = h('div', { class: 'opts' });
-    a.options.forEach((o, i) => {
+    choices.forEach((o, i) => {
       const rec = o.label === a.recommended;
-      opts.append(h('button', { class: 'opt' + (rec ? ' recommended' : ''), type: 'button', 'data-key': i + 1,
-        onclick: () => send(st, 'POST', answerPath(a), { answer: o.label }) },
-      keyHint(i + 1), optionText(o, rec ? h('span', { class: 'badge' }, 'Recommended') : null)));
+      opts.append(h('button', { class: 'opt' + (rec ? ' recommended' : ''), type: 'button', 'data-key': i + 1, onclick: () => answer(o.label) },
+        keyHint(i + 1), optionText(o, rec ? h('span', { class: 'badge' }, 'Recommended') : null)));
     });
     st.body.append(opts);
   }
-  const [input, btn] = textAnswer(st, a.kind === 'decision' && a.options && a.options.length ? 'Or answer in your own words' : 'Your answer', `Answer: ${a.title}`);
-  const close = h('button', { class: 'secondary', type: 'button', title: 'Close without an answer; the agent is told', onclick: () => send(st, 'DELETE', `/api/asks/${a.id}`) }, 'Close');
-  st.body.append(h('div', { class: 'answer-row' }, input, btn, close));
-}
-
-// parseObject parses an edited payload: it must be a JSON object.
-export function parseObject(text) {
-  let v;
-  try { v = JSON.parse(text); } catch (e) { return { error: `Invalid JSON: ${e.message}` }; }
-  if (v === null || typeof v !== 'object' || Array.isArray(v)) return { error: 'The payload must be a JSON object ({…}).' };
-  return { value: v };
-}
-
-function approvalBody(st) {
-  const a = st.ask;
-  st.body.append(h('h2', { class: 'title' }, a.title), details(a.details, 'details code'));
-  const hasPayload = a.payload !== undefined && a.payload !== null;
-  const pretty = hasPayload ? JSON.stringify(a.payload, null, 2) : '';
-  if (hasPayload) st.body.append(h('div', { class: 'payload-label' }, 'Payload'), h('pre', { class: 'code payload' }, pretty));
-
-  const editor = h('textarea', { class: 'code json-editor', rows: String(Math.min(16, pretty.split('\n').length + 1)), spellcheck: 'false', 'aria-label': 'Edited payload (JSON)' });
-  editor.value = pretty;
-  const editErr = h('p', { class: 'field-error', role: 'alert', hidden: true });
-  const approveEdited = h('button', { class: 'primary', type: 'button', onclick: () => {
-    const r = parseObject(editor.value);
-    if (r.error) { editErr.textContent = r.error; editErr.hidden = false; approveEdited.disabled = true; editor.focus(); return; }
-    send(st, 'POST', answerPath(a), { decision: 'modified', payload: r.value });
-  } }, 'Approve with edits');
-  editor.addEventListener('input', () => {
-    const r = parseObject(editor.value);
-    editErr.hidden = !r.error;
-    editErr.textContent = r.error || '';
-    approveEdited.disabled = !!r.error;
-  });
-  const editPane = h('div', { class: 'pane edit-pane', hidden: true }, editor, editErr,
-    h('div', { class: 'row' }, approveEdited, h('button', { class: 'secondary', type: 'button', onclick: () => { editPane.hidden = true; } }, 'Cancel')));
-
-  const comment = h('textarea', { class: 'comment', rows: '2', maxlength: '4000', placeholder: 'Why? (optional, sent to the agent)', 'aria-label': 'Rejection comment' });
-  const rejectPane = h('div', { class: 'pane reject-pane', hidden: true }, comment,
-    h('div', { class: 'row' },
-      h('button', { class: 'danger', type: 'button', onclick: () => {
-        const c = comment.value.trim();
-        send(st, 'POST', answerPath(a), c ? { decision: 'rejected', comment: c } : { decision: 'rejected' });
-      } }, 'Reject'),
-      h('button', { class: 'secondary', type: 'button', onclick: () => { rejectPane.hidden = true; } }, 'Cancel')));
-
-  st.body.append(h('div', { class: 'row decide' },
-    h('button', { class: 'primary approve', type: 'button', 'data-key': 1, onclick: () => send(st, 'POST', answerPath(a), { decision: 'approved' }) }, keyHint(1), 'Approve'),
-    hasPayload ? h('button', { class: 'secondary edit', type: 'button', 'data-key': 2, onclick: () => { rejectPane.hidden = true; editPane.hidden = false; editor.focus(); } }, keyHint(2), 'Edit…') : null,
-    h('button', { class: 'secondary reject', type: 'button', 'data-key': hasPayload ? 3 : 2, onclick: () => { editPane.hidden = true; rejectPane.hidden = false; comment.focus(); } }, keyHint(hasPayload ? 3 : 2), 'Reject…')),
-  editPane, rejectPane);
+  const quick = QUICK[a.kind];
+  if (quick) {
+    st.body.append(h('div', { class: 'row quick' }, quick.map((w, i) =>
+      h('button', { class: 'secondary quick-answer', type: 'button', 'data-key': i + 1, title: `Answer “${w}”`, onclick: () => answer(w) }, keyHint(i + 1), w))));
+  }
+  const input = h('input', { class: 'answer-text', type: 'text', maxlength: '4000', placeholder: choices || quick ? 'Or answer in your own words' : 'Your answer', 'aria-label': `Answer: ${a.title}` });
+  const go = () => { const v = input.value.trim(); if (v) answer(v); };
+  const btn = h('button', { class: 'primary', type: 'button', disabled: true, onclick: go }, 'Send');
+  input.addEventListener('input', () => { btn.disabled = !input.value.trim(); });
+  input.addEventListener('keydown', e => { if (plainEnter(e)) { e.preventDefault(); go(); } });
+  st.body.append(h('div', { class: 'answer-row' }, input, btn));
+  st.submit = go;
 }
 
 function tomorrowMorning() {
@@ -417,20 +401,39 @@ function tomorrowMorning() {
   return d.toISOString();
 }
 
+// footer holds what every card offers: snoozing, and Close…, which closes
+// the ask without an answer, with an optional reply the agent is told.
 function footer(st) {
   const a = st.ask;
-  const reply = h('input', { class: 'reply', type: 'text', maxlength: '4000', placeholder: 'Reply to the agent (optional)', 'aria-label': 'Dismiss with a reply' });
-  const dismiss = () => {
+  const reply = h('input', { class: 'reply', type: 'text', maxlength: '4000', placeholder: 'Reply to the agent (optional)', 'aria-label': 'Reply to the agent on closing' });
+  st.close = () => {
     const r = reply.value.trim();
-    send(st, 'DELETE', `/api/asks/${a.id}`, r ? { response: r } : undefined);
+    st.send('DELETE', `/api/asks/${a.id}`, r ? { response: r } : undefined);
   };
-  reply.addEventListener('keydown', e => { if (e.key === 'Enter') { e.preventDefault(); dismiss(); } });
-  const pane = h('div', { class: 'pane dismiss-pane', hidden: true }, h('div', { class: 'row' }, reply,
-    h('button', { class: 'secondary', type: 'button', onclick: dismiss }, 'Dismiss')));
+  reply.addEventListener('keydown', e => { if (plainEnter(e)) { e.preventDefault(); st.close(); } });
+  const toggle = h('button', { class: 'link small close-toggle', type: 'button', 'aria-expanded': 'false', onclick: () => {
+    if (st.closePane.hidden) {
+      st.closePane.hidden = false;
+      toggle.setAttribute('aria-expanded', 'true');
+      reply.focus();
+    } else {
+      st.hideClose();
+    }
+  } }, 'Close…');
+  st.closePane = h('div', { class: 'pane close-pane', hidden: true },
+    h('p', { class: 'pane-note' }, a.kind === 'approval'
+      ? 'Close without deciding. The agent is told, with your reply if you write one.'
+      : 'Close without an answer. The agent is told, with your reply if you write one.'),
+    h('div', { class: 'row' }, reply, h('button', { class: 'secondary', type: 'button', onclick: st.close }, 'Close')));
+  st.hideClose = () => {
+    st.closePane.hidden = true;
+    toggle.setAttribute('aria-expanded', 'false');
+    toggle.focus();
+  };
   return h('div', { class: 'card-foot' },
     h('div', { class: 'row foot-actions' },
-      h('button', { class: 'link small', type: 'button', onclick: () => send(st, 'POST', `/api/asks/${a.id}/snooze`, { for: '1h' }) }, 'Snooze 1 h'),
-      h('button', { class: 'link small', type: 'button', onclick: () => send(st, 'POST', `/api/asks/${a.id}/snooze`, { until: tomorrowMorning() }) }, 'Until tomorrow'),
-      h('button', { class: 'link small dismiss-toggle', type: 'button', onclick: () => { pane.hidden = !pane.hidden; if (!pane.hidden) reply.focus(); } }, 'Dismiss with reply…')),
-    pane);
+      h('button', { class: 'link small', type: 'button', onclick: () => st.send('POST', `/api/asks/${a.id}/snooze`, { for: '1h' }) }, 'Snooze 1 h'),
+      h('button', { class: 'link small', type: 'button', onclick: () => st.send('POST', `/api/asks/${a.id}/snooze`, { until: tomorrowMorning() }) }, 'Until tomorrow'),
+      toggle),
+    st.closePane);
 }

@@ -1,0 +1,211 @@
+// approval.js builds the body of an approval card: a request_approval's
+// title, details and payload, or a permission prompt's headline (what the
+// tool will run) and input; Approve, Edit… (a JSON editor showing the edits
+// as a diff) and Reject…. It also renders edits as a diff for Recent.
+import { h, add, keyHint } from './dom.js';
+
+// parseObject parses an edited payload: it must be a JSON object.
+export function parseObject(text) {
+  let v;
+  try { v = JSON.parse(text); } catch (e) { return { error: `Invalid JSON: ${e.message}` }; }
+  if (v === null || typeof v !== 'object' || Array.isArray(v)) return { error: 'The payload must be a JSON object ({…}).' };
+  return { value: v };
+}
+
+export const pretty = v => JSON.stringify(v, null, 2);
+
+// Which input field says what a tool will do. Tools not named here are
+// headlined by their first non-empty string field.
+const FILE_FIELDS = ['file_path', 'notebook_path', 'path'];
+const HEADLINE_FIELDS = {
+  Bash: ['command'],
+  WebFetch: ['url'],
+  Edit: FILE_FIELDS, MultiEdit: FILE_FIELDS, Write: FILE_FIELDS, Read: FILE_FIELDS,
+  NotebookEdit: FILE_FIELDS, NotebookRead: FILE_FIELDS,
+};
+
+const nonEmpty = v => typeof v === 'string' && v.trim() !== '';
+
+// headline is the field of a tool's input that says what will run: {field,
+// value}, or null when the input has no string at all.
+export function headline(tool, input) {
+  if (!input || typeof input !== 'object' || Array.isArray(input)) return null;
+  for (const f of HEADLINE_FIELDS[tool] || []) if (nonEmpty(input[f])) return { field: f, value: input[f] };
+  for (const [f, v] of Object.entries(input)) if (nonEmpty(v)) return { field: f, value: v };
+  return null;
+}
+
+// lineDiff compares two texts line by line and returns [op, line] pairs, op
+// ' ' (both), '-' (only in a) or '+' (only in b). The common head and tail
+// are matched first; what differs between them by a longest common
+// subsequence when it is small enough (it always is for a person's edits),
+// else wholly as removed and added.
+export function lineDiff(a, b) {
+  const A = a.split('\n'), B = b.split('\n');
+  let s = 0;
+  while (s < A.length && s < B.length && A[s] === B[s]) s++;
+  let ea = A.length, eb = B.length;
+  while (ea > s && eb > s && A[ea - 1] === B[eb - 1]) { ea--; eb--; }
+  const out = A.slice(0, s).map(l => [' ', l]);
+  const x = A.slice(s, ea), y = B.slice(s, eb);
+  const n = x.length, m = y.length, w = m + 1;
+  if (n * m <= 250000) {
+    const L = new Uint32Array((n + 1) * w); // L[i*w+j]: LCS of x[i:] and y[j:]
+    for (let i = n - 1; i >= 0; i--) {
+      for (let j = m - 1; j >= 0; j--) {
+        L[i * w + j] = x[i] === y[j] ? L[(i + 1) * w + j + 1] + 1 : Math.max(L[(i + 1) * w + j], L[i * w + j + 1]);
+      }
+    }
+    let i = 0, j = 0;
+    while (i < n && j < m) {
+      if (x[i] === y[j]) { out.push([' ', x[i]]); i++; j++; } else if (L[(i + 1) * w + j] >= L[i * w + j + 1]) out.push(['-', x[i++]]);
+      else out.push(['+', y[j++]]);
+    }
+    while (i < n) out.push(['-', x[i++]]);
+    while (j < m) out.push(['+', y[j++]]);
+  } else {
+    for (const l of x) out.push(['-', l]);
+    for (const l of y) out.push(['+', l]);
+  }
+  for (const l of A.slice(ea)) out.push([' ', l]);
+  return out;
+}
+
+const CONTEXT = 2; // unchanged lines shown around a change
+
+// diffView shows how text b differs from a: removed lines struck in red,
+// added ones in green, long unchanged stretches folded. null when they are
+// the same.
+export function diffView(a, b) {
+  const d = lineDiff(a, b);
+  if (d.every(([op]) => op === ' ')) return null;
+  const box = h('pre', { class: 'code diff', 'aria-label': 'Edits: removed and added lines' });
+  const near = d.map(() => false);
+  d.forEach(([op], i) => {
+    if (op === ' ') return;
+    for (let k = Math.max(0, i - CONTEXT); k <= Math.min(d.length - 1, i + CONTEXT); k++) near[k] = true;
+  });
+  for (let i = 0; i < d.length;) {
+    const [op, line] = d[i];
+    if (op === ' ' && !near[i]) {
+      let j = i;
+      while (j < d.length && d[j][0] === ' ' && !near[j]) j++;
+      box.append(h('span', { class: 'fold' }, `⋯ ${j - i} unchanged line${j - i > 1 ? 's' : ''}`));
+      i = j;
+      continue;
+    }
+    box.append(op === '+' ? h('ins', null, '+ ' + line) : op === '-' ? h('del', null, '- ' + line) : h('span', { class: 'same' }, '  ' + line));
+    i++;
+  }
+  return box;
+}
+
+// approvalBody fills the card body of approval st.ask. st gives it the card's
+// send and its details element; it sets st.submit (Ctrl/Cmd+Enter).
+export function approvalBody(st) {
+  const a = st.ask;
+  const path = `/api/asks/${a.id}/answer`;
+  const hasPayload = a.payload != null && typeof a.payload === 'object';
+  const original = hasPayload ? pretty(a.payload) : '';
+  add(st.body, a.tool_name ? toolHead(a) : h('h2', { class: 'title' }, a.title), st.detailsEl);
+  const view = hasPayload ? payloadView(a, original) : null;
+  add(st.body, view);
+
+  // Edit…: the payload becomes the editor (not shown twice), the diff of the
+  // edits shows below it, and only Approve with edits and Cancel edit are
+  // offered until the edit is cancelled.
+  const editor = h('textarea', { class: 'code json-editor', rows: String(Math.min(16, original.split('\n').length + 1)), spellcheck: 'false', 'aria-label': 'Edited payload (JSON)' });
+  const editErr = h('p', { class: 'field-error', role: 'alert', hidden: true });
+  const diffBox = h('div', { class: 'diff-box', 'aria-live': 'polite' });
+  const approveEdited = h('button', { class: 'primary', type: 'button', disabled: true, onclick: () => {
+    const r = check();
+    if (r) st.send('POST', path, { decision: 'modified', payload: r.value });
+  } }, 'Approve with edits');
+  const editHint = h('span', { class: 'submit-hint' });
+  // check reads the editor and updates what it says; it returns the edited
+  // object when there is one to approve.
+  const check = () => {
+    const r = parseObject(editor.value);
+    editErr.hidden = !r.error;
+    editErr.textContent = r.error || '';
+    let diff = null;
+    if (!r.error) diff = diffView(original, pretty(r.value));
+    diffBox.replaceChildren(r.error ? '' : diff || h('p', { class: 'muted' }, 'No edits yet: the payload is as the agent sent it.'));
+    const ok = !r.error && diff !== null;
+    approveEdited.disabled = !ok;
+    editHint.textContent = r.error ? 'Fix the JSON to approve' : diff ? '' : 'Edit the payload to approve with edits';
+    return ok ? r : null;
+  };
+  editor.addEventListener('input', check);
+  const decide = h('div', { class: 'row decide' });
+  const editPane = h('div', { class: 'pane edit-pane', hidden: true }, editor, editErr, diffBox,
+    h('div', { class: 'row edit-actions' }, approveEdited,
+      h('button', { class: 'secondary', type: 'button', onclick: () => showEdit(false) }, 'Cancel edit'), editHint));
+  const editBtn = hasPayload ? h('button', { class: 'secondary edit', type: 'button', 'data-key': 2, onclick: () => showEdit(true) }, keyHint(2), 'Edit…') : null;
+  const showEdit = on => {
+    editPane.hidden = !on;
+    decide.hidden = on;
+    if (view) view.hidden = on;
+    if (on) {
+      rejectPane.hidden = true;
+      reject.setAttribute('aria-expanded', 'false');
+      editor.value = original;
+      check();
+      editor.focus();
+    } else {
+      editBtn.focus();
+    }
+  };
+
+  const comment = h('textarea', { class: 'comment', rows: '2', maxlength: '4000', placeholder: 'Why? (optional, sent to the agent)', 'aria-label': 'Rejection comment' });
+  const doReject = () => {
+    const c = comment.value.trim();
+    st.send('POST', path, c ? { decision: 'rejected', comment: c } : { decision: 'rejected' });
+  };
+  const rejectPane = h('div', { class: 'pane reject-pane', hidden: true }, comment,
+    h('div', { class: 'row' }, h('button', { class: 'danger', type: 'button', onclick: doReject }, 'Reject')));
+  const rejectKey = hasPayload ? 3 : 2;
+  const reject = h('button', { class: 'secondary reject', type: 'button', 'aria-expanded': 'false', 'data-key': rejectKey, onclick: () => {
+    rejectPane.hidden = !rejectPane.hidden;
+    reject.setAttribute('aria-expanded', String(!rejectPane.hidden));
+    if (!rejectPane.hidden) comment.focus();
+  } }, keyHint(rejectKey), 'Reject…');
+  add(decide,
+    h('button', { class: 'primary approve', type: 'button', 'data-key': 1, onclick: () => st.send('POST', path, { decision: 'approved' }) }, keyHint(1), 'Approve'),
+    editBtn, reject);
+  add(st.body, decide, editPane, rejectPane);
+
+  st.submit = () => {
+    if (!editPane.hidden) approveEdited.click();
+    else if (!rejectPane.hidden) doReject();
+  };
+  st.escape = () => {
+    if (!rejectPane.hidden) { rejectPane.hidden = true; reject.setAttribute('aria-expanded', 'false'); reject.focus(); }
+  };
+}
+
+// toolHead is a permission prompt's headline: the tool and what it will run
+// (a command, a file, a URL), with Bash's description and a title of the
+// agent's own beneath when they say more.
+function toolHead(a) {
+  const hl = headline(a.tool_name, a.payload);
+  const desc = a.tool_name === 'Bash' && a.payload && nonEmpty(a.payload.description) ? a.payload.description : '';
+  const own = a.title && !a.title.startsWith(`Allow ${a.tool_name}`) ? a.title : '';
+  return [
+    h('h2', { class: 'title tool-head' }, h('span', { class: 'tool-name' }, a.tool_name),
+      hl ? h('code', { class: 'tool-target' }, hl.value) : null),
+    desc ? h('p', { class: 'subtitle' }, desc) : null,
+    own ? h('p', { class: 'subtitle' }, own) : null,
+  ];
+}
+
+// payloadView shows the payload: a request_approval's under its label; a
+// permission prompt's whole input folded away when the headline already says
+// all of it.
+function payloadView(a, text) {
+  const pre = h('pre', { class: 'code payload' }, text);
+  if (!a.tool_name) return h('div', { class: 'payload-box' }, h('div', { class: 'payload-label' }, 'Payload'), pre);
+  const hl = headline(a.tool_name, a.payload);
+  const more = Object.keys(a.payload).filter(f => !(hl && f === hl.field) && !(a.tool_name === 'Bash' && f === 'description'));
+  return h('details', { class: 'input-box', open: more.length > 0 }, h('summary', null, 'Full input'), pre);
+}
