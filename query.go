@@ -1,6 +1,8 @@
 package askd
 
 import (
+	"slices"
+	"strings"
 	"time"
 	"unicode"
 )
@@ -122,6 +124,43 @@ type SearchQuery struct {
 	SettledBy string      // who settled it: the person, "askd" for a timeout, the agent for a withdrawal
 	After     *SettledKey // only asks after this place; nil: from the most recent
 	Limit     int         // at most this many, when above 0
+}
+
+// SearchText is the text a search of the history looks in (SearchQuery.Words),
+// as its words (SearchWords) separated by spaces: the ask's title, details,
+// questions and their headers, the labels and descriptions of its options,
+// and its answer: chosen labels or own words, the reply or response, a
+// comment. Not previews, nor payloads, whose keys and values are the agent's
+// data rather than words anyone wrote to be read.
+func (a *Ask) SearchText() string {
+	parts := []string{a.Title, a.Details}
+	for _, q := range a.Questions {
+		parts = append(parts, q.Question, q.Header)
+		for _, o := range q.Options {
+			parts = append(parts, o.Label, o.Description)
+		}
+	}
+	for _, o := range a.Options {
+		parts = append(parts, o.Label, o.Description)
+	}
+	if ans := a.Answer; ans != nil {
+		parts = append(parts, ans.Answer, ans.Response, ans.Comment)
+		// In the order of the questions, so the text is the same each time.
+		for _, q := range a.Questions {
+			parts = append(parts, ans.Answers[q.Question].Values...)
+		}
+		var others []string // answers to no question of the ask: none, once checked
+		for k := range ans.Answers {
+			if !slices.ContainsFunc(a.Questions, func(q Question) bool { return q.Question == k }) {
+				others = append(others, k)
+			}
+		}
+		slices.Sort(others)
+		for _, k := range others {
+			parts = append(parts, ans.Answers[k].Values...)
+		}
+	}
+	return strings.Join(SearchWords(strings.Join(parts, " ")), " ")
 }
 
 // SearchWords splits text into the words a search looks for: the runs of

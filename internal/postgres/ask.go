@@ -83,10 +83,18 @@ var askFields = []string{
 	"tell", "told_at",
 }
 
+// searchValue is the value a write gives the column search, after those of
+// askFields: the words a search finds the ask by (askd.Ask.SearchText), for
+// settled asks only (migration 006), as text the statement turns into a
+// tsvector.
+var searchValue = "to_tsvector('simple', $" + strconv.Itoa(len(askFields)+1) + "::text)"
+
 var (
 	askColumns = "id, " + strings.Join(askFields, ", ")
-	insertAsk  = "INSERT INTO asks (" + strings.Join(askFields, ", ") + ") VALUES (" + placeholders(1, len(askFields)) + ") RETURNING id"
-	updateAsk  = "UPDATE asks SET " + assignments(askFields) + " WHERE id = $" + strconv.Itoa(len(askFields)+1)
+	insertAsk  = "INSERT INTO asks (" + strings.Join(askFields, ", ") + ", search) VALUES (" +
+		placeholders(1, len(askFields)) + ", " + searchValue + ") RETURNING id"
+	updateAsk = "UPDATE asks SET " + assignments(askFields) + ", search = " + searchValue +
+		" WHERE id = $" + strconv.Itoa(len(askFields)+2)
 )
 
 // placeholders returns "$from, ..., $(from+n-1)".
@@ -107,8 +115,8 @@ func assignments(fields []string) string {
 	return strings.Join(as, ", ")
 }
 
-// askValues returns the values of a for askFields. JSON goes as []byte, which
-// pgx sends to a json column as it is; nil is NULL.
+// askValues returns the values of a for askFields, then for search. JSON
+// goes as []byte, which pgx sends to a json column as it is; nil is NULL.
 func askValues(a *askd.Ask) ([]any, error) {
 	questions, err := jsonColumn(a.Questions, a.Questions == nil)
 	if err != nil {
@@ -134,12 +142,18 @@ func askValues(a *askd.Ask) ([]any, error) {
 	if a.ToolUseID != "" {
 		toolUseID = &a.ToolUseID
 	}
+	var search *string // NULL while pending: only the history is searched
+	if !a.Pending() {
+		text := a.SearchText()
+		search = &text
+	}
 	return []any{
 		string(a.Kind), a.Session, a.Agent, string(a.Status), a.Revision,
 		questions, a.Title, a.Details, options, a.Recommended, payload, a.ToolName, toolUseID,
 		a.CreatedAt, a.UpdatedAt, a.Deadline, a.SnoozedUntil,
 		a.SettledAt, a.SettledBy, string(a.CancelReason), answer,
 		a.ToBeTold, a.ToldAt,
+		search,
 	}, nil
 }
 

@@ -10,7 +10,7 @@ import (
 // SearchAsks returns the settled asks matching q, most recently settled
 // first (on a tie the higher id first); at most q.Limit when it is above 0,
 // after q.After. It locks nothing. Words are matched against the column
-// search (migration 006), which PostgreSQL computes on every write.
+// search (migration 006), which every write of an ask sets.
 func (t *tx) SearchAsks(ctx context.Context, q askd.SearchQuery) ([]*askd.Ask, error) {
 	where, args := searchWhere(q)
 	if q.After != nil {

@@ -251,6 +251,9 @@ func (t *tx) CreateAsk(ctx context.Context, a *askd.Ask) error {
 	if err != nil {
 		return fmt.Errorf("create ask: %w", err)
 	}
+	if !a.Pending() {
+		t.settled++
+	}
 	id, err := res.LastInsertId()
 	if err != nil {
 		return fmt.Errorf("create ask: %w", err)
@@ -272,6 +275,9 @@ func (t *tx) UpdateAsk(ctx context.Context, a *askd.Ask) error {
 	res, err := t.tx.ExecContext(ctx, updateAsk, append(values, a.ID)...)
 	if err != nil {
 		return fmt.Errorf("update ask %d: %w", a.ID, err)
+	}
+	if !a.Pending() {
+		t.settled++
 	}
 	n, err := res.RowsAffected()
 	if err != nil {

@@ -11,7 +11,8 @@ import (
 // SearchAsks returns the settled asks matching q, most recently settled
 // first (on a tie the higher id first); at most q.Limit when it is above 0,
 // after q.After. Words are looked up in the full-text index asks_search
-// (migration 006), which triggers keep in step with asks.
+// (migration 006), and matched one by one in the asks settled since it was
+// last written (see index.go).
 func (t *tx) SearchAsks(ctx context.Context, q askd.SearchQuery) ([]*askd.Ask, error) {
 	where, args := searchWhere(q)
 	if q.After != nil {
@@ -46,7 +47,12 @@ func searchWhere(q askd.SearchQuery) (string, []any) {
 		args = append(args, arg...)
 	}
 	if len(q.Words) > 0 {
-		add("id IN (SELECT rowid FROM asks_search WHERE asks_search MATCH ?)", matchWords(q.Words))
+		// The index, or the queue of asks not in it yet (index.go), each
+		// walked from its own side: id IN (queue), not a join, which SQLite
+		// would run over every ask.
+		add(`(id IN (SELECT rowid FROM asks_search WHERE asks_search MATCH ?)
+			OR id IN (SELECT id FROM asks_search_docs WHERE id IN (SELECT id FROM asks_search_queue) AND askd_match(doc, ?)))`,
+			matchWords(q.Words), strings.Join(q.Words, " "))
 	}
 	if q.Agent != "" {
 		add("agent = ?", q.Agent)

@@ -66,6 +66,7 @@ func CheckSessionsMigrated(t *testing.T, s askd.Store) {
 //	                                      answered in own words "Frankfurt please"
 //	approval  answered  Drop the table    rejected, comment "never on Fridays"
 //	decision  answered  Ship it?          own words "tomorrow morning"
+//	approval  answered  Rotate keys       modified, payload {"k": "\u0000"}, comment "lunchtime please"
 //	ready     pending   Pending frankfurt -
 //
 // settled in that order.
@@ -80,7 +81,8 @@ func CheckSearchMigrated(t *testing.T, s askd.Store) {
 		text string
 		want []string
 	}{
-		{"", []string{"Ship it?", "Drop the table", "Which region?"}},
+		{"", []string{"Rotate keys", "Ship it?", "Drop the table", "Which region?"}},
+		{"lunchtime", []string{"Rotate keys"}},
 		{"frankfurt", []string{"Which region?"}},
 		{"region", []string{"Which region?"}},
 		{"us", []string{"Which region?"}},

@@ -1,32 +1,29 @@
--- Searching the history (GET /api/history?q=), and paging the inbox: the
--- same words match as in the SQLite store's 006_search.sql, whose index
--- holds an ask's title, details, questions and their headers, the labels
--- and descriptions of its options, and its answer (chosen labels, own
--- words, the reply or response, a comment) — not previews, nor payloads.
+-- Searching the history (GET /api/history?q=), and paging the inbox.
 
--- askd_search_text is that text. Keys are picked by name from the JSON the
--- store writes: questions and options are lists of {question, header,
--- options, multiSelect} and {label, description, preview}; an answer is
--- {answers: {question: label or [labels]}, response, answer, decision,
--- payload, comment}. Nothing in it may fail, for it runs in the write that
--- settles the ask:
---   - every json_array_elements and json_each is given only an array or an
---     object (CASE), whatever shape the JSON has;
---   - "\u0000" escapes are taken out first: a payload may hold them (json
---     keeps them), but reading any value of a document that has one fails,
---     since text cannot hold U+0000. The pattern takes escaped backslashes
---     (\\) as they are, so "\\u0000" (a backslash, then "u0000") stays; the
---     strpos test skips the regular expression for every other document.
---
--- ASCII punctuation becomes spaces: PostgreSQL's parser would otherwise keep
--- "staging.example.com", "build/tmp" or "v1.2" whole, where SQLite's
--- tokenizer (and askd.SearchWords, for queries) splits them into words.
---
--- IMMUTABLE, as a generated column needs, and true: the result depends on
--- the arguments alone. Built-in functions only, so that it also works under
--- the empty search_path pg_dump restores with.
-CREATE FUNCTION askd_search_text(title TEXT, details TEXT, questions JSON, options JSON, answer JSON)
-RETURNS TEXT LANGUAGE sql IMMUTABLE PARALLEL SAFE AS $$
+-- search holds the words of a settled ask, those of askd.Ask.SearchText
+-- (the same as the SQLite store's 006_search.sql indexes): its title,
+-- details, questions and their headers, the labels and descriptions of its
+-- options, and its answer (chosen labels, own words, the reply or response,
+-- a comment) — not previews, nor payloads. The store writes it with every
+-- write of an ask, from the text askd computes: no JSON is read here on the
+-- way from a person's answer to the agent waiting for it. NULL while
+-- pending: only the history is searched. 'simple': no stemming and no stop
+-- words, so a word of any language matches as written (folded to lower case).
+ALTER TABLE asks ADD COLUMN search TSVECTOR;
+
+-- The asks settled already get theirs here, from askd_search_text_006, the
+-- same text read from the stored JSON. Keys are picked by name: questions
+-- and options are lists of {question, header, options, multiSelect} and
+-- {label, description, preview}; an answer is {answers: {question: label or
+-- [labels]}, response, answer, decision, payload, comment}. Every
+-- json_array_elements and json_each is given only an array or an object.
+-- "\u0000" escapes, which a payload may hold (json keeps them) and which make
+-- reading any value of the document fail (text cannot hold U+0000), are
+-- taken out first; the pattern takes escaped backslashes as they are, so
+-- "\\u0000" (a backslash, then "u0000") stays. ASCII punctuation becomes
+-- spaces, as askd.SearchWords splits words.
+CREATE FUNCTION askd_search_text_006(title TEXT, details TEXT, questions JSON, options JSON, answer JSON)
+RETURNS TEXT LANGUAGE sql IMMUTABLE AS $$
 SELECT translate(concat_ws(' ', title, details,
     (SELECT string_agg(concat_ws(' ', q->>'question', q->>'header',
             (SELECT string_agg(concat_ws(' ', o->>'label', o->>'description'), ' ')
@@ -52,15 +49,32 @@ FROM (SELECT
 ) AS j (qs, os, ans)
 $$;
 
--- The words of settled asks, kept by PostgreSQL itself on every write
--- (insert, settle, purge) and computed for the existing rows by this ALTER.
--- NULL while pending: only the history is searched, and creating pending
--- asks, the hot path, computes nothing. 'simple': no stemming and no stop
--- words, so a word of any language matches as written (folded to lower case).
-ALTER TABLE asks ADD COLUMN search TSVECTOR GENERATED ALWAYS AS (
-    CASE WHEN status <> 'pending'
-        THEN to_tsvector('simple', askd_search_text(title, details, questions, options, answer))
-    END) STORED;
+-- All at once; should some stored JSON still not read (an escape such as a
+-- lone surrogate in a payload), ask by ask, those by their title and
+-- details alone, rather than askd not starting.
+DO $$
+DECLARE
+    r RECORD;
+BEGIN
+    BEGIN
+        UPDATE asks SET search = to_tsvector('simple', askd_search_text_006(title, details, questions, options, answer))
+        WHERE status <> 'pending';
+    EXCEPTION WHEN OTHERS THEN
+        FOR r IN SELECT id FROM asks WHERE status <> 'pending' LOOP
+            BEGIN
+                UPDATE asks SET search = to_tsvector('simple', askd_search_text_006(title, details, questions, options, answer))
+                WHERE id = r.id;
+            EXCEPTION WHEN OTHERS THEN
+                UPDATE asks SET search = to_tsvector('simple', translate(title || ' ' || details,
+                    '!"#$%&''()*+,-./:;<=>?@[\]^_`{|}~', repeat(' ', 32)))
+                WHERE id = r.id;
+            END;
+        END LOOP;
+    END;
+END
+$$;
+
+DROP FUNCTION askd_search_text_006;
 
 CREATE INDEX asks_search ON asks USING gin (search) WHERE search IS NOT NULL;
 
