@@ -291,6 +291,17 @@ type Tx interface {
 	// FindAsks returns matching asks, pending ones first, then newest first.
 	FindAsks(ctx context.Context, f AskFilter) ([]*Ask, error)
 	CountAsks(ctx context.Context, f AskFilter) (int, error)
+	// PendingAsks returns the pending asks matching q in urgency order (see
+	// UrgencyKey), at most q.Limit when it is above 0. It locks nothing.
+	PendingAsks(ctx context.Context, q PendingQuery) ([]*Ask, error)
+	// SearchAsks returns the settled asks matching q, most recently settled
+	// first (see SettledKey), at most q.Limit when it is above 0. It locks
+	// nothing. Creating, replacing, settling and deleting asks keep what it
+	// searches in step, in the same transaction.
+	SearchAsks(ctx context.Context, q SearchQuery) ([]*Ask, error)
+	// CountSearch counts the settled asks matching q; q.After and q.Limit
+	// do not apply.
+	CountSearch(ctx context.Context, q SearchQuery) (int, error)
 	// CreateAsk inserts a and sets a.ID.
 	CreateAsk(ctx context.Context, a *Ask) error
 	// UpdateAsk replaces the stored ask a.ID with a.
@@ -309,8 +320,12 @@ type Tx interface {
 	EventsAfter(ctx context.Context, afterID int64, limit int) ([]*Event, error)
 	// LastEventID returns the newest event's id, 0 when there is none.
 	LastEventID(ctx context.Context) (int64, error)
-	// Sessions returns every session that has asks, by agent then name.
-	Sessions(ctx context.Context) ([]*SessionInfo, error)
+	// Sessions returns the sessions that have asks and match q, by agent
+	// then name (see SessionKey), at most q.Limit when it is above 0.
+	Sessions(ctx context.Context, q SessionQuery) ([]*SessionInfo, error)
+	// CountSessionsWithAsks counts the sessions that have asks: every one
+	// the zero SessionQuery lists.
+	CountSessionsWithAsks(ctx context.Context) (int, error)
 
 	// CreateToken stores t; a name in use is ECONFLICT.
 	CreateToken(ctx context.Context, t *Token) error

@@ -61,6 +61,8 @@ func ErrorMessage(err error) string {
 	return "internal error"
 }
 
-// EMISMATCH is an answer that does not fit its ask (HTTP 422); the message
-// names the field.
+// EMISMATCH is input that does not fit what it is for (HTTP 422): an answer
+// that does not fit its ask, or a page that cannot be given (a cursor this
+// server did not give, a page size out of bounds). The message names the
+// field.
 const EMISMATCH = "mismatch"

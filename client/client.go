@@ -64,17 +64,23 @@ type AskDetail struct {
 }
 
 func (c *Client) do(ctx context.Context, method, path string, body, out any) error {
+	_, err := c.doHeader(ctx, method, path, body, out)
+	return err
+}
+
+// doHeader is do, returning the response's headers too.
+func (c *Client) doHeader(ctx context.Context, method, path string, body, out any) (http.Header, error) {
 	var rd io.Reader
 	if body != nil {
 		b, err := json.Marshal(body)
 		if err != nil {
-			return err
+			return nil, err
 		}
 		rd = bytes.NewReader(b)
 	}
 	req, err := http.NewRequestWithContext(ctx, method, c.URL+path, rd)
 	if err != nil {
-		return err
+		return nil, err
 	}
 	c.header(req)
 	if body != nil {
@@ -82,12 +88,12 @@ func (c *Client) do(ctx context.Context, method, path string, body, out any) err
 	}
 	resp, err := c.http().Do(req)
 	if err != nil {
-		return fmt.Errorf("askd at %s: %w", c.URL, transportError(err))
+		return nil, fmt.Errorf("askd at %s: %w", c.URL, transportError(err))
 	}
 	defer resp.Body.Close()
 	data, err := io.ReadAll(resp.Body)
 	if err != nil {
-		return fmt.Errorf("askd at %s: %w", c.URL, err)
+		return nil, fmt.Errorf("askd at %s: %w", c.URL, err)
 	}
 	if resp.StatusCode >= 300 {
 		var e struct {
@@ -96,16 +102,16 @@ func (c *Client) do(ctx context.Context, method, path string, body, out any) err
 			Ask   *askd.Ask `json:"ask"`
 		}
 		if json.Unmarshal(data, &e) != nil || e.Error == "" {
-			return &Error{Status: resp.StatusCode, Code: askd.EINTERNAL, Message: fmt.Sprintf("askd at %s: %s: %s", c.URL, resp.Status, bytes.TrimSpace(data))}
+			return nil, &Error{Status: resp.StatusCode, Code: askd.EINTERNAL, Message: fmt.Sprintf("askd at %s: %s: %s", c.URL, resp.Status, bytes.TrimSpace(data))}
 		}
-		return &Error{Status: resp.StatusCode, Code: e.Code, Message: e.Error, Ask: e.Ask}
+		return nil, &Error{Status: resp.StatusCode, Code: e.Code, Message: e.Error, Ask: e.Ask}
 	}
 	if out != nil {
 		if err := json.Unmarshal(data, out); err != nil {
-			return fmt.Errorf("askd at %s: decode %s %s: %w", c.URL, method, path, err)
+			return nil, fmt.Errorf("askd at %s: decode %s %s: %w", c.URL, method, path, err)
 		}
 	}
-	return nil
+	return resp.Header, nil
 }
 
 // transportError is why a request got no response, in a person's words:
@@ -224,10 +230,45 @@ type ListOptions struct {
 	Kind    askd.Kind
 	Limit   int
 	Before  int64
+	// Cursor, when set, asks for the page of pending asks it names: the
+	// Next of the page before (see ListPage). Limit is then the page's
+	// size, at most 200.
+	Cursor string
 }
 
 // List returns asks as the inbox shows them (human token).
 func (c *Client) List(ctx context.Context, o ListOptions) ([]*askd.Ask, error) {
+	var out struct{ Asks []*askd.Ask }
+	return out.Asks, c.do(ctx, http.MethodGet, o.path(o.Cursor != ""), nil, &out)
+}
+
+// PageInfo is what a page of a list says besides its items.
+type PageInfo struct {
+	Next  string // the cursor of the next page; "" on the last
+	Total int    // how many items the whole list holds
+}
+
+// pageInfo reads a page's headers.
+func pageInfo(h http.Header) PageInfo {
+	n, _ := strconv.Atoi(h.Get("Askd-Total"))
+	return PageInfo{Next: h.Get("Askd-Next-Cursor"), Total: n}
+}
+
+// ListPage returns one page of pending asks in urgency order (human
+// token): those with a deadline first, soonest first, then the others
+// newest first. o.Cursor "" is the first page; the Next of a page is the
+// cursor of the one after. Limit 0 is the server's default (50).
+func (c *Client) ListPage(ctx context.Context, o ListOptions) ([]*askd.Ask, PageInfo, error) {
+	var out struct{ Asks []*askd.Ask }
+	h, err := c.doHeader(ctx, http.MethodGet, o.path(true), nil, &out)
+	if err != nil {
+		return nil, PageInfo{}, err
+	}
+	return out.Asks, pageInfo(h), nil
+}
+
+// path is o's request; paged, with cursor= however empty.
+func (o ListOptions) path(paged bool) string {
 	q := url.Values{}
 	if o.Status != "" {
 		q.Set("status", string(o.Status))
@@ -247,12 +288,18 @@ func (c *Client) List(ctx context.Context, o ListOptions) ([]*askd.Ask, error) {
 	if o.Before > 0 {
 		q.Set("before", strconv.FormatInt(o.Before, 10))
 	}
-	path := "/api/asks"
+	if paged {
+		q.Set("cursor", o.Cursor)
+	}
+	return withQuery("/api/asks", q)
+}
+
+// withQuery is path with q, if any.
+func withQuery(path string, q url.Values) string {
 	if len(q) > 0 {
 		path += "?" + q.Encode()
 	}
-	var out struct{ Asks []*askd.Ask }
-	return out.Asks, c.do(ctx, http.MethodGet, path, nil, &out)
+	return path
 }
 
 // Show returns one ask with its history (human token).
@@ -287,6 +334,65 @@ func (c *Client) Snooze(ctx context.Context, id int64, d time.Duration) (*askd.A
 func (c *Client) Sessions(ctx context.Context) ([]*askd.SessionInfo, error) {
 	var out struct{ Sessions []*askd.SessionInfo }
 	return out.Sessions, c.do(ctx, http.MethodGet, "/api/sessions", nil, &out)
+}
+
+// PageOptions choose a page of a list: Cursor "" the first, then the Next
+// of the page before; Limit 0 is the server's default (50), at most 200.
+type PageOptions struct {
+	Cursor string
+	Limit  int
+}
+
+// set adds o to q.
+func (o PageOptions) set(q url.Values) {
+	q.Set("cursor", o.Cursor)
+	if o.Limit > 0 {
+		q.Set("limit", strconv.Itoa(o.Limit))
+	}
+}
+
+// SessionsPage returns one page of sessions, by agent then name (human token).
+func (c *Client) SessionsPage(ctx context.Context, o PageOptions) ([]*askd.SessionInfo, PageInfo, error) {
+	q := url.Values{}
+	o.set(q)
+	var out struct{ Sessions []*askd.SessionInfo }
+	h, err := c.doHeader(ctx, http.MethodGet, withQuery("/api/sessions", q), nil, &out)
+	if err != nil {
+		return nil, PageInfo{}, err
+	}
+	return out.Sessions, pageInfo(h), nil
+}
+
+// HistoryOptions filter History. Zero fields match everything.
+type HistoryOptions struct {
+	// Query holds words every ask found has, in its text or its answer;
+	// the last also matches as the start of a word.
+	Query   string
+	Agent   string
+	Session string
+	Kind    askd.Kind
+	Outcome askd.Outcome // answered, dismissed, timeout, withdrawn or replaced
+	By      string       // who settled the ask
+	PageOptions
+}
+
+// History returns one page of settled asks, most recently settled first
+// (human token).
+func (c *Client) History(ctx context.Context, o HistoryOptions) ([]*askd.Ask, PageInfo, error) {
+	q := url.Values{}
+	for k, v := range map[string]string{"q": o.Query, "agent": o.Agent, "session": o.Session,
+		"kind": string(o.Kind), "outcome": string(o.Outcome), "by": o.By} {
+		if v != "" {
+			q.Set(k, v)
+		}
+	}
+	o.PageOptions.set(q)
+	var out struct{ Asks []*askd.Ask }
+	h, err := c.doHeader(ctx, http.MethodGet, withQuery("/api/history", q), nil, &out)
+	if err != nil {
+		return nil, PageInfo{}, err
+	}
+	return out.Asks, pageInfo(h), nil
 }
 
 // SetChannel sets how session's agent is told of settled asks (agent token,

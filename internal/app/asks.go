@@ -246,7 +246,7 @@ func (s *Service) Sessions(ctx context.Context, c askd.Caller) ([]*askd.SessionI
 	}
 	var out []*askd.SessionInfo
 	err := s.store.View(ctx, func(tx askd.Tx) (err error) {
-		out, err = tx.Sessions(ctx)
+		out, err = tx.Sessions(ctx, askd.SessionQuery{})
 		return err
 	})
 	return out, err

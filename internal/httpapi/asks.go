@@ -35,6 +35,10 @@ func (s *Server) listAsks(w http.ResponseWriter, r *http.Request, c askd.Caller)
 	if f.Kind != "" && !f.Kind.Valid() {
 		return askd.Errorf(askd.EINVALID, "kind: %q is not a kind of ask", f.Kind)
 	}
+	if q.Has("cursor") {
+		return s.pendingPage(w, r, c, f)
+	}
+	// No cursor: the list as it always was, for clients from before pages.
 	var err error
 	if f.Limit, err = intParam(q.Get("limit"), "limit", 1000); err != nil {
 		return err
@@ -221,15 +225,6 @@ func (s *Server) snoozeAsk(w http.ResponseWriter, r *http.Request, c askd.Caller
 		return err
 	}
 	writeJSON(w, http.StatusOK, a)
-	return nil
-}
-
-func (s *Server) listSessions(w http.ResponseWriter, r *http.Request, c askd.Caller) error {
-	ss, err := s.app.Sessions(r.Context(), c)
-	if err != nil {
-		return err
-	}
-	writeJSON(w, http.StatusOK, map[string]any{"sessions": nonNil(ss)})
 	return nil
 }
 

@@ -88,6 +88,7 @@ func (s *Server) routes() {
 	m.HandleFunc("POST /api/asks/{id}/answer", s.authed(askd.RoleHuman, s.answerAsk))
 	m.HandleFunc("POST /api/asks/{id}/snooze", s.authed(askd.RoleHuman, s.snoozeAsk))
 	m.HandleFunc("GET /api/sessions", s.authed(askd.RoleHuman, s.listSessions))
+	m.HandleFunc("GET /api/history", s.authed(askd.RoleHuman, s.searchHistory))
 	m.HandleFunc("PUT /api/sessions/{name}/channel", s.authed(askd.RoleAgent, s.setChannel))
 	m.HandleFunc("GET /api/events", s.authed(askd.RoleHuman, s.events))
 	m.HandleFunc("GET /api/rules", s.authed(askd.RoleHuman, s.listRules))

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -82,10 +83,18 @@ var askFields = []string{
 	"tell", "told_at",
 }
 
+// searchValue is the value a write gives the column search, after those of
+// askFields: the words a search finds the ask by (askd.Ask.SearchText), for
+// settled asks only (migration 006), as text the statement turns into a
+// tsvector.
+var searchValue = "to_tsvector('simple', $" + strconv.Itoa(len(askFields)+1) + "::text)"
+
 var (
 	askColumns = "id, " + strings.Join(askFields, ", ")
-	insertAsk  = "INSERT INTO asks (" + strings.Join(askFields, ", ") + ") VALUES (" + placeholders(1, len(askFields)) + ") RETURNING id"
-	updateAsk  = "UPDATE asks SET " + assignments(askFields) + " WHERE id = $" + strconv.Itoa(len(askFields)+1)
+	insertAsk  = "INSERT INTO asks (" + strings.Join(askFields, ", ") + ", search) VALUES (" +
+		placeholders(1, len(askFields)) + ", " + searchValue + ") RETURNING id"
+	updateAsk = "UPDATE asks SET " + assignments(askFields) + ", search = " + searchValue +
+		" WHERE id = $" + strconv.Itoa(len(askFields)+2)
 )
 
 // placeholders returns "$from, ..., $(from+n-1)".
@@ -106,8 +115,8 @@ func assignments(fields []string) string {
 	return strings.Join(as, ", ")
 }
 
-// askValues returns the values of a for askFields. JSON goes as []byte, which
-// pgx sends to a json column as it is; nil is NULL.
+// askValues returns the values of a for askFields, then for search. JSON
+// goes as []byte, which pgx sends to a json column as it is; nil is NULL.
 func askValues(a *askd.Ask) ([]any, error) {
 	questions, err := jsonColumn(a.Questions, a.Questions == nil)
 	if err != nil {
@@ -133,12 +142,18 @@ func askValues(a *askd.Ask) ([]any, error) {
 	if a.ToolUseID != "" {
 		toolUseID = &a.ToolUseID
 	}
+	var search *string // NULL while pending: only the history is searched
+	if !a.Pending() {
+		text := a.SearchText()
+		search = &text
+	}
 	return []any{
 		string(a.Kind), a.Session, a.Agent, string(a.Status), a.Revision,
 		questions, a.Title, a.Details, options, a.Recommended, payload, a.ToolName, toolUseID,
 		a.CreatedAt, a.UpdatedAt, a.Deadline, a.SnoozedUntil,
 		a.SettledAt, a.SettledBy, string(a.CancelReason), answer,
 		a.ToBeTold, a.ToldAt,
+		search,
 	}, nil
 }
 
@@ -203,18 +218,25 @@ func (t *tx) Ask(ctx context.Context, id int64) (*askd.Ask, error) {
 // the asks it returns until commit.
 func (t *tx) FindAsks(ctx context.Context, f askd.AskFilter) ([]*askd.Ask, error) {
 	where, args := askWhere(f)
-	query := "SELECT " + askColumns + " FROM asks" + where + " ORDER BY status = 'pending' DESC, id DESC"
-	if f.Limit > 0 {
-		args = append(args, f.Limit)
+	return t.selectAsks(ctx, "find asks", where, args, "status = 'pending' DESC, id DESC", f.Limit, t.forUpdate())
+}
+
+// selectAsks returns the asks matching where (its arguments args, $1 on),
+// in order, at most limit when it is above 0, with the locking clause lock;
+// what names the read in errors.
+func (t *tx) selectAsks(ctx context.Context, what, where string, args []any, order string, limit int, lock string) ([]*askd.Ask, error) {
+	query := "SELECT " + askColumns + " FROM asks" + where + " ORDER BY " + order
+	if limit > 0 {
+		args = append(slices.Clip(args), limit)
 		query += " LIMIT $" + strconv.Itoa(len(args))
 	}
-	rows, err := t.tx.Query(t.ctx(ctx), query+t.forUpdate(), args...)
+	rows, err := t.tx.Query(t.ctx(ctx), query+lock, args...)
 	if err != nil {
-		return nil, translate(err, "find asks")
+		return nil, translate(err, what)
 	}
 	asks, err := pgx.CollectRows(rows, func(row pgx.CollectableRow) (*askd.Ask, error) { return scanAsk(row) })
 	if err != nil {
-		return nil, translate(err, "find asks")
+		return nil, translate(err, what)
 	}
 	if asks == nil {
 		asks = []*askd.Ask{}
@@ -329,33 +351,6 @@ func (t *tx) DeleteAsks(ctx context.Context, settledBefore time.Time) (int, erro
 	}
 	// The count is of asks only; the events that went by cascade are not in it.
 	return int(tag.RowsAffected()), nil
-}
-
-// Sessions returns every session that has asks, by agent then name, with
-// its counts.
-func (t *tx) Sessions(ctx context.Context) ([]*askd.SessionInfo, error) {
-	// COLLATE "C": by bytes, as SQLite orders, whatever the database's locale.
-	rows, err := t.tx.Query(t.ctx(ctx), `
-		SELECT agent, session, count(*) FILTER (WHERE status = 'pending'), count(*), max(created_at)
-		FROM asks GROUP BY agent, session ORDER BY agent COLLATE "C", session COLLATE "C"`)
-	if err != nil {
-		return nil, translate(err, "list sessions")
-	}
-	sessions, err := pgx.CollectRows(rows, func(row pgx.CollectableRow) (*askd.SessionInfo, error) {
-		var s askd.SessionInfo
-		if err := row.Scan(&s.Agent, &s.Name, &s.Pending, &s.Total, &s.LastAskAt); err != nil {
-			return nil, err
-		}
-		s.LastAskAt = s.LastAskAt.UTC()
-		return &s, nil
-	})
-	if err != nil {
-		return nil, translate(err, "list sessions")
-	}
-	if sessions == nil {
-		sessions = []*askd.SessionInfo{}
-	}
-	return sessions, nil
 }
 
 // utc is *t in UTC, nil for nil.

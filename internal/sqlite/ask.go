@@ -152,13 +152,20 @@ func (t *tx) FindAsks(ctx context.Context, f askd.AskFilter) ([]*askd.Ask, error
 // findAsks returns the asks matching where, newest first, at most limit when
 // it is above 0.
 func (t *tx) findAsks(ctx context.Context, where string, args []any, limit int) ([]*askd.Ask, error) {
-	query := "SELECT " + askColumns + " FROM asks" + where + " ORDER BY id DESC"
+	return t.selectAsks(ctx, "find asks", "asks", where, args, "id DESC", limit)
+}
+
+// selectAsks returns the asks of from (asks, with any INDEXED BY) matching
+// where, in order, at most limit when it is above 0; what names the read in
+// errors.
+func (t *tx) selectAsks(ctx context.Context, what, from, where string, args []any, order string, limit int) ([]*askd.Ask, error) {
+	query := "SELECT " + askColumns + " FROM " + from + where + " ORDER BY " + order
 	if limit > 0 {
 		query += " LIMIT ?"
 		args = append(slices.Clip(args), limit)
 	}
 	rows, err := t.tx.QueryContext(ctx, query, args...)
-	return collect(rows, err, "find asks", scanAsk)
+	return collect(rows, err, what, scanAsk)
 }
 
 // and adds cond to a WHERE clause made by askWhere.
@@ -244,6 +251,9 @@ func (t *tx) CreateAsk(ctx context.Context, a *askd.Ask) error {
 	if err != nil {
 		return fmt.Errorf("create ask: %w", err)
 	}
+	if !a.Pending() {
+		t.settled++
+	}
 	id, err := res.LastInsertId()
 	if err != nil {
 		return fmt.Errorf("create ask: %w", err)
@@ -265,6 +275,9 @@ func (t *tx) UpdateAsk(ctx context.Context, a *askd.Ask) error {
 	res, err := t.tx.ExecContext(ctx, updateAsk, append(values, a.ID)...)
 	if err != nil {
 		return fmt.Errorf("update ask %d: %w", a.ID, err)
+	}
+	if !a.Pending() {
+		t.settled++
 	}
 	n, err := res.RowsAffected()
 	if err != nil {
@@ -294,25 +307,6 @@ func (t *tx) DeleteAsks(ctx context.Context, settledBefore time.Time) (int, erro
 		return 0, fmt.Errorf("delete asks: %w", err)
 	}
 	return int(n), nil
-}
-
-// Sessions returns every session that has asks, by agent then name, with
-// its counts.
-func (t *tx) Sessions(ctx context.Context) ([]*askd.SessionInfo, error) {
-	rows, err := t.tx.QueryContext(ctx, `
-		SELECT agent, session, SUM(status = 'pending'), COUNT(*), MAX(created_at)
-		FROM asks GROUP BY agent, session ORDER BY agent, session`)
-	return collect(rows, err, "list sessions", func(row scanner) (*askd.SessionInfo, error) {
-		var (
-			s    askd.SessionInfo
-			last int64
-		)
-		if err := row.Scan(&s.Agent, &s.Name, &s.Pending, &s.Total, &last); err != nil {
-			return nil, err
-		}
-		s.LastAskAt = fromMicros(last)
-		return &s, nil
-	})
 }
 
 // micros is t as stored: microseconds since the Unix epoch.

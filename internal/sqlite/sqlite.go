@@ -37,6 +37,8 @@ type Store struct {
 	mu       sync.Mutex
 	watchers []func(askd.Change)
 
+	index indexer // when asks_search_queue is indexed (index.go)
+
 	writeStmts, readStmts prepared
 }
 
@@ -122,8 +124,13 @@ func Open(ctx context.Context, path string) (*Store, error) {
 		write.Close()
 		return nil, fmt.Errorf("open %s for reading: %w", path, err)
 	}
-	s := &Store{write: write, read: read}
+	s := &Store{write: write, read: read, index: indexer{batch: indexBatch, delay: indexDelay}}
 	s.writeStmts.db, s.readStmts.db = write, read
+	// Asks settled before askd last stopped, and not indexed then.
+	if err := s.indexQueued(ctx); err != nil {
+		err = errors.Join(err, s.writeStmts.close(), s.readStmts.close(), read.Close(), write.Close())
+		return nil, fmt.Errorf("open %s: %w", path, err)
+	}
 	s.writes = groupcommit.New(1, maxBatch, errClosed, s.runBatch) // one writer: SQLite has one at a time
 	return s, nil
 }
@@ -253,7 +260,7 @@ func (s *Store) runBatch(batch []*groupcommit.Update) {
 		_, err := sqlTx.ExecContext(bctx, stmt)
 		return err
 	}
-	ran := 0
+	ran, settled := 0, 0
 	for i, u := range batch {
 		if err := u.Ctx.Err(); err != nil {
 			results[i].Err = err
@@ -276,6 +283,7 @@ func (s *Store) runBatch(batch []*groupcommit.Update) {
 			}
 		} else {
 			changes[i] = t.changes
+			settled += t.settled
 			ran++
 		}
 		if err := savepoint("RELEASE upd"); err != nil {
@@ -293,6 +301,12 @@ func (s *Store) runBatch(batch []*groupcommit.Update) {
 	}
 	for _, c := range changes {
 		s.notify(c)
+	}
+	if s.queued(settled) {
+		// After the watchers have woken whoever waits on these asks. A
+		// failure leaves the queue for the next time, and searches find
+		// its asks meanwhile.
+		_ = s.indexQueued(bctx)
 	}
 	groupcommit.Finish(batch, results)
 }
@@ -345,7 +359,9 @@ func (s *Store) Ping(ctx context.Context) error {
 }
 
 // Close stops the writer and closes both pools. Updates not yet started fail.
+// Settled asks not indexed yet are indexed when the file is opened next.
 func (s *Store) Close() error {
+	s.stopIndexing()
 	s.writes.Close()
 	return errors.Join(s.writeStmts.close(), s.readStmts.close(), s.read.Close(), s.write.Close())
 }
@@ -355,6 +371,9 @@ type tx struct {
 	tx       sqlConn
 	writable bool
 	changes  []askd.Change // events added, for the watchers after commit
+	// settled counts the settled asks the transaction wrote, which the
+	// triggers may have put in asks_search_queue (see index.go).
+	settled int
 }
 
 var _ askd.Tx = (*tx)(nil)

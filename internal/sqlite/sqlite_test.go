@@ -41,10 +41,30 @@ func TestStore(t *testing.T) {
 	storetest.Run(t, func(t *testing.T) askd.Store { return openTest(t) })
 }
 
+// The suite again with the search index written after every settling
+// commit, and with it never written, so that both ways of finding a settled
+// ask, in the index and in the queue (index.go), meet the whole suite.
+func TestStoreSearchIndexed(t *testing.T) {
+	storetest.Run(t, func(t *testing.T) askd.Store { return indexing(openTest(t), 1, time.Hour) })
+}
+
+func TestStoreSearchQueued(t *testing.T) {
+	storetest.Run(t, func(t *testing.T) askd.Store { return indexing(openTest(t), 1<<30, time.Hour) })
+}
+
+// indexing makes s index its queue of settled asks once batch of them were
+// written, or delay after the first.
+func indexing(s *Store, batch int, delay time.Duration) *Store {
+	s.index.mu.Lock()
+	defer s.index.mu.Unlock()
+	s.index.batch, s.index.delay = batch, delay
+	return s
+}
+
 func TestMigrate(t *testing.T) {
 	ctx := t.Context()
 	path := filepath.Join(t.TempDir(), "askd.db")
-	all := []string{"001_asks_events_tokens", "002_channels_deliveries", "003_mcp_calls", "004_sessions", "005_browser_sessions", "007_rules"}
+	all := []string{"001_asks_events_tokens", "002_channels_deliveries", "003_mcp_calls", "004_sessions", "005_browser_sessions", "006_search", "007_rules"}
 
 	applied, err := Migrate(ctx, path)
 	if err != nil {
@@ -130,7 +150,7 @@ func TestMigrateConcurrently(t *testing.T) {
 		})
 	}
 	wg.Wait()
-	if want := []string{"001_asks_events_tokens", "002_channels_deliveries", "003_mcp_calls", "004_sessions", "005_browser_sessions", "007_rules"}; !slices.Equal(applied, want) {
+	if want := []string{"001_asks_events_tokens", "002_channels_deliveries", "003_mcp_calls", "004_sessions", "005_browser_sessions", "006_search", "007_rules"}; !slices.Equal(applied, want) {
 		t.Errorf("migrations applied by 4 concurrent Migrate calls: %v, want %v", applied, want)
 	}
 }

@@ -545,7 +545,7 @@ func testIDsNeverReused(t *testing.T, s askd.Store) {
 func testSessions(t *testing.T, s askd.Store) {
 	ctx := t.Context()
 	view(t, s, func(tx askd.Tx) error {
-		got, err := tx.Sessions(ctx)
+		got, err := tx.Sessions(ctx, askd.SessionQuery{})
 		if err != nil {
 			return err
 		}
@@ -570,7 +570,7 @@ func testSessions(t *testing.T, s askd.Store) {
 		{Agent: "agent-2", Name: "s-b", Pending: 1, Total: 1, LastAskAt: at(4 * time.Minute)},
 	}
 	view(t, s, func(tx askd.Tx) error {
-		got, err := tx.Sessions(ctx)
+		got, err := tx.Sessions(ctx, askd.SessionQuery{})
 		if err != nil {
 			return err
 		}

@@ -29,7 +29,7 @@ func CheckSessionsMigrated(t *testing.T, s askd.Store) {
 	t.Helper()
 	ctx := t.Context()
 	view(t, s, func(tx askd.Tx) error {
-		infos, err := tx.Sessions(ctx)
+		infos, err := tx.Sessions(ctx, askd.SessionQuery{})
 		if err != nil {
 			return err
 		}
@@ -56,4 +56,53 @@ func CheckSessionsMigrated(t *testing.T, s askd.Store) {
 		}
 		return nil
 	})
+}
+
+// Migration 006 (searching the history) indexes the asks already stored.
+// Each store's test writes them by hand at migration 005, in its own SQL:
+//
+//	kind      status    title             questions / answer
+//	question  answered  -                 "Which region?" (header Region, options eu-west, us-east),
+//	                                      answered in own words "Frankfurt please"
+//	approval  answered  Drop the table    rejected, comment "never on Fridays"
+//	decision  answered  Ship it?          own words "tomorrow morning"
+//	approval  answered  Rotate keys       modified, payload {"k": "\u0000"}, comment "lunchtime please"
+//	ready     pending   Pending frankfurt -
+//
+// settled in that order.
+
+// CheckSearchMigrated checks s, opened on that database: its settled asks
+// are found by the words of their questions, titles and answers, most
+// recently settled first, and the pending one is not.
+func CheckSearchMigrated(t *testing.T, s askd.Store) {
+	t.Helper()
+	ctx := t.Context()
+	for _, c := range []struct {
+		text string
+		want []string
+	}{
+		{"", []string{"Rotate keys", "Ship it?", "Drop the table", "Which region?"}},
+		{"lunchtime", []string{"Rotate keys"}},
+		{"frankfurt", []string{"Which region?"}},
+		{"region", []string{"Which region?"}},
+		{"us", []string{"Which region?"}},
+		{"fridays", []string{"Drop the table"}},
+		{"tomorrow", []string{"Ship it?"}},
+		{"pending", nil},
+	} {
+		view(t, s, func(tx askd.Tx) error {
+			asks, err := tx.SearchAsks(ctx, askd.SearchQuery{Words: askd.SearchWords(c.text)})
+			if err != nil {
+				return err
+			}
+			var got []string
+			for _, a := range asks {
+				got = append(got, a.Summary())
+			}
+			if !slices.Equal(got, c.want) {
+				t.Errorf("after migration, search %q = %q, want %q", c.text, got, c.want)
+			}
+			return nil
+		})
+	}
 }

@@ -8,7 +8,11 @@
 //   - FindAsks honours every AskFilter field; CountAsks counts every match,
 //     ignoring Limit; SettledBefore and DeadlineBefore are strict (<);
 //   - AddEvent without Ask snapshots the ask as stored in the transaction;
-//   - Tokens lists by name; Sessions lists by name;
+//   - Tokens lists by name; Sessions lists by agent, then name, by bytes;
+//   - pages (PendingAsks, Sessions, SearchAsks after a key) neither skip nor
+//     repeat items when others arrive or go between pages;
+//   - SearchAsks finds settled asks only, by the words of their text and
+//     answer (not previews, not payloads), the last word as a prefix too;
 //   - ids of asks and events are never reused, even after DeleteAsks;
 //   - watchers hear of committed events in order, and of nothing rolled back;
 //   - deliveries are claimed due-first, never twice while leased, even by
@@ -51,6 +55,11 @@ func Run(t *testing.T, open func(t *testing.T) askd.Store) {
 		{"DeleteAsks", testDeleteAsks},
 		{"IDsNeverReused", testIDsNeverReused},
 		{"Sessions", testSessions},
+		{"SessionsPaged", testSessionsPaged},
+		{"UrgencyOrder", testUrgencyOrder},
+		{"PagingPending", testPagingPending},
+		{"Search", testSearch},
+		{"SearchInStep", testSearchInStep},
 		{"AskHistory", testAskHistory},
 		{"EventsAfter", testEventsAfter},
 		{"EventSnapshotFromStore", testEventSnapshotFromStore},

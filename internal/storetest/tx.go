@@ -364,7 +364,7 @@ func testConcurrentUpdates(t *testing.T, s askd.Store) {
 					if _, err := tx.FindAsks(ctx, askd.AskFilter{Status: askd.StatusPending, Limit: 20}); err != nil {
 						return err
 					}
-					_, err := tx.Sessions(ctx)
+					_, err := tx.Sessions(ctx, askd.SessionQuery{})
 					return err
 				})
 				if err != nil {
