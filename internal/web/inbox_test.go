@@ -368,8 +368,9 @@ func TestSessionScoping(t *testing.T) {
 		return eval[string](p, `[...document.querySelectorAll('#pending .card')].map(c => c.dataset.id).join(',')`)
 	}
 	p.waitFor(`document.querySelectorAll('#pending .card').length === 3`)
+	// Sessions are listed as the server pages them: by agent, then name.
 	counts := eval[string](p, sidebar)
-	if counts != "All sessions 3|beta agent-1 2|alpha agent-1 1" {
+	if counts != "All sessions 3|alpha agent-1 1|beta agent-1 2" {
 		t.Errorf("sidebar %q", counts)
 	}
 	p.do(chromedp.Click(chromedp.CSS(`#sessions [data-session="beta"]`)))

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/askd-dev/askd"
+	"github.com/askd-dev/askd/client"
 	"github.com/askd-dev/askd/internal/app"
 	"github.com/askd-dev/askd/internal/testserver"
 	"github.com/chromedp/cdproto/network"
@@ -153,65 +154,140 @@ func TestPageWeight(t *testing.T) {
 	})
 }
 
-func TestThousandPendingAsks(t *testing.T) {
-	srv := startServer(t, app.Config{MaxPending: 100, MaxPendingPerToken: 100000, MaxNewSessions: 100000})
-	seed(t, srv, 1000, 0)
-	p := coldTab(t, srv)
-	start := time.Now()
-	p.do(chromedp.Navigate(srv.URL + "/"))
-	p.waitFor(`document.querySelectorAll('#pending .card').length === 1000`)
-	wall := time.Since(start)
-	// The page's own figures: when the first full render ended (ms after
-	// navigation start) and how long that render took.
-	// The page's own figures: renders build cards ~12 ms at a time, so the
-	// first cards show at once and the page never stops answering input.
-	f := eval[[]float64](p, `(ms => [ms[0].startTime + ms[0].duration, ms.at(-1).startTime + ms.at(-1).duration, ms.length, Math.max(...ms.map(m => m.duration))])(performance.getEntriesByName('askd-render'))`)
-	// Figures for the log, not assertions: on a busy machine they measure
-	// the machine. (docs/benchmarks.md has them from an idle one.)
-	t.Logf("1,000 pending asks: first cards on screen %.0f ms after navigation start, all 1,000 in the DOM at %.0f ms, in %.0f render passes of at most %.0f ms; %v wall clock from the test",
-		f[0], f[1], f[2], f[3], wall.Round(time.Millisecond))
-
-	// Still responsive: a new ask appears, an answer settles, a keypress moves
-	// focus. The Event Timing API measures each interaction from input to the
-	// next paint, as the browser saw it.
-	eval[bool](p, `window.__ev = [], new PerformanceObserver(l => window.__ev.push(...l.getEntries().filter(e => e.interactionId).map(e => [e.name, e.duration]))).observe({type: 'event', durationThreshold: 16, buffered: true}), true`)
-	agent := srv.Agent("session-01") // ask 2's, a single-select question
-	eval[bool](p, `performance.clearMeasures('askd-render'), true`)
-	t0 := time.Now()
-	a := create(t, srv.Agent("fresh"), &askd.AskInput{Kind: askd.KindAction, Title: "One more"})
-	p.waitFor(fmt.Sprintf(`document.querySelector('#pending .card[data-id="%d"]') !== null`, a.ID))
-	appear := time.Since(t0)
-	renders := eval[[]float64](p, `performance.getEntriesByName('askd-render').map(m => m.duration)`)
-	ch := agentWaits(agent, 2)
-	t1 := time.Now()
-	// Cards far down render only once scrolled to (content-visibility), and
-	// may change height as they do: let the layout settle before clicking,
-	// until the card's box is the same on two looks in a row.
-	p.do(chromedp.ScrollIntoView(chromedp.CSS(card(2))))
-	p.waitFor(fmt.Sprintf(`(r => { const box = [r.top, r.height].join(); const same = window.__box === box; window.__box = box; return same; })(document.querySelector('%s').getBoundingClientRect())`, card(2)))
-	p.do(chromedp.ScrollIntoView(chromedp.CSS(card(2))), chromedp.Click(option(2, "Backward")))
-	receive(t, ch)
-	p.waitFor(fmt.Sprintf(`document.querySelector('%s') === null`, card(2)))
-	answered := time.Since(t1)
-	t2 := time.Now()
-	// The new ask has no deadline, so it is last: k moves up from it.
-	p.do(chromedp.Focus(chromedp.CSS(card(a.ID))), chromedp.KeyEvent("k"))
-	p.waitFor(`document.activeElement.matches('#pending .card') && document.activeElement.dataset.id !== '` + fmt.Sprint(a.ID) + `'`)
-	key := time.Since(t2)
-	// Kept sleep: the observer reports an interaction after the next paint,
-	// and one below its threshold never comes, so there is nothing to wait
-	// for. Only the log reads these: one that comes later is missing from
-	// it, never a failure.
-	time.Sleep(200 * time.Millisecond)
-	interactions := eval[[][]any](p, `window.__ev`)
-	t.Logf("with 1,000 pending: new ask shown in %v (re-render %s ms), click-to-answered-and-moved %v, k in %v (test clock); interactions input-to-paint %v",
-		appear.Round(time.Millisecond), fmtMs(renders), answered.Round(time.Millisecond), key.Round(time.Millisecond), interactions)
+// seedInbox inserts n pending asks across sessions sessions (n/sessions
+// each) of the test server's agent, straight through the store in one
+// transaction: a fifth of them questions and a fifth permission prompts,
+// with deadlines an hour or more away (the soonest first in urgency
+// order), the rest approvals and attention asks without one, some with
+// details.
+func seedInbox(t *testing.T, srv *testserver.Server, n, sessions int) {
+	t.Helper()
+	now := time.Now()
+	err := srv.Store.Update(context.Background(), func(tx askd.Tx) error {
+		for i := range n {
+			at := now.Add(time.Duration(i-n) * time.Second)
+			a := &askd.Ask{Agent: srv.AgentName, Session: fmt.Sprintf("session-%04d", i%sessions), Status: askd.StatusPending,
+				Revision: 1, CreatedAt: at, UpdatedAt: at}
+			deadline := now.Add(time.Hour + time.Duration(i)*time.Second)
+			switch i % 5 {
+			case 0:
+				a.Kind, a.Deadline = askd.KindQuestion, &deadline
+				a.Questions = []askd.Question{question(fmt.Sprintf("Question %d: which way should the migration go?", i), "Migration", i%3 == 0,
+					"Forward: apply the new schema now", "Backward: keep the old schema a week", "Both: dual-write for a while")}
+			case 1:
+				a.Kind, a.Deadline, a.ToolName = askd.KindApproval, &deadline, "Bash"
+				a.Title = "Allow Bash"
+				a.Payload = []byte(fmt.Sprintf(`{"command":"go test -run Test%d ./...","description":"Run one test"}`, i))
+			case 2:
+				a.Kind, a.Title = askd.KindApproval, fmt.Sprintf("Deploy build %d to staging", i)
+				a.Details = "**Plan:** roll the staging replicas one by one.\n\n```\nkubectl rollout restart deploy/api\n```"
+				a.Payload = []byte(fmt.Sprintf(`{"build":%d,"env":"staging"}`, i))
+			case 3:
+				a.Kind, a.Title = askd.KindReady, fmt.Sprintf("Branch %d is ready for review", i)
+				a.Details = "All checks passed; the diff touches *three* packages."
+			default:
+				a.Kind, a.Title = askd.KindAction, fmt.Sprintf("Rotate key %d", i)
+			}
+			if err := tx.CreateAsk(context.Background(), a); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatalf("seed %d asks: %v", n, err)
+	}
 }
 
-func fmtMs(v []float64) string {
-	var s []string
-	for _, x := range v {
-		s = append(s, fmt.Sprintf("%.0f", x))
+// TestTenThousandPendingAsks loads an inbox of 10,000 pending asks in 1,000
+// sessions cold, and checks that the first load (the page, its scripts and
+// styles, and the first pages of asks, sessions and Recent, as transferred)
+// stays within 100 KB; the times are logged (the machine is shared: they
+// measure it too) and bounded only generously, against a page that would
+// render everything.
+func TestTenThousandPendingAsks(t *testing.T) {
+	srv := startServer(t, app.Config{MaxPending: 100, MaxPendingPerToken: 100000, MaxNewSessions: 100000})
+	t0 := time.Now()
+	seedInbox(t, srv, 10000, 1000)
+	t.Logf("seeded 10,000 pending asks in 1,000 sessions in %v (one transaction)", time.Since(t0).Round(time.Millisecond))
+
+	p := coldTab(t, srv)
+	bytes, n := firstLoad(t, p)
+	t.Logf("first load, 10,000 pending asks in 1,000 sessions: %.1f KB in %d requests", bytes/1024, n)
+	if bytes > 100*1024 {
+		t.Errorf("first load %.1f KB, over 100 KB", bytes/1024)
 	}
-	return strings.Join(s, "/")
+	if got := eval[int](p, `document.querySelectorAll('#pending .card').length`); got != 50 {
+		t.Errorf("%d cards after the first load, want the first page's 50", got)
+	}
+	if title := eval[string](p, `document.title`); title != "(10000) askd inbox" {
+		t.Errorf("title %q, want the count of every pending ask", title)
+	}
+	// The page's own figures (ms after navigation start): its mark after the
+	// frame that first showed cards, and the browser's paints.
+	f := eval[[]float64](p, `[performance.getEntriesByName('askd-cards-painted')[0]?.startTime ?? -1,
+		performance.getEntriesByName('first-contentful-paint')[0]?.startTime ?? -1,
+		performance.getEntriesByType('navigation')[0].domContentLoadedEventEnd]`)
+	t.Logf("first cards painted at %.0f ms (first contentful paint %.0f ms, DOMContentLoaded %.0f ms)", f[0], f[1], f[2])
+	t.Logf("renders: %s", eval[string](p, `performance.getEntriesByName('askd-render').map(m => m.startTime.toFixed(0) + '+' + m.duration.toFixed(0)).join(', ')`))
+	t.Logf("requests (start–end ms): %s", eval[string](p, `performance.getEntriesByType('resource').map(r => r.name.replace(location.origin, '').replace(/\/assets\/[0-9a-f]+\//, '') + ' ' + r.startTime.toFixed(0) + '–' + r.responseEnd.toFixed(0)).join(', ')`))
+	if f[0] < 0 || f[0] > 10000 {
+		t.Errorf("first cards painted at %.0f ms: not within 10 s (the target is 1 s)", f[0])
+	}
+
+	// A new urgent ask among them shows at once, at the top.
+	start := time.Now()
+	a := createFor(t, srv, "session-0007", &askd.AskInput{Kind: askd.KindQuestion, Questions: []askd.Question{
+		question("Roll back the release?", "Rollback", false, "Yes", "No")}}, 5*time.Minute)
+	p.waitFor(fmt.Sprintf(`document.querySelector('#pending .card')?.dataset.id === '%d'`, a.ID))
+	appear := time.Since(start)
+	t.Logf("a new ask among 10,000 appeared in the page %v after it was created", appear.Round(time.Millisecond))
+	if appear > 10*time.Second {
+		t.Errorf("the new ask took %v to appear (the target is 1 s)", appear)
+	}
+	p.waitFor(`document.title === '(10001) askd inbox'`)
+	p.waitFor(sessionCount("session-0007", "11"))
+	// Settled elsewhere: the counts go down again.
+	if _, err := srv.Human().Dismiss(context.Background(), 8, ""); err != nil { // session-0007's
+		t.Fatal(err)
+	}
+	p.waitFor(`document.title === '(10000) askd inbox'`)
+	p.waitFor(sessionCount("session-0007", "10"))
+
+	// The session list: a page at first, the next once scrolled to its end.
+	if got := eval[int](p, `document.querySelectorAll('#sessions .session-link').length`); got != 51 {
+		t.Errorf("%d session links, want All and the first page's 50", got)
+	}
+	eval[bool](p, `(n => { n.scrollTop = n.scrollHeight; return true })(document.querySelector('#sessions'))`)
+	p.waitFor(`document.querySelectorAll('#sessions .session-link').length === 101`)
+
+	// Scrolling down loads the next page, in order, without repeats.
+	start = time.Now()
+	eval[bool](p, `window.scrollTo(0, document.documentElement.scrollHeight), true`)
+	p.waitFor(`document.querySelectorAll('#pending .card').length >= 101`)
+	t.Logf("scrolled to the end: the next page shown %v later", time.Since(start).Round(time.Millisecond))
+	ids := eval[[]int64](p, `[...document.querySelectorAll('#pending .card')].map(c => Number(c.dataset.id))`)
+	seen := map[int64]bool{}
+	for _, id := range ids {
+		if seen[id] {
+			t.Fatalf("ask %d shown twice", id)
+		}
+		seen[id] = true
+	}
+	list, _, err := srv.Human().ListPage(context.Background(), client.ListOptions{Limit: len(ids)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var want []int64
+	for _, x := range list {
+		want = append(want, x.ID)
+	}
+	if fmt.Sprint(ids) != fmt.Sprint(want) {
+		t.Errorf("cards in order\n%v\nwant the server's\n%v", ids, want)
+	}
+}
+
+// sessionCount is true once the sidebar shows session name with count n.
+func sessionCount(name, n string) string {
+	return fmt.Sprintf(`document.querySelector('#sessions [data-session=%q] .badge-count')?.textContent === %q`, name, n)
 }

@@ -1,8 +1,19 @@
-// app.js runs the inbox: it loads the asks, keeps them live over the event
-// stream, and renders the session list, the pending cards and Recent.
+// app.js runs the inbox: it loads the most urgent page of pending asks, and
+// more as the person scrolls; keeps them live over the event stream; renders
+// the session list (a page at a time too), the pending cards and Recent; and
+// switches between the inbox and the History and Rules views, which are kept
+// in the URL with the chosen session.
 import { h, clock, micros, relTime, tick } from './dom.js';
-import { buildCard, refreshCard, showSettled, summary, outcome } from './cards.js';
-import { diffView, pretty } from './approval.js';
+import { api, pager, nearView, details } from './api.js';
+import { buildCard, refreshCard, showSettled, summary, answerWithRule } from './cards.js';
+import { settledRow, setupHistory, openHistory, historySettled, FILTERS } from './history.js';
+import { openRules, rulesChanged } from './rules.js';
+import { renderSessions, sessionOrder } from './sessions.js';
+import { follow, notify, setupNotifications } from './stream.js';
+import { setupKeys } from './keys.js';
+
+const PAGE = 50;   // pending asks or sessions a page
+const RECENT = 20; // settled asks in Recent (History has them all)
 
 const $ = id => document.getElementById(id);
 
@@ -10,52 +21,84 @@ const $ = id => document.getElementById(id);
 // of one name are two sessions. key names one (names hold no newline).
 const key = (agent, name) => agent || name ? `${agent}\n${name}` : '';
 const keyOf = a => key(a.agent, a.session);
-function scopeOf(search) {
-  const q = new URLSearchParams(search);
-  return q.get('session') ? key(q.get('agent') || '', q.get('session')) : '';
-}
-function scopeQuery(k) {
+const scopeQuery = k => {
   const [agent, name] = k.split('\n');
   return `agent=${encodeURIComponent(agent)}&session=${encodeURIComponent(name)}`;
+};
+
+// readURL is what the URL says to show: the view ('' the inbox, 'history',
+// 'rules'), the chosen session, and the History view's filters.
+function readURL(search) {
+  const q = new URLSearchParams(search);
+  const filters = {};
+  for (const k of FILTERS) filters[k] = q.get(k) || '';
+  const view = q.get('view');
+  return {
+    view: view === 'history' || view === 'rules' ? view : '',
+    scope: q.get('session') ? key(q.get('agent') || '', q.get('session')) : '',
+    filters,
+  };
 }
 
+// urlFor is the URL of a view of a session (or of all), with the History
+// view's filters; an agent alone filters History only.
+function urlFor(view, scope, filters) {
+  const q = new URLSearchParams();
+  if (view) q.set('view', view);
+  if (scope) {
+    const [agent, name] = scope.split('\n');
+    q.set('agent', agent);
+    q.set('session', name);
+  } else if (view === 'history' && filters && filters.agent) {
+    q.set('agent', filters.agent);
+  }
+  if (view === 'history' && filters) for (const k of ['q', 'kind', 'outcome', 'by']) if (filters[k]) q.set(k, filters[k]);
+  const s = q.toString();
+  return s ? `?${s}` : location.pathname;
+}
+
+const url = readURL(location.search);
 const S = {
   asks: new Map(),      // id → ask, the newest state seen
-  sessions: new Map(),  // key → {agent, name} of every session seen
+  sessions: new Map(),  // key → {agent, name}: the sessions listed so far
   cards: new Map(),     // id → card element of a pending (or held) ask
   held: new Set(),      // settled asks whose card stays until the person clicks OK
   previews: new Map(),  // id → Promise of the ask's previews
-  me: '',
-  selected: scopeOf(location.search),
-  lastEventId: Number(document.querySelector('meta[name="askd-cursor"]').content) || 0,
-  loadedScopes: new Set(),
+  view: url.view,
+  selected: url.scope,
+  filters: url.filters,
+  lists: new Map(),     // scope ('' all) → pager of its pending asks, urgent first
+  recents: new Map(),   // scope → Promise of its Recent's first load
+  counts: new Map(),    // scope ('' all) → pending asks as the server counts them, kept by events
+  live: new Set(),      // ids of the asks those counts hold as pending
+  touched: new Set(),   // sessions whose counts events changed since the last refresh
+  sess: null,           // pager of the sessions
+  toNotify: new Set(),  // new asks to raise a notification for, if still pending when rendered
   quickFirst: true,
 };
 
-async function api(method, path, body) {
-  const init = { method, credentials: 'same-origin', headers: { Accept: 'application/json' } };
-  if (body !== undefined) {
-    init.headers['Content-Type'] = 'application/json';
-    init.body = JSON.stringify(body);
-  }
-  let res;
-  try {
-    res = await fetch(path, init);
-  } catch (e) {
-    return { ok: false, status: 0, data: { error: `Cannot reach askd: ${e.message}` } };
-  }
-  let data = null;
-  try { data = await res.json(); } catch { /* not JSON */ }
-  if (res.status === 401) location.assign('/signin.html');
-  return { ok: res.ok, status: res.status, data };
-}
+// The actions after which an event's ask is newly settled.
+const SETTLING = new Set(['answered', 'dismissed', 'timed_out', 'withdrawn', 'replaced']);
 
 // upsert records a state of an ask unless a newer one is already known.
-function upsert(a) {
+// src says where it came from: 'created' (the event of its creation),
+// 'settled' (the event that settled it), 'page' or '' (a list, a reply):
+// the pending counts follow what each says.
+function upsert(a, src = '') {
   const old = S.asks.get(a.id);
   if (old && micros(old.updated_at) > micros(a.updated_at)) return;
   S.asks.set(a.id, a);
-  if (!S.sessions.has(keyOf(a))) S.sessions.set(keyOf(a), { agent: a.agent, name: a.session });
+  noteSession(a);
+  if (a.status === 'pending') {
+    // Counted from now on: by the server's count it came with, or, when it
+    // is new, by one more.
+    if (!S.live.has(a.id) && !(old && old.status !== 'pending')) {
+      S.live.add(a.id);
+      if (src === 'created' && !old) bump(a, 1);
+    }
+  } else if (S.live.delete(a.id) || (!old && src === 'settled')) {
+    bump(a, -1); // it was pending, counted by the server or by us
+  }
   if (old && old.status === 'pending' && a.status !== 'pending') {
     const card = S.cards.get(a.id);
     // Someone else settled an ask this person was working on: keep the card
@@ -65,38 +108,52 @@ function upsert(a) {
       showSettled(card._st, a);
     }
   }
+  if (src === 'settled') historySettled(a);
   schedule();
 }
 
-// details returns a Promise of the HTML of an ask's details, rendered from
-// Markdown and sanitized on the server, or of null. Cards ask for them as
-// they are built; one request fetches those of many.
-const details = {
-  cache: new Map(), // "id@revision" → Promise
-  queue: [],
-  get(id, revision) {
-    const k = `${id}@${revision}`;
-    if (!this.cache.has(k)) {
-      this.cache.set(k, new Promise(resolve => {
-        if (!this.queue.length) setTimeout(() => this.flush(), 0);
-        this.queue.push({ id, revision, resolve });
-      }));
-    }
-    return this.cache.get(k);
-  },
-  async flush() {
-    const all = this.queue.splice(0);
-    for (let i = 0; i < all.length; i += 50) {
-      const batch = all.slice(i, i + 50);
-      const r = await api('GET', '/inbox/details?' + batch.map(b => `id=${b.id}`).join('&'));
-      const got = new Map(r.ok ? r.data.details.map(d => [d.id, d]) : []);
-      for (const b of batch) {
-        const d = got.get(b.id);
-        b.resolve(d && d.revision === b.revision ? d.html : null);
-      }
-    }
-  },
-};
+// noteSession lists a's session when it belongs in the part of the session
+// list loaded so far (a later page brings the others).
+function noteSession(a) {
+  const k = keyOf(a);
+  if (S.sessions.has(k) || !S.sess || !S.sess.loaded) return;
+  if (S.sess.done || sessionOrder(k, S.sess.last) <= 0) S.sessions.set(k, { agent: a.agent, name: a.session });
+}
+
+// bump changes the pending counts of a's session and of all by d, at once,
+// and has the server's counts read again soon: those are the truth, these
+// only keep up meanwhile.
+function bump(a, d) {
+  const k = keyOf(a);
+  if (!S.counts.has(k) && S.sessions.has(k) && d > 0) S.counts.set(k, 0); // a new session
+  for (const c of ['', k]) if (S.counts.has(c)) S.counts.set(c, S.counts.get(c) + d);
+  S.touched.add(k);
+  refreshSoon();
+}
+
+// countOf asks the server how many asks of scope k are pending.
+async function countOf(k) {
+  const r = await api('GET', `/api/asks?status=pending&limit=1&cursor=${k ? `&${scopeQuery(k)}` : ''}`);
+  if (r.ok && r.total != null) S.counts.set(k, r.total);
+}
+
+let refreshTimer = 0;
+let refreshing = false;
+function refreshSoon() {
+  if (!refreshTimer) refreshTimer = setTimeout(refreshCounts, 500);
+}
+// refreshCounts reads again the counts events changed: of all, of the
+// chosen session and of up to 8 others.
+async function refreshCounts() {
+  refreshTimer = 0;
+  if (refreshing) { refreshSoon(); return; }
+  refreshing = true;
+  const keys = new Set(['', S.selected, ...[...S.touched].slice(0, 8)]);
+  S.touched.clear();
+  await Promise.all([...keys].map(countOf));
+  refreshing = false;
+  schedule();
+}
 
 const ctx = {
   api,
@@ -110,6 +167,8 @@ const ctx = {
     return S.previews.get(id);
   },
   details: (id, revision) => details.get(id, revision),
+  answerWithRule,
+  ruleMade: () => rulesChanged(),
 };
 
 // schedule renders soon, once for a burst of changes. A timer, not
@@ -155,56 +214,127 @@ function cardFor(a) {
   return card;
 }
 
-// byUrgency orders pending asks: those with a deadline (questions,
-// permission prompts) first, the soonest first (of two due at once, the
-// older); then the rest (approvals, attention asks) newest first.
+// urgency orders pending asks as the server pages them: those with a
+// deadline (questions, permission prompts) first, the soonest first (of two
+// due at once, the older); then the rest (approvals, attention asks)
+// newest first.
+const due = a => (a.deadline ? micros(a.deadline) : Infinity);
+function urgency(x, y, dx = due(x), dy = due(y)) {
+  if (dx !== dy) return dx < dy ? -1 : 1;
+  return dx === Infinity ? y.id - x.id : x.id - y.id;
+}
 function byUrgency(list) {
-  const due = a => (a.deadline ? micros(a.deadline) : Infinity);
-  return list.map(a => [due(a), a])
-    .sort(([dx, x], [dy, y]) => (dx !== dy ? dx - dy : dx === Infinity ? y.id - x.id : x.id - y.id))
-    .map(([, a]) => a);
+  return list.map(a => [due(a), a]).sort(([dx, x], [dy, y]) => urgency(x, y, dx, dy)).map(([, a]) => a);
+}
+
+// pendingList is the pager of scope k's pending asks. Its last is the last
+// ask of the pages loaded: every pending ask of k up to it in urgency order
+// is known (live ones too, from events), those after it are not yet.
+function pendingList(k) {
+  let l = S.lists.get(k);
+  if (!l) {
+    l = pager(`/api/asks?status=pending${k ? `&${scopeQuery(k)}` : ''}`, PAGE, (data, p) => {
+      for (const a of data.asks) upsert(a, 'page');
+      if (data.asks.length) p.last = data.asks.at(-1);
+      if (p.total != null) S.counts.set(k, p.total);
+      schedule();
+    });
+    l.last = null;
+    S.lists.set(k, l);
+  }
+  return l;
+}
+
+// A new ask that sorts after the loaded part is not shown until the page
+// holding it loads (it is then on that page): the list never has a gap.
+// What all sessions' pages loaded is known of each session too.
+const within = (a, l) => l && l.loaded && (l.done || (l.last && urgency(a, l.last) <= 0));
+const shown = a => within(a, S.lists.get(S.selected)) || (S.selected !== '' && within(a, S.lists.get('')));
+
+// afterPaint calls fn once the next frame has been painted (or soon, in a
+// hidden tab, which paints none).
+function afterPaint(fn) {
+  let done = false;
+  const once = () => { if (!done) { done = true; fn(); } };
+  requestAnimationFrame(() => setTimeout(once));
+  setTimeout(once, document.hidden ? 50 : 1000);
 }
 
 let nextWake = 0;
+let building = false; // the last render left cards to build
 function render() {
+  renderNav();
+  if (S.view === '') renderInbox();
+  const now = clock.now();
+  // Counts: the server's, less the snoozed asks the page knows of.
+  const sleeping = new Map();
+  for (const id of S.live) {
+    const a = S.asks.get(id);
+    if (!snoozed(a, now)) continue;
+    for (const k of ['', keyOf(a)]) sleeping.set(k, (sleeping.get(k) || 0) + 1);
+  }
+  const count = k => (S.counts.has(k) ? Math.max(0, S.counts.get(k) - (sleeping.get(k) || 0)) : null);
+  renderSessions(S, { count, select, more: moreSessions, hrefFor: k => urlFor(S.view, k, null) });
+  const total = count('');
+  document.title = total ? `(${total}) askd inbox` : 'askd inbox';
+  $('inbox-count').textContent = total ? String(total) : '';
+  const here = count(S.selected);
+  $('pending-count').textContent = here ? String(here) : '';
+  for (const id of S.toNotify) {
+    const a = S.asks.get(id);
+    if (a && a.status === 'pending') notify(a);
+  }
+  S.toNotify.clear();
+}
+
+function renderInbox() {
   const t0 = performance.now();
   const now = clock.now();
-  const all = [...S.asks.values()];
-  const counts = new Map();
-  let total = 0;
   const sleeping = [];
-  for (const a of all) {
-    if (a.status !== 'pending') continue;
-    if (snoozed(a, now)) { if (inScope(a)) sleeping.push(a); continue; }
-    counts.set(keyOf(a), (counts.get(keyOf(a)) || 0) + 1);
-    total++;
+  const pending = [];
+  for (const a of S.asks.values()) {
+    if (!inScope(a)) continue;
+    if (S.held.has(a.id)) { pending.push(a); continue; }
+    if (a.status !== 'pending' || !shown(a)) continue;
+    if (snoozed(a, now)) sleeping.push(a);
+    else pending.push(a);
   }
-
-  const pending = byUrgency(all.filter(a => inScope(a) && ((a.status === 'pending' && !snoozed(a, now)) || S.held.has(a.id))));
-  const keep = new Set(pending.map(a => a.id));
+  const sorted = byUrgency(pending);
+  const keep = new Set(sorted.map(a => a.id));
   for (const id of S.cards.keys()) if (!keep.has(id)) S.cards.delete(id);
-  // The first render builds cards for a few milliseconds only, most
-  // urgent first, so the top of a long inbox shows at once; the next render (a
-  // moment later, after a paint) builds the rest in one go, because every
-  // pass over a thousand cards costs a full style recalculation.
+  // Until the first cards are painted, a render builds cards for a few
+  // milliseconds only, most urgent first, so the top of the inbox shows at
+  // once; the render after that paint builds the rest of the page in one
+  // go, because every pass over many cards costs a full style recalculation.
   const els = [];
   let more = false;
-  for (const a of pending) {
+  for (const a of sorted) {
     if (S.quickFirst && !fresh(a) && performance.now() - t0 > 12) { more = true; continue; }
     els.push(cardFor(a));
   }
-  S.quickFirst = false;
   reconcile($('pending'), els);
-  if (more) schedule();
-  else if (S.loaded) S.started = true; // from now on, new cards arrive visibly
-  const inView = pending.filter(a => a.status === 'pending').length;
-  $('pending-count').textContent = inView ? String(inView) : '';
-  $('empty').hidden = pending.length > 0;
+  building = more;
+  if (els.length && !S.painted) {
+    S.painted = true;
+    // Just after the frame that shows the first cards: the figure the
+    // tests read, and the moment to build the rest.
+    afterPaint(() => {
+      performance.mark('askd-cards-painted');
+      S.quickFirst = false;
+      schedule();
+    });
+  }
+  if (!more && S.loaded && !S.quickFirst) S.started = true; // from now on, new cards arrive visibly
+  const l = pendingList(S.selected);
+  $('empty').hidden = sorted.length > 0 || !l.done;
+  const box = $('pending-more');
+  box.hidden = l.done || !l.loaded;
+  const btn = box.querySelector('button');
+  btn.textContent = l.loading ? 'Loading…' : l.error ? `Could not load more: ${l.error}. Try again` : 'Load more';
+  btn.disabled = !!l.loading;
 
   renderSnoozed(sleeping);
-  renderRecent(all.filter(a => a.status !== 'pending' && inScope(a) && !S.held.has(a.id)));
-  renderSessions(counts, total);
-  document.title = total ? `(${total}) askd inbox` : 'askd inbox';
+  renderRecent([...S.asks.values()].filter(a => a.status !== 'pending' && inScope(a) && !S.held.has(a.id)));
 
   // Wake when the next snooze ends.
   const wake = Math.min(...sleeping.map(a => Date.parse(a.snoozed_until)));
@@ -213,6 +343,18 @@ function render() {
     setTimeout(schedule, Math.min(wake - now + 50, 2 ** 31 - 1));
   }
   performance.measure('askd-render', { start: t0 });
+  requestAnimationFrame(() => morePending());
+}
+
+// morePending loads the next page of the chosen session's pending asks
+// while the end of the list is near the screen.
+function morePending(force = false) {
+  if (S.view !== '' || building) return;
+  const l = pendingList(S.selected);
+  if (l.done || l.loading || (l.error && !force) || !S.loaded) return;
+  if (!force && !nearView($('pending-more'))) return;
+  l.more().then(schedule);
+  schedule();
 }
 
 function renderSnoozed(list) {
@@ -228,24 +370,12 @@ const recentItems = new Map(); // "id@updated_at" → element
 
 function renderRecent(list) {
   list.sort((x, y) => micros(y.settled_at) - micros(x.settled_at));
-  list = list.slice(0, 50);
-  const els = list.map(a => {
-    const key = `${a.id}@${a.updated_at}`;
-    let el = recentItems.get(key);
+  const els = list.slice(0, RECENT).map(a => {
+    const k = `${a.id}@${a.updated_at}`;
+    let el = recentItems.get(k);
     if (!el) {
-      const o = outcome(a);
-      el = h('li', { class: 'recent-item', 'data-id': a.id },
-        h('span', { class: `chip status status-${o.how.replace(' ', '-')}` }, o.how),
-        h('div', { class: 'recent-main' },
-          h('div', { class: 'recent-summary' }, summary(a)),
-          h('div', { class: 'recent-outcome' },
-            o.who ? h('span', { class: 'who' }, `by ${o.who}`) : null,
-            o.what ? h('span', { class: 'what' }, o.what) : null),
-          edits(a)),
-        h('div', { class: 'recent-side' },
-          h('span', { class: 'session' }, a.session),
-          h('time', { class: 'rel', datetime: a.settled_at }, relTime(a.settled_at))));
-      recentItems.set(key, el);
+      el = settledRow(a, true);
+      recentItems.set(k, el);
     }
     return el;
   });
@@ -255,147 +385,79 @@ function renderRecent(list) {
   $('recent-empty').hidden = els.length > 0;
 }
 
-// edits shows, folded, how a person changed an approval's payload.
-function edits(a) {
-  const ans = a.answer;
-  if (a.kind !== 'approval' || !ans || ans.decision !== 'modified' || a.payload == null || ans.payload == null) return null;
-  const diff = diffView(pretty(a.payload), pretty(ans.payload));
-  return diff && h('details', { class: 'recent-edits' }, h('summary', null, 'Edits'), diff);
+// renderNav points the view links at the chosen session and marks the
+// one shown.
+function renderNav() {
+  for (const a of document.querySelectorAll('#views .view-link')) {
+    const v = a.dataset.view;
+    const href = urlFor(v, S.selected, v === S.view ? S.filters : null);
+    if (a.getAttribute('href') !== href) a.setAttribute('href', href);
+    if (v === S.view) a.setAttribute('aria-current', 'page');
+    else a.removeAttribute('aria-current');
+  }
 }
 
-function renderSessions(counts, total) {
-  const keys = [...S.sessions.keys()].sort((x, y) => (counts.get(y) || 0) - (counts.get(x) || 0) || x.localeCompare(y));
-  if (S.selected && !S.sessions.has(S.selected)) keys.unshift(S.selected);
-  const link = (k, label, n) => {
-    const [agent, name] = k ? k.split('\n') : ['', ''];
-    return h('a', {
-      class: 'session-link' + (k === S.selected ? ' active' : ''),
-      href: k ? `?${scopeQuery(k)}` : location.pathname,
-      'aria-current': k === S.selected ? 'page' : null,
-      'data-session': name,
-      'data-agent': agent,
-      title: k ? `Session ${name} of agent ${agent}` : null,
-      onclick: e => {
-        if (e.metaKey || e.ctrlKey || e.shiftKey || e.button !== 0) return;
-        e.preventDefault();
-        select(k);
-      },
-    }, h('span', { class: 'session-name' }, label),
-    // The agent whose session it is, unless the name says it (its default).
-    agent && agent !== name ? h('span', { class: 'session-agent' }, agent) : null,
-    n ? h('span', { class: 'badge-count' }, String(n)) : null);
-  };
-  $('sessions').replaceChildren(
-    h('div', { class: 'nav-h' }, 'Sessions'),
-    link('', 'All sessions', total),
-    ...keys.map(k => link(k, k.split('\n')[1], counts.get(k) || 0)));
+// go shows view of scope with the History filters, in the URL too (a new
+// history entry, or with replace the same one: typing in a filter).
+function go(view, scope, filters, replace = false) {
+  S.view = view;
+  S.selected = scope;
+  S.filters = filters || {};
+  const u = urlFor(view, scope, S.filters);
+  if (u !== location.search && !(u === location.pathname && !location.search)) {
+    history[replace ? 'replaceState' : 'pushState'](null, '', u);
+  }
+  return apply();
 }
 
-async function select(k) {
-  if (k === S.selected) return;
-  S.selected = k;
-  history.pushState(null, '', k ? `?${scopeQuery(k)}` : location.pathname);
+// apply shows what S says, loading what it needs, and returns a Promise of
+// those loads.
+function apply() {
+  $('inbox-view').hidden = S.view !== '';
+  $('history-view').hidden = S.view !== 'history';
+  $('rules-view').hidden = S.view !== 'rules';
+  const loads = [];
+  if (S.view === '') {
+    const l = pendingList(S.selected);
+    if (!l.loaded) loads.push(l.more());
+    loads.push(recentOf(S.selected));
+  } else if (S.view === 'history') {
+    const [agent, session] = S.selected ? S.selected.split('\n') : [S.filters.agent || '', ''];
+    openHistory({ ...S.filters, agent, session });
+  } else {
+    const [agent, session] = S.selected ? S.selected.split('\n') : ['', ''];
+    openRules(agent, session);
+  }
+  if (S.selected && !S.counts.has(S.selected)) loads.push(countOf(S.selected));
   schedule();
-  await loadScope(k);
+  return Promise.all(loads);
 }
 
-// loadScope loads one session's asks, so its Recent list is complete too
-// (the unscoped list holds every pending ask but only the latest settled).
-async function loadScope(k) {
-  if (!k || S.loadedScopes.has(k)) return;
-  S.loadedScopes.add(k);
-  const r = await api('GET', `/api/asks?${scopeQuery(k)}`);
-  if (r.ok) r.data.asks.forEach(upsert);
+// recentOf loads scope k's last settled asks, once.
+function recentOf(k) {
+  if (!S.recents.has(k)) {
+    S.recents.set(k, api('GET', `/api/history?limit=${RECENT}${k ? `&${scopeQuery(k)}` : ''}`).then(r => {
+      if (r.ok) for (const a of r.data.asks) upsert(a, 'page');
+    }));
+  }
+  return S.recents.get(k);
+}
+
+function select(k) {
+  if (k === S.selected) return;
+  go(S.view, k, { ...S.filters, agent: '', session: '' });
+}
+
+function moreSessions() {
+  if (!S.sess.done && !S.sess.loading) S.sess.more().then(schedule);
 }
 
 window.addEventListener('popstate', () => {
-  S.selected = scopeOf(location.search);
-  loadScope(S.selected);
-  schedule();
-});
-
-// Live updates. EventSource reconnects by itself and sends Last-Event-ID;
-// if it gives up (the server said no), we start again after a pause.
-let es;
-function connect() {
-  const live = $('live');
-  es = new EventSource(`/api/events?last_event_id=${S.lastEventId}`);
-  es.onopen = () => { live.textContent = 'live'; live.className = 'live on'; };
-  es.onerror = () => {
-    live.textContent = 'reconnecting…';
-    live.className = 'live off';
-    if (es.readyState === EventSource.CLOSED) {
-      setTimeout(async () => {
-        const me = await api('GET', '/api/me');
-        if (me.status !== 401) connect();
-      }, 2000);
-    }
-  };
-  for (const type of ['ask.created', 'ask.updated', 'ask.settled', 'ask.told']) {
-    es.addEventListener(type, ev => {
-      const id = Number(ev.lastEventId);
-      if (id > S.lastEventId) S.lastEventId = id;
-      let e;
-      try { e = JSON.parse(ev.data); } catch { return; }
-      if (!e.ask) return;
-      const fresh = !S.asks.has(e.ask.id);
-      upsert(e.ask);
-      if (type === 'ask.created' && fresh && e.ask.status === 'pending') notify(e.ask);
-    });
-  }
-}
-
-function notify(a) {
-  if (!document.hidden || !('Notification' in window) || Notification.permission !== 'granted') return;
-  const n = new Notification(`askd · ${a.session}`, { body: summary(a), tag: `askd-${a.id}` });
-  n.onclick = () => { window.focus(); n.close(); };
-}
-
-function setupNotifications() {
-  const btn = $('notify');
-  if (!('Notification' in window) || Notification.permission !== 'default') return;
-  btn.hidden = false;
-  btn.addEventListener('click', async () => {
-    await Notification.requestPermission();
-    btn.hidden = true;
-  });
-}
-
-// Keyboard: j/k move between cards, 1–9 press the button or option showing
-// that digit on the focused card, Ctrl/Cmd+Enter submits what the card has
-// (its answers, its open pane's action), Escape closes its open pane.
-document.addEventListener('keydown', e => {
-  const t = e.target;
-  const current = t instanceof Element ? t.closest('#pending .card') : null;
-  if (current && e.key === 'Enter' && (e.ctrlKey || e.metaKey) && !e.altKey && !e.isComposing) {
-    e.preventDefault();
-    current._st.submitFrom(t);
-    return;
-  }
-  if (current && e.key === 'Escape') {
-    current._st.escape();
-    return;
-  }
-  if (e.ctrlKey || e.metaKey || e.altKey) return;
-  if (t instanceof HTMLElement && (t.isContentEditable || /^(INPUT|TEXTAREA|SELECT)$/.test(t.tagName) && t.type !== 'checkbox')) return;
-  const cards = [...document.querySelectorAll('#pending .card')];
-  if (e.key === 'j' || e.key === 'k') {
-    if (!cards.length) return;
-    let i = cards.indexOf(current);
-    i = i < 0 ? 0 : Math.max(0, Math.min(cards.length - 1, i + (e.key === 'j' ? 1 : -1)));
-    cards[i].focus();
-    cards[i].scrollIntoView({ block: 'nearest' });
-    e.preventDefault();
-  } else if (/^[1-9]$/.test(e.key) && current) {
-    // Only what is on offer: not a button of a hidden row (Approve while
-    // the payload is being edited), nor one of a card being sent.
-    const opt = [...current.querySelectorAll(`[data-key="${e.key}"]`)]
-      .find(el => !el.closest('[hidden]') && !el.matches(':disabled') && !el.closest('fieldset:disabled'));
-    if (!opt) return;
-    const box = opt.querySelector('input[type=checkbox]');
-    (box || opt).click();
-    e.preventDefault();
-  }
+  const u = readURL(location.search);
+  S.view = u.view;
+  S.selected = u.scope;
+  S.filters = u.filters;
+  apply();
 });
 
 // Relative times age in place.
@@ -423,16 +485,50 @@ window.askdClock = {
   now: () => clock.now(),
 };
 
+function setup() {
+  setupKeys(() => S.view === '');
+  for (const a of document.querySelectorAll('#views .view-link')) {
+    a.addEventListener('click', e => {
+      if (e.metaKey || e.ctrlKey || e.shiftKey || e.button !== 0) return;
+      e.preventDefault();
+      const v = a.dataset.view;
+      if (v !== S.view) go(v, S.selected, v === 'history' ? {} : S.filters);
+    });
+  }
+  $('all-history').addEventListener('click', () => go('history', S.selected, {}));
+  $('pending-more').querySelector('button').addEventListener('click', () => morePending(true));
+  new IntersectionObserver(es => { if (es.some(e => e.isIntersecting)) morePending(); }, { rootMargin: '800px 0px' }).observe($('pending-more'));
+  setupHistory(filters => go('history', S.selected, filters, true));
+}
+
 async function start() {
-  const [me, list, sessions] = await Promise.all([api('GET', '/api/me'), api('GET', '/api/asks'), api('GET', '/api/sessions')]);
-  if (me.ok) $('me').textContent = me.data.name;
-  if (sessions.ok) for (const s of sessions.data.sessions) S.sessions.set(key(s.agent, s.name), { agent: s.agent, name: s.name });
-  if (list.ok) list.data.asks.forEach(upsert);
-  await loadScope(S.selected);
+  setup();
+  S.sess = pager('/api/sessions', PAGE, (data, p) => {
+    for (const s of data.sessions) {
+      const k = key(s.agent, s.name);
+      S.sessions.set(k, { agent: s.agent, name: s.name });
+      S.counts.set(k, s.pending);
+    }
+    if (data.sessions.length) p.last = key(data.sessions.at(-1).agent, data.sessions.at(-1).name);
+    schedule();
+  });
+  const me = api('GET', '/api/me').then(r => { if (r.ok) $('me').textContent = r.data.name; });
+  const sessions = S.sess.more();
+  const shown = apply();
+  // The tab's title counts every session's asks.
+  const all = S.view === '' && !S.selected ? null : countOf('');
+  await Promise.all([me, sessions, shown, all]);
   S.loaded = true;
   render();
   document.body.classList.add('ready');
-  connect();
+  follow(Number(document.querySelector('meta[name="askd-cursor"]').content) || 0, (type, e) => {
+    const isNew = !S.asks.has(e.ask.id);
+    const src = type === 'ask.created' ? 'created' : SETTLING.has(e.action) && e.ask.status !== 'pending' ? 'settled' : '';
+    upsert(e.ask, src);
+    // Raised when rendered, if it is pending still: a rule answers an
+    // approval as it is created, and no one is to hear of that.
+    if (type === 'ask.created' && isNew && e.ask.status === 'pending') S.toNotify.add(e.ask.id);
+  });
   setupNotifications();
 }
 

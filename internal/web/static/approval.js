@@ -1,8 +1,10 @@
 // approval.js builds the body of an approval card: a request_approval's
 // title, details and payload, or a permission prompt's headline (what the
 // tool will run) and input; Approve, Edit… (a JSON editor showing the edits
-// as a diff) and Reject…. It also renders edits as a diff for Recent.
+// as a diff) and Reject…, each of the two with the choice of a rule for the
+// session (rules.js). It also renders edits as a diff for Recent.
 import { h, add, keyHint } from './dom.js';
+import { ruleChoice } from './rules.js';
 
 // parseObject parses an edited payload: it must be a JSON object.
 export function parseObject(text) {
@@ -105,6 +107,13 @@ export function diffView(a, b) {
 export function approvalBody(st) {
   const a = st.ask;
   const path = `/api/asks/${a.id}/answer`;
+  const allowRule = ruleChoice(a, 'allow');
+  const denyRule = ruleChoice(a, 'deny');
+  // decide answers the ask and then, when one is ticked, makes the rule.
+  const decide = (body, choice) => {
+    const rule = choice && choice.value();
+    return rule ? st.ctx.answerWithRule(st, path, body, rule) : st.send('POST', path, body);
+  };
   const hasPayload = a.payload != null && typeof a.payload === 'object';
   const original = hasPayload ? pretty(a.payload) : '';
   add(st.body, a.tool_name ? toolHead(a) : h('h2', { class: 'title' }, a.title), st.detailsEl);
@@ -137,14 +146,15 @@ export function approvalBody(st) {
     return ok ? r : null;
   };
   editor.addEventListener('input', check);
-  const decide = h('div', { class: 'row decide' });
+  const decideRow = h('div', { class: 'row decide' });
   const editPane = h('div', { class: 'pane edit-pane', hidden: true }, editor, editErr, diffBox,
     h('div', { class: 'row edit-actions' }, approveEdited,
       h('button', { class: 'secondary', type: 'button', onclick: () => showEdit(false) }, 'Cancel edit'), editHint));
   const editBtn = hasPayload ? h('button', { class: 'secondary edit', type: 'button', 'data-key': 2, onclick: () => showEdit(true) }, keyHint(2), 'Edit…') : null;
   const showEdit = on => {
     editPane.hidden = !on;
-    decide.hidden = on;
+    decideRow.hidden = on;
+    if (allowRule) allowRule.el.hidden = on;
     if (view) view.hidden = on;
     if (on) {
       rejectPane.hidden = true;
@@ -160,27 +170,32 @@ export function approvalBody(st) {
   const comment = h('textarea', { class: 'comment', rows: '2', maxlength: '4000', placeholder: 'Why? (optional, sent to the agent)', 'aria-label': 'Rejection comment' });
   const doReject = () => {
     const c = comment.value.trim();
-    st.send('POST', path, c ? { decision: 'rejected', comment: c } : { decision: 'rejected' });
+    decide(c ? { decision: 'rejected', comment: c } : { decision: 'rejected' }, denyRule);
   };
-  const rejectPane = h('div', { class: 'pane reject-pane', hidden: true }, comment,
+  const rejectPane = h('div', { class: 'pane reject-pane', hidden: true }, comment, denyRule && denyRule.el,
     h('div', { class: 'row' }, h('button', { class: 'danger', type: 'button', onclick: doReject }, 'Reject')));
   const rejectKey = hasPayload ? 3 : 2;
+  // Reject… shows its pane, with the deny rules in the allow rules' place.
+  const showReject = on => {
+    rejectPane.hidden = !on;
+    reject.setAttribute('aria-expanded', String(on));
+    if (allowRule) allowRule.el.hidden = on;
+  };
   const reject = h('button', { class: 'secondary reject', type: 'button', 'aria-expanded': 'false', 'data-key': rejectKey, onclick: () => {
-    rejectPane.hidden = !rejectPane.hidden;
-    reject.setAttribute('aria-expanded', String(!rejectPane.hidden));
+    showReject(rejectPane.hidden);
     if (!rejectPane.hidden) comment.focus();
   } }, keyHint(rejectKey), 'Reject…');
-  add(decide,
-    h('button', { class: 'primary approve', type: 'button', 'data-key': 1, onclick: () => st.send('POST', path, { decision: 'approved' }) }, keyHint(1), 'Approve'),
+  add(decideRow,
+    h('button', { class: 'primary approve', type: 'button', 'data-key': 1, onclick: () => decide({ decision: 'approved' }, allowRule) }, keyHint(1), 'Approve'),
     editBtn, reject);
-  add(st.body, decide, editPane, rejectPane);
+  add(st.body, decideRow, allowRule && allowRule.el, editPane, rejectPane);
 
   st.submit = () => {
     if (!editPane.hidden) approveEdited.click();
     else if (!rejectPane.hidden) doReject();
   };
   st.escape = () => {
-    if (!rejectPane.hidden) { rejectPane.hidden = true; reject.setAttribute('aria-expanded', 'false'); reject.focus(); }
+    if (!rejectPane.hidden) { showReject(false); reject.focus(); }
   };
 }
 

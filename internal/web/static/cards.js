@@ -5,9 +5,10 @@
 // Markdown and sanitized (no links, no images, no scripts).
 import { h, add, keyHint, rel, countdown } from './dom.js';
 import { approvalBody } from './approval.js';
+import { errorText } from './api.js';
 
-const KIND = { question: 'Question', decision: 'Decision', action: 'Action', ready: 'Ready', blocked: 'Blocked', approval: 'Approval' };
-const kindName = a => (a.kind === 'approval' && a.tool_name ? 'Permission' : KIND[a.kind] || a.kind);
+export const KIND = { question: 'Question', decision: 'Decision', action: 'Action', ready: 'Ready', blocked: 'Blocked', approval: 'Approval' };
+export const kindName = a => (a.kind === 'approval' && a.tool_name ? 'Permission' : KIND[a.kind] || a.kind);
 
 // The modifier of the submit key, as this platform writes it.
 export const MOD = /Mac|iPhone|iPad/.test(navigator.platform) ? '⌘' : 'Ctrl';
@@ -21,10 +22,18 @@ function choiceText(v) {
   return Array.isArray(v) ? v.join(', ') : String(v);
 }
 
+// byRule reports whether a rule answered the ask (it is settled by "rule N").
+export const byRule = a => /^rule \d+$/.test(a.settled_by || '');
+
 // outcome describes a settled ask: how it ended, who ended it, and what the
-// answer was, in words.
+// answer was, in words. An approval a rule answered says so as its history
+// does: "allowed by rule 3 (made by alice)".
 export function outcome(a) {
   const ans = a.answer || {};
+  if (a.status === 'answered' && byRule(a)) {
+    const verb = ans.decision === 'rejected' ? 'denied' : 'allowed';
+    return { how: 'answered', who: '', what: ans.comment || `${verb} by ${a.settled_by}` };
+  }
   if (a.status === 'answered') {
     let what = '';
     if (a.kind === 'question') {
@@ -182,18 +191,50 @@ async function send(st, method, path, payload) {
 // showSettled turns the card into a notice that someone else settled it.
 export function showSettled(st, a) {
   if (st.settled) return;
+  const line = outcomeLine(a);
+  notice(st, a.status === 'answered' ? 'Already ' + line[0].toLowerCase() + line.slice(1) : line);
+}
+
+// notice ends the card's answering: it shows text, until the person clicks
+// OK.
+function notice(st, text) {
   st.settled = true;
   st.body.disabled = true;
   st.card.classList.add('settled');
   st.card.classList.remove('due');
   const cd = st.card.querySelector('.countdown');
   if (cd) cd.remove();
-  const line = outcomeLine(a);
   st.banner.replaceChildren(
-    h('span', { class: 'banner-text' }, a.status === 'answered' ? 'Already ' + line[0].toLowerCase() + line.slice(1) : line),
-    h('button', { class: 'secondary small', type: 'button', onclick: () => st.ctx.release(a.id) }, 'OK'),
+    h('span', { class: 'banner-text' }, text),
+    h('button', { class: 'secondary small', type: 'button', onclick: () => st.ctx.release(st.ask.id) }, 'OK'),
   );
   st.banner.hidden = false;
+}
+
+// answerWithRule answers the card's approval with body and then makes the
+// rule the person ticked ({match, prefix, effect, for}) from it: two
+// requests, since making a rule answers nothing. The card stays until the
+// rule is made; when it cannot be, the card says the ask was answered and
+// why the rule was not made (the server's words).
+export async function answerWithRule(st, path, body, rule) {
+  const id = st.ask.id;
+  st.ctx.hold(id);
+  const done = await st.send('POST', path, body);
+  if (!done) {
+    if (!st.settled) st.ctx.release(id); // not answered: the card goes on
+    return null;
+  }
+  st.body.disabled = true;
+  st.card.setAttribute('aria-busy', 'true');
+  const r = await st.ctx.api('POST', '/api/rules', { ask_id: id, ...rule });
+  st.card.removeAttribute('aria-busy');
+  if (r.ok) {
+    st.ctx.ruleMade(r.data);
+    st.ctx.release(id);
+    return done;
+  }
+  notice(st, `${body.decision === 'rejected' ? 'Rejected' : 'Approved'}, but the rule was not made: ${errorText(r)}`);
+  return done;
 }
 
 const answerPath = a => `/api/asks/${a.id}/answer`;

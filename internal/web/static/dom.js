@@ -49,6 +49,10 @@ export function micros(ts) {
 }
 
 const fullTime = new Intl.DateTimeFormat(undefined, { dateStyle: 'medium', timeStyle: 'short' });
+const secondsTime = new Intl.DateTimeFormat(undefined, { dateStyle: 'medium', timeStyle: 'medium' });
+
+// stamp is ts (RFC 3339) as a date and a time to the second, for a record.
+export const stamp = ts => secondsTime.format(new Date(ts));
 const shortDate = new Intl.DateTimeFormat(undefined, { month: 'short', day: 'numeric' });
 const clockTime = new Intl.DateTimeFormat(undefined, { hour: '2-digit', minute: '2-digit' });
 
