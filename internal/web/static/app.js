@@ -366,12 +366,15 @@ function renderSnoozed(list) {
       h('span', { class: 'muted' }, `${a.session} · until ${new Date(a.snoozed_until).toLocaleString([], { weekday: 'short', hour: '2-digit', minute: '2-digit' })}`))));
 }
 
-const recentItems = new Map(); // "id@updated_at" → element
+// A settled ask's row shows what cannot change once it is settled: it is
+// kept as long as the ask is listed (an opened record stays open when, say,
+// the agent is told).
+const recentItems = new Map(); // "id@settled_at" → element
 
 function renderRecent(list) {
   list.sort((x, y) => micros(y.settled_at) - micros(x.settled_at));
   const els = list.slice(0, RECENT).map(a => {
-    const k = `${a.id}@${a.updated_at}`;
+    const k = `${a.id}@${a.settled_at}`;
     let el = recentItems.get(k);
     if (!el) {
       el = settledRow(a, true);
