@@ -154,6 +154,37 @@ func TestEveryKindRenders(t *testing.T) {
 		p.waitFor(fmt.Sprintf(`document.querySelector('#recent .recent-item[data-id="%d"]') !== null`, id))
 	}
 	check("settled")
+
+	// A rule of each match and effect, and asks they answered.
+	rule := func(session, match, prefix, effect string) {
+		t.Helper()
+		a := srv.Pending(t, session, 1)[0]
+		if _, err := hc.CreateRule(ctx, &askd.RuleInput{AskID: a.ID, Match: askd.RuleMatch(match), Prefix: prefix,
+			Effect: askd.RuleEffect(effect), RuleLife: askd.RuleLife{For: "8h"}}); err != nil {
+			t.Fatalf("rule from %s: %v", session, err)
+		}
+	}
+	rule("perm-edit", "tool", "", "allow")
+	rule("perm-fetch", "tool", "", "deny")
+	rule("appr-details", "title", "", "allow")
+	createFor(t, srv, "perm-edit", permission(t, "Edit", `{"file_path":"internal/app/y.go","old_string":"c","new_string":"d"}`), 0)
+	createFor(t, srv, "perm-fetch", permission(t, "WebFetch", `{"url":"https://example.com/other","prompt":"read"}`), 0)
+	// Every record opened, in Recent and in History.
+	openRecords := func(list string) {
+		t.Helper()
+		eval[bool](p, fmt.Sprintf(`document.querySelectorAll('%s details.record').forEach(d => d.open = true), true`, list))
+		p.waitFor(fmt.Sprintf(`[...document.querySelectorAll('%s .record-body')].every(b => b.querySelector('.timeline'))`, list))
+	}
+	p.waitFor(`document.querySelectorAll('#recent .recent-item').length === 7`)
+	openRecords("#recent")
+	check("Recent's records open")
+	p.do(chromedp.Click(chromedp.CSS(`#views .view-link[data-view="history"]`)))
+	p.waitFor(`document.querySelectorAll('#history .recent-item').length === 7`)
+	openRecords("#history")
+	check("History's records open")
+	p.do(chromedp.Click(chromedp.CSS(`#views .view-link[data-view="rules"]`)))
+	p.waitFor(`document.querySelectorAll('#rules .rule-item').length === 3`)
+	check("Rules")
 }
 
 // TestUrgencyOrder: asks with a deadline come first, the soonest first, each

@@ -1,9 +1,11 @@
 package web_test
 
 import (
+	"context"
 	"fmt"
 	"testing"
 
+	"github.com/askd-dev/askd"
 	"github.com/askd-dev/askd/internal/app"
 	"github.com/chromedp/cdproto/page"
 	"github.com/chromedp/chromedp"
@@ -99,4 +101,38 @@ func TestPhoneLayout(t *testing.T) {
 	eval[bool](p, fmt.Sprintf(`document.querySelectorAll('#pending input.reply, #pending input.answer-text').forEach(i => { i.value = %q; i.dispatchEvent(new Event('input', { bubbles: true })); }), true`,
 		"a long reply to the agent that goes on for longer than the field is wide"))
 	check("typed")
+
+	// The History view, every record open, a search typed.
+	p.do(chromedp.Click(chromedp.CSS(`#views .view-link[data-view="history"]`)))
+	p.waitFor(`document.querySelectorAll('#history .recent-item').length === 5`)
+	eval[bool](p, `document.querySelectorAll('#history details').forEach(d => d.open = true), true`)
+	p.waitFor(`[...document.querySelectorAll('#history .record-body')].every(b => b.querySelector('.timeline'))`)
+	check("History, records open")
+	cut = eval[[]string](p, `[...document.querySelectorAll('#history-filters input, #history-filters select')].filter(e => e.getBoundingClientRect().right > 390 || e.getBoundingClientRect().width < 60).map(e => e.name)`)
+	if len(cut) > 0 {
+		t.Errorf("History filters cut or squeezed: %q", cut)
+	}
+	// The Rules view, with a rule of each kind. (The scene's agents asked
+	// through the app: rules need their tokens.)
+	ctx := context.Background()
+	srv.Token(t, "claude-code", askd.RoleAgent)
+	srv.Token(t, "codex", askd.RoleAgent)
+	for _, session := range []string{"api-refactor", "infra"} {
+		var a *askd.Ask
+		for _, x := range srv.Pending(t, session, 1) {
+			if x.Kind == askd.KindApproval {
+				a = x
+			}
+		}
+		in := &askd.RuleInput{AskID: a.ID, Match: askd.MatchTitle, Effect: askd.EffectAllow, RuleLife: askd.RuleLife{For: "7d"}}
+		if a.ToolName == "Bash" {
+			in.Match, in.Prefix = askd.MatchPrefix, "go test -race ./internal/..."
+		}
+		if _, err := srv.Human().CreateRule(ctx, in); err != nil {
+			t.Fatal(err)
+		}
+	}
+	p.do(chromedp.Click(chromedp.CSS(`#views .view-link[data-view="rules"]`)))
+	p.waitFor(`document.querySelectorAll('#rules .rule-item').length === 2`)
+	check("Rules")
 }

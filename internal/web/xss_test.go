@@ -142,6 +142,24 @@ func TestXSS(t *testing.T) {
 			p.do(chromedp.SendKeys(chromedp.CSS(card(last.ID)+" textarea.comment"), xssImg))
 			p.do(chromedp.Click(button(last.ID, "Reject")))
 			p.waitFor(`document.querySelectorAll('#recent .recent-item').length === 2`)
+			// Their records open in Recent and in History, and rules made
+			// from the approvals (a title, a tool name) in Rules.
+			eval[bool](p, `document.querySelectorAll('#recent details').forEach(d => d.open = true), true`)
+			p.waitFor(`[...document.querySelectorAll('#recent .record-body')].every(b => b.querySelector('.timeline'))`)
+			for _, in := range []*askd.RuleInput{
+				{AskID: old[2].ID, Match: askd.MatchTitle, Effect: askd.EffectAllow, RuleLife: askd.RuleLife{For: "1h"}},
+				{AskID: old[3].ID, Match: askd.MatchTool, Effect: askd.EffectDeny, RuleLife: askd.RuleLife{For: "1h"}},
+			} {
+				if _, err := srv.Human().CreateRule(context.Background(), in); err != nil {
+					t.Fatal(err)
+				}
+			}
+			p.do(chromedp.Click(chromedp.CSS(`#views .view-link[data-view="history"]`)))
+			p.waitFor(`document.querySelectorAll('#history .recent-item').length === 2`)
+			eval[bool](p, `document.querySelectorAll('#history details').forEach(d => d.open = true), true`)
+			p.waitFor(`[...document.querySelectorAll('#history .record-body')].every(b => b.querySelector('.timeline'))`)
+			p.do(chromedp.Click(chromedp.CSS(`#views .view-link[data-view="rules"]`)))
+			p.waitFor(`document.querySelectorAll('#rules .rule-item').length === 2`)
 			// Kept sleep: an injected handler that never exists fires no
 			// event to wait for. The element count below is the exact check;
 			// this moment lets one that slipped past it (an onerror after a
