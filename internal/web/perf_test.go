@@ -37,8 +37,8 @@ func ptr[T any](v T) *T { return &v }
 
 // firstLoad loads the inbox cold and returns the bytes transferred (headers
 // and bodies as they came over the wire) and the number of requests, up to
-// the page being ready and idle: loaded, its event stream opened, and every
-// other request it made finished. The event stream's few bytes are not
+// the page being ready and idle: loaded, the cards of its first page built,
+// its event stream opened, and every other request it made finished. The event stream's few bytes are not
 // counted: it never finishes loading.
 func firstLoad(t *testing.T, p *tab) (bytes float64, requests int) {
 	t.Helper()
@@ -79,7 +79,9 @@ func firstLoad(t *testing.T, p *tab) (bytes float64, requests int) {
 		t.Fatal(err)
 	}
 	p.do(chromedp.Navigate(p.srv.URL+"/"), chromedp.WaitVisible(chromedp.CSS("body.ready")))
-	p.waitFor(`document.readyState === 'complete'`)
+	// Every card of the first page built (their details requested), after
+	// the first were painted.
+	p.waitFor(`document.readyState === 'complete' && (!document.querySelector('#pending .card') || performance.getEntriesByName('askd-cards-built').length > 0)`)
 	idle := func() (bool, string) {
 		mu.Lock()
 		defer mu.Unlock()

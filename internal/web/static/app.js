@@ -324,7 +324,10 @@ function renderInbox() {
       schedule();
     });
   }
-  if (!more && S.loaded && !S.quickFirst) S.started = true; // from now on, new cards arrive visibly
+  if (!more && S.loaded && !S.quickFirst && !S.started) {
+    S.started = true; // from now on, new cards arrive visibly
+    performance.mark('askd-cards-built');
+  }
   const l = pendingList(S.selected);
   $('empty').hidden = sorted.length > 0 || !l.done;
   const box = $('pending-more');
