@@ -7,7 +7,7 @@ import { h, clock, micros, relTime, tick } from './dom.js';
 import { api, pager, nearView, details } from './api.js';
 import { buildCard, refreshCard, showSettled, summary, answerWithRule } from './cards.js';
 import { settledRow, setupHistory, openHistory, historySettled, FILTERS } from './history.js';
-import { openRules, rulesChanged } from './rules.js';
+import { openRules } from './rules.js';
 import { renderSessions, sessionOrder } from './sessions.js';
 import { follow, notify, setupNotifications } from './stream.js';
 import { setupKeys } from './keys.js';
@@ -168,7 +168,6 @@ const ctx = {
   },
   details: (id, revision) => details.get(id, revision),
   answerWithRule,
-  ruleMade: () => rulesChanged(),
 };
 
 // schedule renders soon, once for a burst of changes. A timer, not

@@ -101,7 +101,9 @@ function optionText(o, extra) {
 // buildCard returns the card element of a pending ask. ctx gives it the API
 // (ctx.api), the way to report a settled or changed ask (ctx.upsert), to keep
 // a card on screen after someone else settled its ask (ctx.hold, ctx.release),
-// the option previews (ctx.previews) and rendered details (ctx.details).
+// the option previews (ctx.previews), rendered details (ctx.details), and
+// answerWithRule below (ctx.answerWithRule, which approval.js calls without
+// importing this module, which imports it).
 //
 // card._st is the card's state; st.submitFrom(target) is what Ctrl/Cmd+Enter
 // does on it, and st.escape() what Escape does.
@@ -229,7 +231,6 @@ export async function answerWithRule(st, path, body, rule) {
   const r = await st.ctx.api('POST', '/api/rules', { ask_id: id, ...rule });
   st.card.removeAttribute('aria-busy');
   if (r.ok) {
-    st.ctx.ruleMade(r.data);
     st.ctx.release(id);
     return done;
   }

@@ -93,18 +93,20 @@ export function ruleWhat(r) {
 // first, each with its session, agent, what it matches, its effect, who made
 // it and when it expires; Extend sets a new life from now, Revoke ends it.
 const $ = id => document.getElementById(id);
-const R = { scope: null, rules: [], stale: true, loading: 0 };
+const R = { scope: null, rules: [], loaded: false, loading: 0 };
 
+// openRules shows the live rules of agent's session (of all when session
+// is ""), read afresh each time the view opens: rules are made and revoked
+// elsewhere too (other inboxes, askd rule revoke).
 export function openRules(agent, session) {
   const scope = `${agent}\n${session}`;
-  if (scope === R.scope && !R.stale) { renderRules(); return; }
-  R.scope = scope;
-  R.stale = false;
+  if (scope !== R.scope) Object.assign(R, { scope, rules: [], loaded: false });
+  renderRules();
   const q = new URLSearchParams();
   if (session) { q.set('agent', agent); q.set('session', session); }
   const n = ++R.loading;
   api('GET', `/api/rules${q.size ? `?${q}` : ''}`).then(r => {
-    if (n !== R.loading) return;
+    if (n !== R.loading) return; // a newer read is under way
     $('rules-error').hidden = r.ok;
     $('rules-error').textContent = r.ok ? '' : errorText(r);
     R.rules = r.ok ? r.data.rules : [];
@@ -112,9 +114,6 @@ export function openRules(agent, session) {
     renderRules();
   });
 }
-
-// rulesChanged marks the list out of date: a card made a rule.
-export function rulesChanged() { R.stale = true; }
 
 function renderRules() {
   const now = clock.now();
