@@ -2,6 +2,7 @@ package web_test
 
 import (
 	"context"
+	"fmt"
 	"os"
 	"path/filepath"
 	"testing"
@@ -34,63 +35,129 @@ func TestScreenshots(t *testing.T) {
 	srv := startServer(t, app.Config{})
 	newest := scene(t, srv)
 
-	for _, shot := range []struct {
+	type shot struct {
 		name          string
 		width, height int64
 		mobile        bool
 		dark          bool
-	}{
+	}
+	take := func(t *testing.T, s shot, path string, prepare func(p *tab)) {
+		p := newTab(t, srv)
+		// Desktop: the whole page at 1x; phone: the first screen at 2x.
+		var opts []chromedp.EmulateViewportOption
+		if s.mobile {
+			opts = append(opts, chromedp.EmulateScale(2), chromedp.EmulateMobile, chromedp.EmulateTouch)
+		}
+		scheme := "light"
+		if s.dark {
+			scheme = "dark"
+		}
+		p.do(chromedp.EmulateViewport(s.width, s.height, opts...))
+		if _, err := chromedp.Call(p.ctx, emulation.SetEmulatedMedia, emulation.SetEmulatedMediaParams{
+			Features: []*emulation.MediaFeature{{Name: "prefers-color-scheme", Value: scheme}},
+		}); err != nil {
+			t.Fatal(err)
+		}
+		p.signIn(srv.HumanName, path)
+		prepare(p)
+		eval[bool](p, `document.activeElement.blur(), window.scrollTo(0, 0), true`)
+		p.waitFor(settledPage)
+		if !s.mobile {
+			// The whole page: a viewport as tall as the page, so every
+			// card renders (off-screen cards skip rendering by design).
+			for range 3 {
+				h := eval[int64](p, `document.documentElement.scrollHeight`)
+				p.do(chromedp.EmulateViewport(s.width, h))
+				p.waitFor(settledPage)
+			}
+		}
+		png, err := chromedp.Run(p.ctx, chromedp.CaptureScreenshot())
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(dir, s.name), png, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+
+	for _, s := range []shot{
 		{"inbox-desktop-light.png", 1280, 900, false, false},
 		{"inbox-desktop-dark.png", 1280, 900, false, true},
 		{"inbox-phone-light.png", 390, 844, true, false},
 		{"inbox-phone-dark.png", 390, 844, true, true},
 	} {
-		t.Run(shot.name, func(t *testing.T) {
-			p := newTab(t, srv)
-			// Desktop: the whole page at 1x; phone: the first screen at 2x.
-			var opts []chromedp.EmulateViewportOption
-			if shot.mobile {
-				opts = append(opts, chromedp.EmulateScale(2), chromedp.EmulateMobile, chromedp.EmulateTouch)
-			}
-			scheme := "light"
-			if shot.dark {
-				scheme = "dark"
-			}
-			p.do(chromedp.EmulateViewport(shot.width, shot.height, opts...))
-			if _, err := chromedp.Call(p.ctx, emulation.SetEmulatedMedia, emulation.SetEmulatedMediaParams{
-				Features: []*emulation.MediaFeature{{Name: "prefers-color-scheme", Value: scheme}},
-			}); err != nil {
-				t.Fatal(err)
-			}
-			p.signIn(srv.HumanName, "/")
-			p.waitFor(`document.querySelectorAll('#pending .card').length === 7 && [...document.querySelectorAll('#pending .details')].every(d => d.querySelector('.md'))`)
-			// Show the person midway: an option chosen on the layout
-			// question, and (on the desktop's whole page) the edits of an
-			// approval in Recent.
-			p.do(chromedp.Click(option(newest, "Tabs")))
-			if !shot.mobile {
-				eval[bool](p, `document.querySelector('#recent .recent-edits').open = true`)
-			}
-			eval[bool](p, `document.activeElement.blur(), window.scrollTo(0, 0), true`)
-			p.waitFor(settledPage)
-			if !shot.mobile {
-				// The whole page: a viewport as tall as the page, so every
-				// card renders (off-screen cards skip rendering by design).
-				for range 3 {
-					h := eval[int64](p, `document.documentElement.scrollHeight`)
-					p.do(chromedp.EmulateViewport(shot.width, h))
-					p.waitFor(settledPage)
+		t.Run(s.name, func(t *testing.T) {
+			take(t, s, "/", func(p *tab) {
+				p.waitFor(`document.querySelectorAll('#pending .card').length === 7 && [...document.querySelectorAll('#pending .details')].every(d => d.querySelector('.md'))`)
+				// Show the person midway: an option chosen on the layout
+				// question, and (on the desktop's whole page) the edits of an
+				// approval in Recent.
+				p.do(chromedp.Click(option(newest, "Tabs")))
+				if !s.mobile {
+					eval[bool](p, `document.querySelector('#recent .recent-edits').open = true`)
 				}
-			}
-			png, err := chromedp.Run(p.ctx, chromedp.CaptureScreenshot())
-			if err != nil {
-				t.Fatal(err)
-			}
-			if err := os.WriteFile(filepath.Join(dir, shot.name), png, 0o644); err != nil {
-				t.Fatal(err)
-			}
+			})
 		})
 	}
+
+	// History and Rules: a rule made from the Bash prompt has answered the
+	// next like it.
+	ruled := ruleScene(t, srv)
+	for _, s := range []shot{
+		{"history-desktop-light.png", 1280, 900, false, false},
+		{"history-phone-dark.png", 390, 844, true, true},
+	} {
+		t.Run(s.name, func(t *testing.T) {
+			take(t, s, "/?view=history", func(p *tab) {
+				p.waitFor(`document.querySelectorAll('#history .recent-item').length === 6`)
+				// The rule's answer and the edited approval, opened.
+				eval[bool](p, fmt.Sprintf(`document.querySelector('#history .recent-item[data-id="%d"] details.record').open = true`, ruled))
+				eval[bool](p, `[...document.querySelectorAll('#history .recent-item')].find(r => r.textContent.includes('with edits')).querySelector('details.record').open = true`)
+				p.waitFor(`document.querySelectorAll('#history .timeline').length === 2`)
+			})
+		})
+	}
+	t.Run("rules-desktop-light.png", func(t *testing.T) {
+		take(t, shot{"rules-desktop-light.png", 1280, 900, false, false}, "/?view=rules", func(p *tab) {
+			p.waitFor(`document.querySelectorAll('#rules .rule-item').length === 2`)
+		})
+	})
+}
+
+// ruleScene makes two rules in scene's inbox (allow go test in
+// api-refactor, deny a title in infra) and a permission prompt the first
+// answers; it returns that prompt's id.
+func ruleScene(t *testing.T, srv *testserver.Server) int64 {
+	t.Helper()
+	ctx := context.Background()
+	// The scene's agents asked through the app: rules need their tokens.
+	srv.Token(t, "claude-code", askd.RoleAgent)
+	srv.Token(t, "codex", askd.RoleAgent)
+	for _, session := range []string{"api-refactor", "infra"} {
+		var a *askd.Ask
+		for _, x := range srv.Pending(t, session, 1) {
+			if x.Kind == askd.KindApproval {
+				a = x
+			}
+		}
+		in := &askd.RuleInput{AskID: a.ID, Match: askd.MatchTitle, Effect: askd.EffectDeny, RuleLife: askd.RuleLife{For: "1d"}}
+		if a.ToolName == "Bash" {
+			in.Match, in.Prefix, in.Effect, in.For = askd.MatchPrefix, "go test", askd.EffectAllow, "7d"
+		}
+		if _, err := srv.Human().CreateRule(ctx, in); err != nil {
+			t.Fatal(err)
+		}
+	}
+	perm, err := app.PermissionAsk(&askd.PermissionInput{ToolName: "Bash", ToolUseID: "toolu_02",
+		Input: []byte(`{"command":"go test ./internal/web","description":"Run the inbox's tests"}`)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	a, err := srv.App.Create(ctx, askd.Caller{Name: "claude-code", Role: askd.RoleAgent, Session: "api-refactor"}, perm, app.CreateOptions{})
+	if err != nil || a.Status != askd.StatusAnswered {
+		t.Fatalf("the prompt the rule answers: %v, %v", a, err)
+	}
+	return a.ID
 }
 
 // settledPage is true once no animation or transition runs and the page's
