@@ -404,6 +404,21 @@ type Tx interface {
 	// RevokedBy with r's (nothing else of a rule changes); ENOTFOUND when
 	// there is none.
 	UpdateRule(ctx context.Context, r *Rule) error
+
+	// CreateAnswerLink stores l; ENOTFOUND when its ask or its human token
+	// does not exist, ECONFLICT when its hash is stored already. Purging the
+	// ask or revoking the token deletes it.
+	CreateAnswerLink(ctx context.Context, l *AnswerLink) error
+	// AnswerLink returns the answer link with the hash, used, expired or
+	// not; ENOTFOUND when there is none.
+	AnswerLink(ctx context.Context, hash string) (*AnswerLink, error)
+	// UseAnswerLink marks the link with the hash used at t; ECONFLICT when
+	// it was used already, ENOTFOUND when there is none. Of transactions
+	// using one link at once, one succeeds.
+	UseAnswerLink(ctx context.Context, hash string, t time.Time) error
+	// DeleteExpiredAnswerLinks removes the answer links whose ExpiresAt is
+	// before t, and returns how many went.
+	DeleteExpiredAnswerLinks(ctx context.Context, t time.Time) (int, error)
 }
 
 // SignInCode is what a sign-in link carries (SPEC §7): random, short-lived

@@ -31,6 +31,11 @@ type Config struct {
 	// Notifiers hear of every new ask (askd serve --notify-*); each has a
 	// Type of askd.NotifyWebhook, NotifySlack or NotifyNtfy and a URL.
 	Notifiers []askd.Channel
+	// NotifyAs is the human token that notifications' answer buttons answer
+	// as (askd serve --notify-as; see answerlinks.go): every answer given
+	// through a signed link or a Slack button is recorded as this person's.
+	// "" mints no links, and notifications carry only the inbox link.
+	NotifyAs string
 	// BeforeTell, when set, is asked before a person's answer to an ask that
 	// will be told is accepted (askd serve --before-tell).
 	BeforeTell Gate
