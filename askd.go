@@ -419,6 +419,28 @@ type Tx interface {
 	// DeleteExpiredAnswerLinks removes the answer links whose ExpiresAt is
 	// before t, and returns how many went.
 	DeleteExpiredAnswerLinks(ctx context.Context, t time.Time) (int, error)
+
+	// PutPushSubscription stores p, replacing the subscription with its
+	// endpoint (a browser subscribing again, or signed in anew); ENOTFOUND
+	// when its browser session or human token does not exist. Ending the
+	// browser session (signing out, DeleteExpiredSignIns) or revoking the
+	// token deletes it.
+	PutPushSubscription(ctx context.Context, p *PushSubscription) error
+	// PushSubscription returns the subscription with the endpoint;
+	// ENOTFOUND when there is none.
+	PushSubscription(ctx context.Context, endpoint string) (*PushSubscription, error)
+	// PushSubscriptions returns the subscriptions whose browser session is
+	// live at t (expires after it), by endpoint.
+	PushSubscriptions(ctx context.Context, t time.Time) ([]*PushSubscription, error)
+	// DeletePushSubscription deletes the subscription with the endpoint;
+	// ENOTFOUND when there is none.
+	DeletePushSubscription(ctx context.Context, endpoint string) error
+	// CreateVAPIDKeys stores the server's VAPID keys; ECONFLICT when some
+	// are stored already (another process made them first).
+	CreateVAPIDKeys(ctx context.Context, k *VAPIDKeys) error
+	// VAPIDKeys returns the server's VAPID keys; ENOTFOUND when none are
+	// stored yet.
+	VAPIDKeys(ctx context.Context) (*VAPIDKeys, error)
 }
 
 // SignInCode is what a sign-in link carries (SPEC §7): random, short-lived

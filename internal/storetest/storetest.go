@@ -24,7 +24,11 @@
 //     their maker's, and their ids are never reused;
 //   - an answer link is used once, even by concurrent users; links go when
 //     they expire (strictly before the time given), with their ask and
-//     with their human token.
+//     with their human token;
+//   - push subscriptions are listed by endpoint, only while their browser
+//     session is live (expiring strictly after the time given), and go with
+//     their browser session and human token; VAPID keys are stored once,
+//     even by concurrent makers.
 //
 // The suite never goes on using a transaction after one of its statements
 // failed (PostgreSQL aborts the transaction then): each expected failure has
@@ -94,6 +98,9 @@ func Run(t *testing.T, open func(t *testing.T) askd.Store) {
 		{"AnswerLinks", testAnswerLinks},
 		{"ConcurrentAnswerLinkUse", testConcurrentAnswerLinkUse},
 		{"AnswerLinksGo", testAnswerLinksGo},
+		{"PushSubscriptions", testPushSubscriptions},
+		{"PushSubscriptionsGo", testPushSubscriptionsGo},
+		{"VAPIDKeys", testVAPIDKeys},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
