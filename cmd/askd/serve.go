@@ -38,6 +38,7 @@ type serveConfig struct {
 	allowedHosts                           listFlag
 	hosts                                  []string // the Host names served besides loopback ones
 	tellTimeout, bodyTimeout               time.Duration
+	notifyPush                             bool
 }
 
 // listFlag collects a repeatable flag's values (each may also be
@@ -96,6 +97,9 @@ func cmdServe(ctx context.Context, e *env, args []string) error {
 	fs.Var(&sc.notifyWebhook, "notify-webhook", "POST JSON about each new ask to this URL (repeat, or comma-separate)")
 	fs.Var(&sc.notifySlack, "notify-slack", "post each new ask to this Slack incoming webhook URL (repeat, or comma-separate)")
 	fs.Var(&sc.notifyNtfy, "notify-ntfy", "publish each new ask to this ntfy topic URL (repeat, or comma-separate)")
+	fs.BoolVar(&sc.notifyPush, "notify-push", false, "Web Push: people who allow notifications in the inbox (installed, or open in a browser) get each\n"+
+		"new ask on that device, with up to two answer buttons answering as them. Needs --public-url (https, or\n"+
+		"localhost); push services' addresses are held to --webhook-allow's guard like agents' webhooks")
 	fs.StringVar(&sc.notifyAs, "notify-as", "", "the human token that answer buttons in ntfy and Slack notifications answer as: every such answer\n"+
 		"is recorded as this person's (\"via link\", \"via Slack (user ...)\"). Default: the only human token; with several, required")
 	fs.StringVar(&sc.slackSecret, "slack-signing-secret", "", "a Slack app's signing secret: POST /slack/interactions then takes its buttons' clicks, and\n"+
@@ -207,6 +211,14 @@ func serve(ctx context.Context, e *env, sc serveConfig, log *slog.Logger) error 
 	}
 
 	svc := app.New(store, sc.cfg)
+	if svc.PushOn() {
+		// Made at first start, so that every process of a database signs
+		// with the same key from the start.
+		if _, err := svc.VAPIDKeys(ctx); err != nil {
+			ln.Close()
+			return err
+		}
+	}
 	// The service's loop and the tell worker run on runCtx; both are stopped
 	// and waited for before the store closes (deferred above): a read
 	// starting while SQLite closes its last connection waits out busy_timeout.
@@ -242,6 +254,9 @@ func serve(ctx context.Context, e *env, sc serveConfig, log *slog.Logger) error 
 		fmt.Fprintf(e.stdout, "Warning: notifications (--notify-webhook) link to %s, which people on other machines cannot open;\n"+
 			"         set --public-url to the inbox's URL as they reach it.\n", base)
 		log.Warn("notification links point at an address only this machine can open: set --public-url", "links", base)
+	}
+	if svc.PushOn() {
+		fmt.Fprintf(e.stdout, "Web Push is on (--notify-push): allow notifications in the inbox at %s.\n", base)
 	}
 	if sc.cfg.NotifyAs != "" {
 		fmt.Fprintf(e.stdout, "Answer buttons in notifications answer as %s (--notify-as).\n", sc.cfg.NotifyAs)
@@ -439,6 +454,9 @@ func tellConfig(sc *serveConfig) error {
 		}
 		sc.cfg.Notifiers = append(sc.cfg.Notifiers, ns...)
 	}
+	if sc.notifyPush {
+		sc.cfg.Notifiers = append(sc.cfg.Notifiers, askd.Channel{Type: askd.NotifyPush})
+	}
 	return nil
 }
 
@@ -449,6 +467,10 @@ func tellConfig(sc *serveConfig) error {
 func linksConfig(sc *serveConfig) error {
 	if sc.publicURL != "" {
 		return nil
+	}
+	if sc.notifyPush {
+		return usageError("--notify-push: push notifications carry the inbox's address and answer buttons, which need --public-url:\n" +
+			"the inbox's URL as people's phones reach it (https behind a TLS proxy, or http://localhost:PORT on this machine)")
 	}
 	for _, n := range sc.cfg.Notifiers {
 		if n.Type == askd.NotifyNtfy || n.Type == askd.NotifySlack {

@@ -100,6 +100,13 @@ func (s *Service) MintAnswerLinks(ctx context.Context, id int64, revision, max i
 	if s.cfg.NotifyAs == "" {
 		return nil, nil
 	}
+	return s.MintAnswerLinksFor(ctx, s.cfg.NotifyAs, id, revision, max)
+}
+
+// MintAnswerLinksFor is MintAnswerLinks with links answering as the human
+// token named human: a push notification's actions answer as the person
+// whose browser subscribed. ENOTFOUND when the ask, or that token, is gone.
+func (s *Service) MintAnswerLinksFor(ctx context.Context, human string, id int64, revision, max int) ([]MintedLink, error) {
 	now := s.now()
 	var out []MintedLink
 	err := s.store.Update(ctx, func(tx askd.Tx) error {
@@ -124,7 +131,7 @@ func (s *Service) MintAnswerLinks(ctx context.Context, id int64, revision, max i
 			code := strings.ToLower(rand.Text())
 			err := tx.CreateAnswerLink(ctx, &askd.AnswerLink{
 				Hash: HashToken(code), AskID: a.ID, Revision: a.Revision, Label: tap.Label, Answer: tap.Answer,
-				Human: s.cfg.NotifyAs, CreatedAt: now, ExpiresAt: expires,
+				Human: human, CreatedAt: now, ExpiresAt: expires,
 			})
 			if err != nil {
 				return err

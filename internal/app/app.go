@@ -29,7 +29,8 @@ type Config struct {
 	// zero value is the hook channel.
 	Tell askd.Channel
 	// Notifiers hear of every new ask (askd serve --notify-*); each has a
-	// Type of askd.NotifyWebhook, NotifySlack or NotifyNtfy and a URL.
+	// Type of askd.NotifyWebhook, NotifySlack or NotifyNtfy and a URL, or
+	// askd.NotifyPush (Web Push to every push subscription, push.go).
 	Notifiers []askd.Channel
 	// NotifyAs is the human token that notifications' answer buttons answer
 	// as (askd serve --notify-as; see answerlinks.go): every answer given
@@ -93,6 +94,7 @@ type Service struct {
 	// browsers remembers browser sessions by their id's hash (signin.go).
 	browsers tokenCache
 	live     liveTokens // tokens held by open streams and waits
+	vapid    vapidCache // the VAPID keys, once read (push.go)
 
 	closing   chan struct{}
 	closeOnce sync.Once

@@ -110,6 +110,9 @@ func (s *Server) routes() {
 		m.HandleFunc("GET /signin", s.signIn)
 		m.HandleFunc("POST /signin", s.signIn)
 		m.HandleFunc("POST /signout", s.signOut)
+		m.HandleFunc("GET /api/push/key", s.authed(askd.RoleHuman, s.pushKey))
+		m.HandleFunc("POST /api/push/subscriptions", s.authed(askd.RoleHuman, s.subscribePush))
+		m.HandleFunc("DELETE /api/push/subscriptions", s.authed(askd.RoleHuman, s.unsubscribePush))
 		// Answer links (answerlink.go) and Slack's buttons answer as a
 		// person: the inbox side's.
 		m.HandleFunc("GET /a/{code}", s.answerLink)

@@ -77,6 +77,8 @@ func (w *Worker) notify(ctx context.Context, cl *app.Claimed) error {
 		return w.notifySlack(ctx, d, a)
 	case askd.NotifyNtfy:
 		return w.notifyNtfy(ctx, d, a)
+	case askd.NotifyPush:
+		return w.notifyPush(ctx, a)
 	}
 	return &failure{msg: fmt.Sprintf("notifier type %q cannot be sent by this askd", d.Channel.Type), permanent: true}
 }
