@@ -142,13 +142,13 @@ func checkVAPID(t *testing.T, header, publicKey, origin string) {
 		t.Errorf("JWT claims %+v: want aud %s, exp within a day from now, a sub", claims, origin)
 	}
 	pub, _ := enc.DecodeString(publicKey)
-	x, y := elliptic.Unmarshal(elliptic.P256(), pub) //nolint:staticcheck // the plain point, as VAPID gives it
-	if x == nil {
-		t.Fatalf("public key %s is not a P-256 point", publicKey)
+	key, err := ecdsa.ParseUncompressedPublicKey(elliptic.P256(), pub) // the plain point, as VAPID gives it
+	if err != nil {
+		t.Fatalf("public key %s is not a P-256 point: %v", publicKey, err)
 	}
 	sig, _ := enc.DecodeString(parts[2])
 	digest := sha256.Sum256([]byte(parts[0] + "." + parts[1]))
-	if len(sig) != 64 || !ecdsa.Verify(&ecdsa.PublicKey{Curve: elliptic.P256(), X: x, Y: y}, digest[:],
+	if len(sig) != 64 || !ecdsa.Verify(key, digest[:],
 		new(big.Int).SetBytes(sig[:32]), new(big.Int).SetBytes(sig[32:])) {
 		t.Error("the VAPID JWT's signature does not verify with the stored public key")
 	}
