@@ -245,7 +245,7 @@ func serve(ctx context.Context, e *env, sc serveConfig, log *slog.Logger) error 
 		Role:   sc.role,
 		MCP:    mcp,
 		Inbox:  web.New(svc),
-		Ready:  readiness(store),
+		Ready:  readiness(svc, store),
 		Hosts:  sc.hosts,
 		Listen: ln.Addr().String(),
 		// Behind a TLS proxy askd itself sees plain HTTP: the public URL
@@ -294,11 +294,12 @@ func serve(ctx context.Context, e *env, sc serveConfig, log *slog.Logger) error 
 	return nil
 }
 
-// readiness is /readyz's check: the store answers, and where the store has a
-// change listener, it is connected.
-func readiness(store askd.Store) func(r *http.Request) error {
+// readiness is /readyz's check: the service can work (app.Service.Ready: the
+// store answers, writes work, the file is the one opened and not damaged),
+// and where the store has a change listener, it is connected.
+func readiness(svc *app.Service, store askd.Store) func(r *http.Request) error {
 	return func(r *http.Request) error {
-		if err := store.Ping(r.Context()); err != nil {
+		if err := svc.Ready(r.Context()); err != nil {
 			return fmt.Errorf("database: %w", err)
 		}
 		if l, ok := store.(interface{ Listening() bool }); ok && !l.Listening() {

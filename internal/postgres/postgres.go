@@ -350,3 +350,14 @@ func classify(err error) error {
 	}
 	return fmt.Errorf("%w: %w", e, err)
 }
+
+// Probe writes one row (database_info.probed_at), as any update goes, and
+// reports the write's fault, if any: readiness's check that writes work
+// (app.Service.Ready).
+func (s *Store) Probe(ctx context.Context) error {
+	return s.Update(ctx, func(t askd.Tx) error {
+		pt := t.(*tx)
+		_, err := pt.tx.Exec(pt.ctx(ctx), `UPDATE database_info SET probed_at = now() WHERE id = 1`)
+		return translate(err, "probe a write")
+	})
+}

@@ -1,9 +1,12 @@
 package sqlite
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"os"
+	"strings"
+	"time"
 
 	sqlite3 "modernc.org/sqlite/lib"
 
@@ -100,3 +103,61 @@ func dirOf(name string) string {
 
 // fileID is what identifies a file on this machine: its device and inode.
 type fileID struct{ dev, ino uint64 }
+
+// Probe writes one row (database_info.probed_at) through the writer, as any
+// update goes, and reports the write's fault, if any; EFULL without trying
+// when the file system has no space left. It is readiness's check that
+// writes work (app.Service.Ready).
+func (s *Store) Probe(ctx context.Context) error {
+	if name := filePath(s.path); name != "" && noSpace(name) {
+		return askd.Fault(askd.EFULL)
+	}
+	return s.Update(ctx, func(t askd.Tx) error {
+		_, err := t.(*tx).tx.ExecContext(ctx, `UPDATE database_info SET probed_at = ? WHERE id = 1`, time.Now().UnixMicro())
+		return err
+	})
+}
+
+// DatabaseID returns the id drawn for the database when it was made
+// (database_info.database_id), which a backup keeps.
+func (s *Store) DatabaseID(ctx context.Context) (string, error) {
+	var id string
+	err := s.View(ctx, func(t askd.Tx) error {
+		return t.(*tx).tx.QueryRowContext(ctx, `SELECT database_id FROM database_info WHERE id = 1`).Scan(&id)
+	})
+	if err != nil {
+		return "", fmt.Errorf("read the database id: %w", err)
+	}
+	return id, nil
+}
+
+// QuickCheck runs PRAGMA quick_check on the whole file and returns ECORRUPT,
+// with the first problems SQLite found, unless it says ok. It reads every
+// page: about as long as reading the file.
+func (s *Store) QuickCheck(ctx context.Context) error {
+	var problems []string
+	err := s.View(ctx, func(t askd.Tx) error {
+		rows, err := t.(*tx).tx.QueryContext(ctx, `PRAGMA quick_check(5)`)
+		if err != nil {
+			return err
+		}
+		defer rows.Close()
+		for rows.Next() {
+			var line string
+			if err := rows.Scan(&line); err != nil {
+				return err
+			}
+			if line != "ok" {
+				problems = append(problems, line)
+			}
+		}
+		return rows.Err()
+	})
+	if err != nil {
+		return fmt.Errorf("quick_check: %w", err)
+	}
+	if len(problems) > 0 {
+		return fmt.Errorf("%w: quick_check: %s", askd.Fault(askd.ECORRUPT), strings.Join(problems, "; "))
+	}
+	return nil
+}
