@@ -31,8 +31,16 @@ func main() {
 	stop()
 	if err != nil {
 		if !errors.Is(err, flag.ErrHelp) {
-			// An error can quote what a server or database holds.
-			fmt.Fprintln(os.Stderr, "askd:", term(err.Error()))
+			// An error can quote what a server or database holds: each
+			// line is made printable; the lines after the first (what to
+			// do, in refusals to start) are indented.
+			for i, line := range strings.Split(err.Error(), "\n") {
+				if i == 0 {
+					fmt.Fprintln(os.Stderr, "askd:", term(line))
+				} else {
+					fmt.Fprintln(os.Stderr, "     ", term(line))
+				}
+			}
 		}
 		os.Exit(exitCode(err))
 	}

@@ -161,3 +161,18 @@ func (s *Store) QuickCheck(ctx context.Context) error {
 	}
 	return nil
 }
+
+// Writable returns an EREADONLY error naming what cannot be written when the
+// database file at path, its -wal file or the directory they are in cannot
+// be written (access(2), which refuses an immutable file or a read-only
+// mount even to root), and nil otherwise or where that cannot be told.
+func Writable(path string) error {
+	name := filePath(path)
+	if name == "" {
+		return nil
+	}
+	if err := unwritable(name); err != nil {
+		return fmt.Errorf("%w: %w", askd.Fault(askd.EREADONLY), err)
+	}
+	return nil
+}
