@@ -68,6 +68,7 @@ func init() {
 	commands = map[string]command{
 		"serve":       {"run the server (inbox, API, MCP, hooks)", cmdServe},
 		"migrate":     {"apply database migrations and exit", cmdMigrate},
+		"backup":      {"copy the SQLite database to a new file, safely beside a running server", cmdBackup},
 		"token":       {"create, list or revoke tokens (works on the database directly)", cmdToken},
 		"signin-link": {"print a one-time link that signs a browser in to the inbox (works on the database directly)", cmdSignInLink},
 		"ask":         {"ask a person something (agent token)", cmdAsk},
