@@ -28,6 +28,7 @@ import (
 // serveConfig is askd serve's flags.
 type serveConfig struct {
 	addr, db, role, previewFormat, retain, publicURL, debugAddr string
+	create                                                      bool // --create
 	logLevel, logFormat                                         string
 	cfg                                                         app.Config
 
@@ -54,6 +55,8 @@ func cmdServe(ctx context.Context, e *env, args []string) error {
 	fs.StringVar(&sc.addr, "addr", "127.0.0.1:7777", "address to listen on; on all interfaces (:7777, 0.0.0.0:7777) askd prints a URL for each\n"+
 		"of this machine's addresses, and its links use --public-url, else 127.0.0.1")
 	fs.StringVar(&sc.db, "db", "./askd.db", "database: a SQLite file, or a postgres:// URL for PostgreSQL")
+	fs.BoolVar(&sc.create, "create", false, "SQLite: make a new database although askd served one at --db before (its marker, .NAME.id, is\n"+
+		"there), or serve the file there although it is not the one served before; without it both are refused")
 	fs.StringVar(&sc.role, "role", "all", "which side to serve: all, agent (MCP, hooks, agent API) or inbox (page, human API); agent and inbox need PostgreSQL")
 	fs.DurationVar(&sc.cfg.QuestionTimeout, "question-timeout", sc.cfg.QuestionTimeout, "how long a question waits for an answer before it times out")
 	fs.DurationVar(&sc.cfg.ApprovalGrace, "approval-grace", sc.cfg.ApprovalGrace, "how long request_approval waits before returning pending")
@@ -186,7 +189,7 @@ Rules at the door (see README, "The HTTP edge"):
 `
 
 func serve(ctx context.Context, e *env, sc serveConfig, log *slog.Logger) error {
-	store, err := openStore(ctx, sc.db)
+	store, check, err := openServed(ctx, sc.db, sc.create)
 	if err != nil {
 		return err
 	}
@@ -218,6 +221,15 @@ func serve(ctx context.Context, e *env, sc serveConfig, log *slog.Logger) error 
 			ln.Close()
 			return err
 		}
+	}
+	// Asks whose deadline passed while askd was down time out before
+	// anything is served (and are told as usual), not at the first sweep.
+	if err := svc.ExpireDue(ctx); err != nil {
+		log.Warn("expire asks past their deadline at start", "err", err)
+	}
+	if check != nil {
+		log.Info("checking the database file in the background (PRAGMA quick_check); /readyz fails until it passes")
+		svc.CheckFile(check)
 	}
 	// The service's loop and the tell worker run on runCtx; both are stopped
 	// and waited for before the store closes (deferred above): a read
@@ -287,7 +299,7 @@ func serve(ctx context.Context, e *env, sc serveConfig, log *slog.Logger) error 
 		MCP:    mcp,
 		Inbox:  web.New(svc),
 		Slack:  slackInteractions(svc, sc, base, log),
-		Ready:  readiness(store),
+		Ready:  readiness(svc, store),
 		Hosts:  sc.hosts,
 		Listen: ln.Addr().String(),
 		// Behind a TLS proxy askd itself sees plain HTTP: the public URL
@@ -336,11 +348,12 @@ func serve(ctx context.Context, e *env, sc serveConfig, log *slog.Logger) error 
 	return nil
 }
 
-// readiness is /readyz's check: the store answers, and where the store has a
-// change listener, it is connected.
-func readiness(store askd.Store) func(r *http.Request) error {
+// readiness is /readyz's check: the service can work (app.Service.Ready: the
+// store answers, writes work, the file is the one opened and not damaged),
+// and where the store has a change listener, it is connected.
+func readiness(svc *app.Service, store askd.Store) func(r *http.Request) error {
 	return func(r *http.Request) error {
-		if err := store.Ping(r.Context()); err != nil {
+		if err := svc.Ready(r.Context()); err != nil {
 			return fmt.Errorf("database: %w", err)
 		}
 		if l, ok := store.(interface{ Listening() bool }); ok && !l.Listening() {

@@ -85,7 +85,9 @@ func DefaultConfig() Config {
 
 // Service is askd's application layer over one store.
 type Service struct {
-	store   askd.Store
+	store   askd.Store // the store, observed by health (health.go)
+	raw     askd.Store // the store as given to New
+	health  *health
 	cfg     Config
 	hub     *hub
 	feed    *feed
@@ -135,8 +137,11 @@ func New(store askd.Store, cfg Config) *Service {
 	if cfg.Logger == nil {
 		cfg.Logger = slog.New(slog.DiscardHandler)
 	}
-	s := &Service{store: store, cfg: cfg, hub: newHub(), feed: newFeed(store), closing: make(chan struct{}), deliveryKick: make(chan struct{}, 1)}
+	h := &health{}
+	seen := observed{Store: store, h: h}
+	s := &Service{store: seen, raw: store, health: h, cfg: cfg, hub: newHub(), feed: newFeed(seen), closing: make(chan struct{}), deliveryKick: make(chan struct{}, 1)}
 	s.Metrics = newMetrics(s)
+	h.faults = s.Metrics.storageErrors
 	store.Watch(s.onChange)
 	return s
 }
