@@ -104,7 +104,7 @@ func openServed(ctx context.Context, db string, create bool) (store askd.Store, 
 	if err := sqlite.Writable(db); err != nil {
 		return nil, nil, fmt.Errorf("--db %s: %w.\n"+
 			"askd must write its database: make the file, its -wal file and their directory writable\n"+
-			"(chmod u+w; chattr -i for an immutable file; remount read-write), then start again.", abs, err)
+			"(chmod u+w; chattr -i for an immutable file; remount read-write), then start again", abs, err)
 	}
 	marker := markerPath(abs)
 	recorded, err := readMarker(marker)
@@ -116,7 +116,7 @@ func openServed(ctx context.Context, db string, create bool) (store askd.Store, 
 	if missing && recorded != "" && !create {
 		return nil, nil, fmt.Errorf("--db %s: no database there, but askd served one at this path before (id %s, recorded in %s):\n"+
 			"it was deleted or moved. Put it back, or restore the latest backup (askd backup; see docs/operations.md),\n"+
-			"then start again. To start over with a new, empty database, start once with --create.", abs, recorded, marker)
+			"then start again. To start over with a new, empty database, start once with --create", abs, recorded, marker)
 	}
 	s, err := sqlite.Open(ctx, db)
 	if err != nil {
@@ -133,7 +133,7 @@ func openServed(ctx context.Context, db string, create bool) (store askd.Store, 
 	}
 	if recorded != "" && recorded != id && !create {
 		return nil, nil, fmt.Errorf("--db %s: this is not the database askd served at this path (its id is %s; %s records %s):\n"+
-			"the file was replaced. Put the right file back, or start once with --create to serve this one from now on.", abs, id, marker, recorded)
+			"the file was replaced. Put the right file back, or start once with --create to serve this one from now on", abs, id, marker, recorded)
 	}
 	if recorded != id {
 		if err := writeMarker(marker, id); err != nil {
@@ -156,7 +156,7 @@ func startupFault(abs string, err error) error {
 		return fmt.Errorf("--db %s: %w.\n"+
 			"askd will not serve a damaged file. Stop everything using it, keep a copy of it, and restore\n"+
 			"the latest backup in its place (see docs/operations.md, \"Restore\"); sqlite3's .recover may save\n"+
-			"what the backup lacks.", abs, err)
+			"what the backup lacks", abs, err)
 	}
 	return fmt.Errorf("--db %s: %w", abs, err)
 }
