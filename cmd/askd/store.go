@@ -120,7 +120,7 @@ func openServed(ctx context.Context, db string, create bool) (store askd.Store, 
 	}
 	s, err := sqlite.Open(ctx, db)
 	if err != nil {
-		return nil, nil, err
+		return nil, nil, startupFault(abs, err)
 	}
 	defer func() {
 		if err != nil {

@@ -109,8 +109,17 @@ func readConns() int { return max(4, runtime.NumCPU()) }
 // applies any migrations it lacks, and returns the store, which the caller
 // closes. ctx bounds the opening only. path is a file name; ":memory:" is
 // refused, since each of the store's connections would get its own empty
-// database.
+// database. Its errors carry askd's storage codes (fault): a damaged file is
+// ECORRUPT from the start.
 func Open(ctx context.Context, path string) (*Store, error) {
+	s, err := open(ctx, path)
+	if err != nil {
+		return nil, fault(err, path)
+	}
+	return s, nil
+}
+
+func open(ctx context.Context, path string) (*Store, error) {
 	write, err := openWriter(ctx, path)
 	if err != nil {
 		return nil, err
