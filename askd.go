@@ -404,6 +404,43 @@ type Tx interface {
 	// RevokedBy with r's (nothing else of a rule changes); ENOTFOUND when
 	// there is none.
 	UpdateRule(ctx context.Context, r *Rule) error
+
+	// CreateAnswerLink stores l; ENOTFOUND when its ask or its human token
+	// does not exist, ECONFLICT when its hash is stored already. Purging the
+	// ask or revoking the token deletes it.
+	CreateAnswerLink(ctx context.Context, l *AnswerLink) error
+	// AnswerLink returns the answer link with the hash, used, expired or
+	// not; ENOTFOUND when there is none.
+	AnswerLink(ctx context.Context, hash string) (*AnswerLink, error)
+	// UseAnswerLink marks the link with the hash used at t; ECONFLICT when
+	// it was used already, ENOTFOUND when there is none. Of transactions
+	// using one link at once, one succeeds.
+	UseAnswerLink(ctx context.Context, hash string, t time.Time) error
+	// DeleteExpiredAnswerLinks removes the answer links whose ExpiresAt is
+	// before t, and returns how many went.
+	DeleteExpiredAnswerLinks(ctx context.Context, t time.Time) (int, error)
+
+	// PutPushSubscription stores p, replacing the subscription with its
+	// endpoint (a browser subscribing again, or signed in anew); ENOTFOUND
+	// when its browser session or human token does not exist. Ending the
+	// browser session (signing out, DeleteExpiredSignIns) or revoking the
+	// token deletes it.
+	PutPushSubscription(ctx context.Context, p *PushSubscription) error
+	// PushSubscription returns the subscription with the endpoint;
+	// ENOTFOUND when there is none.
+	PushSubscription(ctx context.Context, endpoint string) (*PushSubscription, error)
+	// PushSubscriptions returns the subscriptions whose browser session is
+	// live at t (expires after it), by endpoint.
+	PushSubscriptions(ctx context.Context, t time.Time) ([]*PushSubscription, error)
+	// DeletePushSubscription deletes the subscription with the endpoint;
+	// ENOTFOUND when there is none.
+	DeletePushSubscription(ctx context.Context, endpoint string) error
+	// CreateVAPIDKeys stores the server's VAPID keys; ECONFLICT when some
+	// are stored already (another process made them first).
+	CreateVAPIDKeys(ctx context.Context, k *VAPIDKeys) error
+	// VAPIDKeys returns the server's VAPID keys; ENOTFOUND when none are
+	// stored yet.
+	VAPIDKeys(ctx context.Context) (*VAPIDKeys, error)
 }
 
 // SignInCode is what a sign-in link carries (SPEC §7): random, short-lived

@@ -66,3 +66,43 @@ func ErrorMessage(err error) string {
 // server did not give, a page size out of bounds). The message names the
 // field.
 const EMISMATCH = "mismatch"
+
+// Storage fault codes: the database cannot do what was asked, for a cause in
+// the machine rather than in the request. Each store classifies its driver's
+// errors into them once, at its edge, and each carries a message naming the
+// cause (FaultMessage), so that a person and an agent can tell a full disk
+// from a bug. Their HTTP statuses are in internal/response.Status.
+const (
+	EFULL     = "full"      // the disk holding the database is full
+	EREADONLY = "read_only" // the database file (or its directory) cannot be written
+	ECORRUPT  = "corrupt"   // the database file is damaged
+	EBUSY     = "busy"      // the database stayed locked past the store's wait
+)
+
+// Fault returns the *Error of a storage fault code (EFULL, EREADONLY,
+// ECORRUPT, EBUSY) with the message naming its cause.
+func Fault(code string) *Error {
+	return &Error{Code: code, Message: FaultMessage(code)}
+}
+
+// FaultMessage is the caller-facing message of a storage fault code, "" for
+// any other code.
+func FaultMessage(code string) string {
+	switch code {
+	case EFULL:
+		return "the database disk is full"
+	case EREADONLY:
+		return "the database file is read-only"
+	case ECORRUPT:
+		return "the database file is damaged (corrupt)"
+	case EBUSY:
+		return "the database is busy"
+	}
+	return ""
+}
+
+// IsFault reports whether code says the database, not the request, is at
+// fault: a storage fault code or EUNAVAILABLE.
+func IsFault(code string) bool {
+	return code == EUNAVAILABLE || FaultMessage(code) != ""
+}

@@ -31,8 +31,16 @@ func main() {
 	stop()
 	if err != nil {
 		if !errors.Is(err, flag.ErrHelp) {
-			// An error can quote what a server or database holds.
-			fmt.Fprintln(os.Stderr, "askd:", term(err.Error()))
+			// An error can quote what a server or database holds: each
+			// line is made printable; the lines after the first (what to
+			// do, in refusals to start) are indented.
+			for i, line := range strings.Split(err.Error(), "\n") {
+				if i == 0 {
+					fmt.Fprintln(os.Stderr, "askd:", term(line))
+				} else {
+					fmt.Fprintln(os.Stderr, "     ", term(line))
+				}
+			}
 		}
 		os.Exit(exitCode(err))
 	}
@@ -60,6 +68,7 @@ func init() {
 	commands = map[string]command{
 		"serve":       {"run the server (inbox, API, MCP, hooks)", cmdServe},
 		"migrate":     {"apply database migrations and exit", cmdMigrate},
+		"backup":      {"copy the SQLite database to a new file, safely beside a running server", cmdBackup},
 		"token":       {"create, list or revoke tokens (works on the database directly)", cmdToken},
 		"signin-link": {"print a one-time link that signs a browser in to the inbox (works on the database directly)", cmdSignInLink},
 		"ask":         {"ask a person something (agent token)", cmdAsk},

@@ -28,15 +28,18 @@ import (
 // serveConfig is askd serve's flags.
 type serveConfig struct {
 	addr, db, role, previewFormat, retain, publicURL, debugAddr string
+	create                                                      bool // --create
 	logLevel, logFormat                                         string
 	cfg                                                         app.Config
 
 	tell, tellSecret, beforeTell           string
+	notifyAs, slackSecret                  string
 	tellCommands, webhookAllow             listFlag
 	notifyWebhook, notifySlack, notifyNtfy listFlag
 	allowedHosts                           listFlag
 	hosts                                  []string // the Host names served besides loopback ones
 	tellTimeout, bodyTimeout               time.Duration
+	notifyPush                             bool
 }
 
 // listFlag collects a repeatable flag's values (each may also be
@@ -52,6 +55,8 @@ func cmdServe(ctx context.Context, e *env, args []string) error {
 	fs.StringVar(&sc.addr, "addr", "127.0.0.1:7777", "address to listen on; on all interfaces (:7777, 0.0.0.0:7777) askd prints a URL for each\n"+
 		"of this machine's addresses, and its links use --public-url, else 127.0.0.1")
 	fs.StringVar(&sc.db, "db", "./askd.db", "database: a SQLite file, or a postgres:// URL for PostgreSQL")
+	fs.BoolVar(&sc.create, "create", false, "SQLite: make a new database although askd served one at --db before (its marker, .NAME.id, is\n"+
+		"there), or serve the file there although it is not the one served before; without it both are refused")
 	fs.StringVar(&sc.role, "role", "all", "which side to serve: all, agent (MCP, hooks, agent API) or inbox (page, human API); agent and inbox need PostgreSQL")
 	fs.DurationVar(&sc.cfg.QuestionTimeout, "question-timeout", sc.cfg.QuestionTimeout, "how long a question waits for an answer before it times out")
 	fs.DurationVar(&sc.cfg.ApprovalGrace, "approval-grace", sc.cfg.ApprovalGrace, "how long request_approval waits before returning pending")
@@ -62,7 +67,8 @@ func cmdServe(ctx context.Context, e *env, args []string) error {
 	fs.StringVar(&sc.previewFormat, "preview-format", "markdown", "option previews are markdown or html")
 	fs.StringVar(&sc.retain, "retain", "", "purge settled asks older than this, e.g. 90d or 720h (default: keep all)")
 	fs.StringVar(&sc.publicURL, "public-url", "", "the inbox's URL as people reach it, for links (the sign-in link, notifications'); its host is served.\n"+
-		"Default: http://ADDR, or http://127.0.0.1:PORT on all interfaces; askd warns when --notify-* links\n"+
+		"Default: http://ADDR, or http://127.0.0.1:PORT on all interfaces. Required with --notify-ntfy and\n"+
+		"--notify-slack (their answer buttons open it on phones); askd warns when --notify-webhook links\n"+
 		"would open only on this machine")
 	fs.Var(&sc.allowedHosts, "allowed-hosts", "further host names requests may be addressed to (the Host header), e.g. askd.lan or *.example.com\n"+
 		"(repeat, or comma-separate); loopback names, the --public-url host and the listen address are always served,\n"+
@@ -94,6 +100,13 @@ func cmdServe(ctx context.Context, e *env, args []string) error {
 	fs.Var(&sc.notifyWebhook, "notify-webhook", "POST JSON about each new ask to this URL (repeat, or comma-separate)")
 	fs.Var(&sc.notifySlack, "notify-slack", "post each new ask to this Slack incoming webhook URL (repeat, or comma-separate)")
 	fs.Var(&sc.notifyNtfy, "notify-ntfy", "publish each new ask to this ntfy topic URL (repeat, or comma-separate)")
+	fs.BoolVar(&sc.notifyPush, "notify-push", false, "Web Push: people who allow notifications in the inbox (installed, or open in a browser) get each\n"+
+		"new ask on that device, with up to two answer buttons answering as them. Needs --public-url (https, or\n"+
+		"localhost); push services' addresses are held to --webhook-allow's guard like agents' webhooks")
+	fs.StringVar(&sc.notifyAs, "notify-as", "", "the human token that answer buttons in ntfy and Slack notifications answer as: every such answer\n"+
+		"is recorded as this person's (\"via link\", \"via Slack (user ...)\"). Default: the only human token; with several, required")
+	fs.StringVar(&sc.slackSecret, "slack-signing-secret", "", "a Slack app's signing secret: POST /slack/interactions then takes its buttons' clicks, and\n"+
+		"--notify-slack buttons answer in place instead of opening a confirm page (better: ASKD_SLACK_SIGNING_SECRET)")
 	flagsUsage := fs.Usage
 	fs.Usage = func() {
 		flagsUsage()
@@ -136,6 +149,9 @@ func cmdServe(ctx context.Context, e *env, args []string) error {
 	if err := tellConfig(&sc); err != nil {
 		return err
 	}
+	if err := linksConfig(&sc); err != nil {
+		return err
+	}
 	var level slog.Level
 	if err := level.UnmarshalText([]byte(sc.logLevel)); err != nil {
 		return usageError(fmt.Sprintf("--log-level: %q is not debug, info, warn or error", sc.logLevel))
@@ -173,12 +189,48 @@ Rules at the door (see README, "The HTTP edge"):
 `
 
 func serve(ctx context.Context, e *env, sc serveConfig, log *slog.Logger) error {
-	store, err := openStore(ctx, sc.db)
+	store, check, err := openServed(ctx, sc.db, sc.create)
 	if err != nil {
 		return err
 	}
 	defer store.Close()
+
+	ln, err := net.Listen("tcp", sc.addr)
+	if err != nil {
+		return err
+	}
+	// Tokens are made once the address is ours: a first start that cannot
+	// listen must not make tokens it never shows.
+	human, agent, err := app.Bootstrap(ctx, store)
+	if err == nil && sc.answerButtons() {
+		sc.cfg.NotifyAs, err = app.NotifyHuman(ctx, store, sc.notifyAs)
+		if askd.ErrorCode(err) == askd.EINVALID || askd.ErrorCode(err) == askd.ENOTFOUND {
+			err = usageError("--notify-as: " + askd.ErrorMessage(err) + " (answer buttons of --notify-ntfy and --notify-slack answer as this person)")
+		}
+	}
+	if err != nil {
+		ln.Close()
+		return err
+	}
+
 	svc := app.New(store, sc.cfg)
+	if svc.PushOn() {
+		// Made at first start, so that every process of a database signs
+		// with the same key from the start.
+		if _, err := svc.VAPIDKeys(ctx); err != nil {
+			ln.Close()
+			return err
+		}
+	}
+	// Asks whose deadline passed while askd was down time out before
+	// anything is served (and are told as usual), not at the first sweep.
+	if err := svc.ExpireDue(ctx); err != nil {
+		log.Warn("expire asks past their deadline at start", "err", err)
+	}
+	if check != nil {
+		log.Info("checking the database file in the background (PRAGMA quick_check); /readyz fails until it passes")
+		svc.CheckFile(check)
+	}
 	// The service's loop and the tell worker run on runCtx; both are stopped
 	// and waited for before the store closes (deferred above): a read
 	// starting while SQLite closes its last connection waits out busy_timeout.
@@ -187,10 +239,6 @@ func serve(ctx context.Context, e *env, sc serveConfig, log *slog.Logger) error 
 	defer func() { stopRun(); running.Wait() }()
 	running.Go(func() { svc.Run(runCtx) })
 
-	ln, err := net.Listen("tcp", sc.addr)
-	if err != nil {
-		return err
-	}
 	// Links (sign-in, notifications) use the public URL, else the listen
 	// address, loopback when that is all interfaces (see serve_addrs.go).
 	local, others := listenURLs(ln.Addr(), interfaceAddrs())
@@ -202,23 +250,28 @@ func serve(ctx context.Context, e *env, sc serveConfig, log *slog.Logger) error 
 
 	// Every process runs a worker, whatever its role: claims are leased, so
 	// several processes on one PostgreSQL never send one delivery twice, and
-	// the process that settled an ask tells it at once.
-	worker := tell.New(svc, tell.Options{Timeout: sc.tellTimeout, PublicURL: base, UserAgent: "askd/" + version, Logger: log})
+	// the process that settled an ask tells it at once. Answer links use
+	// only --public-url (linksConfig requires it for notifiers with buttons).
+	worker := tell.New(svc, tell.Options{
+		Timeout: sc.tellTimeout, PublicURL: base, UserAgent: "askd/" + version, Logger: log,
+		LinkBase: strings.TrimRight(sc.publicURL, "/"), SlackInteractive: sc.slackSecret != "",
+	})
 	running.Go(func() { worker.Run(runCtx) })
 
-	human, agent, err := app.Bootstrap(ctx, store)
-	if err != nil {
-		ln.Close()
-		return err
-	}
 	printListening(e.stdout, sc.role, sc.db, local, ln.Addr(), others)
 	if base != local {
 		fmt.Fprintf(e.stdout, "People reach it at %s\n", base)
 	}
 	if linksOnlyHere(sc, ln.Addr()) {
-		fmt.Fprintf(e.stdout, "Warning: notifications (--notify-*) link to %s, which people on other machines cannot open;\n"+
+		fmt.Fprintf(e.stdout, "Warning: notifications (--notify-webhook) link to %s, which people on other machines cannot open;\n"+
 			"         set --public-url to the inbox's URL as they reach it.\n", base)
 		log.Warn("notification links point at an address only this machine can open: set --public-url", "links", base)
+	}
+	if svc.PushOn() {
+		fmt.Fprintf(e.stdout, "Web Push is on (--notify-push): allow notifications in the inbox at %s.\n", base)
+	}
+	if sc.cfg.NotifyAs != "" {
+		fmt.Fprintf(e.stdout, "Answer buttons in notifications answer as %s (--notify-as).\n", sc.cfg.NotifyAs)
 	}
 	if human != "" {
 		fmt.Fprintf(e.stdout, "\nFirst start: created two tokens. They are shown only this once.\n")
@@ -245,7 +298,8 @@ func serve(ctx context.Context, e *env, sc serveConfig, log *slog.Logger) error 
 		Role:   sc.role,
 		MCP:    mcp,
 		Inbox:  web.New(svc),
-		Ready:  readiness(store),
+		Slack:  slackInteractions(svc, sc, base, log),
+		Ready:  readiness(svc, store),
 		Hosts:  sc.hosts,
 		Listen: ln.Addr().String(),
 		// Behind a TLS proxy askd itself sees plain HTTP: the public URL
@@ -294,11 +348,12 @@ func serve(ctx context.Context, e *env, sc serveConfig, log *slog.Logger) error 
 	return nil
 }
 
-// readiness is /readyz's check: the store answers, and where the store has a
-// change listener, it is connected.
-func readiness(store askd.Store) func(r *http.Request) error {
+// readiness is /readyz's check: the service can work (app.Service.Ready: the
+// store answers, writes work, the file is the one opened and not damaged),
+// and where the store has a change listener, it is connected.
+func readiness(svc *app.Service, store askd.Store) func(r *http.Request) error {
 	return func(r *http.Request) error {
-		if err := store.Ping(r.Context()); err != nil {
+		if err := svc.Ready(r.Context()); err != nil {
 			return fmt.Errorf("database: %w", err)
 		}
 		if l, ok := store.(interface{ Listening() bool }); ok && !l.Listening() {
@@ -412,7 +467,51 @@ func tellConfig(sc *serveConfig) error {
 		}
 		sc.cfg.Notifiers = append(sc.cfg.Notifiers, ns...)
 	}
+	if sc.notifyPush {
+		sc.cfg.Notifiers = append(sc.cfg.Notifiers, askd.Channel{Type: askd.NotifyPush})
+	}
 	return nil
+}
+
+// linksConfig checks the flags of answer links: notifiers with answer
+// buttons (ntfy, Slack) need --public-url, since a button's link to
+// loopback opens nothing on a phone; --notify-as names a token (checked
+// against the database at start, see serve).
+func linksConfig(sc *serveConfig) error {
+	if sc.publicURL != "" {
+		return nil
+	}
+	if sc.notifyPush {
+		return usageError("--notify-push: push notifications carry the inbox's address and answer buttons, which need --public-url:\n" +
+			"the inbox's URL as people's phones reach it (https behind a TLS proxy, or http://localhost:PORT on this machine)")
+	}
+	for _, n := range sc.cfg.Notifiers {
+		if n.Type == askd.NotifyNtfy || n.Type == askd.NotifySlack {
+			return usageError(fmt.Sprintf("--notify-%s: its notifications carry answer buttons, which need --public-url: the inbox's URL as people's phones reach it\n"+
+				"(without it they would link to this machine's loopback address, which opens nothing elsewhere)", n.Type))
+		}
+	}
+	return nil
+}
+
+// answerButtons reports whether notifications carry answer buttons, and so
+// need a --notify-as human: an ntfy or Slack notifier is configured.
+func (sc *serveConfig) answerButtons() bool {
+	for _, n := range sc.cfg.Notifiers {
+		if n.Type == askd.NotifyNtfy || n.Type == askd.NotifySlack {
+			return true
+		}
+	}
+	return sc.notifyAs != ""
+}
+
+// slackInteractions is the POST /slack/interactions handler, nil without a
+// signing secret.
+func slackInteractions(svc *app.Service, sc serveConfig, base string, log *slog.Logger) http.Handler {
+	if sc.slackSecret == "" {
+		return nil
+	}
+	return tell.NewSlackInteractions(svc, tell.SlackOptions{SigningSecret: sc.slackSecret, PublicURL: base, Logger: log})
 }
 
 // commandConfig reads --tell-command and --tell into sc.cfg: the templates

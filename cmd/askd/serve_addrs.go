@@ -90,7 +90,9 @@ func printListening(w io.Writer, role, db, local string, addr net.Addr, others [
 }
 
 // linksOnlyHere reports whether people are sent links (the notifiers') that
-// only this machine can open: askd serve warns of it.
+// only this machine can open: askd serve warns of it. Only webhook notifiers
+// are left to warn of: ntfy and Slack carry answer buttons, and without
+// --public-url askd serve refuses to start (linksConfig).
 func linksOnlyHere(sc serveConfig, addr net.Addr) bool {
 	return sc.publicURL == "" && len(sc.cfg.Notifiers) > 0 && onlyHere(addr)
 }

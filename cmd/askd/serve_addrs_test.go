@@ -57,8 +57,9 @@ var printedURL = regexp.MustCompile(`https?://[^\s,;)]+`)
 
 // Listening on all interfaces, askd serve prints only URLs a person can
 // open: the sign-in link on loopback, or on the public URL when one is given,
-// and the machine's other addresses beside; never [::] or 0.0.0.0. Notifiers
-// without a public URL get a warning: their links would point at loopback.
+// and the machine's other addresses beside; never [::] or 0.0.0.0. Webhook
+// notifiers without a public URL get a warning: their links would point at
+// loopback (ntfy and Slack ones are refused, see TestServeAnswerButtonFlags).
 func TestServeOnAllInterfacesPrintsOpenableURLs(t *testing.T) {
 	const all, loopback = "0.0.0.0:0", "127.0.0.1:0"
 	tests := []struct {
@@ -73,7 +74,9 @@ func TestServeOnAllInterfacesPrintsOpenableURLs(t *testing.T) {
 		{"notifiers, no public URL", all, []string{"--notify-webhook", "https://hooks.example.com/askd"}, "http://127.0.0.1:", true},
 		{"notifiers and a public URL", all, []string{"--notify-webhook", "https://hooks.example.com/askd", "--public-url", "https://askd.example.com"},
 			"https://askd.example.com/signin?code=", false},
-		{"notifiers on loopback", loopback, []string{"--notify-ntfy", "https://ntfy.example.com/askd"}, "http://127.0.0.1:", true},
+		{"notifiers on loopback", loopback, []string{"--notify-webhook", "https://hooks.example.com/askd"}, "http://127.0.0.1:", true},
+		{"ntfy with a public URL", loopback, []string{"--notify-ntfy", "https://ntfy.example.com/askd", "--public-url", "https://askd.example.com"},
+			"https://askd.example.com/signin?code=", false},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -90,7 +93,7 @@ func TestServeOnAllInterfacesPrintsOpenableURLs(t *testing.T) {
 			if onAll := strings.Contains(printed, "Listening on all interfaces"); onAll != (tt.addr == all) {
 				t.Errorf("says it listens on all interfaces: %v, want %v\n%s", onAll, tt.addr == all, printed)
 			}
-			if got := strings.Contains(printed, "Warning: notifications (--notify-*) link to"); got != tt.warn {
+			if got := strings.Contains(printed, "Warning: notifications (--notify-webhook) link to"); got != tt.warn {
 				t.Errorf("warning about notification links: %v, want %v\n%s", got, tt.warn, printed)
 			}
 			get(t, srv.URL+"/healthz", nil, http.StatusOK) // the URL printed first opens

@@ -29,8 +29,14 @@ type Config struct {
 	// zero value is the hook channel.
 	Tell askd.Channel
 	// Notifiers hear of every new ask (askd serve --notify-*); each has a
-	// Type of askd.NotifyWebhook, NotifySlack or NotifyNtfy and a URL.
+	// Type of askd.NotifyWebhook, NotifySlack or NotifyNtfy and a URL, or
+	// askd.NotifyPush (Web Push to every push subscription, push.go).
 	Notifiers []askd.Channel
+	// NotifyAs is the human token that notifications' answer buttons answer
+	// as (askd serve --notify-as; see answerlinks.go): every answer given
+	// through a signed link or a Slack button is recorded as this person's.
+	// "" mints no links, and notifications carry only the inbox link.
+	NotifyAs string
 	// BeforeTell, when set, is asked before a person's answer to an ask that
 	// will be told is accepted (askd serve --before-tell).
 	BeforeTell Gate
@@ -79,7 +85,9 @@ func DefaultConfig() Config {
 
 // Service is askd's application layer over one store.
 type Service struct {
-	store   askd.Store
+	store   askd.Store // the store, observed by health (health.go)
+	raw     askd.Store // the store as given to New
+	health  *health
 	cfg     Config
 	hub     *hub
 	feed    *feed
@@ -88,6 +96,7 @@ type Service struct {
 	// browsers remembers browser sessions by their id's hash (signin.go).
 	browsers tokenCache
 	live     liveTokens // tokens held by open streams and waits
+	vapid    vapidCache // the VAPID keys, once read (push.go)
 
 	closing   chan struct{}
 	closeOnce sync.Once
@@ -128,8 +137,11 @@ func New(store askd.Store, cfg Config) *Service {
 	if cfg.Logger == nil {
 		cfg.Logger = slog.New(slog.DiscardHandler)
 	}
-	s := &Service{store: store, cfg: cfg, hub: newHub(), feed: newFeed(store), closing: make(chan struct{}), deliveryKick: make(chan struct{}, 1)}
+	h := &health{}
+	seen := observed{Store: store, h: h}
+	s := &Service{store: seen, raw: store, health: h, cfg: cfg, hub: newHub(), feed: newFeed(seen), closing: make(chan struct{}), deliveryKick: make(chan struct{}, 1)}
 	s.Metrics = newMetrics(s)
+	h.faults = s.Metrics.storageErrors
 	store.Watch(s.onChange)
 	return s
 }

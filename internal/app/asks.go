@@ -201,6 +201,9 @@ func (s *Service) List(ctx context.Context, c askd.Caller, f askd.AskFilter) ([]
 	if err := human(c); err != nil {
 		return nil, err
 	}
+	if f.Status == "" || f.Status == askd.StatusPending {
+		s.settleOverdue(ctx)
+	}
 	var asks []*askd.Ask
 	err := s.store.View(ctx, func(tx askd.Tx) error {
 		if f.Status != "" {

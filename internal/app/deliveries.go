@@ -76,14 +76,14 @@ func (s *Service) askGate(ctx context.Context, c askd.Caller, id int64, action s
 // settleGated is settle for a person's answer or dismissal: when the ask will
 // be told and a gate is configured, the gate is asked first (outside any
 // transaction), then the ask is settled.
-func (s *Service) settleGated(ctx context.Context, c askd.Caller, id int64, action string, ans *askd.Answer, change func(a *askd.Ask) (string, string, error)) (*askd.Ask, error) {
+func (s *Service) settleGated(ctx context.Context, c askd.Caller, id int64, action string, ans *askd.Answer, change settleFunc) (*askd.Ask, error) {
 	gated := false
 	for {
-		a, err := s.settle(ctx, id, func(a *askd.Ask) (string, string, error) {
+		a, err := s.settle(ctx, id, func(tx askd.Tx, a *askd.Ask) (string, string, error) {
 			if s.cfg.BeforeTell != nil && a.ToBeTold && !gated {
 				return "", "", errGate
 			}
-			return change(a)
+			return change(tx, a)
 		})
 		if !errors.Is(err, errGate) || gated {
 			return a, err

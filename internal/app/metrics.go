@@ -16,7 +16,10 @@ type Metrics struct {
 	asksSettled  *prometheus.CounterVec
 	timeToAnswer *prometheus.HistogramVec
 	ruleAnswers  *prometheus.CounterVec
-	SSEClients   prometheus.Gauge
+	// storageErrors counts reads and writes failed for a storage fault, by
+	// its code (full, read_only, corrupt, busy, unavailable).
+	storageErrors *prometheus.CounterVec
+	SSEClients    prometheus.Gauge
 }
 
 func newMetrics(s *Service) *Metrics {
@@ -35,6 +38,9 @@ func newMetrics(s *Service) *Metrics {
 		ruleAnswers: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "askd_rule_answers_total", Help: "Approvals answered at once by a person's rule, by effect (allow, deny).",
 		}, []string{"effect"}),
+		storageErrors: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "askd_storage_errors_total", Help: "Reads and writes that failed for a storage fault, by cause (full, read_only, corrupt, busy, unavailable).",
+		}, []string{"cause"}),
 		SSEClients: prometheus.NewGauge(prometheus.GaugeOpts{
 			Name: "askd_sse_clients", Help: "Inbox event streams connected to this process.",
 		}),
@@ -57,7 +63,7 @@ func newMetrics(s *Service) *Metrics {
 	waiters := prometheus.NewGaugeFunc(prometheus.GaugeOpts{
 		Name: "askd_waiters", Help: "Calls blocked waiting for an answer in this process.",
 	}, func() float64 { return float64(s.hub.count()) })
-	m.Registry.MustRegister(m.asksCreated, m.asksSettled, m.timeToAnswer, m.ruleAnswers, m.SSEClients, pending, waiters,
+	m.Registry.MustRegister(m.asksCreated, m.asksSettled, m.timeToAnswer, m.ruleAnswers, m.storageErrors, m.SSEClients, pending, waiters,
 		collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	return m
 }

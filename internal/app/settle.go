@@ -17,9 +17,11 @@ func human(c askd.Caller) error {
 }
 
 // settle is the one path by which a pending ask becomes answered or cancelled
-// by a caller. change edits the ask in the transaction (it sees it pending,
-// its deadline not passed) and returns the history action and note.
-func (s *Service) settle(ctx context.Context, id int64, change func(a *askd.Ask) (action, note string, err error)) (*askd.Ask, error) {
+// by a caller. change edits the ask in the transaction tx (it sees it
+// pending, its deadline not passed; it may also check or change what else
+// the settlement needs, as an answer link's use) and returns the history
+// action and note.
+func (s *Service) settle(ctx context.Context, id int64, change settleFunc) (*askd.Ask, error) {
 	var out *askd.Ask
 	var expired, send bool
 	err := s.store.Update(ctx, func(tx askd.Tx) error {
@@ -38,7 +40,7 @@ func (s *Service) settle(ctx context.Context, id int64, change func(a *askd.Ask)
 		if !a.Pending() {
 			return conflict(a)
 		}
-		action, note, err := change(a)
+		action, note, err := change(tx, a)
 		if err != nil {
 			return err
 		}
@@ -67,6 +69,10 @@ func (s *Service) settle(ctx context.Context, id int64, change func(a *askd.Ask)
 	}
 	return out, nil
 }
+
+// settleFunc changes a pending ask a in tx to settle it, and returns the
+// history action and note (see settle).
+type settleFunc func(tx askd.Tx, a *askd.Ask) (action, note string, err error)
 
 // overdue reports whether a is pending past its deadline at now.
 func overdue(a *askd.Ask, now time.Time) bool {
@@ -113,7 +119,7 @@ func (s *Service) Answer(ctx context.Context, c askd.Caller, id int64, ans *askd
 	if err := human(c); err != nil {
 		return nil, err
 	}
-	return s.settleGated(ctx, c, id, "answer", ans, func(a *askd.Ask) (string, string, error) {
+	return s.settleGated(ctx, c, id, "answer", ans, func(_ askd.Tx, a *askd.Ask) (string, string, error) {
 		if err := a.CheckAnswer(ans); err != nil {
 			var e *askd.Error
 			if errors.As(err, &e) {
@@ -140,7 +146,7 @@ func (s *Service) Dismiss(ctx context.Context, c askd.Caller, id int64, response
 	if response != "" {
 		ans = &askd.Answer{Response: response}
 	}
-	return s.settleGated(ctx, c, id, "dismiss", ans, func(a *askd.Ask) (string, string, error) {
+	return s.settleGated(ctx, c, id, "dismiss", ans, func(_ askd.Tx, a *askd.Ask) (string, string, error) {
 		a.Settle(askd.StatusCancelled, askd.ReasonDismissed, ans, c.Name, s.now())
 		return askd.ActionDismissed, "", nil
 	})
@@ -155,7 +161,7 @@ func (s *Service) Withdraw(ctx context.Context, c askd.Caller, id int64) (*askd.
 	if _, err := s.Get(ctx, c, id); err != nil {
 		return nil, err
 	}
-	return s.settle(ctx, id, func(a *askd.Ask) (string, string, error) {
+	return s.settle(ctx, id, func(_ askd.Tx, a *askd.Ask) (string, string, error) {
 		a.Settle(askd.StatusCancelled, askd.ReasonWithdrawn, nil, c.Name, s.now())
 		now := s.now()
 		a.ToldAt = &now // the agent withdrew it: there is nothing to tell it

@@ -48,7 +48,7 @@ func CreateSignInCode(ctx context.Context, store askd.Store, human string, now t
 		if err != nil {
 			return err
 		}
-		if name, err = humanTokenName(ts, human); err != nil {
+		if name, err = humanTokenName(ts, human, "--human"); err != nil {
 			return err
 		}
 		if _, err := tx.DeleteExpiredSignIns(ctx, now); err != nil {
@@ -65,13 +65,15 @@ func CreateSignInCode(ctx context.Context, store askd.Store, human string, now t
 }
 
 // humanTokenName returns the name of the human token in ts named want, or,
-// with want empty, of the only one.
-func humanTokenName(ts []*askd.Token, want string) (string, error) {
+// with want empty, of the only one. flag names the command-line flag that
+// chooses one, for the errors: with none or several that is EINVALID, as is
+// an agent token's name; an unknown name is ENOTFOUND.
+func humanTokenName(ts []*askd.Token, want, flag string) (string, error) {
 	var humans []string
 	for _, t := range ts {
 		if want != "" && t.Name == want {
 			if t.Role != askd.RoleHuman {
-				return "", askd.Errorf(askd.EINVALID, "%q is an agent token; sign-in links are for human tokens", want)
+				return "", askd.Errorf(askd.EINVALID, "%q is an agent token; %s takes a human token's name", want, flag)
 			}
 			return t.Name, nil
 		}
@@ -87,7 +89,7 @@ func humanTokenName(ts []*askd.Token, want string) (string, error) {
 	case len(humans) == 0:
 		return "", askd.Errorf(askd.EINVALID, "there is no human token: create one with askd token create --human NAME")
 	}
-	return "", askd.Errorf(askd.EINVALID, "there are several human tokens (%s): choose one with --human NAME", strings.Join(humans, ", "))
+	return "", askd.Errorf(askd.EINVALID, "there are several human tokens (%s): choose one with %s NAME", strings.Join(humans, ", "), flag)
 }
 
 // SignInWithCode takes a sign-in code, which then works no more, and starts

@@ -148,6 +148,18 @@ func (s *Service) ExpireDue(ctx context.Context) error {
 	return nil
 }
 
+// settleOverdue times out the asks whose deadline has passed before a list
+// of pending asks is read, so that no list shows one as pending past its
+// deadline, whether or not the sweeper (Run, each second) has come to it,
+// as right after a start. It writes only when there are such asks. A
+// failure is logged and the list read as it is: reading must not depend on
+// writes working.
+func (s *Service) settleOverdue(ctx context.Context) {
+	if err := s.ExpireDue(ctx); err != nil && ctx.Err() == nil {
+		s.cfg.Logger.Warn("expire asks before listing", "err", err)
+	}
+}
+
 // waitAny blocks until any of c's asks ids changes, until passes, ctx ends
 // or the service closes. It fails with EUNAUTHORIZED when c's token is
 // revoked meanwhile, and returns nil otherwise.

@@ -52,8 +52,10 @@ func writeJSONCompressed(w http.ResponseWriter, r *http.Request, status int, v a
 
 func (s *Server) writeError(w http.ResponseWriter, r *http.Request, err error) {
 	code := askd.ErrorCode(err)
-	if code == askd.EINTERNAL {
-		s.log.Error("request failed", "method", r.Method, "path", r.URL.Path, "err", err)
+	if code == askd.EINTERNAL || askd.FaultMessage(code) != "" {
+		// A storage fault's message names its cause; the driver's error,
+		// for the operator, is in err.
+		s.log.Error("request failed", "method", r.Method, "path", r.URL.Path, "code", code, "err", err)
 	}
 	body := ErrorBody{Error: askd.ErrorMessage(err), Code: code}
 	var e *askd.Error
@@ -64,6 +66,9 @@ func (s *Server) writeError(w http.ResponseWriter, r *http.Request, err error) {
 		w.Header().Set("WWW-Authenticate", `Bearer realm="askd"`)
 	}
 	retryAfter(w, err)
+	if code == askd.EBUSY {
+		w.Header().Set("Retry-After", "1") // a lock held past busy_timeout: soon over, most likely
+	}
 	var bb beforeBody
 	if errors.As(err, &bb) && r.ContentLength != 0 {
 		closeUnread(w)

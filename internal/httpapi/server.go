@@ -28,6 +28,10 @@ type Options struct {
 	MCP http.Handler
 	// Inbox serves the page and its assets; nil serves none.
 	Inbox http.Handler
+	// Slack serves POST /slack/interactions, a Slack app's interactivity
+	// endpoint (tell.SlackInteractions), which authenticates Slack's
+	// requests itself; nil serves none (no signing secret configured).
+	Slack http.Handler
 	// Ready reports whether the process can serve (the database answers, the
 	// change listener is connected); nil pings the store.
 	Ready func(r *http.Request) error
@@ -106,6 +110,16 @@ func (s *Server) routes() {
 		m.HandleFunc("GET /signin", s.signIn)
 		m.HandleFunc("POST /signin", s.signIn)
 		m.HandleFunc("POST /signout", s.signOut)
+		m.HandleFunc("GET /api/push/key", s.authed(askd.RoleHuman, s.pushKey))
+		m.HandleFunc("POST /api/push/subscriptions", s.authed(askd.RoleHuman, s.subscribePush))
+		m.HandleFunc("DELETE /api/push/subscriptions", s.authed(askd.RoleHuman, s.unsubscribePush))
+		// Answer links (answerlink.go) and Slack's buttons answer as a
+		// person: the inbox side's.
+		m.HandleFunc("GET /a/{code}", s.answerLink)
+		m.HandleFunc("POST /a/{code}", s.answerLink)
+		if s.opts.Slack != nil {
+			m.Handle("POST /slack/interactions", s.opts.Slack)
+		}
 		if s.opts.Inbox != nil {
 			m.Handle("/", s.opts.Inbox)
 		}

@@ -114,7 +114,7 @@ func Open(ctx context.Context, url string) (*Store, error) {
 // through commit (see the package comment), so one commit per update would
 // cap every process sharing the database at one WAL flush per update.
 func (s *Store) Update(ctx context.Context, fn func(askd.Tx) error) error {
-	return s.writes.Do(ctx, fn)
+	return fault(s.writes.Do(ctx, fn))
 }
 
 var errClosed = askd.Errorf(askd.EUNAVAILABLE, "the PostgreSQL store is closed")
@@ -200,7 +200,7 @@ func (s *Store) View(ctx context.Context, fn func(askd.Tx) error) error {
 	}
 	// Nothing to commit: rolling back ends the snapshot.
 	defer rollback(ctx, ptx)
-	return fn(&tx{tx: ptx})
+	return fault(fn(&tx{tx: ptx}))
 }
 
 // rollback ends ptx unless it was committed. Not on ctx alone: a caller that
@@ -281,21 +281,83 @@ func unavailable(err error) bool {
 // translate maps a driver error to an askd code, keeping err in the chain, and
 // says what was being done. Context cancellation stays as it is.
 func translate(err error, what string) error {
+	if err == nil {
+		return nil
+	}
+	return fmt.Errorf("%s: %w", what, classify(err))
+}
+
+// fault is classify for Update's and View's results: fn's own errors, and
+// those translate has seen, keep their code.
+func fault(err error) error {
+	if err == nil {
+		return nil
+	}
+	return classify(err)
+}
+
+// classify is the store's one map from driver errors to askd codes:
+//
+//	no rows                                       ENOTFOUND
+//	a lost or refused connection (unavailable)    EUNAVAILABLE
+//	unique violation                              ECONFLICT
+//	U+0000 in text                                EINVALID
+//	disk_full                                     EFULL      the database disk is full
+//	read_only_sql_transaction (a standby, or      EREADONLY  the database file is read-only
+//	  default_transaction_read_only)
+//	statement_timeout, lock_timeout (query_       EBUSY      the database is busy
+//	  canceled, lock_not_available), deadlock,
+//	  serialization failure
+//	data_corrupted, index_corrupted               ECORRUPT   the database file is damaged (corrupt)
+//	io_error, out of memory, disk or memory       EUNAVAILABLE
+//	  resources otherwise short
+//
+// Errors already carrying a code, context cancellation and anything else are
+// returned as they are.
+func classify(err error) error {
 	var ae *askd.Error
 	var pe *pgconn.PgError
+	var e *askd.Error
 	switch {
-	case err == nil:
-		return nil
 	case errors.As(err, &ae), errors.Is(err, context.Canceled), errors.Is(err, context.DeadlineExceeded):
+		return err
 	case errors.Is(err, pgx.ErrNoRows):
-		err = fmt.Errorf("%w: %w", askd.Errorf(askd.ENOTFOUND, "not found"), err)
+		e = askd.Errorf(askd.ENOTFOUND, "not found")
 	case unavailable(err):
-		err = fmt.Errorf("%w: %w", askd.Errorf(askd.EUNAVAILABLE, "the database is unavailable; try again shortly"), err)
-	case errors.As(err, &pe) && pe.Code == pgerrcode.UniqueViolation:
-		err = fmt.Errorf("%w: %w", askd.Errorf(askd.ECONFLICT, "already exists"), err)
-	case errors.As(err, &pe) && pe.Code == pgerrcode.CharacterNotInRepertoire:
-		// PostgreSQL text cannot hold U+0000, which SQLite takes.
-		err = fmt.Errorf("%w: %w", askd.Errorf(askd.EINVALID, "text may not contain the NUL character (U+0000)"), err)
+		e = askd.Errorf(askd.EUNAVAILABLE, "the database is unavailable; try again shortly")
+	case !errors.As(err, &pe):
+		return err
+	default:
+		switch pe.Code {
+		case pgerrcode.UniqueViolation:
+			e = askd.Errorf(askd.ECONFLICT, "already exists")
+		case pgerrcode.CharacterNotInRepertoire:
+			// PostgreSQL text cannot hold U+0000, which SQLite takes.
+			e = askd.Errorf(askd.EINVALID, "text may not contain the NUL character (U+0000)")
+		case pgerrcode.DiskFull:
+			e = askd.Fault(askd.EFULL)
+		case pgerrcode.ReadOnlySQLTransaction:
+			e = askd.Fault(askd.EREADONLY)
+		case pgerrcode.QueryCanceled, pgerrcode.LockNotAvailable, pgerrcode.DeadlockDetected, pgerrcode.SerializationFailure:
+			e = askd.Fault(askd.EBUSY)
+		case pgerrcode.DataCorrupted, pgerrcode.IndexCorrupted:
+			e = askd.Fault(askd.ECORRUPT)
+		case pgerrcode.IOError, pgerrcode.InsufficientResources, pgerrcode.OutOfMemory:
+			e = askd.Errorf(askd.EUNAVAILABLE, "the database server is short of resources (%s); try again shortly", pe.Code)
+		default:
+			return err
+		}
 	}
-	return fmt.Errorf("%s: %w", what, err)
+	return fmt.Errorf("%w: %w", e, err)
+}
+
+// Probe writes one row (database_info.probed_at), as any update goes, and
+// reports the write's fault, if any: readiness's check that writes work
+// (app.Service.Ready).
+func (s *Store) Probe(ctx context.Context) error {
+	return s.Update(ctx, func(t askd.Tx) error {
+		pt := t.(*tx)
+		_, err := pt.tx.Exec(pt.ctx(ctx), `UPDATE database_info SET probed_at = now() WHERE id = 1`)
+		return translate(err, "probe a write")
+	})
 }

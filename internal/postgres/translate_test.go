@@ -38,6 +38,13 @@ func TestTranslate(t *testing.T) {
 		{"no rows", pgx.ErrNoRows, askd.ENOTFOUND},
 		{"unique violation", &pgconn.PgError{Code: pgerrcode.UniqueViolation}, askd.ECONFLICT},
 		{"syntax error", &pgconn.PgError{Code: pgerrcode.SyntaxError}, askd.EINTERNAL},
+		{"disk full", &pgconn.PgError{Code: pgerrcode.DiskFull}, askd.EFULL},
+		{"statement_timeout", &pgconn.PgError{Code: pgerrcode.QueryCanceled}, askd.EBUSY},
+		{"lock_timeout", &pgconn.PgError{Code: pgerrcode.LockNotAvailable}, askd.EBUSY},
+		{"deadlock", &pgconn.PgError{Code: pgerrcode.DeadlockDetected}, askd.EBUSY},
+		{"read-only transaction", &pgconn.PgError{Code: pgerrcode.ReadOnlySQLTransaction}, askd.EREADONLY},
+		{"data corrupted", &pgconn.PgError{Code: pgerrcode.DataCorrupted}, askd.ECORRUPT},
+		{"I/O error", &pgconn.PgError{Code: pgerrcode.IOError}, askd.EUNAVAILABLE},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			err := translate(c.err, "read ask 1")

@@ -13,6 +13,12 @@ import (
 // Status is the HTTP status of an error code (askd.ErrorCode): the one table
 // from codes to statuses for every HTTP response. EINTERNAL and any unknown
 // code are 500.
+//
+// Storage faults: a full disk is 507 Insufficient Storage, the status made
+// for it; the database unreachable, busy past its wait, read-only or damaged
+// is 503, since the server cannot serve now for a cause the operator can
+// remove and /readyz reports the same cause meanwhile (a busy database also
+// carries Retry-After). None is 500, which stays "a bug in askd".
 func Status(code string) int {
 	switch code {
 	case askd.EINVALID:
@@ -29,8 +35,10 @@ func Status(code string) int {
 		return http.StatusUnauthorized
 	case askd.ELIMIT:
 		return http.StatusTooManyRequests
-	case askd.EUNAVAILABLE:
+	case askd.EUNAVAILABLE, askd.EBUSY, askd.EREADONLY, askd.ECORRUPT:
 		return http.StatusServiceUnavailable
+	case askd.EFULL:
+		return http.StatusInsufficientStorage
 	}
 	return http.StatusInternalServerError
 }

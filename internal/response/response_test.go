@@ -22,6 +22,10 @@ func TestStatus(t *testing.T) {
 		{"unauthorized", askd.EUNAUTHORIZED, http.StatusUnauthorized},
 		{"limit", askd.ELIMIT, http.StatusTooManyRequests},
 		{"unavailable", askd.EUNAVAILABLE, http.StatusServiceUnavailable},
+		{"disk full", askd.EFULL, http.StatusInsufficientStorage},
+		{"busy", askd.EBUSY, http.StatusServiceUnavailable},
+		{"read-only", askd.EREADONLY, http.StatusServiceUnavailable},
+		{"corrupt", askd.ECORRUPT, http.StatusServiceUnavailable},
 		{"internal", askd.EINTERNAL, http.StatusInternalServerError},
 		{"unknown code", "no_such_code", http.StatusInternalServerError},
 	}

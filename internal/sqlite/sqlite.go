@@ -14,6 +14,7 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
+	"io/fs"
 	"runtime"
 	"slices"
 	"strings"
@@ -40,6 +41,13 @@ type Store struct {
 	index indexer // when asks_search_queue is indexed (index.go)
 
 	writeStmts, readStmts prepared
+
+	path string // as given to Open, for the fault checks (fault.go)
+	// file is the identity of the database file the store opened, which
+	// every write and read checks against the file now at path: the zero
+	// value where it cannot be known (see checkFile). wal is its -wal
+	// file's, which stays while the store has it open.
+	file, wal fileID
 }
 
 var _ askd.Store = (*Store)(nil)
@@ -101,8 +109,17 @@ func readConns() int { return max(4, runtime.NumCPU()) }
 // applies any migrations it lacks, and returns the store, which the caller
 // closes. ctx bounds the opening only. path is a file name; ":memory:" is
 // refused, since each of the store's connections would get its own empty
-// database.
+// database. Its errors carry askd's storage codes (fault): a damaged file is
+// ECORRUPT from the start.
 func Open(ctx context.Context, path string) (*Store, error) {
+	s, err := open(ctx, path)
+	if err != nil {
+		return nil, fault(err, path)
+	}
+	return s, nil
+}
+
+func open(ctx context.Context, path string) (*Store, error) {
 	write, err := openWriter(ctx, path)
 	if err != nil {
 		return nil, err
@@ -124,7 +141,13 @@ func Open(ctx context.Context, path string) (*Store, error) {
 		write.Close()
 		return nil, fmt.Errorf("open %s for reading: %w", path, err)
 	}
-	s := &Store{write: write, read: read, index: indexer{batch: indexBatch, delay: indexDelay}}
+	s := &Store{write: write, read: read, index: indexer{batch: indexBatch, delay: indexDelay}, path: path}
+	// Taken once the writer holds the file open: from here on, a different
+	// file at path is a replacement (or none, a deletion).
+	if name := filePath(path); name != "" {
+		s.file, _ = statID(name)
+		s.wal, _ = statID(name + "-wal")
+	}
 	s.writeStmts.db, s.readStmts.db = write, read
 	// Asks settled before askd last stopped, and not indexed then.
 	if err := s.indexQueued(ctx); err != nil {
@@ -229,8 +252,12 @@ func checkPath(path string) error {
 // undoes only its own writes. A commit is the expensive part of a write (the
 // WAL append); sharing it is what lets concurrent agents go past one commit
 // per ask.
+//
+// Storage faults (a full disk, a read-only or damaged file, a lock held past
+// busy_timeout, the file deleted or replaced) come back with their askd code
+// and a message naming the cause (see fault).
 func (s *Store) Update(ctx context.Context, fn func(askd.Tx) error) error {
-	return s.writes.Do(ctx, fn)
+	return fault(s.writes.Do(ctx, fn), s.path)
 }
 
 var errClosed = errors.New("sqlite store is closed")
@@ -245,6 +272,10 @@ func (s *Store) runBatch(batch []*groupcommit.Update) {
 	// Statements run under a context no caller can cancel: an interrupted
 	// write would make SQLite roll back the whole shared transaction.
 	bctx := context.Background()
+	if err := s.checkFile(); err != nil {
+		groupcommit.Fail(batch, results, err)
+		return
+	}
 	sqlTx, err := s.write.BeginTx(bctx, nil)
 	if err != nil {
 		groupcommit.Fail(batch, results, fmt.Errorf("begin write transaction: %w", err))
@@ -313,14 +344,43 @@ func (s *Store) runBatch(batch []*groupcommit.Update) {
 
 // View runs fn in a read-only transaction: it sees the database as of its
 // first read, and none of the writes of transactions not yet committed.
+// Its storage faults are classified as Update's.
 func (s *Store) View(ctx context.Context, fn func(askd.Tx) error) error {
+	if err := s.checkFile(); err != nil {
+		return err
+	}
 	sqlTx, err := s.read.BeginTx(ctx, &sql.TxOptions{ReadOnly: true})
 	if err != nil {
-		return fmt.Errorf("begin read transaction: %w", err)
+		return fault(fmt.Errorf("begin read transaction: %w", err), s.path)
 	}
 	// Nothing to commit: rolling back ends the read snapshot.
 	defer sqlTx.Rollback()
-	return fn(&tx{tx: sqlConn{tx: sqlTx, stmts: &stmtCache{tx: sqlTx, db: &s.readStmts}}})
+	return fault(fn(&tx{tx: sqlConn{tx: sqlTx, stmts: &stmtCache{tx: sqlTx, db: &s.readStmts}}}), s.path)
+}
+
+// checkFile returns errMoved when the file at the store's path is not the
+// one the store opened: deleted (rm askd.db*) or replaced (mv other.db
+// askd.db), or its -wal file deleted (commits would go to a WAL no one opens
+// again). It is two stat(2) calls, a few microseconds. A file that cannot be
+// stat'ed for another reason is left to SQLite to report.
+func (s *Store) checkFile() error {
+	if s.file == (fileID{}) {
+		return nil
+	}
+	name := filePath(s.path)
+	for _, f := range []struct {
+		name string
+		id   fileID
+	}{{name, s.file}, {name + "-wal", s.wal}} {
+		if f.id == (fileID{}) {
+			continue
+		}
+		id, err := statID(f.name)
+		if err == nil && id != f.id || errors.Is(err, fs.ErrNotExist) {
+			return errMoved
+		}
+	}
+	return nil
 }
 
 // Watch registers fn, called after each commit for every event it added. Only
@@ -347,13 +407,17 @@ func (s *Store) notify(changes []askd.Change) {
 	}
 }
 
-// Ping reports whether both the writer and the read pool answer.
+// Ping reports whether both the writer and the read pool answer, and the
+// file at the store's path is still the one it opened (errMoved).
 func (s *Store) Ping(ctx context.Context) error {
+	if err := s.checkFile(); err != nil {
+		return err
+	}
 	if err := s.write.PingContext(ctx); err != nil {
-		return fmt.Errorf("ping sqlite writer: %w", err)
+		return fault(fmt.Errorf("ping sqlite writer: %w", err), s.path)
 	}
 	if err := s.read.PingContext(ctx); err != nil {
-		return fmt.Errorf("ping sqlite readers: %w", err)
+		return fault(fmt.Errorf("ping sqlite readers: %w", err), s.path)
 	}
 	return nil
 }

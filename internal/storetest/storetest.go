@@ -21,7 +21,14 @@
 //     and browser sessions go with their human token;
 //   - FindRules lists oldest first; a rule is live at t only when not revoked
 //     and expiring after t (strict); rules go with their agent's token and
-//     their maker's, and their ids are never reused.
+//     their maker's, and their ids are never reused;
+//   - an answer link is used once, even by concurrent users; links go when
+//     they expire (strictly before the time given), with their ask and
+//     with their human token;
+//   - push subscriptions are listed by endpoint, only while their browser
+//     session is live (expiring strictly after the time given), and go with
+//     their browser session and human token; VAPID keys are stored once,
+//     even by concurrent makers.
 //
 // The suite never goes on using a transaction after one of its statements
 // failed (PostgreSQL aborts the transaction then): each expected failure has
@@ -88,6 +95,12 @@ func Run(t *testing.T, open func(t *testing.T) askd.Store) {
 		{"FindRules", testFindRules},
 		{"UpdateRule", testUpdateRule},
 		{"RulesGoWithTokens", testRulesGoWithTokens},
+		{"AnswerLinks", testAnswerLinks},
+		{"ConcurrentAnswerLinkUse", testConcurrentAnswerLinkUse},
+		{"AnswerLinksGo", testAnswerLinksGo},
+		{"PushSubscriptions", testPushSubscriptions},
+		{"PushSubscriptionsGo", testPushSubscriptionsGo},
+		{"VAPIDKeys", testVAPIDKeys},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

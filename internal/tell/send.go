@@ -10,7 +10,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"mime"
 	"net/http"
 	"os"
 	"os/exec"
@@ -167,67 +166,4 @@ func oneLine(s string) string {
 		s = string([]rune(s)[:299]) + "…"
 	}
 	return s
-}
-
-// notification is what notifiers are told of a new ask.
-type notification struct {
-	Event     string    `json:"event"` // "ask.created", or "ask.updated" for a new revision
-	ID        int64     `json:"id"`
-	Kind      askd.Kind `json:"kind"`
-	Session   string    `json:"session"`
-	Agent     string    `json:"agent"`
-	Title     string    `json:"title"` // the title, or the first question
-	Revision  int       `json:"revision"`
-	Link      string    `json:"link"`
-	CreatedAt time.Time `json:"created_at"`
-}
-
-// notify tells a person of a new ask through a notifier.
-func (w *Worker) notify(ctx context.Context, cl *app.Claimed) error {
-	d, a := cl.Delivery, cl.Ask
-	n := notification{
-		Event: "ask.created", ID: a.ID, Kind: a.Kind, Session: a.Session, Agent: a.Agent,
-		Title: a.Summary(), Revision: a.Revision, Link: w.link(a.ID), CreatedAt: a.CreatedAt,
-	}
-	if a.Revision > 1 {
-		n.Event = "ask.updated"
-	}
-	headline := fmt.Sprintf("askd: %s from %s", a.Kind, a.Session)
-	switch d.Channel.Type {
-	case askd.NotifyWebhook:
-		body, err := json.Marshal(n)
-		if err != nil {
-			return err
-		}
-		return w.post(ctx, w.http, d.Channel.URL, body, func(h http.Header) {
-			h.Set("Content-Type", "application/json")
-			h.Set(HeaderIdempotencyKey, d.Key)
-		})
-	case askd.NotifySlack:
-		// Agent text is text: Slack's control characters are escaped, so it
-		// cannot make links or mentions.
-		text := fmt.Sprintf("*%s*\n%s\n<%s|Open in the inbox>", slackEscape(headline), slackEscape(n.Title), n.Link)
-		body, err := json.Marshal(map[string]string{"text": text})
-		if err != nil {
-			return err
-		}
-		return w.post(ctx, w.http, d.Channel.URL, body, func(h http.Header) { h.Set("Content-Type", "application/json") })
-	case askd.NotifyNtfy:
-		return w.post(ctx, w.http, d.Channel.URL, []byte(n.Title), func(h http.Header) {
-			h.Set("Content-Type", "text/plain; charset=utf-8")
-			// ntfy reads RFC 2047 encoded words in headers for non-ASCII text.
-			h.Set("Title", mime.QEncoding.Encode("utf-8", headline))
-			h.Set("Click", n.Link)
-		})
-	}
-	return &failure{msg: fmt.Sprintf("notifier type %q cannot be sent by this askd", d.Channel.Type), permanent: true}
-}
-
-// link is the inbox's URL of ask id.
-func (w *Worker) link(id int64) string {
-	return strings.TrimRight(w.opts.PublicURL, "/") + "/?ask=" + strconv.FormatInt(id, 10)
-}
-
-func slackEscape(s string) string {
-	return strings.NewReplacer("&", "&amp;", "<", "&lt;", ">", "&gt;").Replace(s)
 }

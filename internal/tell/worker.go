@@ -1,10 +1,12 @@
 // Package tell sends askd's outbox: it tells agents the outcome of their asks
 // through webhook and command channels (hook channels wait for the agent to
 // fetch them; command channels run only the operator's templates; agents'
-// webhooks never reach the server's own networks, see newGuardedClient), notifies people of new asks through webhooks, Slack and ntfy,
-// and asks the optional before-tell gate. The rules — what is due, retries,
-// backoff, giving up, marking asks told — are the app's; this package only
-// does the I/O.
+// webhooks never reach the server's own networks, see newGuardedClient),
+// notifies people of new asks through webhooks, Slack and ntfy, with answer
+// buttons (notify.go), takes the clicks of Slack's buttons
+// (SlackInteractions), and asks the optional before-tell gate. The rules —
+// what is due, retries, backoff, giving up, marking asks told, what an
+// answer link does — are the app's; this package only does the I/O.
 //
 // Any number of askd processes may run a Worker on one database: claims are
 // leased (PostgreSQL: FOR UPDATE SKIP LOCKED), so no two processes send one
@@ -36,6 +38,15 @@ type Options struct {
 	Tick time.Duration
 	// PublicURL is the inbox's URL, for links in notifications.
 	PublicURL string
+	// LinkBase is the URL answer links are made on (askd serve
+	// --public-url): people open them on their phones, so askd serve never
+	// sets it to an address only this machine can open. Empty: no answer
+	// links are minted, and notifications carry only the inbox link.
+	LinkBase string
+	// SlackInteractive says a Slack app's signing secret is configured
+	// (SlackInteractions serves its clicks): Slack buttons then answer in
+	// place rather than opening their link's confirm page.
+	SlackInteractive bool
 	// UserAgent of webhook requests; default "askd".
 	UserAgent string
 	Logger    *slog.Logger

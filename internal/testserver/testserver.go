@@ -31,6 +31,8 @@ type Options struct {
 	// MCP and Inbox build the /mcp and / handlers; nil serves none.
 	MCP   func(svc *app.Service) http.Handler
 	Inbox func(svc *app.Service, baseURL string) http.Handler
+	// Slack builds the POST /slack/interactions handler; nil serves none.
+	Slack func(svc *app.Service, baseURL string) http.Handler
 	// SecureCookies as httpapi.Options: the inbox is reached over https.
 	SecureCookies bool
 	// Heartbeat of the event stream; 0 keeps the default.
@@ -106,6 +108,9 @@ func Start(t testing.TB, opts Options) *Server {
 	s.URL = "http://" + srv.Listener.Addr().String()
 	if opts.Inbox != nil {
 		hopts.Inbox = opts.Inbox(s.App, s.URL)
+	}
+	if opts.Slack != nil {
+		hopts.Slack = opts.Slack(s.App, s.URL)
 	}
 	srv.Config.Handler = httpapi.New(s.App, hopts)
 	srv.Start()

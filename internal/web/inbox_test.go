@@ -174,6 +174,7 @@ func TestApproval(t *testing.T) {
 		if got := p.text(card(a.ID) + " pre.payload"); !strings.Contains(got, `"command": "rm -rf ./build"`) {
 			t.Errorf("payload shown as %q", got)
 		}
+		p.steady(button(a.ID, "Approve"))
 		p.do(chromedp.Click(button(a.ID, "Approve")))
 		wantAnswer(t, receive(t, ch), askd.StatusAnswered, `{"decision":"approved"}`)
 	})
@@ -183,8 +184,11 @@ func TestApproval(t *testing.T) {
 		a := approval("Clean again")
 		ch := agentWaits(agent, a.ID)
 		editor := chromedp.CSS(card(a.ID) + " textarea.json-editor")
-		p.do(chromedp.WaitVisible(chromedp.CSS(card(a.ID))),
-			chromedp.Click(button(a.ID, "Edit…")),
+		p.do(chromedp.WaitVisible(chromedp.CSS(card(a.ID))))
+		// A card moves while its details are rendered and cards above it
+		// settle; a click is aimed once it stands still.
+		p.steady(button(a.ID, "Edit…"))
+		p.do(chromedp.Click(button(a.ID, "Edit…")),
 			chromedp.WaitVisible(editor))
 		// Select the whole payload and type over it, as a person would.
 		eval[bool](p, fmt.Sprintf(`(e => { e.focus(); e.select(); return true })(document.querySelector('%s textarea.json-editor'))`, card(a.ID)))
@@ -214,8 +218,9 @@ func TestApproval(t *testing.T) {
 		p := p.on(t)
 		a := approval("Clean once more")
 		ch := agentWaits(agent, a.ID)
-		p.do(chromedp.WaitVisible(chromedp.CSS(card(a.ID))),
-			chromedp.Click(button(a.ID, "Reject…")),
+		p.do(chromedp.WaitVisible(chromedp.CSS(card(a.ID))))
+		p.steady(button(a.ID, "Reject…"))
+		p.do(chromedp.Click(button(a.ID, "Reject…")),
 			chromedp.SendKeys(chromedp.CSS(card(a.ID)+" textarea.comment"), "not on a Friday"),
 			chromedp.Click(button(a.ID, "Reject")))
 		wantAnswer(t, receive(t, ch), askd.StatusAnswered, `{"decision":"rejected","comment":"not on a Friday"}`)

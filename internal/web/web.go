@@ -26,7 +26,7 @@ import (
 // stylesheet only; scripts may still set element.style (CSSOM), which the
 // policy allows. Frames may load only this origin's preview documents.
 const pageCSP = "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self' data:; " +
-	"connect-src 'self'; frame-src 'self'; form-action 'self'; manifest-src 'self'; " +
+	"connect-src 'self'; frame-src 'self'; form-action 'self'; manifest-src 'self'; worker-src 'self'; " +
 	"base-uri 'none'; object-src 'none'; frame-ancestors 'none'"
 
 // Handler serves the inbox page, its assets, the sign-in page and option
@@ -45,6 +45,8 @@ func New(svc *app.Service) *Handler {
 	h.mux.HandleFunc("GET /assets/{name}", h.asset)
 	h.mux.HandleFunc("GET /assets/{v}/{name}", h.asset)
 	h.mux.HandleFunc("GET /favicon.ico", h.favicon)
+	h.mux.HandleFunc("GET /sw.js", h.serviceWorker)
+	h.mux.HandleFunc("GET /manifest.webmanifest", h.manifest)
 	h.mux.HandleFunc("GET /inbox/previews/{id}", h.previews)
 	h.mux.HandleFunc("GET /inbox/previews/{id}/{q}/{o}", h.previewDoc)
 	h.mux.HandleFunc("GET /inbox/details", h.details)

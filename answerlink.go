@@ -1,0 +1,148 @@
+package askd
+
+import "time"
+
+// An AnswerLink is a signed answer link, <public-url>/a/<code>: a button in
+// a notification (ntfy, Slack) that answers one ask, at one revision, with
+// one answer, once, before ExpiresAt, as the human token Human. The code is
+// random; only its SHA-256 (Hash) is stored. A link stops working when it is
+// used, when its ask settles (however), when the ask moves on to a newer
+// revision, and when it expires; it goes when its ask is purged or its
+// human token revoked.
+type AnswerLink struct {
+	Hash     string
+	AskID    int64
+	Revision int    // the ask's revision it answers; a newer one refuses it
+	Label    string // what the button says (OneTap.Label)
+	Answer   Answer // what it answers (OneTap.Answer)
+	Human    string // the human token it answers as (askd serve --notify-as)
+	// UsedAt is when it answered its ask; nil while unused.
+	UsedAt    *time.Time
+	CreatedAt time.Time
+	ExpiresAt time.Time
+}
+
+// OneTap is an answer a person can give with one tap of a notification's
+// button: the button's label and the answer it gives.
+type OneTap struct {
+	Label  string
+	Answer Answer
+	// Style is how the button looks beside the others: "primary" for the
+	// recommended option and for approving, "danger" for rejecting, "" for
+	// the rest.
+	Style string
+}
+
+// Labels of one-tap answers that are not an option's label.
+const (
+	TapApprove = "Approve" // request_approval
+	TapReject  = "Reject"
+	TapAllow   = "Allow" // a permission prompt (an approval with a tool)
+	TapDeny    = "Deny"
+	TapDone    = "Done" // ready and action asks
+)
+
+// OneTapAnswers returns the answers a person can give a with one tap each,
+// in the order to show them; none when answering a takes more than a tap:
+//
+//   - a question ask of one single-select question: one per option, unless
+//     an option has a preview (which only the inbox shows);
+//   - a decision with options: one per option;
+//   - ready and action asks: "Done";
+//   - an approval: Approve and Reject, called Allow and Deny for a
+//     permission prompt (never "approve with changes": that needs an edit);
+//   - anything else (several questions, multi-select, a decision without
+//     options, a blocked ask, which wants words): none.
+func (a *Ask) OneTapAnswers() []OneTap {
+	switch {
+	case a.Kind == KindQuestion:
+		if len(a.Questions) != 1 || a.Questions[0].MultiSelect {
+			return nil
+		}
+		q := a.Questions[0]
+		out := make([]OneTap, 0, len(q.Options))
+		for _, o := range q.Options {
+			if o.Preview != "" {
+				return nil
+			}
+			out = append(out, OneTap{Label: o.Label, Answer: Answer{Answers: map[string]Choice{q.Question: {Values: []string{o.Label}}}}})
+		}
+		return out
+	case a.Kind == KindDecision:
+		out := make([]OneTap, 0, len(a.Options))
+		for _, o := range a.Options {
+			t := OneTap{Label: o.Label, Answer: Answer{Answer: o.Label}}
+			if o.Label == a.Recommended {
+				t.Style = "primary"
+			}
+			out = append(out, t)
+		}
+		return out
+	case a.Kind == KindReady || a.Kind == KindAction:
+		return []OneTap{{Label: TapDone, Answer: Answer{Answer: TapDone}, Style: "primary"}}
+	case a.Kind == KindApproval:
+		yes, no := TapApprove, TapReject
+		if a.ToolName != "" {
+			yes, no = TapAllow, TapDeny
+		}
+		return []OneTap{
+			{Label: yes, Answer: Answer{Decision: DecisionApproved}, Style: "primary"},
+			{Label: no, Answer: Answer{Decision: DecisionRejected}, Style: "danger"},
+		}
+	}
+	return nil
+}
+
+// AnswerWords says in a few words how a settled ask was answered, for pages
+// and messages that show who answered and how: the labels chosen, the
+// person's own words, "approved" (or "allowed" for a permission prompt),
+// "rejected" ("denied"); a cancelled ask says why.
+func (a *Ask) AnswerWords() string {
+	switch {
+	case a.Pending():
+		return "not answered yet"
+	case a.Status == StatusCancelled:
+		switch a.CancelReason {
+		case ReasonTimeout:
+			return "no one answered in time"
+		case ReasonDismissed:
+			return "closed without an answer"
+		case ReasonWithdrawn:
+			return "withdrawn by the agent"
+		case ReasonReplaced:
+			return "replaced by a newer ask"
+		}
+		return string(a.CancelReason)
+	case a.Answer == nil:
+		return "answered"
+	}
+	ans := a.Answer
+	switch a.Kind {
+	case KindApproval:
+		tool := a.ToolName != ""
+		switch {
+		case ans.Decision == DecisionApproved && tool:
+			return "allowed"
+		case ans.Decision == DecisionApproved:
+			return "approved"
+		case ans.Decision == DecisionModified:
+			return "approved with changes"
+		case tool:
+			return "denied"
+		}
+		return "rejected"
+	case KindQuestion:
+		if len(ans.Answers) == 0 {
+			return ans.Response
+		}
+		var out string
+		for i, q := range a.Questions {
+			if i > 0 {
+				out += "; "
+			}
+			out += ans.Answers[q.Question].Joined()
+		}
+		return out
+	}
+	return ans.Answer
+}

@@ -1,0 +1,306 @@
+package app
+
+import (
+	"context"
+	"crypto/rand"
+	"errors"
+	"strings"
+	"time"
+
+	"github.com/askd-dev/askd"
+)
+
+// Answering from a notification (docs/notifications.md). A notification's
+// buttons are signed answer links, <public-url>/a/<code>, one per one-tap
+// answer of the ask (Ask.OneTapAnswers). Each is minted when the
+// notification is sent, in a transaction that commits before it leaves, and
+// answers its ask:
+//
+//   - with its one answer, at the revision the notification showed (a newer
+//     revision of an attention ask refuses it);
+//   - once: using it settles the ask, after which every link of the ask
+//     only shows who answered and how;
+//   - before it expires: at the ask's deadline, or AnswerLinkTTL after it
+//     was minted, whichever comes first;
+//   - as the human token Config.NotifyAs (askd serve --notify-as), recorded
+//     in the ask's history as that person's answer with a note saying how
+//     ("via link", "via Slack (user U123/alice)").
+//
+// Codes are 130 random bits, stored only as their SHA-256, like tokens. A
+// link does nothing on its own: opening it (GET) shows what it would do, and
+// only confirming (POST) answers, so link scanners and previews that fetch
+// it change nothing. A link's answer goes through the before-tell gate like
+// any other person's.
+
+// AnswerLinkTTL is how long an answer link works at most: a day covers a
+// notification read the next morning; a link found in a notification
+// history later answers nothing.
+const AnswerLinkTTL = 24 * time.Hour
+
+// LinkState says what an answer link can still do.
+type LinkState string
+
+const (
+	LinkOpen LinkState = "open" // confirming it answers its ask
+	// LinkUnknown: no link has the code: mistyped or tampered with, or gone
+	// with its ask (purged) or its human token (revoked), or long expired.
+	LinkUnknown LinkState = "unknown"
+	LinkExpired LinkState = "expired"
+	// LinkChanged: the ask has a newer revision than the notification
+	// showed; its newer notification has links of its own.
+	LinkChanged LinkState = "changed"
+	// LinkSettled: the ask is answered or closed, by this link or otherwise.
+	LinkSettled LinkState = "settled"
+)
+
+// LinkView is what an answer link shows.
+type LinkView struct {
+	State LinkState
+	Link  *askd.AnswerLink // nil when unknown
+	Ask   *askd.Ask        // the ask as it is now; nil when unknown
+	// Note is the settling event's note, for a settled ask: how it was
+	// answered ("via link", "via Slack (user U123/alice)"), if it says.
+	Note string
+	// Answered is true when this request answered the ask.
+	Answered bool
+}
+
+// MintedLink is an answer link as a notification carries it: the one-tap
+// answer, and the code, which exists nowhere else (only its SHA-256 is
+// stored).
+type MintedLink struct {
+	askd.OneTap
+	Code string
+}
+
+// NotifyHuman returns the human token answer links answer as: the one named
+// name, or with name empty the only human token. With none or several, or
+// an agent token's name, that is EINVALID saying how to choose (askd serve
+// --notify-as NAME); an unknown name is ENOTFOUND.
+func NotifyHuman(ctx context.Context, store askd.Store, name string) (string, error) {
+	var ts []*askd.Token
+	err := store.View(ctx, func(tx askd.Tx) (err error) {
+		ts, err = tx.Tokens(ctx)
+		return err
+	})
+	if err != nil {
+		return "", err
+	}
+	return humanTokenName(ts, name, "--notify-as")
+}
+
+// MintAnswerLinks makes one answer link per one-tap answer of ask id at
+// revision, as the human token Config.NotifyAs, and returns them with their
+// codes. It mints none (and no error) when NotifyAs is unset, when the ask is
+// no longer pending at that revision, when it has no one-tap answers, or
+// more than max when max is above 0 (a notifier that cannot show them all
+// shows none rather than some). Errors: ENOTFOUND when the ask, or the
+// NotifyAs token, is gone.
+func (s *Service) MintAnswerLinks(ctx context.Context, id int64, revision, max int) ([]MintedLink, error) {
+	if s.cfg.NotifyAs == "" {
+		return nil, nil
+	}
+	return s.MintAnswerLinksFor(ctx, s.cfg.NotifyAs, id, revision, max)
+}
+
+// MintAnswerLinksFor is MintAnswerLinks with links answering as the human
+// token named human: a push notification's actions answer as the person
+// whose browser subscribed. ENOTFOUND when the ask, or that token, is gone.
+func (s *Service) MintAnswerLinksFor(ctx context.Context, human string, id int64, revision, max int) ([]MintedLink, error) {
+	now := s.now()
+	var out []MintedLink
+	err := s.store.Update(ctx, func(tx askd.Tx) error {
+		out = nil
+		a, err := tx.Ask(ctx, id)
+		if err != nil {
+			return err
+		}
+		taps := a.OneTapAnswers()
+		if !a.Pending() || a.Revision != revision || overdue(a, now) || len(taps) == 0 || max > 0 && len(taps) > max {
+			return nil
+		}
+		// Expired links go as new ones come, so they do not pile up.
+		if _, err := tx.DeleteExpiredAnswerLinks(ctx, now); err != nil {
+			return err
+		}
+		expires := now.Add(AnswerLinkTTL)
+		if a.Deadline != nil && a.Deadline.Before(expires) {
+			expires = *a.Deadline
+		}
+		for _, tap := range taps {
+			code := strings.ToLower(rand.Text())
+			err := tx.CreateAnswerLink(ctx, &askd.AnswerLink{
+				Hash: HashToken(code), AskID: a.ID, Revision: a.Revision, Label: tap.Label, Answer: tap.Answer,
+				Human: human, CreatedAt: now, ExpiresAt: expires,
+			})
+			if err != nil {
+				return err
+			}
+			out = append(out, MintedLink{OneTap: tap, Code: code})
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+// OpenAnswerLink returns what the answer link with the code would do, and
+// changes nothing: opening a link (a person, a link scanner, a chat's
+// preview) never answers. An unknown code is State LinkUnknown, not an
+// error; errors are the store's.
+func (s *Service) OpenAnswerLink(ctx context.Context, code string) (*LinkView, error) {
+	now := s.now()
+	v := &LinkView{State: LinkUnknown}
+	err := s.store.View(ctx, func(tx askd.Tx) error {
+		*v = LinkView{State: LinkUnknown}
+		l, err := tx.AnswerLink(ctx, HashToken(code))
+		if askd.ErrorCode(err) == askd.ENOTFOUND {
+			return nil
+		}
+		if err != nil {
+			return err
+		}
+		a, err := tx.Ask(ctx, l.AskID)
+		if askd.ErrorCode(err) == askd.ENOTFOUND {
+			return nil // purged: its links go with it
+		}
+		if err != nil {
+			return err
+		}
+		v.Link, v.Ask, v.State = l, a, linkState(l, a, now)
+		if v.State != LinkSettled {
+			return nil
+		}
+		evs, err := tx.AskHistory(ctx, a.ID)
+		if err != nil {
+			return err
+		}
+		v.Note = settledNote(evs)
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	return v, nil
+}
+
+// linkState is what link l to ask a (as stored) can do at now.
+func linkState(l *askd.AnswerLink, a *askd.Ask, now time.Time) LinkState {
+	switch {
+	case !a.Pending() || l.UsedAt != nil:
+		return LinkSettled
+	case !now.Before(l.ExpiresAt): // also past the ask's deadline, which it never outlives
+		return LinkExpired
+	case a.Revision != l.Revision:
+		return LinkChanged
+	}
+	return LinkOpen
+}
+
+// settledNote is the note of the event that settled an ask, from its
+// history, oldest first.
+func settledNote(evs []*askd.Event) string {
+	for i := len(evs) - 1; i >= 0; i-- {
+		if e := evs[i]; askd.EventType(e.Action) == "ask.settled" || e.Action == askd.ActionReplaced {
+			return e.Note
+		}
+	}
+	return ""
+}
+
+// errLinkMoved is the settlement's signal that the link stopped working
+// between opening it and using it: the view is read again to say how.
+var errLinkMoved = errors.New("the answer link no longer works")
+
+// AnswerByLink answers the ask of the answer link with the code, with the
+// link's answer, as its human token, and uses the link up; via is the
+// history note saying how ("via link"). A link that does not work (unknown,
+// expired, for an older revision, its ask settled) changes nothing and
+// returns its view, whose State says why. The before-tell gate is asked as
+// for any answer: its refusal is EFORBIDDEN and the link keeps working.
+// Errors are otherwise the store's.
+func (s *Service) AnswerByLink(ctx context.Context, code, via string) (*LinkView, error) {
+	v, err := s.OpenAnswerLink(ctx, code)
+	if err != nil || v.State != LinkOpen {
+		return v, err
+	}
+	l := v.Link
+	via = clip(askd.Printable(via), 200)
+	ans := l.Answer
+	c := askd.Caller{Name: l.Human, Role: askd.RoleHuman, Session: l.Human}
+	out, err := s.settleGated(ctx, c, l.AskID, "answer", &ans, func(tx askd.Tx, a *askd.Ask) (string, string, error) {
+		now := s.now()
+		cur, err := tx.AnswerLink(ctx, l.Hash)
+		if askd.ErrorCode(err) == askd.ENOTFOUND {
+			return "", "", errLinkMoved
+		}
+		if err != nil {
+			return "", "", err
+		}
+		if linkState(cur, a, now) != LinkOpen {
+			return "", "", errLinkMoved
+		}
+		if err := a.CheckAnswer(&ans); err != nil {
+			return "", "", &askd.Error{Code: askd.EMISMATCH, Message: askd.ErrorMessage(err)}
+		}
+		if err := tx.UseAnswerLink(ctx, l.Hash, now); err != nil {
+			return "", "", err
+		}
+		a.Settle(askd.StatusAnswered, "", &ans, l.Human, now)
+		return askd.ActionAnswered, via, nil
+	})
+	switch {
+	case err == nil:
+		used := *l
+		used.UsedAt = out.SettledAt
+		return &LinkView{State: LinkSettled, Link: &used, Ask: out, Note: via, Answered: true}, nil
+	case errors.Is(err, errLinkMoved), askd.ErrorCode(err) == askd.ECONFLICT:
+		// Settled, used, expired or changed meanwhile: say how it is now.
+		return s.OpenAnswerLink(ctx, code)
+	}
+	return nil, err
+}
+
+// Says is what a person is told of the link, in one sentence: what it does
+// when open, or why it does nothing now. Every front end (the link's page,
+// Slack's replies) says the same.
+func (v *LinkView) Says() string {
+	switch v.State {
+	case LinkOpen:
+		return "This link answers the ask once you confirm."
+	case LinkExpired:
+		return "This link has expired, and answers nothing: answer in the inbox."
+	case LinkChanged:
+		return "The agent has changed this ask since the notification was sent, so this link answers nothing: a newer notification has links of its own, or answer in the inbox."
+	case LinkSettled:
+		return SettledText(v.Ask, v.Note)
+	}
+	return "This link is unknown: it was mistyped, or its ask is gone. Nothing was answered."
+}
+
+// SettledText says who settled a and how, with note (the settling event's,
+// "via link") if any: "Answered by alice via link: Monday", "Closed by
+// alice without an answer", "No one answered in time".
+func SettledText(a *askd.Ask, note string) string {
+	by := a.SettledBy
+	if note != "" {
+		by += " " + note
+	}
+	switch {
+	case a.Pending():
+		return "The ask is still waiting for an answer."
+	case a.Status == askd.StatusAnswered:
+		return "Answered by " + by + ": " + a.AnswerWords() + "."
+	case a.CancelReason == askd.ReasonDismissed:
+		return "Closed by " + by + " without an answer."
+	case a.CancelReason == askd.ReasonTimeout:
+		return "No one answered in time; the ask timed out."
+	case a.CancelReason == askd.ReasonWithdrawn:
+		return "The agent withdrew the ask."
+	case a.CancelReason == askd.ReasonReplaced:
+		return "The agent replaced the ask with a newer one."
+	}
+	return "The ask is " + string(a.Status) + "."
+}

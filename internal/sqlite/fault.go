@@ -1,0 +1,178 @@
+package sqlite
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"strings"
+	"time"
+
+	sqlite3 "modernc.org/sqlite/lib"
+
+	"github.com/askd-dev/askd"
+)
+
+// errMoved is the refusal of every read and write once the file at the
+// store's path is no longer the one it opened (deleted, or replaced by
+// another): writing on would put answers into a file no one will open again,
+// or a checkpoint over the replacement.
+var errMoved = askd.Errorf(askd.EUNAVAILABLE, "the database file was deleted or replaced while askd was running; "+
+	"askd stopped using it: restart askd to open the file now at its path (see docs/operations.md)")
+
+// fault classifies a storage error into an askd fault code, by SQLite's
+// result code (no string matching), and keeps err in the chain:
+//
+//	SQLITE_FULL                     EFULL      the database disk is full
+//	SQLITE_READONLY, SQLITE_PERM    EREADONLY  the database file is read-only
+//	SQLITE_READONLY_DBMOVED         EUNAVAILABLE  deleted or replaced (errMoved)
+//	SQLITE_CORRUPT, SQLITE_NOTADB   ECORRUPT   the database file is damaged (corrupt)
+//	SQLITE_BUSY, SQLITE_LOCKED      EBUSY      the database is busy (after busy_timeout)
+//	SQLITE_IOERR, SQLITE_CANTOPEN   EFULL when the file system has no space left,
+//	                                EREADONLY when the files cannot be written
+//	                                (an immutable file, a read-only mount),
+//	                                EUNAVAILABLE otherwise
+//
+// An I/O error is looked at on disk because SQLite reports a failed write as
+// SQLITE_IOERR_WRITE whatever its errno (EFBIG, EPERM, EROFS, EIO), except
+// ENOSPC. Errors that already carry an askd code, and all others, are
+// returned as they are; nil stays nil. path is the database file.
+func fault(err error, path string) error {
+	if err == nil {
+		return nil
+	}
+	var ae *askd.Error
+	if errors.As(err, &ae) {
+		return err
+	}
+	rc := resultCode(err)
+	var e *askd.Error
+	switch {
+	case rc == 0:
+		return err
+	case rc == sqlite3.SQLITE_READONLY_DBMOVED:
+		e = errMoved
+	}
+	if e == nil {
+		switch rc & 0xff {
+		case sqlite3.SQLITE_FULL:
+			e = askd.Fault(askd.EFULL)
+		case sqlite3.SQLITE_READONLY, sqlite3.SQLITE_PERM:
+			e = askd.Fault(askd.EREADONLY)
+		case sqlite3.SQLITE_CORRUPT, sqlite3.SQLITE_NOTADB:
+			e = askd.Fault(askd.ECORRUPT)
+		case sqlite3.SQLITE_BUSY, sqlite3.SQLITE_LOCKED:
+			e = askd.Fault(askd.EBUSY)
+		case sqlite3.SQLITE_IOERR, sqlite3.SQLITE_CANTOPEN:
+			e = ioFault(path)
+		default:
+			return err
+		}
+	}
+	return fmt.Errorf("%w: %w", e, err)
+}
+
+// ioFault says what an I/O error on the database at path most likely was,
+// from the file system as it is now.
+func ioFault(path string) *askd.Error {
+	name := filePath(path)
+	if name == "" {
+		return askd.Errorf(askd.EUNAVAILABLE, "the database file could not be read or written (I/O error)")
+	}
+	if noSpace(name) {
+		return askd.Fault(askd.EFULL)
+	}
+	if cause := unwritable(name); cause != nil {
+		return askd.Fault(askd.EREADONLY)
+	}
+	return askd.Errorf(askd.EUNAVAILABLE, "the database file could not be read or written (I/O error)")
+}
+
+// dirOf is the directory of the file name.
+func dirOf(name string) string {
+	for i := len(name) - 1; i >= 0; i-- {
+		if os.IsPathSeparator(name[i]) {
+			if i == 0 {
+				return "/"
+			}
+			return name[:i]
+		}
+	}
+	return "."
+}
+
+// fileID is what identifies a file on this machine: its device and inode.
+type fileID struct{ dev, ino uint64 }
+
+// Probe writes one row (database_info.probed_at) through the writer, as any
+// update goes, and reports the write's fault, if any; EFULL without trying
+// when the file system has no space left. It is readiness's check that
+// writes work (app.Service.Ready).
+func (s *Store) Probe(ctx context.Context) error {
+	if name := filePath(s.path); name != "" && noSpace(name) {
+		return askd.Fault(askd.EFULL)
+	}
+	return s.Update(ctx, func(t askd.Tx) error {
+		_, err := t.(*tx).tx.ExecContext(ctx, `UPDATE database_info SET probed_at = ? WHERE id = 1`, time.Now().UnixMicro())
+		return err
+	})
+}
+
+// DatabaseID returns the id drawn for the database when it was made
+// (database_info.database_id), which a backup keeps.
+func (s *Store) DatabaseID(ctx context.Context) (string, error) {
+	var id string
+	err := s.View(ctx, func(t askd.Tx) error {
+		return t.(*tx).tx.QueryRowContext(ctx, `SELECT database_id FROM database_info WHERE id = 1`).Scan(&id)
+	})
+	if err != nil {
+		return "", fmt.Errorf("read the database id: %w", err)
+	}
+	return id, nil
+}
+
+// QuickCheck runs PRAGMA quick_check on the whole file and returns ECORRUPT,
+// with the first problems SQLite found, unless it says ok. It reads every
+// page: about as long as reading the file.
+func (s *Store) QuickCheck(ctx context.Context) error {
+	var problems []string
+	err := s.View(ctx, func(t askd.Tx) error {
+		rows, err := t.(*tx).tx.QueryContext(ctx, `PRAGMA quick_check(5)`)
+		if err != nil {
+			return err
+		}
+		defer rows.Close()
+		for rows.Next() {
+			var line string
+			if err := rows.Scan(&line); err != nil {
+				return err
+			}
+			if line != "ok" {
+				problems = append(problems, line)
+			}
+		}
+		return rows.Err()
+	})
+	if err != nil {
+		return fmt.Errorf("quick_check: %w", err)
+	}
+	if len(problems) > 0 {
+		return fmt.Errorf("%w: quick_check: %s", askd.Fault(askd.ECORRUPT), strings.Join(problems, "; "))
+	}
+	return nil
+}
+
+// Writable returns an EREADONLY error naming what cannot be written when the
+// database file at path, its -wal file or the directory they are in cannot
+// be written (access(2), which refuses an immutable file or a read-only
+// mount even to root), and nil otherwise or where that cannot be told.
+func Writable(path string) error {
+	name := filePath(path)
+	if name == "" {
+		return nil
+	}
+	if err := unwritable(name); err != nil {
+		return fmt.Errorf("%w: %w", askd.Fault(askd.EREADONLY), err)
+	}
+	return nil
+}

@@ -1,0 +1,239 @@
+package tell
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"mime"
+	"net/http"
+	"strconv"
+	"strings"
+	"time"
+	"unicode/utf8"
+
+	"github.com/askd-dev/askd"
+	"github.com/askd-dev/askd/internal/app"
+)
+
+// Notifying people of new asks (askd serve --notify-webhook, --notify-slack,
+// --notify-ntfy; docs/notifications.md). Every notification carries the
+// ask's text and a link into the inbox. ntfy and Slack notifications also
+// carry answer buttons, one per one-tap answer of the ask
+// (askd.Ask.OneTapAnswers), each a signed answer link minted for this
+// notification (app.Service.MintAnswerLinks) and stored before it leaves:
+//
+//   - ntfy: up to three http actions that POST the link (a fourth answer
+//     means none at all: a person never sees only some of the choices);
+//   - Slack: a button per answer that opens the link's confirm page, or,
+//     with a Slack app's signing secret (Options.SlackInteractive), answers
+//     in place through POST /slack/interactions (slack.go).
+//
+// A button that answers without a confirm page (ntfy's, Slack's in place) is
+// offered only when the notification shows the ask whole (shownText): no
+// one approves what the notification had to cut. Without Options.LinkBase no
+// links are minted, as they would point where phones cannot go.
+
+// notification is what webhook notifiers are told of a new ask.
+type notification struct {
+	Event     string    `json:"event"` // "ask.created", or "ask.updated" for a new revision
+	ID        int64     `json:"id"`
+	Kind      askd.Kind `json:"kind"`
+	Session   string    `json:"session"`
+	Agent     string    `json:"agent"`
+	Title     string    `json:"title"` // the title, or the first question
+	Revision  int       `json:"revision"`
+	Link      string    `json:"link"`
+	CreatedAt time.Time `json:"created_at"`
+}
+
+// ntfyMaxActions is how many action buttons ntfy takes on one notification.
+const ntfyMaxActions = 3
+
+// maxShown bounds, in characters, the text a notification shows of an ask
+// (ntfy's message, Slack's section, which takes 3,000).
+const maxShown = 2000
+
+// notify tells a person of a new ask through a notifier.
+func (w *Worker) notify(ctx context.Context, cl *app.Claimed) error {
+	d, a := cl.Delivery, cl.Ask
+	switch d.Channel.Type {
+	case askd.NotifyWebhook:
+		n := notification{
+			Event: "ask.created", ID: a.ID, Kind: a.Kind, Session: a.Session, Agent: a.Agent,
+			Title: a.Summary(), Revision: a.Revision, Link: w.link(a.ID), CreatedAt: a.CreatedAt,
+		}
+		if a.Revision > 1 {
+			n.Event = "ask.updated"
+		}
+		body, err := json.Marshal(n)
+		if err != nil {
+			return err
+		}
+		return w.post(ctx, w.http, d.Channel.URL, body, func(h http.Header) {
+			h.Set("Content-Type", "application/json")
+			h.Set(HeaderIdempotencyKey, d.Key)
+		})
+	case askd.NotifySlack:
+		return w.notifySlack(ctx, d, a)
+	case askd.NotifyNtfy:
+		return w.notifyNtfy(ctx, d, a)
+	case askd.NotifyPush:
+		return w.notifyPush(ctx, a)
+	}
+	return &failure{msg: fmt.Sprintf("notifier type %q cannot be sent by this askd", d.Channel.Type), permanent: true}
+}
+
+// notifyNtfy publishes a to an ntfy topic: the text as the message, the
+// headline as Title, the inbox link as Click, Priority and Tags by kind, and
+// the answer buttons as Actions.
+func (w *Worker) notifyNtfy(ctx context.Context, d *askd.Delivery, a *askd.Ask) error {
+	text, whole := shownText(a)
+	var links []app.MintedLink
+	if whole {
+		var err error
+		if links, err = w.mint(ctx, a, ntfyMaxActions); err != nil {
+			return err
+		}
+	}
+	return w.post(ctx, w.http, d.Channel.URL, []byte(text), func(h http.Header) {
+		h.Set("Content-Type", "text/plain; charset=utf-8")
+		// ntfy reads RFC 2047 encoded words in any header for non-ASCII
+		// text; ASCII stays as it is.
+		h.Set("Title", mime.QEncoding.Encode("utf-8", headline(a)))
+		h.Set("Click", w.link(a.ID))
+		h.Set("Priority", strconv.Itoa(ntfyPriority(a)))
+		h.Set("Tags", ntfyTags(a))
+		if len(links) > 0 {
+			h.Set("Actions", mime.QEncoding.Encode("utf-8", w.ntfyActions(links)))
+		}
+	})
+}
+
+// ntfyActions is ntfy's Actions header for links, in its simple form: per
+// link "http, <label>, <url>, method=POST, headers.Content-Type=...,
+// body=confirm=1, clear=true" (what the link's POST takes), separated by
+// "; ". Tapping one answers, and clears the notification.
+func (w *Worker) ntfyActions(links []app.MintedLink) string {
+	parts := make([]string, len(links))
+	for i, l := range links {
+		parts[i] = fmt.Sprintf("http, %s, %s, method=POST, headers.Content-Type=application/x-www-form-urlencoded, body=%s, clear=true",
+			ntfyQuote(l.Label), w.answerURL(l.Code), confirmBody)
+	}
+	return strings.Join(parts, "; ")
+}
+
+// confirmBody is the form body an answer link's POST takes (httpapi).
+const confirmBody = "confirm=1"
+
+// ntfyQuote writes a label as a value of ntfy's simple action format: as it
+// is when it holds nothing the format reads, else in double quotes, an inner
+// '"' escaped as \". ntfy's parser takes a quote after a backslash as
+// escaped, so a label ending in a backslash gets a space before the closing
+// quote (the label is only what the button says; the link holds the answer).
+func ntfyQuote(label string) string {
+	if !strings.ContainsAny(label, `,;"'\`) && strings.TrimSpace(label) == label && !strings.Contains(label, "=") {
+		return label
+	}
+	q := strings.ReplaceAll(label, `"`, `\"`)
+	if strings.HasSuffix(q, `\`) {
+		q += " "
+	}
+	return `"` + q + `"`
+}
+
+// ntfyPriority is how loudly ntfy announces a: a permission prompt is urgent
+// (5: a tool call waits on it, briefly), blocking questions and approvals
+// high (4), attention asks default (3), a ready ask low (2).
+func ntfyPriority(a *askd.Ask) int {
+	switch {
+	case a.Kind == askd.KindApproval && a.ToolName != "":
+		return 5
+	case a.Kind == askd.KindApproval, a.Kind == askd.KindQuestion:
+		return 4
+	case a.Kind == askd.KindReady:
+		return 2
+	}
+	return 3
+}
+
+// ntfyTags are an emoji (ntfy shows a tag naming one as the emoji) and the
+// kind.
+func ntfyTags(a *askd.Ask) string {
+	emoji := map[askd.Kind]string{
+		askd.KindQuestion: "question", askd.KindDecision: "thinking", askd.KindAction: "hammer_and_wrench",
+		askd.KindReady: "white_check_mark", askd.KindBlocked: "construction", askd.KindApproval: "raising_hand",
+	}[a.Kind]
+	if a.Kind == askd.KindApproval && a.ToolName != "" {
+		emoji = "lock"
+	}
+	if emoji == "" {
+		return string(a.Kind)
+	}
+	return emoji + "," + string(a.Kind)
+}
+
+// mint makes the answer links of a notification of a, at most max (0: no
+// limit; more answers than that make none). None without a LinkBase. When
+// the notify-as token or the ask is gone, the notification goes without
+// buttons; other failures fail the attempt, which is retried (with new
+// links: those of a failed attempt are never shown, and expire).
+func (w *Worker) mint(ctx context.Context, a *askd.Ask, max int) ([]app.MintedLink, error) {
+	if w.opts.LinkBase == "" {
+		return nil, nil
+	}
+	links, err := w.svc.MintAnswerLinks(ctx, a.ID, a.Revision, max)
+	if askd.ErrorCode(err) == askd.ENOTFOUND {
+		w.log.Warn("notify: sent without answer buttons", "ask", a.ID, "err", err)
+		return nil, nil
+	}
+	return links, err
+}
+
+// headline is a notification's first line: "askd: decision from s1".
+func headline(a *askd.Ask) string { return fmt.Sprintf("askd: %s from %s", a.Kind, a.Session) }
+
+// shownText is what a notification shows of a: its title or question, the
+// options (with descriptions, the recommended one marked), details, and an
+// approval's payload; at most maxShown characters. whole is false when it
+// had to be cut.
+func shownText(a *askd.Ask) (text string, whole bool) {
+	var b strings.Builder
+	b.WriteString(a.Summary())
+	options := a.Options
+	if a.Kind == askd.KindQuestion && len(a.Questions) > 0 {
+		options = a.Questions[0].Options
+	}
+	for _, o := range options {
+		b.WriteString("\n• " + o.Label)
+		if o.Label == a.Recommended {
+			b.WriteString(" (recommended)")
+		}
+		if o.Description != "" {
+			b.WriteString(": " + o.Description)
+		}
+	}
+	for _, q := range a.Questions[min(1, len(a.Questions)):] {
+		b.WriteString("\n\n" + q.Question)
+	}
+	if a.Details != "" {
+		b.WriteString("\n\n" + a.Details)
+	}
+	if a.Kind == askd.KindApproval && len(a.Payload) > 0 {
+		b.WriteString("\n\n" + string(a.Payload))
+	}
+	text = b.String()
+	if utf8.RuneCountInString(text) <= maxShown {
+		return text, true
+	}
+	return string([]rune(text)[:maxShown-1]) + "…", false
+}
+
+// link is the inbox's URL of ask id.
+func (w *Worker) link(id int64) string {
+	return strings.TrimRight(w.opts.PublicURL, "/") + "/?ask=" + strconv.FormatInt(id, 10)
+}
+
+// answerURL is the URL of the answer link with the code.
+func (w *Worker) answerURL(code string) string {
+	return strings.TrimRight(w.opts.LinkBase, "/") + "/a/" + code
+}
