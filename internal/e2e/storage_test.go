@@ -2,6 +2,7 @@ package e2e
 
 import (
 	"context"
+	"database/sql"
 	"errors"
 	"fmt"
 	"io"
@@ -17,6 +18,7 @@ import (
 	"github.com/askd-dev/askd"
 	"github.com/askd-dev/askd/client"
 	"github.com/askd-dev/askd/internal/testserver"
+	_ "modernc.org/sqlite"
 )
 
 // needRoot skips t unless the process runs as root, which mounting a tmpfs
@@ -333,5 +335,48 @@ func TestExpiredWhileDown(t *testing.T) {
 	}
 	if got.Status != askd.StatusCancelled || got.CancelReason != askd.ReasonTimeout {
 		t.Fatalf("ask %d is %s/%s, want cancelled/timeout", a.ID, got.Status, got.CancelReason)
+	}
+}
+
+// TestBusyDatabase holds SQLite's write lock from another process's
+// connection past askd's busy timeout (5 s): a create is refused with 503
+// naming the busy database, and once the lock goes /readyz is ready and a
+// create succeeds; the asks before and after it are there.
+func TestBusyDatabase(t *testing.T) {
+	db := filepath.Join(t.TempDir(), "askd.db")
+	p, agent, people := sqliteServer(t, db)
+	before, err := ask(agent, "Before the lock?")
+	if err != nil {
+		t.Fatal(err)
+	}
+	locker, err := sql.Open("sqlite", "file:"+db+"?_pragma=busy_timeout(0)")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer locker.Close()
+	conn, err := locker.Conn(t.Context())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close()
+	if _, err := conn.ExecContext(t.Context(), "BEGIN IMMEDIATE"); err != nil {
+		t.Fatalf("take the write lock: %v", err)
+	}
+	_, err = ask(agent, "While locked?")
+	refused(t, "create while another process holds the write lock", err, http.StatusServiceUnavailable, "the database is busy")
+	// /readyz is not asked while the lock is held: its write probe waits
+	// out the same busy timeout (5 s), as long as a prober's usual timeout.
+	if _, err := conn.ExecContext(t.Context(), "ROLLBACK"); err != nil {
+		t.Fatal(err)
+	}
+	readyzSays(t, p, http.StatusOK, "")
+	after, err := ask(agent, "After the lock?")
+	if err != nil {
+		t.Fatalf("create once the lock is gone: %v", err)
+	}
+	for _, id := range []int64{before.ID, after.ID} {
+		if d, err := people.Show(t.Context(), id); err != nil || d.Status != askd.StatusPending {
+			t.Errorf("ask %d: %v %v, want pending", id, d, err)
+		}
 	}
 }
