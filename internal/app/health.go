@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"sync"
+	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
 
@@ -17,6 +18,7 @@ type health struct {
 	write    error // the last write's fault (askd.IsFault); nil once a write succeeds
 	corrupt  error // the first ECORRUPT seen: a damaged file does not heal
 	checking int   // checks of the file (Service.CheckFile) not yet done
+	probing  bool  // a readiness probe (Ready) is under way
 
 	faults *prometheus.CounterVec // askd_storage_errors_total{cause}
 }
@@ -110,13 +112,45 @@ func (s *Service) Ready(ctx context.Context) error {
 	if !ok {
 		return fmt.Errorf("the last write failed: %w", write)
 	}
-	err := p.Probe(ctx)
-	h.wrote(err) // success clears the fault
-	if err != nil {
-		return err
+	// One probe at a time, and readiness waits for it at most probeWait: a
+	// probe behind another process's lock waits out the store's busy
+	// timeout, longer than a prober waits for /readyz. A probe still under
+	// way answers with the fault it is checking; its outcome, when it
+	// comes, counts like any write's.
+	h.mu.Lock()
+	if h.probing {
+		h.mu.Unlock()
+		return fmt.Errorf("the last write failed (checking again): %w", write)
 	}
-	return nil
+	h.probing = true
+	h.mu.Unlock()
+	done := make(chan error, 1)
+	go func() {
+		pctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), probeLimit)
+		defer cancel()
+		err := p.Probe(pctx)
+		h.wrote(err) // success clears the fault
+		h.mu.Lock()
+		h.probing = false
+		h.mu.Unlock()
+		done <- err
+	}()
+	select {
+	case err := <-done:
+		return err
+	case <-time.After(probeWait):
+		return fmt.Errorf("the last write failed, and a write to check it has not finished within %s: %w", probeWait, write)
+	case <-ctx.Done():
+		return ctx.Err()
+	}
 }
+
+// probeWait is how long Ready waits for its probe write, and probeLimit how
+// long the probe may go on after that.
+const (
+	probeWait  = 2 * time.Second
+	probeLimit = 30 * time.Second
+)
 
 // CheckFile runs check (a check of the database file, such as SQLite's
 // quick_check) in the background, Ready failing until it returns. A fault it
