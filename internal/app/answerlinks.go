@@ -37,6 +37,10 @@ import (
 // history later answers nothing.
 const AnswerLinkTTL = 24 * time.Hour
 
+// expiredLinkKept is how long an expired answer link is kept, so that it
+// still says it expired.
+const expiredLinkKept = 7 * 24 * time.Hour
+
 // LinkState says what an answer link can still do.
 type LinkState string
 
@@ -119,8 +123,10 @@ func (s *Service) MintAnswerLinksFor(ctx context.Context, human string, id int64
 		if !a.Pending() || a.Revision != revision || overdue(a, now) || len(taps) == 0 || max > 0 && len(taps) > max {
 			return nil
 		}
-		// Expired links go as new ones come, so they do not pile up.
-		if _, err := tx.DeleteExpiredAnswerLinks(ctx, now); err != nil {
+		// Links expired a while ago go as new ones come, so they do not
+		// pile up; until then a tap on an old notification is told the
+		// link expired, not that it is unknown.
+		if _, err := tx.DeleteExpiredAnswerLinks(ctx, now.Add(-expiredLinkKept)); err != nil {
 			return err
 		}
 		expires := now.Add(AnswerLinkTTL)
