@@ -26,15 +26,17 @@ type logLine map[string]any
 // response reached the client.
 func waitLog(t *testing.T, logs *testserver.SyncBuffer, what string, match func(logLine) bool) logLine {
 	t.Helper()
-	for deadline := time.Now().Add(60 * time.Second); time.Now().Before(deadline); time.Sleep(5 * time.Millisecond) {
+	var found logLine
+	testserver.Eventually(t, "a log line for "+what, func() bool {
 		for _, l := range logLines(t, logs) {
 			if match(l) {
-				return l
+				found = l
+				return true
 			}
 		}
-	}
-	t.Fatalf("no log line for %s in\n%s", what, logs.String())
-	return nil
+		return false
+	})
+	return found
 }
 
 // logLines parses every line of the log, each of which must be a JSON object.
@@ -109,15 +111,16 @@ func TestAccessLog(t *testing.T) {
 		called <- err
 	}()
 	var asked *askd.Ask
-	for deadline := time.Now().Add(60 * time.Second); asked == nil; time.Sleep(5 * time.Millisecond) {
+	testserver.Eventually(t, "the MCP call's ask to be pending", func() bool {
 		asks, err := human.List(ctx, client.ListOptions{Session: "logged", Status: askd.StatusPending})
-		if err != nil || time.Now().After(deadline) {
-			t.Fatalf("the MCP call's ask is not pending: %v", err)
+		if err != nil {
+			t.Fatal(err)
 		}
 		if len(asks) > 0 {
 			asked = asks[0]
 		}
-	}
+		return asked != nil
+	})
 	if _, err := human.Answer(ctx, asked.ID, &askd.Answer{Answers: map[string]askd.Choice{"Which log format?": {Values: []string{"json"}}}}); err != nil {
 		t.Fatal(err)
 	}
@@ -235,11 +238,7 @@ func TestServeLogFormat(t *testing.T) {
 			if tt.format == "text" {
 				want = `route="GET /healthz"`
 			}
-			for deadline := time.Now().Add(60 * time.Second); !strings.Contains(logs.String(), want); time.Sleep(5 * time.Millisecond) {
-				if time.Now().After(deadline) {
-					t.Fatalf("no line with %s in\n%s", want, logs.String())
-				}
-			}
+			testserver.Eventually(t, "a line with "+want, func() bool { return strings.Contains(logs.String(), want) })
 			if tt.format == "json" {
 				logLines(t, &logs) // each line is JSON
 			}

@@ -13,6 +13,18 @@ import (
 // generous, so that they hold on a busy machine.
 const waitFor = 60 * time.Second
 
+// Eventually polls done until it reports true, failing the test with what
+// it waited for when that takes longer than a generous minute (waitFor):
+// the one way tests here wait for a condition no event announces.
+func Eventually(t testing.TB, what string, done func() bool) {
+	t.Helper()
+	for deadline := time.Now().Add(waitFor); !done(); time.Sleep(5 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatalf("waited %s for %s", waitFor, what)
+		}
+	}
+}
+
 // Pending waits until session has at least n pending asks and returns them.
 func (s *Server) Pending(t testing.TB, session string, n int) []*askd.Ask {
 	t.Helper()
