@@ -28,8 +28,9 @@ type benchConfig struct {
 	agentURL, inboxURL, agentToken, humanToken string
 	scenarios                                  string
 	latencyN, waiters, sseStreams              int
-	duration, timeout                          time.Duration
+	duration, timeout, pause                   time.Duration
 	agents                                     []int
+	cpuOf                                      []string
 }
 
 func cmdBench(ctx context.Context, e *env, args []string) error {
@@ -44,8 +45,10 @@ func cmdBench(ctx context.Context, e *env, args []string) error {
 	fs.IntVar(&bc.waiters, "waiters", 10000, "concurrent blocked ask_user_question calls")
 	fs.IntVar(&bc.sseStreams, "sse-streams", 1000, "inbox event streams for the fan-out scenario")
 	fs.DurationVar(&bc.duration, "duration", 5*time.Second, "how long each throughput run lasts")
+	fs.DurationVar(&bc.pause, "pause", 20*time.Millisecond, "idle time before each timed answer in the latency scenario, as a person's (0: answer at once)")
 	fs.DurationVar(&bc.timeout, "timeout", 10*time.Minute, "give up the whole run after this long")
 	agents := fs.String("agents", "1,8,64", "concurrent agents in the throughput scenario")
+	cpuOf := fs.String("cpu-of", "", "comma-separated process names (as in /proc/PID/comm, e.g. postgres) whose CPU the throughput scenario also counts per cycle")
 	if err := parse(e, fs, args); err != nil {
 		return err
 	}
@@ -66,6 +69,11 @@ func cmdBench(ctx context.Context, e *env, args []string) error {
 			return usageError(fmt.Sprintf("--agents: %q is not a count from 1 to 1024", a))
 		}
 		bc.agents = append(bc.agents, n)
+	}
+	for _, name := range strings.Split(*cpuOf, ",") {
+		if name = strings.TrimSpace(name); name != "" {
+			bc.cpuOf = append(bc.cpuOf, name)
+		}
 	}
 	ctx, cancel := context.WithTimeout(ctx, bc.timeout)
 	defer cancel()
@@ -163,8 +171,10 @@ func (b *bench) answer(ctx context.Context, id int64, text string) error {
 	return err
 }
 
-// latency times, one at a time, a person's answer to the blocked
-// ask_user_question call returning it.
+// latency times, one at a time, a person's answer to the blocked call
+// returning it: ask_user_question and request_approval in turn, each answer
+// after --pause of idle time (a person never answers within microseconds,
+// and an idle machine wakes slower than a busy one).
 func (b *bench) latency(ctx context.Context, tw io.Writer) error {
 	sess := fmt.Sprintf("bench-latency-%d", time.Now().UnixNano())
 	cs, err := b.mcpSession(ctx, sess)
@@ -176,34 +186,65 @@ func (b *bench) latency(ctx context.Context, tw io.Writer) error {
 	if err != nil {
 		return err
 	}
-	lat := make([]time.Duration, 0, b.cfg.latencyN)
-	post := make([]time.Duration, 0, b.cfg.latencyN) // of which the answer request itself
-	for i := 0; i < b.cfg.latencyN; i++ {
+	type series struct {
+		name       string
+		call, post []time.Duration
+	}
+	question := &series{name: "ask_user_question"}
+	approval := &series{name: "request_approval"}
+	for i := 0; i < 2*b.cfg.latencyN; i++ {
 		text := fmt.Sprintf("latency %d?", i)
+		s, params, ans, check := question, &mcp.CallToolParams{Name: "ask_user_question", Arguments: questionArgs(text)},
+			&askd.Answer{Answers: map[string]askd.Choice{text: {Values: []string{"a"}}}}, func(r *mcp.CallToolResult) bool { return answered(r, text) }
+		if i%2 == 1 {
+			s, params, ans, check = approval, &mcp.CallToolParams{Name: "request_approval", Arguments: map[string]any{"title": text, "grace_seconds": 120}},
+				&askd.Answer{Decision: askd.DecisionApproved}, approved
+		}
 		done := make(chan time.Time, 1)
 		var res *mcp.CallToolResult
 		var cerr error
 		go func() {
-			res, cerr = cs.CallTool(ctx, &mcp.CallToolParams{Name: "ask_user_question", Arguments: questionArgs(text)})
+			res, cerr = cs.CallTool(ctx, params)
 			done <- time.Now()
 		}()
 		id, err := waitCreated(ctx, events, sess)
 		if err != nil {
 			return err
 		}
+		if b.cfg.pause > 0 {
+			time.Sleep(b.cfg.pause)
+		}
 		t0 := time.Now()
-		if err := b.answer(ctx, id, text); err != nil {
+		if _, err := b.human().Answer(ctx, id, ans); err != nil {
 			return err
 		}
-		post = append(post, time.Since(t0))
+		s.post = append(s.post, time.Since(t0))
 		t1 := <-done
-		if cerr != nil || !answered(res, text) {
-			return fmt.Errorf("call %d did not return the answer: %v", i, cerr)
+		if cerr != nil || !check(res) {
+			return fmt.Errorf("%s call %d did not return the answer: %v", s.name, i, cerr)
 		}
-		lat = append(lat, t1.Sub(t0))
+		s.call = append(s.call, t1.Sub(t0))
 	}
-	fmt.Fprintf(tw, "answer -> MCP call returns\t%s\tn=%d; the answer request alone: %s\n", percentiles(lat), len(lat), percentiles(post))
+	for _, s := range []*series{question, approval} {
+		fmt.Fprintf(tw, "answer -> %s returns\t%s\tn=%d, pause %s; the answer request alone: %s\n", s.name, percentiles(s.call), len(s.call), b.cfg.pause, percentiles(s.post))
+	}
 	return nil
+}
+
+// approved reports whether a request_approval result is the decision
+// approved (its status field).
+func approved(res *mcp.CallToolResult) bool {
+	if res == nil || res.IsError {
+		return false
+	}
+	raw, err := json.Marshal(res.StructuredContent)
+	if err != nil {
+		return false
+	}
+	var out struct {
+		Status string `json:"status"`
+	}
+	return json.Unmarshal(raw, &out) == nil && out.Status == askd.DecisionApproved
 }
 
 func waitCreated(ctx context.Context, events <-chan client.Event, session string) (int64, error) {
@@ -355,6 +396,12 @@ func (b *bench) pendingIn(ctx context.Context, prefix string) (int, error) {
 
 // rss reads process_resident_memory_bytes from a server's /metrics.
 func (b *bench) rss(ctx context.Context, base string) (int64, error) {
+	v, err := b.metric(ctx, base, "process_resident_memory_bytes")
+	return int64(v), err
+}
+
+// metric reads one unlabelled value from a server's /metrics.
+func (b *bench) metric(ctx context.Context, base, name string) (float64, error) {
 	req, _ := http.NewRequestWithContext(ctx, http.MethodGet, base+"/metrics", nil)
 	resp, err := b.http.Do(req)
 	if err != nil {
@@ -363,18 +410,21 @@ func (b *bench) rss(ctx context.Context, base string) (int64, error) {
 	defer resp.Body.Close()
 	sc := bufio.NewScanner(resp.Body)
 	for sc.Scan() {
-		if v, ok := strings.CutPrefix(sc.Text(), "process_resident_memory_bytes "); ok {
-			f, err := strconv.ParseFloat(v, 64)
-			return int64(f), err
+		if v, ok := strings.CutPrefix(sc.Text(), name+" "); ok {
+			return strconv.ParseFloat(v, 64)
 		}
 	}
-	return 0, errors.New("no process_resident_memory_bytes in /metrics")
+	return 0, fmt.Errorf("no %s in %s/metrics", name, base)
 }
 
 // throughput runs create (MCP ask) + answer cycles with concurrent agents.
 func (b *bench) throughput(ctx context.Context, tw io.Writer) error {
 	for _, agents := range b.cfg.agents {
 		run := time.Now().UnixNano()
+		cpu0, err := b.cpu(ctx)
+		if err != nil {
+			return err
+		}
 		var cycles, errs atomic.Int64
 		var wg sync.WaitGroup
 		stop := time.Now().Add(b.cfg.duration)
@@ -407,9 +457,67 @@ func (b *bench) throughput(ctx context.Context, tw io.Writer) error {
 		}
 		wg.Wait()
 		el := time.Since(start)
+		cpu1, err := b.cpu(ctx)
+		if err != nil {
+			return err
+		}
 		fmt.Fprintf(tw, "create+answer cycles, %d agents\t%.0f/s\t%d cycles in %s, %d errors\n", agents, float64(cycles.Load())/el.Seconds(), cycles.Load(), el.Round(time.Millisecond), errs.Load())
+		if n := cycles.Load(); n > 0 {
+			fmt.Fprintf(tw, "  CPU per cycle, %d agents\t%s\t\n", agents, cpuPerCycle(cpu0, cpu1, n))
+		}
 	}
 	return nil
+}
+
+// cpuSample is CPU seconds used so far, by process: the askd servers (from
+// their /metrics), the processes named by --cpu-of (from /proc, summed by
+// name) and this load tool itself.
+type cpuSample []struct {
+	name    string
+	seconds float64
+}
+
+func (b *bench) cpu(ctx context.Context) (cpuSample, error) {
+	var s cpuSample
+	add := func(name string, sec float64) {
+		s = append(s, struct {
+			name    string
+			seconds float64
+		}{name, sec})
+	}
+	servers := [][2]string{{"askd", b.cfg.agentURL}}
+	if b.cfg.inboxURL != b.cfg.agentURL {
+		servers = [][2]string{{"askd agent", b.cfg.agentURL}, {"askd inbox", b.cfg.inboxURL}}
+	}
+	for _, srv := range servers {
+		sec, err := b.metric(ctx, srv[1], "process_cpu_seconds_total")
+		if err != nil {
+			return nil, err
+		}
+		add(srv[0], sec)
+	}
+	for _, name := range b.cfg.cpuOf {
+		sec, err := procCPU(name)
+		if err != nil {
+			return nil, err
+		}
+		add(name, sec)
+	}
+	add("load tool", selfCPU())
+	return s, nil
+}
+
+// cpuPerCycle formats each process's CPU between two samples per cycle, and
+// their sum.
+func cpuPerCycle(a, b cpuSample, cycles int64) string {
+	var parts []string
+	total := 0.0
+	for i := range b {
+		ms := (b[i].seconds - a[i].seconds) * 1000 / float64(cycles)
+		total += ms
+		parts = append(parts, fmt.Sprintf("%s %.2f", b[i].name, ms))
+	}
+	return fmt.Sprintf("%s ms (all %.2f ms)", strings.Join(parts, ", "), total)
 }
 
 // sseFanout connects N inbox streams plus one that never reads, creates asks,
@@ -504,5 +612,5 @@ func percentiles(d []time.Duration) string {
 	sort.Slice(d, func(i, j int) bool { return d[i] < d[j] })
 	q := func(p float64) time.Duration { return d[int(p*float64(len(d)-1))] }
 	ms := func(x time.Duration) string { return strconv.FormatFloat(float64(x.Microseconds())/1000, 'f', 2, 64) }
-	return fmt.Sprintf("p50 %s ms / p99 %s ms / max %s ms", ms(q(0.5)), ms(q(0.99)), ms(d[len(d)-1]))
+	return fmt.Sprintf("p50 %s / p90 %s / p99 %s / max %s ms", ms(q(0.5)), ms(q(0.9)), ms(q(0.99)), ms(d[len(d)-1]))
 }
