@@ -88,31 +88,15 @@ func (w *Await) Track(ctx context.Context, mcpSession, requestID string) error {
 // to look again unless kicked first. A tracked call whose cancellation was
 // recorded ends with ErrCallCancelled.
 func (w *Await) Look(ctx context.Context) (a *askd.Ask, wake time.Time, done bool, err error) {
-	if w.cancelled(ctx) {
+	// The call and the ask are read in one snapshot: an answer seen there
+	// (the person answering a cut-off ask) comes with any cancellation
+	// committed before it.
+	a, wake, cancelled, err := w.svc.poll(ctx, w.c, w.id, w.until, w.call)
+	if cancelled {
 		return nil, time.Time{}, true, ErrCallCancelled
 	}
-	a, wake, err = w.svc.poll(ctx, w.c, w.id, w.until)
 	done = err != nil || wake.IsZero()
-	// The two reads are not one: a cancellation may have committed between
-	// them, and an answer after it (the person answering a cut-off ask).
-	// Looked at again before an outcome goes back to a client that gave up.
-	if done && err == nil && !a.Pending() && w.cancelled(ctx) {
-		return nil, time.Time{}, true, ErrCallCancelled
-	}
 	return a, wake, done, err
-}
-
-// cancelled reports whether the tracked call's cancellation was recorded.
-func (w *Await) cancelled(ctx context.Context) bool {
-	if w.call == nil {
-		return false
-	}
-	var call *askd.MCPCall
-	err := w.svc.store.View(ctx, func(tx askd.Tx) (err error) {
-		call, err = tx.MCPCall(ctx, *w.call)
-		return err
-	})
-	return err == nil && call.Cancelled
 }
 
 // Wait blocks on the caller's goroutine until the wait is over (done, with

@@ -32,14 +32,35 @@ func (s *Service) retryUnavailable(ctx context.Context, until time.Time, fn func
 	return backoff{first: retryFirst, max: retryMax}.retry(ctx, s.now, until, s.closing, fn)
 }
 
-// getForWait is Get for a wait on ask id until until (see retryUnavailable).
-func (s *Service) getForWait(ctx context.Context, c askd.Caller, id int64, until time.Time) (*askd.Ask, error) {
-	var a *askd.Ask
-	err := s.retryUnavailable(ctx, until, func() (err error) {
-		a, err = s.Get(ctx, c, id)
-		return err
+// getForWait is Get for a wait on ask id until until (see
+// retryUnavailable). With call, it also reports, from the same snapshot,
+// whether that MCP call's cancellation was recorded: one read transaction
+// for both, on the way of every answer to its waiting call.
+func (s *Service) getForWait(ctx context.Context, c askd.Caller, id int64, until time.Time, call *askd.MCPCallKey) (a *askd.Ask, cancelled bool, err error) {
+	err = s.retryUnavailable(ctx, until, func() error {
+		a, cancelled = nil, false
+		return s.store.View(ctx, func(tx askd.Tx) error {
+			if call != nil {
+				mc, err := tx.MCPCall(ctx, *call)
+				if err != nil && askd.ErrorCode(err) != askd.ENOTFOUND {
+					return err
+				}
+				if cancelled = err == nil && mc.Cancelled; cancelled {
+					return nil
+				}
+			}
+			got, err := tx.Ask(ctx, id)
+			if err != nil {
+				return err
+			}
+			if !visible(c, got) {
+				return askd.Errorf(askd.ENOTFOUND, "ask %d not found", id)
+			}
+			a = got
+			return nil
+		})
 	})
-	return a, waitUnavailable(id, err)
+	return a, cancelled, waitUnavailable(id, err)
 }
 
 // expireForWait is expire for a wait on ask id until until (see

@@ -20,7 +20,7 @@ func (s *Service) Wait(ctx context.Context, c askd.Caller, id int64, until time.
 	timer := time.NewTimer(time.Hour)
 	defer timer.Stop()
 	for {
-		a, wake, err := s.poll(ctx, c, id, until)
+		a, wake, _, err := s.poll(ctx, c, id, until, nil)
 		if err != nil || wake.IsZero() {
 			return a, err
 		}
@@ -66,30 +66,34 @@ func ShuttingDown(id int64) error { return &ShutdownError{Ask: id} }
 // missed. Once c's token is found revoked (see watch) it fails with
 // EUNAUTHORIZED. A database that is unavailable is tried again until until
 // (retryUnavailable).
-func (s *Service) poll(ctx context.Context, c askd.Caller, id int64, until time.Time) (*askd.Ask, time.Time, error) {
+//
+// With call, the MCP call the wait serves is read in the same snapshot as the
+// ask; cancelled reports that its cancellation was recorded (the wait then
+// ends without an outcome, and a and wake are not set).
+func (s *Service) poll(ctx context.Context, c askd.Caller, id int64, until time.Time, call *askd.MCPCallKey) (_ *askd.Ask, wake time.Time, cancelled bool, _ error) {
 	if s.live.isRevoked(c.TokenHash) {
-		return nil, time.Time{}, errRevoked()
+		return nil, time.Time{}, false, errRevoked()
 	}
-	a, err := s.getForWait(ctx, c, id, until)
-	if err != nil || !a.Pending() {
-		return a, time.Time{}, err
+	a, cancelled, err := s.getForWait(ctx, c, id, until, call)
+	if err != nil || cancelled || !a.Pending() {
+		return a, time.Time{}, cancelled, err
 	}
 	now := s.now()
-	wake := until
+	wake = until
 	if a.Deadline != nil && (until.IsZero() || a.Deadline.Before(until)) {
 		if !a.Deadline.After(now) {
 			a, err := s.expireForWait(ctx, id, until)
-			return a, time.Time{}, err
+			return a, time.Time{}, false, err
 		}
 		wake = *a.Deadline
 	}
 	if wake.IsZero() {
-		return a, now.Add(time.Hour), nil // no deadline: only a change ends it
+		return a, now.Add(time.Hour), false, nil // no deadline: only a change ends it
 	}
 	if !wake.After(now) {
-		return a, time.Time{}, nil
+		return a, time.Time{}, false, nil
 	}
-	return a, wake, nil
+	return a, wake, false, nil
 }
 
 // watch calls fn each time ask id may have changed, and when c's token is
