@@ -256,6 +256,10 @@ type Change struct {
 	EventID int64
 	AskID   int64
 	Reset   bool
+	// Ask is the ask as the commit left it (the event's snapshot), when the
+	// store has it at hand: its own process's commits on SQLite. Nil means
+	// read it. Shared by every watcher: read it, never change it.
+	Ask *Ask
 }
 
 // Store is a database holding asks, their history and tokens. Implementations

@@ -163,7 +163,7 @@ func (s *Service) onChange(c askd.Change) {
 		return
 	}
 	if c.AskID != 0 {
-		s.hub.wake(c.AskID)
+		s.hub.wake(c.AskID, c.Ask)
 	}
 	if c.EventID != 0 {
 		signal(s.feed.kick)

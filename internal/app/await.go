@@ -57,6 +57,7 @@ type Await struct {
 	mode  AwaitMode
 	call  *askd.MCPCallKey // an old-revision MCP call, kept for its cancellation
 	wake  chan struct{}    // waits on a goroutine of their own (Wait)
+	seen  *waiter // what the last change told (waiter.last)
 	stop  func()
 }
 
@@ -70,7 +71,7 @@ func (s *Service) Await(c askd.Caller, id int64, until time.Time, mode AwaitMode
 		w.wake = make(chan struct{}, 1)
 		kick = func() { signal(w.wake) }
 	}
-	w.stop = s.watch(c, id, kick)
+	w.seen, w.stop = s.watch(c, id, kick)
 	return w
 }
 
@@ -88,6 +89,9 @@ func (w *Await) Track(ctx context.Context, mcpSession, requestID string) error {
 // to look again unless kicked first. A tracked call whose cancellation was
 // recorded ends with ErrCallCancelled.
 func (w *Await) Look(ctx context.Context) (a *askd.Ask, wake time.Time, done bool, err error) {
+	if a := w.settledSeen(); a != nil {
+		return a, time.Time{}, true, nil
+	}
 	// The call and the ask are read in one snapshot: an answer seen there
 	// (the person answering a cut-off ask) comes with any cancellation
 	// committed before it.
@@ -97,6 +101,23 @@ func (w *Await) Look(ctx context.Context) (a *askd.Ask, wake time.Time, done boo
 	}
 	done = err != nil || wake.IsZero()
 	return a, wake, done, err
+}
+
+// settledSeen is the ask as the change that woke the wait left it, when that
+// settled it and can stand for reading it again: the store said how the ask
+// is (its own process's commit, on SQLite), and no MCP call is tracked
+// (whose cancellation only a read finds). This takes a read transaction off
+// the way of each answer to its waiting call. Nil: look in the store.
+func (w *Await) settledSeen() *askd.Ask {
+	if w.call != nil || w.seen == nil {
+		return nil
+	}
+	a := w.seen.last.Load()
+	if a == nil || a.ID != w.id || a.Pending() || !visible(w.c, a) || w.svc.live.isRevoked(w.c.TokenHash) {
+		return nil
+	}
+	cp := *a
+	return &cp
 }
 
 // Wait blocks on the caller's goroutine until the wait is over (done, with

@@ -3,13 +3,16 @@ package app_test
 import (
 	"context"
 	"errors"
+	"path/filepath"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
 	"github.com/askd-dev/askd"
 	"github.com/askd-dev/askd/internal/app"
+	"github.com/askd-dev/askd/internal/sqlite"
 )
 
 // testClock is a clock the test moves by hand.
@@ -187,5 +190,63 @@ func TestCancellationOvertakingItsCall(t *testing.T) {
 	}
 	if got := stored(t, svc, a.ID); !got.Pending() || !got.ToBeTold {
 		t.Fatalf("the cancelled call's ask: %s/%s, tell %v; want pending, to be told", got.Status, got.CancelReason, got.ToBeTold)
+	}
+}
+
+// readCounting is a SQLite store that counts its read transactions.
+type readCounting struct {
+	*sqlite.Store
+	views atomic.Int64
+}
+
+func (r *readCounting) View(ctx context.Context, fn func(askd.Tx) error) error {
+	r.views.Add(1)
+	return r.Store.View(ctx, fn)
+}
+
+// An answer committed in this process reaches its waiting call as the commit
+// left it (askd.Change.Ask): the look after the wake-up reads nothing, while
+// one that finds the ask still pending reads it.
+func TestAnsweredWaitReadsNothing(t *testing.T) {
+	st, err := sqlite.Open(t.Context(), filepath.Join(t.TempDir(), "askd.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { st.Close() })
+	rc := &readCounting{Store: st}
+	svc := app.New(rc, app.Config{})
+	a, err := svc.Create(t.Context(), agentCaller, decision("Ship it?"), app.CreateOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	kicked := make(chan struct{}, 1)
+	w := svc.Await(agentCaller, a.ID, time.Time{}, app.AwaitAnswer, func() {
+		select {
+		case kicked <- struct{}{}:
+		default:
+		}
+	})
+	defer w.Stop()
+	before := rc.views.Load()
+	if _, _, done, err := w.Look(t.Context()); done || err != nil {
+		t.Fatalf("first look: done %v, err %v; want the ask pending", done, err)
+	}
+	if rc.views.Load() == before {
+		t.Fatal("the look at a pending ask read nothing")
+	}
+	if _, err := svc.Answer(t.Context(), humanCaller, a.ID, &askd.Answer{Answers: map[string]askd.Choice{"Ship it?": {Values: []string{"a"}}}}); err != nil {
+		t.Fatal(err)
+	}
+	<-kicked
+	before = rc.views.Load()
+	got, _, done, err := w.Look(t.Context())
+	if err != nil || !done {
+		t.Fatalf("look after the answer: done %v, err %v", done, err)
+	}
+	if got.Status != askd.StatusAnswered || got.Answer.Answers["Ship it?"].Values[0] != "a" || got.SettledBy != humanCaller.Name {
+		t.Fatalf("look after the answer gave %+v", got)
+	}
+	if n := rc.views.Load() - before; n != 0 {
+		t.Fatalf("the look after the answer ran %d read transactions, want 0", n)
 	}
 }

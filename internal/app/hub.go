@@ -1,6 +1,11 @@
 package app
 
-import "sync"
+import (
+	"sync"
+	"sync/atomic"
+
+	"github.com/askd-dev/askd"
+)
 
 // hub wakes the waiters of one process when their ask changes. Waiters register
 // before they read the ask, so a change committed between the read and the wait
@@ -14,6 +19,10 @@ type waiter struct {
 	id int64
 	ch chan struct{} // capacity 1: a pending wake-up is never lost, never blocks
 	fn func()        // instead of ch: called under the hub's lock, must not block
+	// last is the ask as the latest change that woke the waiter left it,
+	// when the store said (askd.Change.Ask); nil when unknown, as after a
+	// reset. Set before the wake-up.
+	last atomic.Pointer[askd.Ask]
 }
 
 func newHub() *hub { return &hub{waiters: map[int64]map[*waiter]struct{}{}} }
@@ -47,10 +56,12 @@ func (h *hub) remove(w *waiter) {
 	h.mu.Unlock()
 }
 
-// wake signals every waiter of ask id.
-func (h *hub) wake(id int64) {
+// wake signals every waiter of ask id, telling them the ask as the change
+// left it (nil: unknown).
+func (h *hub) wake(id int64, a *askd.Ask) {
 	h.mu.Lock()
 	for w := range h.waiters[id] {
+		w.last.Store(a)
 		w.signal()
 	}
 	h.mu.Unlock()
@@ -61,6 +72,7 @@ func (h *hub) wakeAll() {
 	h.mu.Lock()
 	for _, set := range h.waiters {
 		for w := range set {
+			w.last.Store(nil)
 			w.signal()
 		}
 	}

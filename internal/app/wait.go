@@ -99,10 +99,10 @@ func (s *Service) poll(ctx context.Context, c askd.Caller, id int64, until time.
 // watch calls fn each time ask id may have changed, and when c's token is
 // found revoked, until stop is called. fn runs on the notifying goroutine and
 // must not block.
-func (s *Service) watch(c askd.Caller, id int64, fn func()) (stop func()) {
-	w := s.hub.add(id, fn)
+func (s *Service) watch(c askd.Caller, id int64, fn func()) (w *waiter, stop func()) {
+	w = s.hub.add(id, fn)
 	_, release := s.live.hold(c.TokenHash, fn)
-	return func() { s.hub.remove(w); release() }
+	return w, func() { s.hub.remove(w); release() }
 }
 
 // expire cancels ask id with reason timeout if it is pending past its deadline,

@@ -42,7 +42,7 @@ func (t *tx) AddEvent(ctx context.Context, e *askd.Event) error {
 		return fmt.Errorf("add event to ask %d: %w", e.AskID, err)
 	}
 	e.ID = id
-	t.changes = append(t.changes, askd.Change{EventID: id, AskID: e.AskID})
+	t.changes = append(t.changes, askd.Change{EventID: id, AskID: e.AskID, Ask: e.Ask})
 	return nil
 }
 

@@ -64,6 +64,25 @@ func (r *recorder) wait(t *testing.T, n int) []askd.Change {
 }
 
 // addEvent adds an event of a with the action, and returns it.
+// sameChanges reports whether got are the changes want, whose Ask is left
+// out: a store may leave a change's Ask nil (read it), and when it sets it,
+// it is the ask as that commit left it (its id, its status).
+func sameChanges(got, want []askd.Change) bool {
+	if len(got) != len(want) {
+		return false
+	}
+	for i, g := range got {
+		if g.Ask != nil && (g.Ask.ID != g.AskID || g.Ask.Status == "") {
+			return false
+		}
+		g.Ask = nil
+		if g != want[i] {
+			return false
+		}
+	}
+	return true
+}
+
 func addEvent(t *testing.T, tx askd.Tx, a *askd.Ask, action string) (*askd.Event, error) {
 	t.Helper()
 	e := &askd.Event{AskID: a.ID, Session: a.Session, Action: action, Actor: a.Agent, At: a.UpdatedAt, Ask: a}
@@ -125,7 +144,7 @@ func testRolledBackUpdate(t *testing.T, s askd.Store) {
 		return err
 	})
 	got := r.wait(t, 1)
-	if want := []askd.Change{{EventID: e.ID, AskID: b.ID}}; !slices.Equal(got, want) {
+	if want := []askd.Change{{EventID: e.ID, AskID: b.ID}}; !sameChanges(got, want) {
 		t.Errorf("watcher heard %+v, want only the committed %+v", got, want)
 	}
 }
@@ -216,7 +235,7 @@ func testWatchAfterCommit(t *testing.T, s askd.Store) {
 		return nil
 	})
 	for name, r := range map[string]*recorder{"first": first, "second": second} {
-		if got := r.wait(t, len(want)); !slices.Equal(got, want) {
+		if got := r.wait(t, len(want)); !sameChanges(got, want) {
 			t.Errorf("%s watcher heard %+v, want %+v", name, got, want)
 		}
 	}
@@ -233,7 +252,7 @@ func testWatchAfterCommit(t *testing.T, s askd.Store) {
 		}
 		return err
 	})
-	if got := first.wait(t, len(want)); !slices.Equal(got, want) {
+	if got := first.wait(t, len(want)); !sameChanges(got, want) {
 		t.Errorf("watcher heard %+v, want %+v", got, want)
 	}
 
