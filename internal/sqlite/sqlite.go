@@ -34,6 +34,7 @@ type Store struct {
 	read  *sql.DB // View's pool; in WAL mode readers never wait for the writer
 
 	writes *groupcommit.Queue // Update's queue to the writer goroutine
+	ckpt   *checkpointer      // checkpoints beside the writer (checkpoint.go)
 
 	mu       sync.Mutex
 	watchers []func(askd.Change)
@@ -153,6 +154,10 @@ func open(ctx context.Context, path string) (*Store, error) {
 	if err := s.indexQueued(ctx); err != nil {
 		err = errors.Join(err, s.writeStmts.close(), s.readStmts.close(), read.Close(), write.Close())
 		return nil, fmt.Errorf("open %s: %w", path, err)
+	}
+	if s.ckpt, err = startCheckpointer(ctx, path); err != nil {
+		err = errors.Join(err, s.writeStmts.close(), s.readStmts.close(), read.Close(), write.Close())
+		return nil, err
 	}
 	s.writes = groupcommit.New(1, maxBatch, errClosed, s.runBatch) // one writer: SQLite has one at a time
 	return s, nil
@@ -330,16 +335,18 @@ func (s *Store) runBatch(batch []*groupcommit.Update) {
 		groupcommit.Fail(batch, results, fmt.Errorf("commit: %w", err))
 		return
 	}
+	s.ckpt.committed()
 	for _, c := range changes {
 		s.notify(c)
 	}
+	groupcommit.Finish(batch, results)
 	if s.queued(settled) {
-		// After the watchers have woken whoever waits on these asks. A
-		// failure leaves the queue for the next time, and searches find
-		// its asks meanwhile.
+		// After the watchers have woken whoever waits on these asks, and
+		// the batch has its answers: the next batch waits, none of this
+		// one. A failure leaves the queue for the next time, and searches
+		// find its asks meanwhile.
 		_ = s.indexQueued(bctx)
 	}
-	groupcommit.Finish(batch, results)
 }
 
 // View runs fn in a read-only transaction: it sees the database as of its
@@ -427,7 +434,7 @@ func (s *Store) Ping(ctx context.Context) error {
 func (s *Store) Close() error {
 	s.stopIndexing()
 	s.writes.Close()
-	return errors.Join(s.writeStmts.close(), s.readStmts.close(), s.read.Close(), s.write.Close())
+	return errors.Join(s.ckpt.close(), s.writeStmts.close(), s.readStmts.close(), s.read.Close(), s.write.Close())
 }
 
 // tx is one transaction, read-write from Update or read-only from View.

@@ -4,6 +4,7 @@ import (
 	"context"
 	"database/sql"
 	"fmt"
+	"os"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -168,6 +169,8 @@ func TestPragmas(t *testing.T) {
 		{"writer foreign_keys", s.write, "foreign_keys", "1"},
 		{"writer synchronous", s.write, "synchronous", "1"}, // NORMAL
 		{"writer query_only", s.write, "query_only", "0"},
+		{"writer wal_autocheckpoint", s.write, "wal_autocheckpoint", "1000"}, // the fallback (checkpoint.go)
+		{"checkpointer busy_timeout", s.ckpt.db, "busy_timeout", "5000"},
 		{"reader journal_mode", s.read, "journal_mode", "wal"},
 		{"reader busy_timeout", s.read, "busy_timeout", "5000"},
 		{"reader foreign_keys", s.read, "foreign_keys", "1"},
@@ -193,6 +196,39 @@ func TestPragmas(t *testing.T) {
 			t.Errorf("read pool allows %d connections, want several", got)
 		}
 	})
+}
+
+// The checkpointer checkpoints beside the writer: after checkpointEvery
+// small commits (far fewer pages than the writer's own automatic checkpoint
+// waits for) the WAL's pages are in the database file, which grows, with the
+// store still open.
+func TestCheckpointsBesideTheWriter(t *testing.T) {
+	s := openTest(t)
+	size := func() int64 {
+		fi, err := os.Stat(s.path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return fi.Size()
+	}
+	before := size()
+	for i := range checkpointEvery {
+		err := s.Update(t.Context(), func(tx askd.Tx) error {
+			return tx.CreateAsk(t.Context(), &askd.Ask{Kind: askd.KindReady, Session: fmt.Sprintf("s%d", i), Agent: "a",
+				Title: strings.Repeat("words to fill pages ", 100), Status: askd.StatusPending, CreatedAt: time.Now(), UpdatedAt: time.Now()})
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	select {
+	case <-s.ckpt.ran:
+	case <-time.After(time.Minute):
+		t.Fatal("no checkpoint within a minute of checkpointEvery commits")
+	}
+	if after := size(); after <= before {
+		t.Fatalf("the database file is %d bytes after the checkpoint, %d before: the pages stayed in the WAL", after, before)
+	}
 }
 
 func TestOpenRefusesUnusablePaths(t *testing.T) {

@@ -1,0 +1,120 @@
+package sqlite
+
+import (
+	"context"
+	"database/sql"
+	"fmt"
+	"sync"
+	"time"
+)
+
+// Checkpoints: moving the WAL's pages into the database file.
+//
+// Left to SQLite, the commit that takes the WAL past 1,000 pages runs a
+// checkpoint itself, on the writer, before it returns: two fsyncs (the WAL,
+// then the database file) on the way of whichever answer that commit
+// carries, one in a few hundred, 10–20 ms on a virtual disk. A checkpointer
+// with a connection of its own runs PASSIVE checkpoints beside the writer,
+// which take no lock the writer or the readers wait for: after every
+// checkpointEvery commits (a few hundred pages at askd's usual dozen pages a
+// commit), and checkpointIdle after the last commit when fewer came. The
+// next write after a complete checkpoint starts the WAL over, so the
+// writer's own checkpoint is left for bursts of large commits. (Turning it
+// off altogether, wal_autocheckpoint(0), was tried: a writer waiting out
+// another process's lock then kept /readyz from answering "busy" within its
+// bound in the storage fault tests; not kept.) A checkpoint that cannot
+// finish (a reader still on old pages, a full disk) leaves the rest for the
+// next; SQLite checkpoints at close as well.
+const (
+	checkpointEvery = 32
+	checkpointIdle  = 2 * time.Second
+)
+
+type checkpointer struct {
+	db   *sql.DB
+	kick chan struct{}
+	quit chan struct{}
+	done sync.WaitGroup
+
+	ran chan struct{} // signalled after each checkpoint, for tests
+
+	mu      sync.Mutex
+	commits int // since the last checkpoint
+}
+
+// checkpointDSN is the checkpointer's connection: it waits for the file as
+// the others do, and writes nothing but the checkpoint.
+func checkpointDSN(path string) string { return path + "?" + pragmaBusyTimeout }
+
+func startCheckpointer(ctx context.Context, path string) (*checkpointer, error) {
+	db, err := sql.Open("sqlite", checkpointDSN(path))
+	if err != nil {
+		return nil, fmt.Errorf("open %s for checkpoints: %w", path, err)
+	}
+	db.SetMaxOpenConns(1)
+	db.SetMaxIdleConns(1)
+	db.SetConnMaxLifetime(0)
+	db.SetConnMaxIdleTime(0)
+	if err := db.PingContext(ctx); err != nil {
+		db.Close()
+		return nil, fmt.Errorf("open %s for checkpoints: %w", path, err)
+	}
+	c := &checkpointer{db: db, kick: make(chan struct{}, 1), quit: make(chan struct{}), ran: make(chan struct{}, 1)}
+	c.done.Add(1)
+	go c.run()
+	return c, nil
+}
+
+// committed records one commit of the writer; it never blocks.
+func (c *checkpointer) committed() {
+	c.mu.Lock()
+	c.commits++
+	c.mu.Unlock()
+	select {
+	case c.kick <- struct{}{}:
+	default:
+	}
+}
+
+func (c *checkpointer) run() {
+	defer c.done.Done()
+	idle := time.NewTimer(time.Hour)
+	idle.Stop()
+	for {
+		select {
+		case <-c.quit:
+			idle.Stop()
+			return
+		case <-c.kick:
+			c.mu.Lock()
+			due := c.commits >= checkpointEvery
+			c.mu.Unlock()
+			if !due {
+				idle.Reset(checkpointIdle)
+				continue
+			}
+		case <-idle.C:
+		}
+		c.mu.Lock()
+		n := c.commits
+		c.commits = 0
+		c.mu.Unlock()
+		if n == 0 {
+			continue
+		}
+		// Its errors (busy with another checkpoint, a full disk) leave the
+		// pages for the next one; the writer reports storage faults.
+		_, _ = c.db.Exec("PRAGMA wal_checkpoint(PASSIVE)")
+		select {
+		case c.ran <- struct{}{}:
+		default:
+		}
+	}
+}
+
+// close stops the checkpointer and closes its connection.
+func (c *checkpointer) close() error {
+	close(c.quit)
+	c.done.Wait()
+	return c.db.Close()
+}
