@@ -62,3 +62,25 @@ func (p *problems) requestID(path, id string) {
 		p.add(path, "%q is not %d lowercase letters (a to z), as Claude Code makes request ids", clipValue(id), RelayRequestIDChars)
 	}
 }
+
+// ChannelTell is a told text (SPEC §5) leased to a channel bridge, which
+// pushes it into the running Claude Code session and then reports it told.
+type ChannelTell struct {
+	Key   string `json:"key"` // the tell delivery's key: what the bridge reports told
+	AskID int64  `json:"ask_id"`
+	Kind  Kind   `json:"kind"`
+	// Outcome is how the ask settled: approved, modified or rejected for an
+	// answered approval, answered for any other answered ask, else its
+	// cancel reason (dismissed, timeout, withdrawn, replaced).
+	Outcome string `json:"outcome"`
+	Text    string `json:"text"` // the told text, as the Stop hook gives it
+}
+
+// ChannelOutcome is how settled ask a ended, in the one word a channel
+// notification's meta carries (see ChannelTell.Outcome).
+func (a *Ask) ChannelOutcome() string {
+	if a.Status == StatusAnswered && a.Kind == KindApproval && a.Answer != nil && a.Answer.Decision != "" {
+		return a.Answer.Decision
+	}
+	return string(a.Outcome())
+}
