@@ -34,7 +34,7 @@ func TestMain(m *testing.M) {
 // clock is a server clock the test moves on: leases are what it tests.
 type clock struct{ ahead atomic.Int64 }
 
-func (c *clock) now() time.Time           { return time.Now().Add(time.Duration(c.ahead.Load())) }
+func (c *clock) now() time.Time          { return time.Now().Add(time.Duration(c.ahead.Load())) }
 func (c *clock) advance(d time.Duration) { c.ahead.Add(int64(d)) }
 
 // channelServer starts a real askd (SQLite file, HTTP on 127.0.0.1:0, its
