@@ -26,11 +26,11 @@ const (
 	methodPermissionReq  = "notifications/claude/channel/permission_request"
 )
 
-// channelCapabilities are askd mcp --channel's capabilities: the SDK's
-// default (logging) and both channel ones.
+// channelCapabilities are askd mcp --channel's capabilities beside tools
+// (which the SDK adds): both channel ones. Not the SDK's default logging,
+// deprecated, which the bridge never uses.
 func channelCapabilities() *mcp.ServerCapabilities {
 	return &mcp.ServerCapabilities{
-		Logging: &mcp.LoggingCapabilities{},
 		Experimental: map[string]any{
 			capChannel:           map[string]any{},
 			capChannelPermission: map[string]any{},
