@@ -276,10 +276,12 @@ func TestChannelTellsAnswer(t *testing.T) {
 
 	waitAttached(t, srv, srv.AgentName, session)
 	id := decisionAsk(t, p, `Deploy on "Monday" <or> Friday?`)
+	answeredAt := time.Now()
 	if _, err := srv.Human().Answer(t.Context(), id, &askd.Answer{Answer: "Monday & not later"}); err != nil {
 		t.Fatal(err)
 	}
 	got := p.next(t)
+	t.Logf("answer to channel notification on stdout: %v", time.Since(answeredAt))
 	text := fmt.Sprintf(`The user answered your ask #%d (decision: "Deploy on \"Monday\" <or> Friday?"): Monday & not later`, id)
 	want := fmt.Sprintf(`{"jsonrpc":"2.0","method":"notifications/claude/channel","params":{"content":%s,"meta":{"ask_id":"%d","kind":"decision","outcome":"answered"}}}`, jsonString(t, text), id)
 	if got != want {

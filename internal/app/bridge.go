@@ -58,6 +58,7 @@ type Attachment struct {
 	c       askd.Caller
 	stream  *Stream
 	until   time.Time // the lease recorded
+	renewAt time.Time // when to renew it (the wall clock's)
 	revoked <-chan struct{}
 	release func()
 }
@@ -100,7 +101,7 @@ func (a *Attachment) renew(ctx context.Context) error {
 		return tx.AttachBridge(ctx, a.c.Name, a.c.Session, until)
 	})
 	if err == nil {
-		a.until = until
+		a.until, a.renewAt = until, time.Now().Add(BridgeRenew)
 	}
 	return err
 }
@@ -125,7 +126,6 @@ func (a *Attachment) Close(ctx context.Context) {
 // service closes, EUNAUTHORIZED when the token is revoked. The attachment's
 // lease is renewed meanwhile.
 func (a *Attachment) Next(ctx context.Context, until time.Time) ([]*askd.ChannelTell, error) {
-	renewAt := time.Now().Add(BridgeRenew)
 	timer := time.NewTimer(time.Hour)
 	defer timer.Stop()
 	for {
@@ -137,16 +137,16 @@ func (a *Attachment) Next(ctx context.Context, until time.Time) ([]*askd.Channel
 			if !time.Now().Before(until) {
 				return nil, nil
 			}
-			if !time.Now().Before(renewAt) {
+			if !time.Now().Before(a.renewAt) {
 				if err := a.renew(ctx); err != nil {
 					return nil, err
 				}
 				// A lease of a bridge that died ran out meanwhile, maybe:
 				// look again whatever the feed said.
-				renewAt, look = time.Now().Add(BridgeRenew), true
+				look = true
 				continue
 			}
-			wake := renewAt
+			wake := a.renewAt
 			if until.Before(wake) {
 				wake = until
 			}
