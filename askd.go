@@ -361,6 +361,25 @@ type Tx interface {
 	// UpdateDelivery replaces the stored delivery d.ID's status, attempts,
 	// NextAt, ClaimedUntil, LastError and UpdatedAt with d's.
 	UpdateDelivery(ctx context.Context, d *Delivery) error
+	// ClaimSessionTells leases, for a channel bridge, up to limit pending
+	// tell deliveries of agent's session session that no worker sends (NextAt
+	// nil: hook and bridge channels) and whose ask is settled, to be told and
+	// not told yet, with no lease running at now: each gets ClaimedUntil
+	// now+lease and one more attempt. Oldest first. Concurrent claimers never
+	// get the same delivery while its lease runs.
+	ClaimSessionTells(ctx context.Context, agent, session string, now time.Time, lease time.Duration, limit int) ([]*Delivery, error)
+	// AttachBridge records that a channel bridge (askd mcp --channel) is
+	// attached to agent's session session until until, the end of its
+	// lease; a later lease already recorded (another bridge's) is kept.
+	// ENOTFOUND when the session is not recorded (AddSession first).
+	AttachBridge(ctx context.Context, agent, session string, until time.Time) error
+	// DetachBridge ends the bridge lease until of agent's session session,
+	// unless another bridge's lease has replaced it since; a no-op when the
+	// session is not recorded.
+	DetachBridge(ctx context.Context, agent, session string, until time.Time) error
+	// BridgeUntil returns when the last bridge lease of agent's session
+	// session ends; zero when none is recorded (or the session is not).
+	BridgeUntil(ctx context.Context, agent, session string) (time.Time, error)
 
 	// MCPCall returns the blocking MCP call with key k; ENOTFOUND when none is kept.
 	MCPCall(ctx context.Context, k MCPCallKey) (*MCPCall, error)

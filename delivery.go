@@ -21,6 +21,12 @@ const (
 	// ChannelCommand: run one of the operator's command templates (askd
 	// serve --tell-command), chosen by name, without a shell.
 	ChannelCommand ChannelType = "command"
+	// ChannelBridge is never set on a session: it is the channel of a tell
+	// delivery written while a channel bridge (askd mcp --channel) was
+	// attached to the session, which that bridge pushes into the running
+	// Claude Code session. Like a hook channel's, no worker sends it, and
+	// the Stop hook, check_ask or askd check tell it when no bridge does.
+	ChannelBridge ChannelType = "bridge"
 )
 
 // Notifier types: how a person hears of a new ask. They are stored in a

@@ -469,3 +469,84 @@ func (c *Client) Events(ctx context.Context, lastEventID int64) (<-chan Event, e
 	}()
 	return ch, nil
 }
+
+// sessionPath is the path of agent session's resource under /api/sessions.
+func sessionPath(session, rest string) string {
+	return "/api/sessions/" + url.PathEscape(session) + rest
+}
+
+// Attach attaches a channel bridge to session (agent token) and returns its
+// told texts as the server leases them, until ctx ends or the stream drops
+// (then the channel closes; attach again). Report each one told with
+// ChannelTold once it has reached the agent.
+func (c *Client) Attach(ctx context.Context, session string) (<-chan askd.ChannelTell, error) {
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, c.URL+sessionPath(session, "/channel/deliveries"), nil)
+	if err != nil {
+		return nil, err
+	}
+	c.header(req)
+	req.Header.Set("Accept", "text/event-stream")
+	resp, err := c.http().Do(req)
+	if err != nil {
+		return nil, fmt.Errorf("askd at %s: %w", c.URL, transportError(err))
+	}
+	if resp.StatusCode != http.StatusOK {
+		defer resp.Body.Close()
+		data, _ := io.ReadAll(resp.Body)
+		var e struct {
+			Error string `json:"error"`
+			Code  string `json:"code"`
+		}
+		if json.Unmarshal(data, &e) != nil || e.Error == "" {
+			return nil, &Error{Status: resp.StatusCode, Code: askd.EINTERNAL, Message: fmt.Sprintf("attach: %s: %s", resp.Status, bytes.TrimSpace(data))}
+		}
+		return nil, &Error{Status: resp.StatusCode, Code: e.Code, Message: e.Error}
+	}
+	ch := make(chan askd.ChannelTell, 16)
+	go func() {
+		defer close(ch)
+		defer resp.Body.Close()
+		sc := bufio.NewScanner(resp.Body)
+		sc.Buffer(make([]byte, 64<<10), 4<<20)
+		var data []byte
+		for sc.Scan() {
+			line := sc.Text()
+			switch {
+			case line == "":
+				var t askd.ChannelTell
+				if data != nil && json.Unmarshal(data, &t) == nil {
+					select {
+					case ch <- t:
+					case <-ctx.Done():
+						return
+					}
+				}
+				data = nil
+			case strings.HasPrefix(line, "data: "):
+				data = append(data, line[6:]...)
+			}
+		}
+	}()
+	return ch, nil
+}
+
+// ChannelTold reports that the told text key of session reached the agent
+// (agent token); the ask is marked told, by channel.
+func (c *Client) ChannelTold(ctx context.Context, session, key string) (*askd.Ask, error) {
+	var a askd.Ask
+	return &a, c.do(ctx, http.MethodPost, sessionPath(session, "/channel/told"), map[string]string{"key": key}, &a)
+}
+
+// RelayPermission makes the inbox card of a permission prompt Claude Code
+// relayed to session's channel bridge, or finds it again (agent token).
+func (c *Client) RelayPermission(ctx context.Context, session string, in *askd.PermissionRelay) (*askd.Ask, error) {
+	var a askd.Ask
+	return &a, c.do(ctx, http.MethodPost, sessionPath(session, "/channel/permissions"), in, &a)
+}
+
+// CloseRelay closes the card of relayed prompt requestID of session, which
+// was answered without the inbox: reason "terminal" or "ended".
+func (c *Client) CloseRelay(ctx context.Context, session, requestID, reason string) (*askd.Ask, error) {
+	var a askd.Ask
+	return &a, c.do(ctx, http.MethodDelete, sessionPath(session, "/channel/permissions/"+url.PathEscape(requestID)), map[string]string{"reason": reason}, &a)
+}

@@ -36,12 +36,15 @@ func installUsage(w io.Writer) {
 	fmt.Fprintf(w, `Usage: askd install claude|codex [flags]
 
   askd install claude %s
-      wire askd into Claude Code: .mcp.json, hooks in .claude/settings.json, a skill
+      wire askd into Claude Code: .mcp.json, hooks in .claude/settings.json, a skill;
+      with --channel, askd mcp as Claude Code's channel (answers pushed into the running
+      session, permission prompts relayed to the inbox), started with
+        %s
   askd install codex %s
       put askd's MCP server and Stop hook into Codex's config.toml (a backup beside it)
 
 Run 'askd install claude -h' or 'askd install codex -h' for their flags.
-`, claudeSynopsis, codexSynopsis)
+`, claudeSynopsis, channelLaunch, codexSynopsis)
 }
 
 func report(e *env, path string, changed bool) {

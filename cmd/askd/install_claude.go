@@ -15,7 +15,13 @@ import (
 // timers alive.)
 const mcpTimeoutMs = 3600000
 
-const claudeSynopsis = "[--scope project|user] [--dir DIR] [--url URL] [--stop-wait D]"
+const claudeSynopsis = "[--scope project|user] [--dir DIR] [--url URL] [--stop-wait D] [--channel]"
+
+// channelLaunch is how Claude Code is started with askd as its channel:
+// ASKD_CHANNEL turns the bridge's channel on (askd mcp --channel), and the
+// flag makes Claude Code listen to it. Only the two together: a bridge
+// pushing to a Claude Code that does not listen tells no one.
+const channelLaunch = "ASKD_CHANNEL=1 claude --dangerously-load-development-channels server:askd"
 
 // installClaude writes askd's MCP server, hooks and skill into Claude Code's
 // files, merged with what is there.
@@ -25,6 +31,7 @@ func installClaude(e *env, args []string) error {
 	dir := fs.String("dir", ".", "the project directory (scope project)")
 	url := fs.String("url", "http://127.0.0.1:7777", "the askd server the MCP entry and hooks fall back to when ASKD_URL is unset where Claude Code runs")
 	stopWait := fs.Duration("stop-wait", 0, "let the Stop hook wait this long for pending asks (e.g. 10m for headless runs; 0: never wait)")
+	asChannel := fs.Bool("channel", false, "run askd's MCP server as the askd mcp bridge, Claude Code's channel: answers are pushed into the\nrunning session and permission prompts relayed to the inbox (start Claude with "+channelLaunch+")")
 	if err := parse(e, fs, args); err != nil {
 		return err
 	}
@@ -56,14 +63,18 @@ func installClaude(e *env, args []string) error {
 		if err != nil {
 			return err
 		}
-		servers.set("askd", claudeMCPEntry(base))
+		entry := claudeMCPEntry(base)
+		if *asChannel {
+			entry = claudeBridgeEntry(base)
+		}
+		servers.set("askd", entry)
 		return nil
 	})
 	if err != nil {
 		return err
 	}
 	report(e, mcpFile, changed)
-	changed, err = mergeJSONFile(settings, func(root *orderedObject) error { return mergeHooks(root, base, *stopWait) })
+	changed, err = mergeJSONFile(settings, func(root *orderedObject) error { return mergeHooks(root, base, *stopWait, !*asChannel) })
 	if err != nil {
 		return err
 	}
@@ -77,8 +88,27 @@ func installClaude(e *env, args []string) error {
 	fmt.Fprintln(e.stdout, "  export ASKD_TOKEN=<agent token>   # askd token create --agent NAME")
 	fmt.Fprintln(e.stdout, "  export ASKD_SESSION=<run name>    # the same for MCP and hooks, so the Stop hook hands answers back")
 	fmt.Fprintf(e.stdout, "  export ASKD_URL=<server>          # if set, used instead of %s by the MCP server and the hooks\n", base)
+	if *asChannel {
+		fmt.Fprintln(e.stdout, "Start Claude Code with askd as its channel (answers typed in as the next prompt, permission prompts in the inbox):")
+		fmt.Fprintln(e.stdout, "  "+channelLaunch)
+		fmt.Fprintln(e.stdout, "Started without ASKD_CHANNEL=1, askd mcp is a plain bridge and answers wait for the Stop hook.")
+		return nil
+	}
 	fmt.Fprintln(e.stdout, "Headless: claude -p --permission-prompt-tool mcp__askd__permission_prompt \"...\"")
 	return nil
+}
+
+// claudeBridgeEntry is askd's .mcp.json server as the askd mcp bridge over
+// stdio, which can be Claude Code's channel: Claude Code passes its
+// environment on (ASKD_TOKEN, ASKD_SESSION, ASKD_CHANNEL), and the entry
+// gives ASKD_URL its default.
+func claudeBridgeEntry(base string) *orderedObject {
+	return newOrderedObject().
+		set("type", "stdio").
+		set("command", "askd").
+		set("args", []any{"mcp"}).
+		set("env", newOrderedObject().set("ASKD_URL", "${ASKD_URL:-"+base+"}")).
+		set("timeout", mcpTimeoutMs)
 }
 
 // claudeMCPEntry is askd's .mcp.json server: environment references, which
@@ -140,7 +170,12 @@ func askdHook(base, query string, timeout int, status string) *orderedObject {
 // (so a second run changes nothing); an askd hook among the user's hooks is
 // taken out, and the new group is appended. Settings whose hooks are not the
 // shape Claude Code reads are an error, changing nothing.
-func mergeHooks(root *orderedObject, base string, stopWait time.Duration) error {
+//
+// Without permissionHook (install --channel: the channel relays permission
+// prompts itself, and both would put two cards in the inbox for one prompt)
+// askd's PermissionRequest hook is left out, and taken out where an earlier
+// install wrote it.
+func mergeHooks(root *orderedObject, base string, stopWait time.Duration, permissionHook bool) error {
 	hooks, err := root.object("hooks")
 	if err != nil {
 		return err
@@ -168,6 +203,12 @@ func mergeHooks(root *orderedObject, base string, stopWait time.Duration) error 
 		if err != nil {
 			return fmt.Errorf("hooks: %v", err)
 		}
+		if o.event == "PermissionRequest" && !permissionHook {
+			if _, had := hooks.get(o.event); had {
+				hooks.set(o.event, withAskdGroup(groups, nil))
+			}
+			continue
+		}
 		group := newOrderedObject()
 		if o.matcher != "" {
 			group.set("matcher", o.matcher)
@@ -179,7 +220,8 @@ func mergeHooks(root *orderedObject, base string, stopWait time.Duration) error 
 }
 
 // withAskdGroup is groups with every askd hook taken out and group in the
-// place of the first group that held only askd's hooks, else at the end.
+// place of the first group that held only askd's hooks, else at the end; a
+// nil group only takes askd's out.
 func withAskdGroup(groups []any, group *orderedObject) []any {
 	kept := []any{}
 	placed := false
@@ -203,7 +245,7 @@ func withAskdGroup(groups []any, group *orderedObject) []any {
 		}
 		switch {
 		case len(list) > 0 && len(rest) == 0: // askd's own group
-			if !placed {
+			if !placed && group != nil {
 				kept, placed = append(kept, group), true
 			}
 		case len(rest) != len(list):
@@ -213,7 +255,7 @@ func withAskdGroup(groups []any, group *orderedObject) []any {
 			kept = append(kept, gm)
 		}
 	}
-	if !placed {
+	if !placed && group != nil {
 		kept = append(kept, group)
 	}
 	return kept

@@ -509,3 +509,71 @@ func TestInstallHelp(t *testing.T) {
 		})
 	}
 }
+
+// TestInstallClaudeChannel: --channel makes askd's MCP server the askd mcp
+// bridge over stdio, drops askd's PermissionRequest hook an earlier install
+// wrote (the channel relays prompts itself) while keeping the user's, keeps
+// the Stop hook as the fallback, prints the launch line, and a second run
+// changes nothing.
+func TestInstallClaudeChannel(t *testing.T) {
+	dir := t.TempDir()
+	install := func(args ...string) string {
+		t.Helper()
+		var out, errb bytes.Buffer
+		if err := run(context.Background(), append([]string{"install", "claude", "--dir", dir, "--url", "http://127.0.0.1:7777"}, args...), strings.NewReader(""), &out, &errb); err != nil {
+			t.Fatalf("install %v: %v\n%s", args, err, errb.String())
+		}
+		return out.String()
+	}
+	install() // the plain install first: an http entry and all three hooks
+	settingsPath := filepath.Join(dir, ".claude", "settings.json")
+	var settings map[string]any
+	read := func(path string, v any) {
+		t.Helper()
+		data, err := os.ReadFile(path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := json.Unmarshal(data, v); err != nil {
+			t.Fatal(err)
+		}
+	}
+	read(settingsPath, &settings)
+	hooks := settings["hooks"].(map[string]any)
+	hooks["PermissionRequest"] = append(hooks["PermissionRequest"].([]any), map[string]any{"matcher": "Bash", "hooks": []any{map[string]any{"type": "command", "command": "./audit.sh"}}})
+	data, _ := json.Marshal(settings)
+	if err := os.WriteFile(settingsPath, data, 0o644); err != nil {
+		t.Fatal(err)
+	}
+
+	out := install("--channel")
+	if !strings.Contains(out, "ASKD_CHANNEL=1 claude --dangerously-load-development-channels server:askd") {
+		t.Errorf("no launch line in:\n%s", out)
+	}
+	if again := install("--channel"); strings.Contains(again, "wrote") {
+		t.Errorf("second run changed files:\n%s", again)
+	}
+	var mcpFile struct {
+		MCPServers map[string]json.RawMessage `json:"mcpServers"`
+	}
+	read(filepath.Join(dir, ".mcp.json"), &mcpFile)
+	var compact bytes.Buffer
+	if err := json.Compact(&compact, mcpFile.MCPServers["askd"]); err != nil {
+		t.Fatal(err)
+	}
+	if got, want := compact.String(), `{"type":"stdio","command":"askd","args":["mcp"],"env":{"ASKD_URL":"${ASKD_URL:-http://127.0.0.1:7777}"},"timeout":3600000}`; got != want {
+		t.Errorf("askd entry\n got %s\nwant %s", got, want)
+	}
+	settings = nil
+	read(settingsPath, &settings)
+	hooks = settings["hooks"].(map[string]any)
+	perm, _ := json.Marshal(hooks["PermissionRequest"])
+	if strings.Contains(string(perm), "/hooks/claude") || !strings.Contains(string(perm), "./audit.sh") {
+		t.Errorf("PermissionRequest hooks: %s, want the user's only", perm)
+	}
+	for _, event := range []string{"Stop", "PreToolUse"} {
+		if b, _ := json.Marshal(hooks[event]); !strings.Contains(string(b), "/hooks/claude") {
+			t.Errorf("%s hooks lack askd's: %s", event, b)
+		}
+	}
+}

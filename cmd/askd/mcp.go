@@ -31,11 +31,20 @@ import (
 // calling again with the same questions re-attaches to it. The cancelled call
 // gets no response (see stdioTransport). Logs go to stderr only: stdout
 // carries the protocol.
+//
+// With --channel the bridge is also Claude Code's channel (channel.go): it
+// declares claude/channel and claude/channel/permission, pushes the
+// session's told texts into the running session, and relays its permission
+// prompts to the inbox. Off by default: Claude Code listens to a channel
+// only when started with --channels or --dangerously-load-development-channels
+// naming it, which a bridge cannot see, and a text pushed to a Claude Code
+// that does not listen is told to no one.
 func cmdMCP(ctx context.Context, e *env, args []string) error {
 	fs := flags(e, "mcp", "[flags]   (speaks MCP on stdin/stdout)")
 	url := fs.String("url", "http://127.0.0.1:7777", "the askd server to bridge to")
 	token := fs.String("token", "", "an agent token")
 	session := fs.String("session", "", "the session to ask in (default: the token's name)")
+	asChannel := fs.Bool("channel", false, "be Claude Code's channel: push answers into the running session and relay its permission prompts\n(only with claude --dangerously-load-development-channels server:askd; see docs/clients.md)")
 	logLevel := fs.String("log-level", "info", "debug, info, warn or error (logs go to stderr)")
 	if err := parse(e, fs, args); err != nil {
 		return err
@@ -51,17 +60,29 @@ func cmdMCP(ctx context.Context, e *env, args []string) error {
 	if *token == "" {
 		return usageError("mcp: no token: set ASKD_TOKEN to an agent token (askd token create --agent NAME)")
 	}
-	b, err := dialBridge(ctx, strings.TrimRight(*url, "/"), *token, *session, log)
+	base := strings.TrimRight(*url, "/")
+	b, err := dialBridge(ctx, base, *token, *session, *asChannel, log)
 	if err != nil {
 		return err
 	}
 	defer b.upstream.Close()
-	log.Info("askd mcp bridging stdio", "server", *url, "session", b.session, "tools", b.tools)
+	log.Info("askd mcp bridging stdio", "server", *url, "session", b.session, "tools", b.tools, "channel", *asChannel)
 	in, ok := e.stdin.(io.ReadCloser)
 	if !ok {
 		in = io.NopCloser(e.stdin)
 	}
-	err = b.server.Run(ctx, &stdioTransport{in: in, out: e.stdout})
+	t := &stdioTransport{in: in, out: e.stdout}
+	if *asChannel {
+		api := client.New(base, *token)
+		api.Session = b.session
+		ch := newChannel(api, b.session, log)
+		t.channel = ch
+		cctx, stop := context.WithCancel(ctx)
+		done := make(chan struct{})
+		go func() { ch.run(cctx); close(done) }()
+		defer func() { stop(); <-done; ch.close() }()
+	}
+	err = b.server.Run(ctx, t)
 	if err != nil && (ctx.Err() != nil || errors.Is(err, mcp.ErrConnectionClosed)) {
 		return nil // the client went away, or we were told to stop
 	}
@@ -88,7 +109,7 @@ type progressTarget struct {
 
 // dialBridge checks that an askd answers at url and accepts the token, then
 // connects to its /mcp and mirrors its tools.
-func dialBridge(ctx context.Context, url, token, session string, log *slog.Logger) (*bridge, error) {
+func dialBridge(ctx context.Context, url, token, session string, asChannel bool, log *slog.Logger) (*bridge, error) {
 	c := client.New(url, token)
 	c.Session = session
 	me, err := c.Me(ctx)
@@ -119,7 +140,11 @@ func dialBridge(ctx context.Context, url, token, session string, log *slog.Logge
 	if ir := b.upstream.InitializeResult(); ir != nil {
 		instructions = ir.Instructions
 	}
-	b.server = mcp.NewServer(&mcp.Implementation{Name: mcpserver.ServerName, Version: version}, &mcp.ServerOptions{Instructions: instructions, Logger: log})
+	opts := &mcp.ServerOptions{Instructions: instructions, Logger: log}
+	if asChannel {
+		opts.Capabilities = channelCapabilities()
+	}
+	b.server = mcp.NewServer(&mcp.Implementation{Name: mcpserver.ServerName, Version: version}, opts)
 	for tool, err := range b.upstream.Tools(ctx, nil) {
 		if err != nil {
 			b.upstream.Close()
@@ -220,9 +245,14 @@ func (b *bridge) forwardProgress(ctx context.Context, req *mcp.ProgressNotificat
 // anyway, and TypeScript clients warn of a response to an unknown message
 // ID). And no error response goes out with code 0, which is what the SDK
 // gives any error that is not a *jsonrpc.Error.
+//
+// With a channel (askd mcp --channel) it also takes Claude Code's
+// permission_request notifications, which the SDK does not know, to the
+// channel, and tells it once the client has askd's tools.
 type stdioTransport struct {
-	in  io.ReadCloser
-	out io.Writer
+	in      io.ReadCloser
+	out     io.Writer
+	channel *channel // nil without --channel
 }
 
 func (t *stdioTransport) Connect(ctx context.Context) (mcp.Connection, error) {
@@ -230,7 +260,11 @@ func (t *stdioTransport) Connect(ctx context.Context) (mcp.Connection, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &stdioConn{Connection: conn, calls: map[jsonrpc.ID]bool{}}, nil
+	c := &stdioConn{Connection: conn, calls: map[jsonrpc.ID]bool{}, lists: map[jsonrpc.ID]bool{}, channel: t.channel}
+	if t.channel != nil {
+		t.channel.conn = c
+	}
+	return c, nil
 }
 
 type nopWriteCloser struct{ io.Writer }
@@ -241,21 +275,38 @@ func (nopWriteCloser) Close() error { return nil }
 // of them, and drops the response of a cancelled one.
 type stdioConn struct {
 	mcp.Connection
-	mu    sync.Mutex
-	calls map[jsonrpc.ID]bool // unanswered calls → cancelled
+	channel *channel
+	mu      sync.Mutex
+	calls   map[jsonrpc.ID]bool // unanswered calls → cancelled
+	lists   map[jsonrpc.ID]bool // unanswered tools/list calls
 }
 
 func (c *stdioConn) Read(ctx context.Context) (jsonrpc.Message, error) {
-	msg, err := c.Connection.Read(ctx)
-	req, ok := msg.(*jsonrpc.Request)
-	if err != nil || !ok {
-		return msg, err
+	for {
+		msg, err := c.Connection.Read(ctx)
+		req, ok := msg.(*jsonrpc.Request)
+		if err != nil || !ok {
+			return msg, err
+		}
+		if c.channel != nil && req.Method == methodPermissionReq {
+			c.channel.permissionRequest(ctx, req.Params)
+			continue
+		}
+		c.note(req)
+		return msg, nil
 	}
+}
+
+// note records a call as it is read, or a cancellation of one.
+func (c *stdioConn) note(req *jsonrpc.Request) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	switch {
 	case req.IsCall():
 		c.calls[req.ID] = false
+		if req.Method == "tools/list" {
+			c.lists[req.ID] = true
+		}
 	case req.Method == "notifications/cancelled":
 		var p mcp.CancelledParams
 		if json.Unmarshal(req.Params, &p) != nil {
@@ -269,21 +320,26 @@ func (c *stdioConn) Read(ctx context.Context) (jsonrpc.Message, error) {
 			}
 		}
 	}
-	return msg, nil
 }
 
 func (c *stdioConn) Write(ctx context.Context, msg jsonrpc.Message) error {
-	if resp, ok := msg.(*jsonrpc.Response); ok {
-		c.mu.Lock()
-		cancelled := c.calls[resp.ID]
-		delete(c.calls, resp.ID)
-		c.mu.Unlock()
-		if cancelled {
-			return nil
-		}
-		msg = withErrorCode(resp)
+	resp, ok := msg.(*jsonrpc.Response)
+	if !ok {
+		return c.Connection.Write(ctx, msg)
 	}
-	return c.Connection.Write(ctx, msg)
+	c.mu.Lock()
+	cancelled, listed := c.calls[resp.ID], c.lists[resp.ID]
+	delete(c.calls, resp.ID)
+	delete(c.lists, resp.ID)
+	c.mu.Unlock()
+	if cancelled {
+		return nil
+	}
+	err := c.Connection.Write(ctx, withErrorCode(resp))
+	if err == nil && listed && c.channel != nil {
+		c.channel.toolsListed()
+	}
+	return err
 }
 
 // withErrorCode is resp, its error given a JSON-RPC code if it has none.

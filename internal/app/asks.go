@@ -153,7 +153,8 @@ func (s *Service) CheckAll(ctx context.Context, c askd.Caller) ([]*askd.Ask, err
 
 // takeToBeTold returns the session's settled asks that are to be told and
 // have not been, oldest settled first, and marks them told (how: by what,
-// for their told events): the caller gives them to the agent now.
+// for their told events): the caller gives them to the agent now. A tell a
+// channel bridge holds the lease of is left to it.
 func (s *Service) takeToBeTold(ctx context.Context, c askd.Caller, how string) ([]*askd.Ask, error) {
 	if c.Role != askd.RoleAgent {
 		return nil, askd.Errorf(askd.EFORBIDDEN, "only agent tokens are told of their asks")
@@ -168,9 +169,16 @@ func (s *Service) takeToBeTold(ctx context.Context, c askd.Caller, how string) (
 			return err
 		}
 		out = out[:0]
+		now := s.now()
 		for _, a := range asks {
 			if a.Pending() || !a.ToBeTold || a.ToldAt != nil {
 				continue
+			}
+			if held, err := heldByBridge(ctx, tx, a, now); err != nil || held {
+				if err != nil {
+					return err
+				}
+				continue // a channel bridge is telling it now (bridge.go)
 			}
 			if err := s.markTold(ctx, tx, a); err != nil {
 				return err

@@ -168,6 +168,12 @@ func (s *Service) retryApproval(ctx context.Context, tx askd.Tx, c askd.Caller, 
 		return nil, nil, err
 	}
 	p := prior[0]
+	if _, relayed := a.RelayRequestID(); relayed && !p.Pending() {
+		// Claude Code's request ids are five letters made from the tool use:
+		// two prompts may share one, so a decision is never reused for a
+		// relayed prompt (relay.go). Only a pending card is attached to again.
+		return nil, nil, nil
+	}
 	if !p.Pending() || sameApproval(p, a) {
 		return p, nil, nil
 	}

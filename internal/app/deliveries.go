@@ -96,25 +96,31 @@ func (s *Service) settleGated(ctx context.Context, c askd.Caller, id int64, acti
 }
 
 // enqueueTell writes a's tell delivery, in the transaction that settled it.
-// It reports whether the delivery is for the worker to send (hook deliveries
-// wait for the agent's Stop hook instead), so that only then is it woken.
+// It reports whether the delivery is for the worker to send (hook and bridge
+// deliveries wait for the agent's channel bridge or Stop hook instead), so
+// that only then is it woken.
 func (s *Service) enqueueTell(ctx context.Context, tx askd.Tx, a *askd.Ask) (send bool, err error) {
 	if a.Pending() || !a.ToBeTold || a.ToldAt != nil {
 		return false, nil
 	}
-	ch, err := tx.Channel(ctx, a.Agent, a.Session)
-	if askd.ErrorCode(err) == askd.ENOTFOUND {
-		ch, err = s.defaultChannel(), nil
+	now := s.now()
+	// An attached channel bridge comes first (bridge.go); else the session's
+	// channel, else the server's default.
+	ch, err := bridgeChannel(ctx, tx, a.Agent, a.Session, now)
+	if err == nil && ch == nil {
+		ch, err = tx.Channel(ctx, a.Agent, a.Session)
+		if askd.ErrorCode(err) == askd.ENOTFOUND {
+			ch, err = s.defaultChannel(), nil
+		}
 	}
 	if err != nil {
 		return false, err
 	}
-	now := s.now()
 	d := &askd.Delivery{
 		Kind: askd.DeliveryTell, Key: askd.TellKey(a), AskID: a.ID, Session: a.Session,
 		Channel: *ch, Status: askd.DeliveryPending, CreatedAt: now, UpdatedAt: now,
 	}
-	if ch.Type != askd.ChannelHook {
+	if ch.Type != askd.ChannelHook && ch.Type != askd.ChannelBridge {
 		d.NextAt = &now
 	}
 	err = tx.CreateDelivery(ctx, d)

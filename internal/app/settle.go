@@ -120,6 +120,9 @@ func (s *Service) Answer(ctx context.Context, c askd.Caller, id int64, ans *askd
 		return nil, err
 	}
 	return s.settleGated(ctx, c, id, "answer", ans, func(_ askd.Tx, a *askd.Ask) (string, string, error) {
+		if err := checkRelayAnswer(a, ans); err != nil {
+			return "", "", err
+		}
 		if err := a.CheckAnswer(ans); err != nil {
 			var e *askd.Error
 			if errors.As(err, &e) {

@@ -19,6 +19,12 @@ import (
 // Errors: EUNAUTHORIZED when the token is revoked meanwhile; ctx's error.
 func (s *Service) StopHook(ctx context.Context, sessions []askd.Caller, wait time.Duration) (string, error) {
 	until := time.Now().Add(wait)
+	for _, c := range sessions {
+		// The turn is over: a prompt relayed from it was answered (relay.go).
+		if err := s.closeRelays(ctx, c); err != nil {
+			return "", err
+		}
+	}
 	for {
 		var texts []string
 		for _, c := range sessions {

@@ -151,6 +151,46 @@ func TestSplit(t *testing.T) {
 		}
 	})
 
+	t.Run("an answer on inbox B reaches a channel bridge attached to agent A", func(t *testing.T) {
+		bridge := client.New(agentA.URL, agentTok)
+		bridge.Session = "split-channel"
+		sctx, cancel := context.WithCancel(ctx)
+		defer cancel()
+		tells, err := bridge.Attach(sctx, "split-channel")
+		if err != nil {
+			t.Fatalf("attach on agent A: %v", err)
+		}
+		asker := client.New(agentB.URL, agentTok)
+		asker.Session = "split-channel"
+		a, err := asker.Create(ctx, &askd.AskInput{Kind: askd.KindDecision, Title: "Merge now?"}, 0)
+		if err != nil {
+			t.Fatalf("create on agent B: %v", err)
+		}
+		people := client.New(inboxB.URL, humanTok)
+		if _, err := people.Answer(ctx, a.ID, &askd.Answer{Answer: "yes"}); err != nil {
+			t.Fatalf("answer on inbox B: %v", err)
+		}
+		var tell askd.ChannelTell
+		select {
+		case tell = <-tells:
+		case <-time.After(10 * time.Second):
+			t.Fatal("the bridge on agent A was not handed the answer given on inbox B")
+		}
+		if tell.AskID != a.ID || tell.Outcome != "answered" || !strings.Contains(tell.Text, "Merge now?") {
+			t.Fatalf("told text %+v", tell)
+		}
+		if _, err := bridge.ChannelTold(ctx, "split-channel", tell.Key); err != nil {
+			t.Fatalf("report told on agent A: %v", err)
+		}
+		d, err := people.Show(ctx, a.ID)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if d.Ask.ToldAt == nil || !slices.ContainsFunc(d.History, func(e *askd.Event) bool { return e.Action == askd.ActionTold && e.Note == "by channel" }) {
+			t.Fatalf("ask %d after the report: told %v, history %+v", a.ID, d.Ask.ToldAt, d.History)
+		}
+	})
+
 	t.Run("a 2025-11-25 client's cancellation reaching the other agent cuts the ask off", func(t *testing.T) {
 		lb := newBalancer(t, agentA.URL, agentB.URL)
 		cs := connect(t, lb.URL+"/mcp", agentTok, "split-cancel", "2025-11-25")

@@ -101,6 +101,11 @@ func (s *Server) routes() {
 	m.HandleFunc("DELETE /api/rules/{id}", s.authed(askd.RoleHuman, s.revokeRule))
 
 	if agent {
+		// A channel bridge (askd mcp --channel; bridge.go).
+		m.HandleFunc("GET /api/sessions/{name}/channel/deliveries", s.authed(askd.RoleAgent, s.channelDeliveries))
+		m.HandleFunc("POST /api/sessions/{name}/channel/told", s.authed(askd.RoleAgent, s.channelTold))
+		m.HandleFunc("POST /api/sessions/{name}/channel/permissions", s.authed(askd.RoleAgent, s.relayPermission))
+		m.HandleFunc("DELETE /api/sessions/{name}/channel/permissions/{request_id}", s.authed(askd.RoleAgent, s.closeRelay))
 		m.HandleFunc("POST /hooks/claude", s.claudeHook)
 		if s.opts.MCP != nil {
 			m.Handle("/mcp", s.mcp(s.opts.MCP))

@@ -16,7 +16,12 @@
 //   - ids of asks and events are never reused, even after DeleteAsks;
 //   - watchers hear of committed events in order, and of nothing rolled back;
 //   - deliveries are claimed due-first, never twice while leased, even by
-//     concurrent claimers, and go with their ask;
+//     concurrent claimers, and go with their ask; a session's tells that
+//     wait for the agent are claimed (by channel bridges) oldest first,
+//     only while settled and untold, only the session's own (agent token
+//     and name), never twice while leased, and never by workers;
+//   - a session's bridge lease keeps the latest, and is ended only by the
+//     bridge whose lease it is;
 //   - a sign-in code is taken once, even by concurrent takers; sign-in codes
 //     and browser sessions go with their human token;
 //   - FindRules lists oldest first; a rule is live at t only when not revoked
@@ -85,6 +90,9 @@ func Run(t *testing.T, open func(t *testing.T) askd.Store) {
 		{"DeliveryRoundTrip", testDeliveryRoundTrip},
 		{"ClaimDeliveries", testClaimDeliveries},
 		{"ConcurrentClaims", testConcurrentClaims},
+		{"ClaimSessionTells", testClaimSessionTells},
+		{"ConcurrentSessionClaims", testConcurrentSessionClaims},
+		{"BridgeLeases", testBridgeLeases},
 		{"MCPCalls", testMCPCalls},
 		{"SignInCodes", testSignInCodes},
 		{"ConcurrentSignInCode", testConcurrentSignInCode},

@@ -115,8 +115,13 @@ export function approvalBody(st) {
     return rule ? st.ctx.answerWithRule(st, path, body, rule) : st.send('POST', path, body);
   };
   const hasPayload = a.payload != null && typeof a.payload === 'object';
+  // A prompt relayed from a Claude Code channel (tool_use_id "channel:…") is
+  // open in the terminal too, and takes only allow or deny: no edit.
+  const relayed = (a.tool_use_id || '').startsWith('channel:');
   const original = hasPayload ? pretty(a.payload) : '';
-  add(st.body, a.tool_name ? toolHead(a) : h('h2', { class: 'title' }, a.title), st.detailsEl);
+  add(st.body, a.tool_name ? toolHead(a) : h('h2', { class: 'title' }, a.title),
+    relayed ? h('p', { class: 'subtitle relayed' }, 'Also open in the Claude Code terminal: the first answer wins.') : null,
+    st.detailsEl);
   const view = hasPayload ? payloadView(a, original) : null;
   add(st.body, view);
 
@@ -150,7 +155,7 @@ export function approvalBody(st) {
   const editPane = h('div', { class: 'pane edit-pane', hidden: true }, editor, editErr, diffBox,
     h('div', { class: 'row edit-actions' }, approveEdited,
       h('button', { class: 'secondary', type: 'button', onclick: () => showEdit(false) }, 'Cancel edit'), editHint));
-  const editBtn = hasPayload ? h('button', { class: 'secondary edit', type: 'button', 'data-key': 2, onclick: () => showEdit(true) }, keyHint(2), 'Edit…') : null;
+  const editBtn = hasPayload && !relayed ? h('button', { class: 'secondary edit', type: 'button', 'data-key': 2, onclick: () => showEdit(true) }, keyHint(2), 'Edit…') : null;
   const showEdit = on => {
     editPane.hidden = !on;
     decideRow.hidden = on;
@@ -174,7 +179,7 @@ export function approvalBody(st) {
   };
   const rejectPane = h('div', { class: 'pane reject-pane', hidden: true }, comment, denyRule && denyRule.el,
     h('div', { class: 'row' }, h('button', { class: 'danger', type: 'button', onclick: doReject }, 'Reject')));
-  const rejectKey = hasPayload ? 3 : 2;
+  const rejectKey = editBtn ? 3 : 2;
   // Reject… shows its pane, with the deny rules in the allow rules' place.
   const showReject = on => {
     rejectPane.hidden = !on;

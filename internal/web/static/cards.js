@@ -54,7 +54,10 @@ export function outcome(a) {
   switch (a.cancel_reason) {
     case 'dismissed': return { how: 'closed', who: a.settled_by || '', what: ans.response ? `“${ans.response}”` : '' };
     case 'timeout': return { how: 'timed out', who: '', what: 'no one answered in time' };
-    case 'withdrawn': return { how: 'withdrawn', who: '', what: 'the agent took it back' };
+    case 'withdrawn':
+      // A relayed permission prompt answered without the inbox says how.
+      if ((a.tool_use_id || '').startsWith('channel:') && ans.response) return { how: ans.response, who: '', what: '' };
+      return { how: 'withdrawn', who: '', what: 'the agent took it back' };
     case 'replaced': return { how: 'replaced', who: '', what: 'a newer ask took its place' };
   }
   return { how: a.status, who: a.settled_by || '', what: '' };
