@@ -228,6 +228,24 @@ func (b *bench) latency(ctx context.Context, tw io.Writer) error {
 	for _, s := range []*series{question, approval} {
 		fmt.Fprintf(tw, "answer -> %s returns\t%s\tn=%d, pause %s; the answer request alone: %s\n", s.name, percentiles(s.call), len(s.call), b.cfg.pause, percentiles(s.post))
 	}
+	// The floor: a request that does nothing (GET /healthz), after the same
+	// pause, on the same client and server.
+	bare := make([]time.Duration, 0, b.cfg.latencyN)
+	for range b.cfg.latencyN {
+		if b.cfg.pause > 0 {
+			time.Sleep(b.cfg.pause)
+		}
+		req, _ := http.NewRequestWithContext(ctx, http.MethodGet, b.cfg.inboxURL+"/healthz", nil)
+		t0 := time.Now()
+		resp, err := b.http.Do(req)
+		if err != nil {
+			return err
+		}
+		_, _ = io.Copy(io.Discard, resp.Body)
+		resp.Body.Close()
+		bare = append(bare, time.Since(t0))
+	}
+	fmt.Fprintf(tw, "a bare request (GET /healthz)\t%s\tn=%d, pause %s: the floor of any request here\n", percentiles(bare), len(bare), b.cfg.pause)
 	return nil
 }
 
