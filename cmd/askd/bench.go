@@ -40,7 +40,7 @@ func cmdBench(ctx context.Context, e *env, args []string) error {
 	fs.StringVar(&bc.inboxURL, "inbox-url", "", "the inbox side, when it runs apart (default: --url)")
 	fs.StringVar(&bc.agentToken, "agent-token", "", "an agent token")
 	fs.StringVar(&bc.humanToken, "human-token", "", "a human token")
-	fs.StringVar(&bc.scenarios, "scenarios", "latency,waiters,throughput,sse", "which figures to measure")
+	fs.StringVar(&bc.scenarios, "scenarios", "latency,waiters,throughput,sse", "which figures to measure (also throughput-rest: creates over POST /api/asks)")
 	fs.IntVar(&bc.latencyN, "latency-n", 500, "answers timed in the latency scenario")
 	fs.IntVar(&bc.waiters, "waiters", 10000, "concurrent blocked ask_user_question calls")
 	fs.IntVar(&bc.sseStreams, "sse-streams", 1000, "inbox event streams for the fan-out scenario")
@@ -88,7 +88,9 @@ func cmdBench(ctx context.Context, e *env, args []string) error {
 		case "waiters":
 			err = b.waiterLoad(ctx, tw)
 		case "throughput":
-			err = b.throughput(ctx, tw)
+			err = b.throughput(ctx, tw, false)
+		case "throughput-rest":
+			err = b.throughput(ctx, tw, true)
 		case "sse":
 			err = b.sseFanout(ctx, tw)
 		default:
@@ -163,6 +165,13 @@ func answered(res *mcp.CallToolResult, text string) bool {
 func (b *bench) human() *client.Client {
 	c := client.New(b.cfg.inboxURL, b.cfg.humanToken)
 	c.HTTP = b.http
+	return c
+}
+
+// agent is an agent-side client for session.
+func (b *bench) agent(session string) *client.Client {
+	c := client.New(b.cfg.agentURL, b.cfg.agentToken)
+	c.HTTP, c.Session = b.http, session
 	return c
 }
 
@@ -435,8 +444,13 @@ func (b *bench) metric(ctx context.Context, base, name string) (float64, error) 
 	return 0, fmt.Errorf("no %s in %s/metrics", name, base)
 }
 
-// throughput runs create (MCP ask) + answer cycles with concurrent agents.
-func (b *bench) throughput(ctx context.Context, tw io.Writer) error {
+// throughput runs create + answer cycles with concurrent agents: the create
+// over MCP (the ask tool) or, with rest, POST /api/asks.
+func (b *bench) throughput(ctx context.Context, tw io.Writer, rest bool) error {
+	via := "MCP"
+	if rest {
+		via = "REST"
+	}
 	for _, agents := range b.cfg.agents {
 		run := time.Now().UnixNano()
 		cpu0, err := b.cpu(ctx)
@@ -448,24 +462,43 @@ func (b *bench) throughput(ctx context.Context, tw io.Writer) error {
 		stop := time.Now().Add(b.cfg.duration)
 		start := time.Now()
 		for g := 0; g < agents; g++ {
-			cs, err := b.mcpSession(ctx, fmt.Sprintf("bench-tp-%d-%d", run, g))
-			if err != nil {
-				return err
+			session := fmt.Sprintf("bench-tp-%d-%d", run, g)
+			create := func(i int) (int64, error) {
+				a, err := b.agent(session).Create(ctx, &askd.AskInput{Kind: askd.KindReady, Title: fmt.Sprintf("cycle %d", i)}, 0)
+				if err != nil {
+					return 0, err
+				}
+				return a.ID, nil
 			}
-			defer cs.Close()
+			if !rest {
+				cs, err := b.mcpSession(ctx, session)
+				if err != nil {
+					return err
+				}
+				defer cs.Close()
+				create = func(i int) (int64, error) {
+					res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: "ask", Arguments: map[string]any{"kind": "ready", "title": fmt.Sprintf("cycle %d", i)}})
+					if err != nil {
+						return 0, err
+					}
+					if res.IsError {
+						return 0, errors.New("ask failed")
+					}
+					raw, _ := json.Marshal(res.StructuredContent)
+					var out struct{ ID int64 }
+					return out.ID, json.Unmarshal(raw, &out)
+				}
+			}
 			wg.Add(1)
 			go func() {
 				defer wg.Done()
 				for i := 0; time.Now().Before(stop) && ctx.Err() == nil; i++ {
-					res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: "ask", Arguments: map[string]any{"kind": "ready", "title": fmt.Sprintf("cycle %d", i)}})
-					if err != nil || res.IsError {
+					id, err := create(i)
+					if err != nil {
 						errs.Add(1)
 						continue
 					}
-					raw, _ := json.Marshal(res.StructuredContent)
-					var out struct{ ID int64 }
-					json.Unmarshal(raw, &out)
-					if _, err := b.human().Answer(ctx, out.ID, &askd.Answer{Answer: "ok"}); err != nil {
+					if _, err := b.human().Answer(ctx, id, &askd.Answer{Answer: "ok"}); err != nil {
 						errs.Add(1)
 						continue
 					}
@@ -479,7 +512,7 @@ func (b *bench) throughput(ctx context.Context, tw io.Writer) error {
 		if err != nil {
 			return err
 		}
-		fmt.Fprintf(tw, "create+answer cycles, %d agents\t%.0f/s\t%d cycles in %s, %d errors\n", agents, float64(cycles.Load())/el.Seconds(), cycles.Load(), el.Round(time.Millisecond), errs.Load())
+		fmt.Fprintf(tw, "create+answer cycles (%s), %d agents\t%.0f/s\t%d cycles in %s, %d errors\n", via, agents, float64(cycles.Load())/el.Seconds(), cycles.Load(), el.Round(time.Millisecond), errs.Load())
 		if n := cycles.Load(); n > 0 {
 			fmt.Fprintf(tw, "  CPU per cycle, %d agents\t%s\t\n", agents, cpuPerCycle(cpu0, cpu1, n))
 		}
