@@ -57,7 +57,7 @@ type Await struct {
 	mode  AwaitMode
 	call  *askd.MCPCallKey // an old-revision MCP call, kept for its cancellation
 	wake  chan struct{}    // waits on a goroutine of their own (Wait)
-	seen  *waiter // what the last change told (waiter.last)
+	seen  *waiter          // what the last change told (waiter.last)
 	stop  func()
 }
 
