@@ -380,6 +380,11 @@ type Tx interface {
 	// BridgeUntil returns when the last bridge lease of agent's session
 	// session ends; zero when none is recorded (or the session is not).
 	BridgeUntil(ctx context.Context, agent, session string) (time.Time, error)
+	// TellChannel is Channel and BridgeUntil in one read, for the settlement
+	// that writes a tell delivery: the session's channel (nil when none was
+	// set, or the session is not recorded) and the end of its bridge lease
+	// (zero when none).
+	TellChannel(ctx context.Context, agent, session string) (*Channel, time.Time, error)
 
 	// MCPCall returns the blocking MCP call with key k; ENOTFOUND when none is kept.
 	MCPCall(ctx context.Context, k MCPCallKey) (*MCPCall, error)

@@ -275,12 +275,16 @@ func heldByBridge(ctx context.Context, tx askd.Tx, a *askd.Ask, now time.Time) (
 	return d.Status == askd.DeliveryPending && d.NextAt == nil && d.ClaimedUntil != nil && d.ClaimedUntil.After(now), nil
 }
 
-// bridgeChannel is the channel a tell of agent's session is written for
-// when a bridge is attached to it at now, nil when none is.
-func bridgeChannel(ctx context.Context, tx askd.Tx, agent, session string, now time.Time) (*askd.Channel, error) {
-	until, err := tx.BridgeUntil(ctx, agent, session)
-	if err != nil || !until.After(now) {
+// tellChannel is the channel a tell of agent's session is written for at
+// now: a bridge's when one is attached, else the session's own, else nil
+// (the server's default). One read, on every settlement that tells.
+func tellChannel(ctx context.Context, tx askd.Tx, agent, session string, now time.Time) (*askd.Channel, error) {
+	ch, until, err := tx.TellChannel(ctx, agent, session)
+	if err != nil {
 		return nil, err
 	}
-	return &askd.Channel{Type: askd.ChannelBridge}, nil
+	if until.After(now) {
+		return &askd.Channel{Type: askd.ChannelBridge}, nil
+	}
+	return ch, nil
 }

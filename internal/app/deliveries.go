@@ -106,15 +106,12 @@ func (s *Service) enqueueTell(ctx context.Context, tx askd.Tx, a *askd.Ask) (sen
 	now := s.now()
 	// An attached channel bridge comes first (bridge.go); else the session's
 	// channel, else the server's default.
-	ch, err := bridgeChannel(ctx, tx, a.Agent, a.Session, now)
-	if err == nil && ch == nil {
-		ch, err = tx.Channel(ctx, a.Agent, a.Session)
-		if askd.ErrorCode(err) == askd.ENOTFOUND {
-			ch, err = s.defaultChannel(), nil
-		}
-	}
+	ch, err := tellChannel(ctx, tx, a.Agent, a.Session, now)
 	if err != nil {
 		return false, err
+	}
+	if ch == nil {
+		ch = s.defaultChannel()
 	}
 	d := &askd.Delivery{
 		Kind: askd.DeliveryTell, Key: askd.TellKey(a), AskID: a.ID, Session: a.Session,

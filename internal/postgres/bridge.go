@@ -3,6 +3,7 @@ package postgres
 import (
 	"cmp"
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"slices"
@@ -75,6 +76,32 @@ func (t *tx) DetachBridge(ctx context.Context, agent, session string, until time
 		UPDATE sessions SET bridge_until = NULL WHERE agent = $1 AND name = $2 AND bridge_until = $3`,
 		agent, session, until)
 	return translate(err, fmt.Sprintf("detach bridge from %q", session))
+}
+
+// TellChannel returns the session's channel (nil: none set) and the end of
+// its bridge lease (zero: none), in one statement.
+func (t *tx) TellChannel(ctx context.Context, agent, session string) (*askd.Channel, time.Time, error) {
+	var raw []byte
+	var until *time.Time
+	err := t.tx.QueryRow(t.ctx(ctx), "SELECT channel, bridge_until FROM sessions WHERE agent = $1 AND name = $2", agent, session).Scan(&raw, &until)
+	switch {
+	case errors.Is(err, pgx.ErrNoRows):
+		return nil, time.Time{}, nil
+	case err != nil:
+		return nil, time.Time{}, translate(err, fmt.Sprintf("read channel of %q", session))
+	}
+	var end time.Time
+	if until != nil {
+		end = until.UTC()
+	}
+	if raw == nil {
+		return nil, end, nil
+	}
+	var c askd.Channel
+	if err := json.Unmarshal(raw, &c); err != nil {
+		return nil, time.Time{}, fmt.Errorf("channel of %q: %w", session, err)
+	}
+	return &c, end, nil
 }
 
 // BridgeUntil returns the end of the session's last bridge lease; zero when

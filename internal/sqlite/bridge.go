@@ -4,6 +4,7 @@ import (
 	"cmp"
 	"context"
 	"database/sql"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"slices"
@@ -74,6 +75,32 @@ func (t *tx) DetachBridge(ctx context.Context, agent, session string, until time
 		return fmt.Errorf("detach bridge from %q: %w", session, err)
 	}
 	return nil
+}
+
+// TellChannel returns the session's channel (nil: none set) and the end of
+// its bridge lease (zero: none), in one statement.
+func (t *tx) TellChannel(ctx context.Context, agent, session string) (*askd.Channel, time.Time, error) {
+	var raw sql.NullString
+	var until sql.NullInt64
+	err := t.tx.QueryRowContext(ctx, "SELECT channel, bridge_until FROM sessions WHERE agent = ? AND name = ?", agent, session).Scan(&raw, &until)
+	switch {
+	case errors.Is(err, sql.ErrNoRows):
+		return nil, time.Time{}, nil
+	case err != nil:
+		return nil, time.Time{}, translate(err, fmt.Sprintf("read channel of %q", session), says{})
+	}
+	var end time.Time
+	if until.Valid {
+		end = fromMicros(until.Int64)
+	}
+	if !raw.Valid {
+		return nil, end, nil
+	}
+	var c askd.Channel
+	if err := json.Unmarshal([]byte(raw.String), &c); err != nil {
+		return nil, time.Time{}, fmt.Errorf("channel of %q: %w", session, err)
+	}
+	return &c, end, nil
 }
 
 // BridgeUntil returns the end of the session's last bridge lease; zero when

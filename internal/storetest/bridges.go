@@ -170,11 +170,27 @@ func testBridgeLeases(t *testing.T, s askd.Store) {
 	ctx := t.Context()
 	until := func(agent, session string) time.Time {
 		t.Helper()
-		var got time.Time
+		var got, both time.Time
+		var ch *askd.Channel
 		view(t, s, func(tx askd.Tx) (err error) {
-			got, err = tx.BridgeUntil(ctx, agent, session)
+			if got, err = tx.BridgeUntil(ctx, agent, session); err != nil {
+				return err
+			}
+			if ch, both, err = tx.TellChannel(ctx, agent, session); err != nil {
+				return err
+			}
+			set, err := tx.Channel(ctx, agent, session)
+			if askd.ErrorCode(err) == askd.ENOTFOUND {
+				set, err = nil, nil
+			}
+			if err == nil && (set == nil) != (ch == nil) || set != nil && ch != nil && set.Type != ch.Type {
+				t.Errorf("TellChannel of %s/%s gives channel %+v, Channel %+v", agent, session, ch, set)
+			}
 			return err
 		})
+		if !both.Equal(got) {
+			t.Fatalf("TellChannel of %s/%s gives the lease %v, BridgeUntil %v", agent, session, both, got)
+		}
 		return got
 	}
 	if got := until("agent-1", "s1"); !got.IsZero() {
@@ -225,6 +241,20 @@ func testBridgeLeases(t *testing.T, s askd.Store) {
 		return tx.SetChannel(ctx, "agent-1", "s1", &askd.Channel{Type: askd.ChannelHook})
 	})
 	checkTime(t, "bridge until after SetChannel", until("agent-1", "s1"), base)
+	// With a channel set, TellChannel gives it beside the lease.
+	hook := &askd.Channel{Type: askd.ChannelHook}
+	update(t, s, func(tx askd.Tx) error { return tx.SetChannel(ctx, "agent-2", "s1", hook) })
+	view(t, s, func(tx askd.Tx) error {
+		ch, end, err := tx.TellChannel(ctx, "agent-2", "s1")
+		if err != nil {
+			return err
+		}
+		want, _ := tx.BridgeUntil(ctx, "agent-2", "s1")
+		if ch == nil || ch.Type != askd.ChannelHook || !end.Equal(want) {
+			t.Errorf("TellChannel of agent-2/s1 = %+v, %v; want the hook channel and %v", ch, end, want)
+		}
+		return nil
+	})
 }
 
 // storedOrZero is t as a store gives it back; zero stays zero.
