@@ -40,7 +40,8 @@ fi
 ASKD_MAX_PENDING_PER_TOKEN=100000 ASKD_MAX_NEW_SESSIONS=100000 "$dir/askd" serve --role agent --db "$db" --addr "127.0.0.1:$ap" --log-level warn "${dbg_a[@]}" > "$dir/agent.log" 2>&1 & pids+=($!)
 ASKD_MAX_PENDING_PER_TOKEN=100000 ASKD_MAX_NEW_SESSIONS=100000 "$dir/askd" serve --role inbox --db "$db" --addr "127.0.0.1:$ip" --log-level warn "${dbg_i[@]}" > "$dir/inbox.log" 2>&1 & pids+=($!)
 for u in "$ap" "$ip"; do
-	for _ in $(seq 50); do curl -sf "http://127.0.0.1:$u/healthz" >/dev/null && break; sleep 0.1; done
+	for _ in $(seq 100); do curl -sf "http://127.0.0.1:$u/healthz" >/dev/null && break; sleep 0.1; done
+	curl -sf "http://127.0.0.1:$u/healthz" >/dev/null || { echo "bench: askd serve on port $u did not start:"; cat "$dir"/*.log; exit 1; }
 done
 echo "# $(date -u +%FT%TZ) $(nproc) cores, load $(cut -d' ' -f1-3 /proc/loadavg), commit $(git rev-parse --short HEAD), PostgreSQL $("$bin/postgres" --version | awk '{print $3}'), synchronous_commit=${SYNC:-on}"
 # CPU seconds (user + system) of a set of processes, from /proc.

@@ -18,6 +18,7 @@ ht=$("$dir/askd" token create --human bench-human --json --db "$db" | sed 's/.*"
 port=$((20000 + RANDOM % 20000))
 ASKD_MAX_PENDING_PER_TOKEN=100000 ASKD_MAX_NEW_SESSIONS=100000 "$dir/askd" serve --db "$db" --addr "127.0.0.1:$port" --log-level warn > "$dir/serve.log" 2>&1 &
 pid=$!
-for _ in $(seq 50); do curl -sf "http://127.0.0.1:$port/healthz" >/dev/null && break; sleep 0.1; done
+for _ in $(seq 100); do curl -sf "http://127.0.0.1:$port/healthz" >/dev/null && break; sleep 0.1; done
+curl -sf "http://127.0.0.1:$port/healthz" >/dev/null || { echo "bench: askd serve did not start:"; cat "$dir/serve.log"; exit 1; }
 echo "# $(date -u +%FT%TZ) $(nproc) cores, load $(cut -d' ' -f1-3 /proc/loadavg), commit $(git rev-parse --short HEAD), server ${ASKD_BIN:+$(basename "$ASKD_BIN")}${ASKD_BIN:-this tree}"
 "$dir/bench" bench --url "http://127.0.0.1:$port" --agent-token "$at" --human-token "$ht" "$@"
