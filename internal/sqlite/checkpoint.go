@@ -34,6 +34,7 @@ type checkpointer struct {
 	db   *sql.DB
 	kick chan struct{}
 	quit chan struct{}
+	stop sync.Once
 	done sync.WaitGroup
 
 	ran chan struct{} // signalled after each checkpoint, for tests
@@ -112,9 +113,10 @@ func (c *checkpointer) run() {
 	}
 }
 
-// close stops the checkpointer and closes its connection.
+// close stops the checkpointer and closes its connection; closing again
+// (a store closed twice) does nothing more.
 func (c *checkpointer) close() error {
-	close(c.quit)
+	c.stop.Do(func() { close(c.quit) })
 	c.done.Wait()
 	return c.db.Close()
 }

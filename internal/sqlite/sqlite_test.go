@@ -435,3 +435,18 @@ func TestMigrateSessionsToTokens(t *testing.T) {
 	s := openAt(t, path)
 	storetest.CheckSessionsMigrated(t, s)
 }
+
+// Closing a store twice (a test server restarted, then cleaned up) is not
+// an error the second time, and panics in nothing it runs.
+func TestCloseTwice(t *testing.T) {
+	s, err := Open(t.Context(), filepath.Join(t.TempDir(), "askd.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Close(); err != nil {
+		t.Fatalf("second Close: %v", err)
+	}
+}
