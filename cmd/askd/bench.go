@@ -149,17 +149,19 @@ func questionArgs(text string) map[string]any {
 
 // answered reports whether an ask_user_question result carries answer "a".
 func answered(res *mcp.CallToolResult, text string) bool {
+	var out struct {
+		Answers map[string]any `json:"answers"`
+	}
+	return structured(res, &out) && out.Answers[text] == "a"
+}
+
+// structured decodes a successful tool result's structured content into out.
+func structured(res *mcp.CallToolResult, out any) bool {
 	if res == nil || res.IsError {
 		return false
 	}
 	raw, err := json.Marshal(res.StructuredContent)
-	if err != nil {
-		return false
-	}
-	var out struct {
-		Answers map[string]any `json:"answers"`
-	}
-	return json.Unmarshal(raw, &out) == nil && out.Answers[text] == "a"
+	return err == nil && json.Unmarshal(raw, out) == nil
 }
 
 func (b *bench) human() *client.Client {
@@ -261,17 +263,10 @@ func (b *bench) latency(ctx context.Context, tw io.Writer) error {
 // approved reports whether a request_approval result is the decision
 // approved (its status field).
 func approved(res *mcp.CallToolResult) bool {
-	if res == nil || res.IsError {
-		return false
-	}
-	raw, err := json.Marshal(res.StructuredContent)
-	if err != nil {
-		return false
-	}
 	var out struct {
 		Status string `json:"status"`
 	}
-	return json.Unmarshal(raw, &out) == nil && out.Status == askd.DecisionApproved
+	return structured(res, &out) && out.Status == askd.DecisionApproved
 }
 
 func waitCreated(ctx context.Context, events <-chan client.Event, session string) (int64, error) {

@@ -89,15 +89,21 @@ func (s *Service) recordTold(ctx context.Context, c askd.Caller, a *askd.Ask) (*
 			return err
 		}
 		out = a
-		if a.ToldAt != nil {
-			return nil
-		}
-		if err := s.markTold(ctx, tx, a); err != nil {
-			return err
-		}
-		return s.record(ctx, tx, a, askd.ActionTold, c.Name, "checked")
+		return s.toldOnce(ctx, tx, a, c.Name, "checked")
 	})
 	return out, err
+}
+
+// toldOnce marks a told, with a told event by actor saying how (note),
+// unless it was told already.
+func (s *Service) toldOnce(ctx context.Context, tx askd.Tx, a *askd.Ask, actor, note string) error {
+	if a.ToldAt != nil {
+		return nil
+	}
+	if err := s.markTold(ctx, tx, a); err != nil {
+		return err
+	}
+	return s.record(ctx, tx, a, askd.ActionTold, actor, note)
 }
 
 // markTold stores that the agent has learnt a's outcome (ToldAt), and marks

@@ -250,13 +250,7 @@ func (s *Service) ChannelTold(ctx context.Context, c askd.Caller, key string) (*
 			return err
 		}
 		out = a
-		if a.ToldAt != nil {
-			return nil
-		}
-		if err := s.markTold(ctx, tx, a); err != nil {
-			return err
-		}
-		return s.record(ctx, tx, a, askd.ActionTold, c.Name, "by channel")
+		return s.toldOnce(ctx, tx, a, c.Name, "by channel")
 	})
 	return out, err
 }
