@@ -203,6 +203,21 @@ func (s *Store) View(ctx context.Context, fn func(askd.Tx) error) error {
 	return fault(fn(&tx{tx: ptx}))
 }
 
+// ReadAsk reads ask id in one statement, outside any transaction: one round
+// trip where View takes three (BEGIN, the SELECT, ROLLBACK). A single
+// statement sees one snapshot anyway. The agent side reads each answered
+// ask this way after its NOTIFY (app's waits).
+func (s *Store) ReadAsk(ctx context.Context, id int64) (*askd.Ask, error) {
+	a, err := scanAsk(s.pool.QueryRow(ctx, "SELECT "+askColumns+" FROM asks WHERE id = $1", id))
+	if errors.Is(err, pgx.ErrNoRows) {
+		return nil, askd.Errorf(askd.ENOTFOUND, "ask %d not found", id)
+	}
+	if err != nil {
+		return nil, fault(translate(err, fmt.Sprintf("read ask %d", id)))
+	}
+	return a, nil
+}
+
 // rollback ends ptx unless it was committed. Not on ctx alone: a caller that
 // went away (a cancelled request) would make pgx close the connection rather
 // than send the rollback; a bound keeps a dead network from holding it.

@@ -1,6 +1,7 @@
 package storetest
 
 import (
+	"context"
 	"encoding/json"
 	"reflect"
 	"slices"
@@ -586,4 +587,35 @@ func testSessions(t *testing.T, s askd.Store) {
 		}
 		return nil
 	})
+}
+
+// testReadAsk: a store that reads one ask without a transaction (ReadAsk,
+// optional) reads it as View does, and says ENOTFOUND for one not there.
+func testReadAsk(t *testing.T, s askd.Store) {
+	r, ok := s.(interface {
+		ReadAsk(ctx context.Context, id int64) (*askd.Ask, error)
+	})
+	if !ok {
+		t.Log("the store has no ReadAsk: waits read in a read-only transaction")
+		return
+	}
+	ctx := t.Context()
+	a := newAsk(askd.KindQuestion, "s1", at(0))
+	update(t, s, func(tx askd.Tx) error { return tx.CreateAsk(ctx, a) })
+	a.Settle(askd.StatusAnswered, "", &askd.Answer{Answers: map[string]askd.Choice{"Which?": {Values: []string{"a"}}}}, "alice", at(time.Minute))
+	update(t, s, func(tx askd.Tx) error { return tx.UpdateAsk(ctx, a) })
+	var want *askd.Ask
+	view(t, s, func(tx askd.Tx) (err error) {
+		want, err = tx.Ask(ctx, a.ID)
+		return err
+	})
+	got, err := r.ReadAsk(ctx, a.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !reflect.DeepEqual(got, want) {
+		t.Errorf("ReadAsk = %+v, want %+v as View reads it", got, want)
+	}
+	_, err = r.ReadAsk(ctx, a.ID+1000)
+	wantCode(t, err, askd.ENOTFOUND)
 }

@@ -61,6 +61,7 @@ func Run(t *testing.T, open func(t *testing.T) askd.Store) {
 	}{
 		{"AskRoundTrip", testAskRoundTrip},
 		{"UpdateAsk", testUpdateAsk},
+		{"ReadAsk", testReadAsk},
 		{"NotFound", testNotFound},
 		{"FindAsks", testFindAsks},
 		{"CountAsks", testCountAsks},
