@@ -2,7 +2,6 @@ package storetest
 
 import (
 	"slices"
-	"sync"
 	"testing"
 	"time"
 
@@ -122,48 +121,9 @@ func testConcurrentSessionClaims(t *testing.T, s askd.Store) {
 		return nil
 	})
 	now := at(time.Hour)
-	var (
-		mu   sync.Mutex
-		seen = map[string]int{}
-		wg   sync.WaitGroup
-		errs = make(chan error, claimers)
-	)
-	for range claimers {
-		wg.Go(func() {
-			for {
-				var got []*askd.Delivery
-				err := s.Update(ctx, func(tx askd.Tx) (err error) {
-					got, err = tx.ClaimSessionTells(ctx, "agent-1", "s1", now, time.Minute, 2)
-					return err
-				})
-				if err != nil {
-					errs <- err
-					return
-				}
-				if len(got) == 0 {
-					return
-				}
-				mu.Lock()
-				for _, d := range got {
-					seen[d.Key]++
-				}
-				mu.Unlock()
-			}
-		})
-	}
-	wg.Wait()
-	close(errs)
-	for err := range errs {
-		t.Fatal(err)
-	}
-	if len(seen) != n {
-		t.Errorf("%d deliveries claimed, want %d", len(seen), n)
-	}
-	for k, c := range seen {
-		if c != 1 {
-			t.Errorf("delivery %s claimed %d times, want once", k, c)
-		}
-	}
+	claimedOnce(t, s, n, claimers, func(tx askd.Tx) ([]*askd.Delivery, error) {
+		return tx.ClaimSessionTells(ctx, "agent-1", "s1", now, time.Minute, 2)
+	})
 }
 
 func testBridgeLeases(t *testing.T, s askd.Store) {

@@ -329,6 +329,17 @@ func testConcurrentClaims(t *testing.T, s askd.Store) {
 		return nil
 	})
 	now := at(time.Hour)
+	claimedOnce(t, s, n, claimers, func(tx askd.Tx) ([]*askd.Delivery, error) {
+		return tx.ClaimDeliveries(ctx, now, time.Minute, 3)
+	})
+}
+
+// claimedOnce runs claimers goroutines, released together, each claiming
+// with claim until nothing is left, and checks that the n deliveries were
+// each claimed exactly once.
+func claimedOnce(t *testing.T, s askd.Store, n, claimers int, claim func(tx askd.Tx) ([]*askd.Delivery, error)) {
+	t.Helper()
+	ctx := t.Context()
 	var (
 		mu     sync.Mutex
 		seen   = map[string]int{}
@@ -342,7 +353,7 @@ func testConcurrentClaims(t *testing.T, s askd.Store) {
 			for {
 				var got []*askd.Delivery
 				err := s.Update(ctx, func(tx askd.Tx) (err error) {
-					got, err = tx.ClaimDeliveries(ctx, now, time.Minute, 3)
+					got, err = claim(tx)
 					return err
 				})
 				if err != nil {
