@@ -44,42 +44,43 @@ type askReader interface {
 // whether that MCP call's cancellation was recorded: one read transaction
 // for both, on the way of every answer to its waiting call.
 func (s *Service) getForWait(ctx context.Context, c askd.Caller, id int64, until time.Time, call *askd.MCPCallKey) (a *askd.Ask, cancelled bool, err error) {
-	err = s.retryUnavailable(ctx, until, func() error {
-		a, cancelled = nil, false
-		if r, ok := s.raw.(askReader); ok && call == nil {
-			got, err := r.ReadAsk(ctx, id)
-			s.health.read(err)
-			if err == nil && !visible(c, got) {
-				err = askd.Errorf(askd.ENOTFOUND, "ask %d not found", id)
-			}
-			a = got
-			if err != nil {
-				a = nil
-			}
+	err = s.retryUnavailable(ctx, until, func() (err error) {
+		if a, cancelled, err = s.readForWait(ctx, id, call); err != nil || cancelled {
+			a = nil
 			return err
 		}
-		return s.store.View(ctx, func(tx askd.Tx) error {
-			if call != nil {
-				mc, err := tx.MCPCall(ctx, *call)
-				if err != nil && askd.ErrorCode(err) != askd.ENOTFOUND {
-					return err
-				}
-				if cancelled = err == nil && mc.Cancelled; cancelled {
-					return nil
-				}
-			}
-			got, err := tx.Ask(ctx, id)
-			if err != nil {
-				return err
-			}
-			if !visible(c, got) {
-				return askd.Errorf(askd.ENOTFOUND, "ask %d not found", id)
-			}
-			a = got
-			return nil
-		})
+		if !visible(c, a) {
+			a = nil
+			return askd.Errorf(askd.ENOTFOUND, "ask %d not found", id)
+		}
+		return nil
 	})
 	return a, cancelled, waitUnavailable(id, err)
+}
+
+// readForWait reads ask id, and with call whether that call's cancellation
+// was recorded (then without the ask), in one snapshot: a single statement
+// where the store has one (askReader), else one read transaction.
+func (s *Service) readForWait(ctx context.Context, id int64, call *askd.MCPCallKey) (a *askd.Ask, cancelled bool, err error) {
+	if r, ok := s.raw.(askReader); ok && call == nil {
+		a, err = r.ReadAsk(ctx, id)
+		s.health.read(err)
+		return a, false, err
+	}
+	err = s.store.View(ctx, func(tx askd.Tx) error {
+		if call != nil {
+			mc, err := tx.MCPCall(ctx, *call)
+			if err != nil && askd.ErrorCode(err) != askd.ENOTFOUND {
+				return err
+			}
+			if cancelled = err == nil && mc.Cancelled; cancelled {
+				return nil
+			}
+		}
+		a, err = tx.Ask(ctx, id)
+		return err
+	})
+	return a, cancelled, err
 }
 
 // expireForWait is expire for a wait on ask id until until (see
