@@ -339,12 +339,13 @@ func (s *Store) runBatch(batch []*groupcommit.Update) {
 	for _, c := range changes {
 		s.notify(c)
 	}
+	// The queue's indexing is armed (or found due) before the batch has its
+	// answers, and done after: the next batch waits for it, none of this
+	// one. A failure leaves the queue for the next time, and searches find
+	// its asks meanwhile.
+	indexNow := s.queued(settled)
 	groupcommit.Finish(batch, results)
-	if s.queued(settled) {
-		// After the watchers have woken whoever waits on these asks, and
-		// the batch has its answers: the next batch waits, none of this
-		// one. A failure leaves the queue for the next time, and searches
-		// find its asks meanwhile.
+	if indexNow {
 		_ = s.indexQueued(bctx)
 	}
 }
