@@ -77,7 +77,12 @@ func cmdBench(ctx context.Context, e *env, args []string) error {
 	}
 	ctx, cancel := context.WithTimeout(ctx, bc.timeout)
 	defer cancel()
-	b := &bench{cfg: bc, out: e.stdout, http: &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: 2048, MaxConnsPerHost: 0}}}
+	// The person's side and the agents' side have clients of their own, as
+	// on a real machine: a parked call's connection closes after its result,
+	// and a shared pool would make the next answer dial a new connection.
+	b := &bench{cfg: bc, out: e.stdout,
+		http:      &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: 2048}},
+		agentHTTP: &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: 2048}}}
 	tw := tabwriter.NewWriter(e.stdout, 0, 4, 2, ' ', 0)
 	fmt.Fprintln(tw, "FIGURE\tRESULT\tDETAIL")
 	for _, sc := range strings.Split(bc.scenarios, ",") {
@@ -123,9 +128,10 @@ func loopbackOnly(raw string) error {
 }
 
 type bench struct {
-	cfg  benchConfig
-	out  io.Writer
-	http *http.Client
+	cfg       benchConfig
+	out       io.Writer
+	http      *http.Client // the person's side (the inbox's requests)
+	agentHTTP *http.Client // the agents' side (MCP and their REST calls)
 }
 
 // mcpSession connects one MCP client for session over streamable HTTP.
@@ -133,7 +139,7 @@ func (b *bench) mcpSession(ctx context.Context, session string) (*mcp.ClientSess
 	c := mcp.NewClient(&mcp.Implementation{Name: "askd-bench", Version: version}, nil)
 	tr := &mcp.StreamableClientTransport{
 		Endpoint:             b.cfg.agentURL + "/mcp",
-		HTTPClient:           &http.Client{Transport: client.Transport{Base: b.http.Transport, Token: b.cfg.agentToken, Session: session}},
+		HTTPClient:           &http.Client{Transport: client.Transport{Base: b.agentHTTP.Transport, Token: b.cfg.agentToken, Session: session}},
 		DisableStandaloneSSE: true,
 		MaxRetries:           -1,
 	}
@@ -173,7 +179,7 @@ func (b *bench) human() *client.Client {
 // agent is an agent-side client for session.
 func (b *bench) agent(session string) *client.Client {
 	c := client.New(b.cfg.agentURL, b.cfg.agentToken)
-	c.HTTP, c.Session = b.http, session
+	c.HTTP, c.Session = b.agentHTTP, session
 	return c
 }
 
@@ -619,7 +625,7 @@ func (b *bench) sseFanout(ctx context.Context, tw io.Writer) error {
 	connected.Wait()
 	time.Sleep(500 * time.Millisecond)
 	agent := client.New(b.cfg.agentURL, b.cfg.agentToken)
-	agent.HTTP = b.http
+	agent.HTTP = b.agentHTTP
 	run := time.Now().UnixNano()
 	var lat []time.Duration
 	const rounds = 5
