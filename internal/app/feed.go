@@ -64,6 +64,8 @@ func newFeed(store askd.Store) *feed {
 
 // run loads new events whenever the store reports a commit, until ctx ends.
 func (f *feed) run(ctx context.Context) {
+	wait := time.NewTimer(time.Hour)
+	wait.Stop()
 	for {
 		select {
 		case <-ctx.Done():
@@ -72,6 +74,14 @@ func (f *feed) run(ctx context.Context) {
 		}
 		if f.idle() {
 			continue
+		}
+		// The calls a commit woke write their results first (afterReply);
+		// commits meanwhile are loaded together.
+		wait.Reset(afterReply)
+		select {
+		case <-ctx.Done():
+			return
+		case <-wait.C:
 		}
 		if err := f.load(ctx); err != nil && ctx.Err() == nil {
 			// The store is unreachable; try again shortly rather than lose events.
