@@ -25,14 +25,21 @@ import (
 // bound in the storage fault tests; not kept.) A checkpoint that cannot
 // finish (a reader still on old pages, a full disk) leaves the rest for the
 // next; SQLite checkpoints at close as well.
+//
+// A due checkpoint starts checkpointAfter the commit that made it due, not
+// at once: the calls that commit woke write their results first, and an
+// idle commit only resets a timer, so the checkpointer's goroutine does not
+// wake beside every answer.
 const (
 	checkpointEvery = 32
 	checkpointIdle  = 2 * time.Second
+	checkpointAfter = 2 * time.Millisecond
 )
 
 type checkpointer struct {
 	db   *sql.DB
-	kick chan struct{}
+	kick chan struct{} // a checkpoint is due
+	idle *time.Timer   // reset by each commit: checkpointIdle after the last
 	quit chan struct{}
 	stop sync.Once
 	done sync.WaitGroup
@@ -60,7 +67,8 @@ func startCheckpointer(ctx context.Context, path string) (*checkpointer, error) 
 		db.Close()
 		return nil, fmt.Errorf("open %s for checkpoints: %w", path, err)
 	}
-	c := &checkpointer{db: db, kick: make(chan struct{}, 1), quit: make(chan struct{}), ran: make(chan struct{}, 1)}
+	c := &checkpointer{db: db, kick: make(chan struct{}, 1), idle: time.NewTimer(time.Hour), quit: make(chan struct{}), ran: make(chan struct{}, 1)}
+	c.idle.Stop()
 	c.done.Add(1)
 	go c.run()
 	return c, nil
@@ -70,31 +78,35 @@ func startCheckpointer(ctx context.Context, path string) (*checkpointer, error) 
 func (c *checkpointer) committed() {
 	c.mu.Lock()
 	c.commits++
+	due := c.commits == checkpointEvery
 	c.mu.Unlock()
-	select {
-	case c.kick <- struct{}{}:
-	default:
+	c.idle.Reset(checkpointIdle)
+	if due {
+		select {
+		case c.kick <- struct{}{}:
+		default:
+		}
 	}
 }
 
 func (c *checkpointer) run() {
 	defer c.done.Done()
-	idle := time.NewTimer(time.Hour)
-	idle.Stop()
+	after := time.NewTimer(time.Hour)
+	after.Stop()
 	for {
 		select {
 		case <-c.quit:
-			idle.Stop()
+			c.idle.Stop()
 			return
 		case <-c.kick:
-			c.mu.Lock()
-			due := c.commits >= checkpointEvery
-			c.mu.Unlock()
-			if !due {
-				idle.Reset(checkpointIdle)
-				continue
+			after.Reset(checkpointAfter)
+			select {
+			case <-c.quit:
+				c.idle.Stop()
+				return
+			case <-after.C:
 			}
-		case <-idle.C:
+		case <-c.idle.C:
 		}
 		c.mu.Lock()
 		n := c.commits
