@@ -81,6 +81,12 @@ const (
 	// waiting could not help its stale snapshot. Taking the lock first makes
 	// writers queue on busy_timeout instead.
 	txLockImmediate = "_txlock=immediate"
+	// temp_store(MEMORY): a shared batch runs each update in a savepoint, and
+	// SQLite keeps the pages a savepoint changes in a sub-journal, a temporary
+	// file once past 64 KiB: a dozen updates' worth. Under load that was an
+	// open, many pwrites and a close per batch, 13 % of askd's CPU with 64
+	// agents; in memory it is a copy. A batch is at most maxBatch updates.
+	pragmaTempMemory = "_pragma=temp_store(MEMORY)"
 	// _query_only=1: the read pool cannot write, even by mistake. (mode=ro
 	// would need a file: URI and escaping of the path; query_only does the
 	// same job on a plain path.)
@@ -90,7 +96,7 @@ const (
 // writeDSN is the data source name of the writer connection.
 func writeDSN(path string) string {
 	return path + "?" + strings.Join([]string{
-		pragmaBusyTimeout, pragmaJournalWAL, pragmaForeignKeys, pragmaSyncNormal, txLockImmediate,
+		pragmaBusyTimeout, pragmaJournalWAL, pragmaForeignKeys, pragmaSyncNormal, pragmaTempMemory, txLockImmediate,
 	}, "&")
 }
 
