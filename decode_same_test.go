@@ -197,37 +197,51 @@ var requestSeeds = []string{
 	manyKeys(40, ""), manyKeys(40, "k7"), manyKeys(40, "end"),
 }
 
-// decodeSeeds are the bodies FuzzDecodeSame starts from: the other tests'
-// and requestSeeds.
-func decodeSeeds() []string {
-	var seeds []string
+// decodeSeed is a body FuzzDecodeSame starts from, and the target it was
+// written for ("" for none).
+type decodeSeed struct{ body, target string }
+
+// decodeSeeds are the other tests' bodies and requestSeeds.
+func decodeSeeds() []decodeSeed {
+	var seeds []decodeSeed
+	add := func(target string, bodies ...string) {
+		for _, b := range bodies {
+			seeds = append(seeds, decodeSeed{b, target})
+		}
+	}
 	for _, tt := range decodeTests {
-		seeds = append(seeds, tt.body)
+		add(reflect.TypeOf(tt.into.value()).Elem().Name(), tt.body)
 	}
 	for _, tt := range decodeOpenTests {
-		seeds = append(seeds, tt.body)
+		add("openHook", tt.body)
 	}
 	for _, tt := range decodeOtherTests {
-		seeds = append(seeds, tt.body)
+		add("otherBody", tt.body)
 	}
-	for _, l := range [][]string{askSeeds, answerSeeds, permissionSeeds, channelSeeds, requestSeeds} {
-		seeds = append(seeds, l...)
-	}
+	add("AskInput", askSeeds...)
+	add("Answer", answerSeeds...)
+	add("PermissionInput", permissionSeeds...)
+	add("Channel", channelSeeds...)
+	add("", requestSeeds...)
 	return seeds
 }
 
 // FuzzDecodeSame holds Decode and DecodeOpen to the decoder they replaced
 // (askd.OldDecode): the same error, word for word, or success with the same
 // value; and the same value left behind on an error too, since both decode
-// into v exactly when the old one did.
+// into v exactly when the old one did. Each seed body is tried on the target
+// it was written for and on two others, in turn.
 func FuzzDecodeSame(f *testing.F) {
-	for _, body := range decodeSeeds() {
-		for i := range decodeTargets {
-			f.Add([]byte(body), uint8(i))
+	n := len(decodeTargets)
+	for i, s := range decodeSeeds() {
+		for j, dt := range decodeTargets {
+			if dt.name == s.target || j == i%n || j == (i+n/2)%n {
+				f.Add([]byte(s.body), uint8(j))
+			}
 		}
 	}
 	f.Fuzz(func(t *testing.T, body []byte, which uint8) {
-		sameDecode(t, decodeTargets[int(which)%len(decodeTargets)], body)
+		sameDecode(t, decodeTargets[int(which)%n], body)
 	})
 }
 
