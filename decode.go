@@ -10,6 +10,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 )
 
 // Decode parses data into v strictly: a field v does not have is refused by its
@@ -20,14 +21,7 @@ import (
 // path and the type wanted, and anything after the JSON value is refused.
 // Errors are EINVALID *Errors.
 func Decode(data []byte, v any) error {
-	tree, err := parseStrict(data)
-	if err != nil {
-		return err
-	}
-	if msg := checkTree(tree, reflect.TypeOf(v), "", false); msg != "" {
-		return Errorf(EINVALID, "%s", msg)
-	}
-	return unmarshal(data, tree, v, true)
+	return decode(data, v, true)
 }
 
 // DecodeOpen is Decode for bodies that carry fields askd does not read, such
@@ -35,11 +29,58 @@ func Decode(data []byte, v any) error {
 // those are ignored. Everything else is as strict as Decode: one JSON object,
 // no key twice, UTF-8 only, values of the right type.
 func DecodeOpen(data []byte, v any) error {
-	tree, err := parseStrict(data)
-	if err != nil {
-		return err
+	return decode(data, v, false)
+}
+
+// decode is Decode, with the unknown-field rule when strict. A good body
+// takes one scan, which checks all but the syntax, and json.Unmarshal, which
+// checks that before it decodes: the tree of any and its walk are left to a
+// body with a problem, to name it as they always have, in the same words and,
+// of several problems, the same one.
+func decode(data []byte, v any, strict bool) error {
+	var g *guide
+	if strict {
+		if v == nil {
+			return decodeSlow(data, v, strict, nil) // as before: its walk panics on a good body
+		}
+		g = guideOf(reflect.TypeOf(v))
 	}
-	return unmarshal(data, tree, v, false)
+	if !scanBody(data, g) {
+		return decodeSlow(data, v, strict, nil)
+	}
+	err := json.Unmarshal(data, v)
+	if err == nil {
+		return nil
+	}
+	var te *json.UnmarshalTypeError
+	if (!strict || !errors.As(err, &te)) && json.Valid(data) {
+		// The slow checks would pass what is JSON and passed the scan; the
+		// tree would only name a wrong type's path.
+		return unmarshalError(err, nil, v, false)
+	}
+	return decodeSlow(data, v, strict, err)
+}
+
+// decodeSlow parses data as a tree of any to name its first problem: syntax,
+// not one object, checkJSON's rules, an unknown field (when strict), and last
+// what json.Unmarshal into v refuses. err is that refusal when Unmarshal has
+// run already, else nil.
+func decodeSlow(data []byte, v any, strict bool, err error) error {
+	tree, perr := parseStrict(data)
+	if perr != nil {
+		return perr
+	}
+	if strict {
+		if msg := checkTree(tree, reflect.TypeOf(v), "", false); msg != "" {
+			return Errorf(EINVALID, "%s", msg)
+		}
+	}
+	if err == nil {
+		if err = json.Unmarshal(data, v); err == nil {
+			return nil
+		}
+	}
+	return unmarshalError(err, tree, v, strict)
 }
 
 // parseStrict checks that data is one JSON object with no key twice in an
@@ -69,13 +110,9 @@ func parseStrict(data []byte) (any, error) {
 	return tree, nil
 }
 
-// unmarshal decodes data, whose tree is already checked, into v; with paths,
-// a wrong type is named by its full path.
-func unmarshal(data []byte, tree, v any, paths bool) error {
-	err := json.Unmarshal(data, v)
-	if err == nil {
-		return nil
-	}
+// unmarshalError names json.Unmarshal's refusal of data, whose tree is
+// already checked; with paths, a wrong type is named by its full path.
+func unmarshalError(err error, tree, v any, paths bool) error {
 	var te *json.UnmarshalTypeError
 	if errors.As(err, &te) {
 		// encoding/json's path lacks list indexes; walk the tree for the
@@ -201,6 +238,89 @@ func orBody(path string) string {
 		return "body"
 	}
 	return path
+}
+
+// A guide is what the scan needs of the Go type a JSON value decodes into, as
+// checkTree sees the type: a struct's fields by JSON name, or a map's or a
+// list's element. nil stands for a type below which anything goes: an
+// interface, a type that decodes itself, or any other (a string, a number).
+type guide struct {
+	kind   reflect.Kind      // Struct, Map, or Slice (for arrays too)
+	fields map[string]*guide // a struct's
+	elem   *guide            // a map's or a list's
+}
+
+var guides sync.Map // reflect.Type → *guide, made once per type
+
+func guideOf(t reflect.Type) *guide {
+	if t == nil {
+		return nil
+	}
+	if g, ok := guides.Load(t); ok {
+		return g.(*guide)
+	}
+	g := makeGuide(t, map[reflect.Type]*guide{})
+	guides.Store(t, g)
+	return g
+}
+
+// makeGuide makes t's guide; made holds those under way, for types that hold
+// themselves.
+func makeGuide(t reflect.Type, made map[reflect.Type]*guide) *guide {
+	for t.Kind() == reflect.Pointer {
+		t = t.Elem()
+	}
+	pt := reflect.PointerTo(t)
+	if t.Kind() == reflect.Interface || pt.Implements(unmarshalerType) || pt.Implements(textUnmarshalerType) {
+		return nil
+	}
+	if g, ok := made[t]; ok {
+		return g
+	}
+	switch t.Kind() {
+	case reflect.Struct:
+		g := &guide{kind: reflect.Struct}
+		made[t] = g
+		fields := jsonFields(t)
+		g.fields = make(map[string]*guide, len(fields))
+		for name, ft := range fields {
+			g.fields[name] = makeGuide(ft, made)
+		}
+		return g
+	case reflect.Map, reflect.Slice, reflect.Array:
+		g := &guide{kind: reflect.Map}
+		if t.Kind() != reflect.Map {
+			g.kind = reflect.Slice
+		}
+		made[t] = g
+		g.elem = makeGuide(t.Elem(), made)
+		return g
+	}
+	return nil
+}
+
+// member is the guide of the value at key in an object decoded by g; ok is
+// false when g's struct has no field key.
+func (g *guide) member(key []byte) (m *guide, ok bool) {
+	if g == nil {
+		return nil, true
+	}
+	switch g.kind {
+	case reflect.Struct:
+		m, ok = g.fields[string(key)]
+		return m, ok
+	case reflect.Map:
+		return g.elem, true
+	}
+	return nil, true
+}
+
+// item is the guide of a value in a list decoded by g.
+func (g *guide) item() *guide {
+	if g != nil && g.kind == reflect.Slice {
+		return g.elem
+	}
+	return nil
 }
 
 // jsonFields maps the JSON names of t's exported fields (with embedded structs

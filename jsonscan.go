@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"sync"
 	"unicode/utf16"
 	"unicode/utf8"
 )
@@ -17,21 +18,60 @@ import (
 // ("" for the body itself) and rule, or two "". One pass over the bytes; it allocates only for paths,
 // escaped keys and objects of many keys.
 func checkJSON(data []byte) (path, rule string) {
-	s := scanner{data: data, frames: make([]frame, 0, 16), keys: make([][][]byte, 0, 16)}
-	s.value()
+	s := newScanner(data)
+	defer s.free()
+	s.value(nil)
 	return s.problemPath, s.problem
 }
 
-// scanner walks valid JSON. Frames record where it is, for the path of a
-// problem; keys holds the keys of the objects open, one slice per depth, kept
-// for reuse by the next object at that depth.
+// scanBody is Decode's one scan of a body: checkJSON's rules, one object with
+// nothing after it, and, given a guide, no key the type has no field for. It
+// only says whether all is well; a problem is named by decodeSlow, so that of
+// several the same one is named as always. Syntax is json.Unmarshal's to
+// check, which it does before it decodes: the scan takes any bytes without
+// harm, but may pass some that are not JSON.
+func scanBody(data []byte, g *guide) bool {
+	s := newScanner(data)
+	defer s.free()
+	s.space()
+	if s.peek() != '{' {
+		return false
+	}
+	s.object(g)
+	s.space()
+	return s.problem == "" && s.i == len(s.data)
+}
+
+// scanner walks valid JSON, and ends without harm on anything else. Frames
+// record where it is, for the path of a problem; keys holds the keys of the
+// objects open, each object's above its parent's.
 type scanner struct {
 	data        []byte
 	i           int
 	frames      []frame
-	keys        [][][]byte
+	keys        [][]byte
 	problem     string // the first rule broken
 	problemPath string // where
+
+	// The first frames and keys. Stored through a pointer, they cannot stay
+	// on the stack, and allocating them took longer than a small body's
+	// scan: scanners keeps them for the next one.
+	frameBuf [16]frame
+	keyBuf   [32][]byte
+}
+
+var scanners = sync.Pool{New: func() any { return new(scanner) }}
+
+func newScanner(data []byte) *scanner {
+	s := scanners.Get().(*scanner)
+	s.data, s.frames, s.keys = data, s.frameBuf[:0], s.keyBuf[:0]
+	return s
+}
+
+// free puts s back in scanners, holding nothing of its body.
+func (s *scanner) free() {
+	*s = scanner{}
+	scanners.Put(s)
 }
 
 type frame struct {
@@ -42,6 +82,10 @@ type frame struct {
 // manyKeys is the size past which an object's keys go into a map instead of
 // being compared one by one.
 const manyKeys = 16
+
+// maxDepth is encoding/json's limit on nesting: the scan stops there rather
+// than go deeper on a body json.Unmarshal will refuse.
+const maxDepth = 10000
 
 func (s *scanner) fail(format string, args ...any) {
 	if s.problem == "" {
@@ -81,37 +125,38 @@ func (s *scanner) space() {
 	}
 }
 
-func (s *scanner) value() {
+// value moves past a value, of the type g guides if not nil.
+func (s *scanner) value(g *guide) {
 	s.space()
 	if s.i >= len(s.data) {
 		return
 	}
 	switch s.data[s.i] {
 	case '{':
-		s.object()
+		s.object(g)
 	case '[':
-		s.list()
+		s.list(g)
 	case '"':
 		if rule := s.text(); rule != "" {
 			s.fail("%s", rule)
 		}
 	default: // number, true, false, null: up to the next delimiter
-		for s.i < len(s.data) {
+		for s.i++; s.i < len(s.data); s.i++ {
 			switch s.data[s.i] {
 			case ',', '}', ']', ' ', '\t', '\r', '\n':
 				return
 			}
-			s.i++
 		}
 	}
 }
 
-func (s *scanner) object() {
+func (s *scanner) object(g *guide) {
 	depth := len(s.frames)
-	for len(s.keys) <= depth {
-		s.keys = append(s.keys, nil)
+	if depth >= maxDepth {
+		s.fail("nested more than %d deep", maxDepth)
+		return
 	}
-	seen := s.keys[depth][:0]
+	first := len(s.keys) // this object's keys are s.keys[first:]
 	var many map[string]struct{}
 	s.frames = append(s.frames, frame{})
 	s.i++ // {
@@ -147,16 +192,16 @@ func (s *scanner) object() {
 			_, dup = many[string(key)]
 			many[string(key)] = struct{}{}
 		} else {
-			for _, k := range seen {
+			for _, k := range s.keys[first:] {
 				if bytes.Equal(k, key) {
 					dup = true
 					break
 				}
 			}
-			seen = append(seen, key)
-			if len(seen) > manyKeys {
+			s.keys = append(s.keys, key)
+			if len(s.keys)-first > manyKeys {
 				many = make(map[string]struct{}, 2*manyKeys)
-				for _, k := range seen {
+				for _, k := range s.keys[first:] {
 					many[string(k)] = struct{}{}
 				}
 			}
@@ -165,23 +210,33 @@ func (s *scanner) object() {
 			s.fail("duplicate key; each key may appear once in an object")
 			break
 		}
+		m, ok := g.member(key)
+		if !ok {
+			s.fail("unknown field")
+			break
+		}
 		s.space()
 		s.i++ // :
-		s.value()
+		s.value(m)
 		s.space()
 		if s.i < len(s.data) && s.data[s.i] == ',' {
 			s.i++
 		}
 	}
-	s.keys[depth] = seen[:0]
+	s.keys = s.keys[:first]
 	if s.problem == "" {
 		s.frames = s.frames[:depth]
 		s.i++ // }
 	}
 }
 
-func (s *scanner) list() {
+func (s *scanner) list(g *guide) {
 	depth := len(s.frames)
+	if depth >= maxDepth {
+		s.fail("nested more than %d deep", maxDepth)
+		return
+	}
+	item := g.item()
 	s.frames = append(s.frames, frame{})
 	s.i++ // [
 	for n := 0; s.problem == ""; n++ {
@@ -190,7 +245,7 @@ func (s *scanner) list() {
 			break
 		}
 		s.frames[depth] = frame{index: n}
-		s.value()
+		s.value(item)
 		s.space()
 		if s.i < len(s.data) && s.data[s.i] == ',' {
 			s.i++
@@ -218,7 +273,7 @@ func (s *scanner) text() string {
 				continue
 			}
 			if s.i+6 > len(s.data) {
-				return "" // not valid JSON, which the caller has refused already
+				return unended
 			}
 			r := hex4(s.data[s.i+2 : s.i+6])
 			s.i += 6
@@ -242,8 +297,12 @@ func (s *scanner) text() string {
 			s.i += n
 		}
 	}
-	return ""
+	return unended
 }
+
+// unended is text's rule for a string with no end: never on valid JSON, so
+// only scanBody meets it.
+const unended = "not valid JSON"
 
 // hex4 reads the four hex digits of a \u escape.
 func hex4(b []byte) rune {
