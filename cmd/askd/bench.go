@@ -35,7 +35,7 @@ type benchConfig struct {
 
 func cmdBench(ctx context.Context, e *env, args []string) error {
 	var bc benchConfig
-	fs := flags(e, "bench", "--agent-token T --human-token T [--url URL] [--inbox-url URL] [--scenarios latency,waiters,throughput,sse]")
+	fs := flags(e, "bench", "--agent-token T --human-token T [--url URL] [--inbox-url URL] [--scenarios latency,waiters,throughput,throughput-rest,sse]")
 	fs.StringVar(&bc.agentURL, "url", "http://127.0.0.1:7777", "the agent side (MCP) of the askd under test; loopback only")
 	fs.StringVar(&bc.inboxURL, "inbox-url", "", "the inbox side, when it runs apart (default: --url)")
 	fs.StringVar(&bc.agentToken, "agent-token", "", "an agent token")
