@@ -76,9 +76,11 @@ type shapes struct {
 	Raw     json.RawMessage       `json:"raw"`
 	Times   map[string]*time.Time `json:"times"`
 	Skipped string                `json:"-"`
-	Dash    string                `json:"-,"`
-	Self    selfMap               `json:"self"`
-	hidden  string
+	//lint:ignore SA5008 deliberate: encoding/json names this field "-"
+	Dash string  `json:"-,"`
+	Self selfMap `json:"self"`
+	//lint:ignore U1000 an unexported field, which decoding must pass over
+	hidden string
 }
 
 type shapeNode struct {
