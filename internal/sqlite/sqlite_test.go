@@ -169,7 +169,7 @@ func TestPragmas(t *testing.T) {
 		{"writer foreign_keys", s.write, "foreign_keys", "1"},
 		{"writer synchronous", s.write, "synchronous", "1"}, // NORMAL
 		{"writer query_only", s.write, "query_only", "0"},
-		{"writer temp_store", s.write, "temp_store", "2"}, // MEMORY: savepoints' sub-journals
+		{"writer temp_store", s.write, "temp_store", "2"},                    // MEMORY: savepoints' sub-journals
 		{"writer wal_autocheckpoint", s.write, "wal_autocheckpoint", "1000"}, // the fallback (checkpoint.go)
 		{"checkpointer busy_timeout", s.ckpt.db, "busy_timeout", "5000"},
 		{"reader journal_mode", s.read, "journal_mode", "wal"},
