@@ -222,6 +222,10 @@ type loggedConn struct {
 	closed bool
 }
 
+// NetConn is the connection underneath, as tls.Conn gives it: the parked
+// calls' watch for their clients leaving reads its descriptor.
+func (c *loggedConn) NetConn() net.Conn { return c.Conn }
+
 func (c *loggedConn) Write(b []byte) (int, error) {
 	n, err := c.Conn.Write(b)
 	c.mu.Lock()

@@ -3,7 +3,6 @@ package mcpserver
 import (
 	"context"
 	"errors"
-	"net"
 	"net/http"
 	"sync"
 	"time"
@@ -82,9 +81,10 @@ func (t *tools) serveCall(w http.ResponseWriter, r *http.Request, c askd.Caller,
 		return
 	}
 	_ = conn.SetReadDeadline(time.Time{})
-	p.stream = &connStream{conn: conn}
+	// Watched before the stream starts: a client gone already ends the call
+	// at its first step (start runs it).
+	p.stream = &connStream{conn: conn, unwatch: clientsLeaving.watch(conn, p.gone)}
 	p.start(wake)
-	go p.watchConn(conn)
 }
 
 // parked is one waiting tools/call; see the comment at the top of the file.
@@ -258,14 +258,5 @@ func (p *parked) end(res *result) {
 // release ends the app's wait: it stops watching the ask and forgets the
 // recorded call.
 func (p *parked) release() { p.aw.Stop() }
-
-// watchConn waits, on the call's one goroutine, for the client to close the
-// connection (or send anything: it has no business to on this response), or
-// for end to close it.
-func (p *parked) watchConn(conn net.Conn) {
-	var b [1]byte
-	_, _ = conn.Read(b[:])
-	p.gone()
-}
 
 func (r result) ptr() *result { return &r }

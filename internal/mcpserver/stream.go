@@ -17,9 +17,10 @@ type stream interface {
 
 // connStream writes server-sent events straight to a hijacked connection.
 type connStream struct {
-	mu     sync.Mutex
-	conn   net.Conn
-	header bool
+	mu      sync.Mutex
+	conn    net.Conn
+	unwatch func() // ends the watch for the client leaving (hangup.go)
+	header  bool
 }
 
 // streamHeader starts a parked call's response: the connection is the
@@ -52,7 +53,10 @@ func (s *connStream) send(msg []byte) error {
 	return err
 }
 
-func (s *connStream) close() { s.conn.Close() }
+func (s *connStream) close() {
+	s.unwatch()
+	s.conn.Close()
+}
 
 // writerStream writes server-sent events through the ResponseWriter of a
 // handler that waits for done.
