@@ -90,18 +90,33 @@ func giveUp(t *testing.T, srv *testserver.Server, cs *mcp.ClientSession, session
 	return cutOffWait(t, srv, a.ID)
 }
 
-// reattached checks that the session's only ask is id, answered and told:
-// calling again made no second ask.
+// reattached checks that calling again made no second ask for id's
+// questions, and that id is answered and told.
 func reattached(t *testing.T, srv *testserver.Server, session string, id int64) {
 	t.Helper()
+	// The client may have gone on to its next, other question already: only
+	// asks of the same questions count.
 	asks := sessionAsks(t, srv, session)
-	if len(asks) != 1 || asks[0].ID != id || asks[0].Status != askd.StatusAnswered {
-		t.Fatalf("session %s after calling again: %s, want ask %d alone, answered", session, describe(asks), id)
+	var a *askd.Ask
+	for _, x := range asks {
+		if x.ID == id {
+			a = x
+		}
 	}
-	got, err := srv.Human().Show(context.Background(), id)
-	if err != nil || got.ToldAt == nil {
-		t.Fatalf("ask %d after the call that returned its answer: told at %v (%v); want told", id, got.ToldAt, err)
+	same := 0
+	for _, x := range asks {
+		if a != nil && len(x.Questions) > 0 && len(a.Questions) > 0 && x.Questions[0].Question == a.Questions[0].Question {
+			same++
+		}
 	}
+	if a == nil || same != 1 || a.Status != askd.StatusAnswered {
+		t.Fatalf("session %s after calling again: %s, want ask %d alone for its questions, answered", session, describe(asks), id)
+	}
+	// The told record follows the call's reply (app.Await.FinishBeside).
+	testserver.Eventually(t, fmt.Sprintf("ask %d told after the call that returned its answer", id), func() bool {
+		got, err := srv.Human().Show(context.Background(), id)
+		return err == nil && got.ToldAt != nil
+	})
 }
 
 // toldAtStop checks that session's Stop hook tells of ask id (its answer
