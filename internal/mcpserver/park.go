@@ -22,8 +22,9 @@ import (
 // HTTP itself: a call with an answer at once is answered in the handler; a
 // call that must wait takes over its connection (http.Hijacker), starts its
 // event stream, and parks. A parked call is a small struct, a timer, a watch
-// on its ask, and one goroutine blocked reading the connection, which is how
-// askd learns the client went away. Whatever wakes it (the answer, the
+// on its ask, and a watch on its connection for the client going away (on
+// Linux one epoll set for all calls, else a goroutine reading it; see
+// hangup.go). Whatever wakes it (the answer, the
 // timer, the client leaving, the server stopping) schedules one short-lived
 // goroutine that looks at the ask and, when the wait is over, writes the
 // result and closes the connection (the response says Connection: close).
