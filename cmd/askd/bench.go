@@ -485,9 +485,11 @@ func (b *bench) throughput(ctx context.Context, tw io.Writer, rest bool) error {
 					if res.IsError {
 						return 0, errors.New("ask failed")
 					}
-					raw, _ := json.Marshal(res.StructuredContent)
 					var out struct{ ID int64 }
-					return out.ID, json.Unmarshal(raw, &out)
+					if !structured(res, &out) {
+						return 0, errors.New("ask: no id in its result")
+					}
+					return out.ID, nil
 				}
 			}
 			wg.Add(1)

@@ -39,19 +39,11 @@ func (t *tx) SetChannel(ctx context.Context, agent, session string, c *askd.Chan
 // Channel returns the delivery channel of agent's session; ENOTFOUND when
 // none was set.
 func (t *tx) Channel(ctx context.Context, agent, session string) (*askd.Channel, error) {
-	var raw []byte
-	err := t.tx.QueryRow(t.ctx(ctx), "SELECT channel FROM sessions WHERE agent = $1 AND name = $2", agent, session).Scan(&raw)
-	if errors.Is(err, pgx.ErrNoRows) || err == nil && raw == nil {
+	c, _, err := t.TellChannel(ctx, agent, session)
+	if err == nil && c == nil {
 		return nil, askd.Errorf(askd.ENOTFOUND, "session %q has no channel", session)
 	}
-	if err != nil {
-		return nil, translate(err, fmt.Sprintf("read channel of %q", session))
-	}
-	var c askd.Channel
-	if err := json.Unmarshal(raw, &c); err != nil {
-		return nil, fmt.Errorf("channel of %q: %w", session, err)
-	}
-	return &c, nil
+	return c, err
 }
 
 // AddSession records agent's session from at unless it is recorded, and

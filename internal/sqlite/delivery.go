@@ -37,20 +37,11 @@ func (t *tx) SetChannel(ctx context.Context, agent, session string, c *askd.Chan
 // Channel returns the delivery channel of agent's session; ENOTFOUND when
 // none was set.
 func (t *tx) Channel(ctx context.Context, agent, session string) (*askd.Channel, error) {
-	var raw sql.NullString
-	err := t.tx.QueryRowContext(ctx, "SELECT channel FROM sessions WHERE agent = ? AND name = ?", agent, session).Scan(&raw)
-	none := fmt.Sprintf("session %q has no channel", session)
-	if err != nil {
-		return nil, translate(err, fmt.Sprintf("read channel of %q", session), says{notFound: none})
+	c, _, err := t.TellChannel(ctx, agent, session)
+	if err == nil && c == nil {
+		return nil, askd.Errorf(askd.ENOTFOUND, "session %q has no channel", session)
 	}
-	if !raw.Valid {
-		return nil, askd.Errorf(askd.ENOTFOUND, "%s", none)
-	}
-	var c askd.Channel
-	if err := json.Unmarshal([]byte(raw.String), &c); err != nil {
-		return nil, fmt.Errorf("channel of %q: %w", session, err)
-	}
-	return &c, nil
+	return c, err
 }
 
 // AddSession records agent's session from at unless it is recorded, and
