@@ -308,13 +308,19 @@ type Tx interface {
 	CountSearch(ctx context.Context, q SearchQuery) (int, error)
 	// CreateAsk inserts a and sets a.ID.
 	CreateAsk(ctx context.Context, a *Ask) error
-	// UpdateAsk replaces the stored ask a.ID with a.
+	// UpdateAsk replaces the stored ask a.ID with a. Like AddEvent's, its
+	// statement may be held back: its error (ENOTFOUND for a missing ask)
+	// may come from the transaction's next statement or from Update.
 	UpdateAsk(ctx context.Context, a *Ask) error
 	// DeleteAsks removes settled asks settled before t, with their events, and
 	// returns how many went.
 	DeleteAsks(ctx context.Context, settledBefore time.Time) (int, error)
 
 	// AddEvent appends e and sets e.ID; watchers hear of it after commit.
+	// A store may hold the insert back and send it with the transaction's
+	// next statement or its commit (PostgreSQL does): e.ID is then set, and
+	// an error of the insert returned, by that statement or by Update. So
+	// read e.ID once Update has returned.
 	AddEvent(ctx context.Context, e *Event) error
 	// AskHistory returns the events of ask askID, oldest first, without
 	// snapshots; none when it has none or does not exist.

@@ -72,11 +72,21 @@ func (q *Queue) writer(max int, run func([]*Update)) {
 	}
 }
 
+// NewUpdate is an update of fn on its own, not queued: for a store's tests
+// that hand their run function a batch built to order. Wait has its result
+// once the run has answered it.
+func NewUpdate(ctx context.Context, fn func(askd.Tx) error) *Update {
+	return &Update{Ctx: ctx, Fn: fn, done: make(chan Result, 1)}
+}
+
+// Wait returns u's result once the run has answered it.
+func (u *Update) Wait() Result { return <-u.done }
+
 // Do queues fn and returns its outcome, raising its panic again. Once a
 // writer has taken fn it may be running, so Do waits for it whatever ctx
 // does; before that, ctx ending gives up.
 func (q *Queue) Do(ctx context.Context, fn func(askd.Tx) error) error {
-	u := &Update{Ctx: ctx, Fn: fn, done: make(chan Result, 1)}
+	u := NewUpdate(ctx, fn)
 	select {
 	case q.updates <- u:
 	case <-ctx.Done():

@@ -11,13 +11,20 @@ import (
 	"time"
 
 	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgconn"
 
 	"github.com/askd-dev/askd"
 )
 
 // tx is one transaction, read-write from Update or read-only from View.
 type tx struct {
-	tx       pgx.Tx
+	tx querier
+	// p is the write batch's pipe, for holding writes back (nil in View).
+	p *pipe
+	// locked are the asks this write transaction has read (so locked) or
+	// created: their rows stay until it ends, so that an update of one
+	// cannot miss, and it may be held back (UpdateAsk).
+	locked   map[int64]bool
 	writable bool
 	// exclusive: the transaction holds the write lock (see the package
 	// comment), so no other write transaction runs meanwhile.
@@ -210,7 +217,19 @@ func (t *tx) Ask(ctx context.Context, id int64) (*askd.Ask, error) {
 	if err != nil {
 		return nil, translate(err, fmt.Sprintf("read ask %d", id))
 	}
+	t.lock(a.ID)
 	return a, nil
+}
+
+// lock notes that ask id's row stays until a write transaction ends.
+func (t *tx) lock(id int64) {
+	if !t.writable {
+		return
+	}
+	if t.locked == nil {
+		t.locked = map[int64]bool{}
+	}
+	t.locked[id] = true
 }
 
 // FindAsks returns the asks matching f: pending ones first, then newest first,
@@ -218,7 +237,11 @@ func (t *tx) Ask(ctx context.Context, id int64) (*askd.Ask, error) {
 // the asks it returns until commit.
 func (t *tx) FindAsks(ctx context.Context, f askd.AskFilter) ([]*askd.Ask, error) {
 	where, args := askWhere(f)
-	return t.selectAsks(ctx, "find asks", where, args, "status = 'pending' DESC, id DESC", f.Limit, t.forUpdate())
+	asks, err := t.selectAsks(ctx, "find asks", where, args, "status = 'pending' DESC, id DESC", f.Limit, t.forUpdate())
+	for _, a := range asks {
+		t.lock(a.ID)
+	}
+	return asks, err
 }
 
 // selectAsks returns the asks matching where (its arguments args, $1 on),
@@ -316,11 +339,15 @@ func (t *tx) CreateAsk(ctx context.Context, a *askd.Ask) error {
 	if err := t.tx.QueryRow(t.ctx(ctx), insertAsk, values...).Scan(&a.ID); err != nil {
 		return translate(err, "create ask")
 	}
+	t.lock(a.ID)
 	return nil
 }
 
 // UpdateAsk replaces every stored field of ask a.ID with a's; ENOTFOUND when
-// there is no such ask.
+// there is no such ask. In a write batch, the update of an ask the
+// transaction has read or created is held back and sent with its next
+// statement (see pipe): an error then comes from that statement or from
+// Update.
 func (t *tx) UpdateAsk(ctx context.Context, a *askd.Ask) error {
 	if err := t.mustWrite("update ask"); err != nil {
 		return err
@@ -329,13 +356,25 @@ func (t *tx) UpdateAsk(ctx context.Context, a *askd.Ask) error {
 	if err != nil {
 		return fmt.Errorf("update ask %d: %w", a.ID, err)
 	}
-	tag, err := t.tx.Exec(t.ctx(ctx), updateAsk, append(values, a.ID)...)
-	if err != nil {
-		return translate(err, fmt.Sprintf("update ask %d", a.ID))
+	values = append(values, a.ID)
+	check := func(tag pgconn.CommandTag, err error) error {
+		if err != nil {
+			return translate(err, fmt.Sprintf("update ask %d", a.ID))
+		}
+		if tag.RowsAffected() == 0 {
+			return askd.Errorf(askd.ENOTFOUND, "ask %d not found", a.ID)
+		}
+		return nil
 	}
-	if tag.RowsAffected() == 0 {
-		return askd.Errorf(askd.ENOTFOUND, "ask %d not found", a.ID)
+	if !t.locked[a.ID] {
+		// It may not exist, and a miss is not an error the server sees:
+		// sent now, so that it fails the update before anything commits.
+		return check(t.tx.Exec(t.ctx(ctx), updateAsk, values...))
 	}
+	// Held, sent with the transaction's next read or its end (pipe.go): the
+	// row is there, so only a statement error, which the server sees and
+	// which stops the rest of the round trip, can fail it.
+	t.p.hold(updateAsk, values, func(br pgx.BatchResults) error { return check(br.Exec()) })
 	return nil
 }
 
@@ -345,6 +384,7 @@ func (t *tx) DeleteAsks(ctx context.Context, settledBefore time.Time) (int, erro
 	if err := t.mustWrite("delete asks"); err != nil {
 		return 0, err
 	}
+	clear(t.locked) // the rows may go
 	tag, err := t.tx.Exec(t.ctx(ctx), "DELETE FROM asks WHERE status <> 'pending' AND settled_at < $1", settledBefore)
 	if err != nil {
 		return 0, translate(err, "delete asks")

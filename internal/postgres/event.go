@@ -14,9 +14,10 @@ import (
 	"github.com/askd-dev/askd"
 )
 
-// lockEventLog takes the event log's transaction advisory lock. It is in the
-// two-key space (classid 'askd' as an int4, objid 1), which never meets the
-// one-key space of session locks.
+// lockEventLog takes the event log's transaction advisory lock, the write
+// lock every write transaction takes first (see the package comment). It is
+// in the two-key space (classid 'askd' as an int4, objid 1), which never
+// meets the one-key space of session locks.
 const lockEventLog = "SELECT pg_advisory_xact_lock(1634954084, 1)"
 
 const insertEvent = `
@@ -29,10 +30,14 @@ const insertEvent = `
 // when ask e.AskID does not exist. Watchers hear of the event once the
 // transaction commits (the events_added trigger notifies askd_events).
 //
-// It first takes the event log lock, held until the transaction ends: ids are
-// then drawn in commit order, and a reader that has seen an id has seen every
-// lower one (a sequence alone hands out ids in the order transactions ask,
-// which is not the order they commit). So add events last in a transaction.
+// The insert is held back and sent with the transaction's next statement or
+// its COMMIT (see pipe): e.ID is set, and an error such as ENOTFOUND comes,
+// from that statement or from Update.
+//
+// Ids are drawn in commit order, since every write transaction holds the
+// write lock from its BEGIN to its end: a reader that has seen an id has
+// seen every lower one (a sequence alone hands out ids in the order
+// transactions ask, which is not the order they commit).
 func (t *tx) AddEvent(ctx context.Context, e *askd.Event) error {
 	if err := t.mustWrite("add event"); err != nil {
 		return err
@@ -49,25 +54,17 @@ func (t *tx) AddEvent(ctx context.Context, e *askd.Event) error {
 	if err != nil {
 		return fmt.Errorf("add event to ask %d: snapshot: %w", e.AskID, err)
 	}
-	// One round trip for both statements.
-	b := &pgx.Batch{}
-	b.Queue(lockEventLog)
-	b.Queue(insertEvent, e.AskID, e.Session, e.Action, e.Actor, e.At, e.Note, snapshot)
-	br := t.tx.SendBatch(t.ctx(ctx), b)
-	_, err = br.Exec()
-	if err == nil {
-		err = br.QueryRow().Scan(&e.ID)
-	}
-	if cerr := br.Close(); err == nil {
-		err = cerr
-	}
-	var pe *pgconn.PgError
-	if errors.As(err, &pe) && pe.Code == pgerrcode.ForeignKeyViolation {
-		return askd.Errorf(askd.ENOTFOUND, "ask %d not found", e.AskID)
-	}
-	if err != nil {
-		return translate(err, fmt.Sprintf("add event to ask %d", e.AskID))
-	}
+	t.p.hold(insertEvent, []any{e.AskID, e.Session, e.Action, e.Actor, e.At, e.Note, snapshot}, func(br pgx.BatchResults) error {
+		err := br.QueryRow().Scan(&e.ID)
+		var pe *pgconn.PgError
+		if errors.As(err, &pe) && pe.Code == pgerrcode.ForeignKeyViolation {
+			return askd.Errorf(askd.ENOTFOUND, "ask %d not found", e.AskID)
+		}
+		if err != nil {
+			return translate(err, fmt.Sprintf("add event to ask %d", e.AskID))
+		}
+		return nil
+	})
 	return nil
 }
 

@@ -11,15 +11,16 @@
 //     take turns, whole, as SQLite's single writer does. Event ids are then
 //     handed out in commit order, so a reader that has seen id n has seen
 //     every event below it (SSE resumes by id without gaps), and no two write
-//     transactions can deadlock. AddEvent takes the same lock (a no-op under
-//     Update) for any transaction that did not;
+//     transactions can deadlock;
 //   - a write transaction reads asks FOR NO KEY UPDATE, which is redundant
 //     under the write lock but keeps each statement correct on its own, and
 //     LockSession, whose job the write lock does, costs nothing;
-//   - taking turns costs a round trip per statement, not a commit per update:
-//     each process's updates that queue meanwhile share one transaction
-//     (group commit, see Update), so the lock is taken, and the WAL flushed,
-//     once per batch.
+//   - taking turns costs round trips, not a commit per update: each
+//     process's updates that queue meanwhile share one transaction (group
+//     commit, see Update), so the lock is taken, and the WAL flushed, once
+//     per batch; and statements are pipelined (pipe.go), so an update costs
+//     a round trip per read it makes plus one, its writes sent with its next
+//     read or the COMMIT.
 //
 // View runs at REPEATABLE READ, read only: one snapshot for all of its reads,
 // concurrent with everything.
@@ -76,6 +77,7 @@ func Open(ctx context.Context, url string) (*Store, error) {
 	if err != nil {
 		return nil, fmt.Errorf("open postgres: %w", err)
 	}
+	cfg.AfterConnect = prepareFraming
 	pool, err := pgxpool.NewWithConfig(ctx, cfg)
 	if err != nil {
 		return nil, fmt.Errorf("open postgres: %w", err)
@@ -133,25 +135,25 @@ const (
 	batchTimeout = 30 * time.Second
 )
 
-// beginWrite starts a write transaction and takes the write lock, in one
-// round trip.
-var beginWrite = pgx.TxOptions{BeginQuery: "BEGIN ISOLATION LEVEL READ COMMITTED; " + lockEventLog}
-
-// runBatch runs the updates in one transaction and answers each.
+// runBatch runs the updates in one transaction, on one connection through a
+// pipe (pipe.go), and answers each. Round trips: the first statement carries
+// BEGIN and the write lock; each update's writes go with its next read or
+// at its end, and the last update's with the COMMIT. An update that makes no
+// statement at all costs none.
 func (s *Store) runBatch(batch []*groupcommit.Update) {
 	results := make([]groupcommit.Result, len(batch))
 	// Statements run under the batch's context, not a caller's: a cancelled
 	// statement would abort the transaction the whole batch shares.
 	ctx, cancel := context.WithTimeout(context.Background(), batchTimeout)
 	defer cancel()
-	ptx, err := s.pool.BeginTx(ctx, beginWrite)
+	pc, err := s.pool.Acquire(ctx)
 	if err != nil {
 		groupcommit.Fail(batch, results, translate(err, "begin write transaction"))
 		return
 	}
-	// A no-op after Commit; otherwise it ends the transaction and hands the
-	// connection back to the pool.
-	defer rollback(ctx, ptx)
+	p := newPipe(pc.Conn())
+	defer release(ctx, pc, p)
+	p.begin()
 	shared := len(batch) > 1
 	ran := 0
 	for i, u := range batch {
@@ -159,36 +161,78 @@ func (s *Store) runBatch(batch []*groupcommit.Update) {
 			results[i].Err = err
 			continue
 		}
-		var sp pgx.Tx = ptx
+		m := p.mark()
 		if shared {
-			if sp, err = ptx.Begin(ctx); err != nil { // SAVEPOINT
-				groupcommit.Fail(batch, results, translate(err, "savepoint"))
-				return
-			}
+			p.frame(savepoint, "savepoint")
 		}
-		results[i] = groupcommit.Call(u, &tx{tx: sp, writable: true, exclusive: true, fixed: ctx})
-		if results[i].OK() {
-			ran++ // its savepoint stays until the commit: no RELEASE round trip
-			continue
+		results[i] = groupcommit.Call(u, &tx{tx: p, p: p, writable: true, exclusive: true, fixed: ctx})
+		if results[i].OK() && i < len(batch)-1 {
+			// Its writes are sent now, so that their errors are its own.
+			results[i].Err = p.flush(ctx)
 		}
-		if !shared {
-			groupcommit.Finish(batch, results) // the deferred rollback undoes it
+		if broken := p.lost(); broken != nil {
+			groupcommit.Fail(batch, results, broken)
 			return
 		}
-		if err := sp.Rollback(ctx); err != nil { // ROLLBACK TO SAVEPOINT
-			groupcommit.Fail(batch, results, translate(err, "roll back to savepoint"))
+		if results[i].OK() {
+			ran++ // its savepoint stays until the commit: no RELEASE
+			continue
+		}
+		if sent := p.undo(m); sent && shared {
+			// Now, not with the next statement: a failed statement left the
+			// transaction aborted, and the server then parses nothing else.
+			p.frame(rollbackToSavepoint, "roll back to savepoint")
+			if err := p.flush(ctx); err != nil {
+				groupcommit.Fail(batch, results, err)
+				return
+			}
+		} else if sent {
+			groupcommit.Finish(batch, results) // release rolls it back
 			return
 		}
 	}
 	if ran == 0 {
-		groupcommit.Finish(batch, results)
+		groupcommit.Finish(batch, results) // release rolls back what was sent
 		return
 	}
-	if err := ptx.Commit(ctx); err != nil {
-		groupcommit.Fail(batch, results, translate(err, "commit"))
+	held, err := p.finish(ctx, commit, "commit")
+	if held != nil && p.broken == nil {
+		// The last update's held write failed, and the server skipped the
+		// COMMIT: undo that update alone and commit the others.
+		last := len(batch) - 1
+		results[last].Err = held
+		ran--
+		if shared && ran > 0 {
+			p.frame(rollbackToSavepoint, "roll back to savepoint")
+			held, err = p.finish(ctx, commit, "commit")
+		} else {
+			groupcommit.Finish(batch, results)
+			return
+		}
+	}
+	if err == nil {
+		err = held
+	}
+	if err != nil {
+		groupcommit.Fail(batch, results, err)
 		return
 	}
 	groupcommit.Finish(batch, results)
+}
+
+// release ends p's transaction unless it was committed and hands the
+// connection back to the pool. Not on the batch's context alone: a dead
+// network must not hold it; a connection whose rollback failed is closed,
+// and the pool drops it.
+func release(ctx context.Context, pc *pgxpool.Conn, p *pipe) {
+	if p.open && !pc.Conn().IsClosed() {
+		ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
+		if _, err := pc.Conn().Exec(ctx, "ROLLBACK"); err != nil {
+			pc.Conn().Close(ctx)
+		}
+		cancel()
+	}
+	pc.Release()
 }
 
 // View runs fn in a read-only REPEATABLE READ transaction: all its reads see
