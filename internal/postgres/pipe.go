@@ -37,6 +37,7 @@ type pipe struct {
 	b     *pgx.Batch
 	reads []func(pgx.BatchResults) error // one per queued statement but the last, in order
 	sends int                            // round trips so far
+	used  bool                           // a statement other than framing was queued
 	open  bool                           // BEGIN has been sent and no COMMIT or ROLLBACK since
 	// broken is the error of a framing statement: the transaction is lost.
 	broken error
@@ -96,6 +97,7 @@ func (p *pipe) begin() {
 // and returns the write's error, translated. The write is sent with the
 // next statement that needs an answer, or by flush.
 func (p *pipe) hold(sql string, args []any, check func(pgx.BatchResults) error) {
+	p.used = true
 	p.b.Queue(sql, args...)
 	p.reads = append(p.reads, check)
 }
@@ -192,6 +194,7 @@ func (p *pipe) finish(ctx context.Context, sql, what string) (held, ended error)
 
 // Exec runs sql with what is queued before it.
 func (p *pipe) Exec(ctx context.Context, sql string, args ...any) (pgconn.CommandTag, error) {
+	p.used = true
 	p.b.Queue(sql, args...)
 	br, err := p.send(ctx, true)
 	if err != nil {
@@ -207,6 +210,7 @@ func (p *pipe) Exec(ctx context.Context, sql string, args ...any) (pgconn.Comman
 // Query runs sql with what is queued before it; closing the rows ends the
 // round trip.
 func (p *pipe) Query(ctx context.Context, sql string, args ...any) (pgx.Rows, error) {
+	p.used = true
 	p.b.Queue(sql, args...)
 	br, err := p.send(ctx, true)
 	if err != nil {
@@ -258,6 +262,7 @@ type pipeRow struct {
 }
 
 func (r *pipeRow) Scan(dest ...any) error {
+	r.p.used = true
 	r.p.b.Queue(r.sql, r.args...)
 	br, err := r.p.send(r.ctx, true)
 	if err != nil {

@@ -191,8 +191,9 @@ func (s *Store) runBatch(batch []*groupcommit.Update) {
 			return
 		}
 	}
-	if ran == 0 {
-		groupcommit.Finish(batch, results) // release rolls back what was sent
+	if ran == 0 || !p.used {
+		// Nothing to commit: release rolls back what was sent, if anything.
+		groupcommit.Finish(batch, results)
 		return
 	}
 	held, err := p.finish(ctx, commit, "commit")
