@@ -261,7 +261,8 @@ func TestServerRestart(t *testing.T) {
 	srv.Stop(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer cancel()
-	err := s.Update(ctx, func(tx askd.Tx) error { return nil })
+	// A statement, since an update that makes none sends nothing.
+	err := s.Update(ctx, func(tx askd.Tx) error { _, err := tx.LastEventID(ctx); return err })
 	if code := askd.ErrorCode(err); code != askd.EUNAVAILABLE {
 		t.Errorf("Update with the server down: %v (code %q), want %s", err, code, askd.EUNAVAILABLE)
 	}
