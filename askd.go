@@ -257,8 +257,10 @@ type Change struct {
 	AskID   int64
 	Reset   bool
 	// Ask is the ask as the commit left it (the event's snapshot), when the
-	// store has it at hand: its own process's commits on SQLite. Nil means
-	// read it. Shared by every watcher: read it, never change it.
+	// store has it at hand: on SQLite for the commits of its own process (the
+	// only ones it tells of), on PostgreSQL for the commits of every process,
+	// carried by the notification, unless the snapshot was too long for one.
+	// Nil means read it. Shared by every watcher: read it, never change it.
 	Ask *Ask
 }
 

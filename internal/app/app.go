@@ -162,11 +162,16 @@ func (s *Service) onChange(c askd.Change) {
 		s.kickDeliveries()
 		return
 	}
-	if c.AskID != 0 {
+	switch {
+	case c.EventID != 0:
 		s.hub.wake(c.AskID, c.Ask)
-	}
-	if c.EventID != 0 {
 		signal(s.feed.kick)
+	case c.AskID != 0:
+		// A bare notice that the ask was settled (PostgreSQL's
+		// question_answered). It comes after its commit's events, whose
+		// changes said how the ask is: keep that for the waiters. (Were it
+		// first, a waiter would find no settled ask there and read it.)
+		s.hub.nudge(c.AskID)
 	}
 }
 

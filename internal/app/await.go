@@ -105,9 +105,12 @@ func (w *Await) Look(ctx context.Context) (a *askd.Ask, wake time.Time, done boo
 
 // settledSeen is the ask as the change that woke the wait left it, when that
 // settled it and can stand for reading it again: the store said how the ask
-// is (its own process's commit, on SQLite), and no MCP call is tracked
-// (whose cancellation only a read finds). This takes a read transaction off
-// the way of each answer to its waiting call. Nil: look in the store.
+// is (askd.Change.Ask: on SQLite from a commit of this process, on
+// PostgreSQL from any process's, in the notification), and no MCP call is
+// tracked (whose cancellation only a read finds). This takes a read off the
+// way of each answer to its waiting call, on PostgreSQL also when the
+// answer was given on another process (the inbox side). Nil: look in the
+// store.
 func (w *Await) settledSeen() *askd.Ask {
 	if w.call != nil || w.seen == nil {
 		return nil

@@ -19,9 +19,10 @@ type waiter struct {
 	id int64
 	ch chan struct{} // capacity 1: a pending wake-up is never lost, never blocks
 	fn func()        // instead of ch: called under the hub's lock, must not block
-	// last is the ask as the latest change that woke the waiter left it,
+	// last is the ask as the latest event that woke the waiter left it,
 	// when the store said (askd.Change.Ask); nil when unknown, as after a
-	// reset. Set before the wake-up.
+	// reset or an event whose ask the store did not give. A bare notice
+	// (nudge) leaves it. Set before the wake-up.
 	last atomic.Pointer[askd.Ask]
 }
 
@@ -62,6 +63,17 @@ func (h *hub) wake(id int64, a *askd.Ask) {
 	h.mu.Lock()
 	for w := range h.waiters[id] {
 		w.last.Store(a)
+		w.signal()
+	}
+	h.mu.Unlock()
+}
+
+// nudge signals every waiter of ask id and leaves what they were last told
+// of it (waiter.last) as it is: for a change that says the ask changed but
+// not how, and comes after the changes of the same commit that did say.
+func (h *hub) nudge(id int64) {
+	h.mu.Lock()
+	for w := range h.waiters[id] {
 		w.signal()
 	}
 	h.mu.Unlock()

@@ -34,7 +34,8 @@ func (s *Service) retryUnavailable(ctx context.Context, until time.Time, fn func
 
 // askReader is a store that reads one ask in a single statement, without a
 // transaction around it: on PostgreSQL one round trip instead of three, on
-// the way of every answer to its waiting call in another process.
+// the way of an answer to its waiting call in another process when the
+// notification could not carry the ask (settledSeen).
 type askReader interface {
 	ReadAsk(ctx context.Context, id int64) (*askd.Ask, error)
 }

@@ -18,9 +18,12 @@ import (
 	"github.com/askd-dev/askd"
 )
 
-// The channels the migrations' triggers notify.
+// The channels the listener hears, of those the migrations' triggers notify
+// (012_event_snapshots.sql). Each event is also sent on askd_events, payload
+// "<event id>:<ask id>", for older builds still running during an upgrade;
+// this one does not listen there, so that it hears each event once.
 const (
-	channelEvents   = "askd_events"       // payload "<event id>:<ask id>"
+	channelAsks     = "askd_asks"         // payload "<event id>:<ask id>:<snapshot JSON, or nothing>"
 	channelAnswered = "question_answered" // payload "<ask id>"
 )
 
@@ -82,7 +85,7 @@ func (l *listener) connect(ctx context.Context) (*pgx.Conn, error) {
 	if err != nil {
 		return nil, err
 	}
-	if _, err := conn.Exec(ctx, "LISTEN "+channelEvents+"; LISTEN "+channelAnswered); err != nil {
+	if _, err := conn.Exec(ctx, "LISTEN "+channelAsks+"; LISTEN "+channelAnswered); err != nil {
 		conn.Close(context.WithoutCancel(ctx))
 		return nil, err
 	}
@@ -167,17 +170,8 @@ func (l *listener) reconnect(ctx context.Context) *pgx.Conn {
 // parseNotification turns a notification into the change it announces.
 func parseNotification(n *pgconn.Notification) (askd.Change, bool) {
 	switch n.Channel {
-	case channelEvents:
-		e, a, ok := strings.Cut(n.Payload, ":")
-		if !ok {
-			return askd.Change{}, false
-		}
-		eventID, err1 := strconv.ParseInt(e, 10, 64)
-		askID, err2 := strconv.ParseInt(a, 10, 64)
-		if err1 != nil || err2 != nil {
-			return askd.Change{}, false
-		}
-		return askd.Change{EventID: eventID, AskID: askID}, true
+	case channelAsks:
+		return parseEvent(n.Payload)
 	case channelAnswered:
 		askID, err := strconv.ParseInt(n.Payload, 10, 64)
 		if err != nil {
@@ -186,6 +180,41 @@ func parseNotification(n *pgconn.Notification) (askd.Change, bool) {
 		return askd.Change{AskID: askID}, true
 	}
 	return askd.Change{}, false
+}
+
+// parseEvent is the change an askd_asks payload announces, "<event
+// id>:<ask id>:<snapshot>", with the ask as the event left it (Change.Ask)
+// when the payload carries its snapshot. A snapshot left out (too long for a
+// payload), or one that does not decode (logged), leaves Ask nil: the
+// watchers read the ask. Every watcher is given the same Ask.
+func parseEvent(payload string) (askd.Change, bool) {
+	e, rest, _ := strings.Cut(payload, ":")
+	a, snapshot, ok := strings.Cut(rest, ":")
+	if !ok {
+		return askd.Change{}, false
+	}
+	eventID, err1 := strconv.ParseInt(e, 10, 64)
+	askID, err2 := strconv.ParseInt(a, 10, 64)
+	if err1 != nil || err2 != nil {
+		return askd.Change{}, false
+	}
+	c := askd.Change{EventID: eventID, AskID: askID}
+	if snapshot == "" {
+		return c, true
+	}
+	ask, err := decodeSnapshot([]byte(snapshot))
+	if err == nil && ask.ID != askID {
+		err = fmt.Errorf("the snapshot is of ask %d", ask.ID)
+	}
+	if err != nil {
+		// The event happened all the same: announce it, and let the
+		// watchers read the ask.
+		slog.Warn("postgres: the snapshot in an event's notification is unusable; the ask will be read",
+			"event", eventID, "ask", askID, "err", err)
+		return c, true
+	}
+	c.Ask = ask
+	return c, true
 }
 
 func (l *listener) watch(fn func(askd.Change)) {
