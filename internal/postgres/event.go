@@ -28,7 +28,8 @@ const insertEvent = `
 // AddEvent appends e, with a snapshot of its ask, and sets e.ID. The snapshot
 // is e.Ask when set, else the ask as stored in this transaction. ENOTFOUND
 // when ask e.AskID does not exist. Watchers hear of the event once the
-// transaction commits (the events_added trigger notifies askd_events).
+// transaction commits (the events_added trigger notifies askd_asks with the
+// snapshot, and askd_events for older builds: migration 012).
 //
 // The insert is held back and sent with the transaction's next statement or
 // its COMMIT (see pipe): e.ID is set, and an error such as ENOTFOUND comes,
@@ -112,10 +113,11 @@ func (t *tx) events(ctx context.Context, what string, withSnapshot bool, query s
 		}
 		e.At = e.At.UTC()
 		if snapshot != nil {
-			e.Ask = new(askd.Ask)
-			if err := json.Unmarshal(snapshot, e.Ask); err != nil {
+			a, err := decodeSnapshot(snapshot)
+			if err != nil {
 				return nil, fmt.Errorf("event %d: snapshot: %w", e.ID, err)
 			}
+			e.Ask = a
 		}
 		return &e, nil
 	})

@@ -27,12 +27,15 @@
 //
 // # Changes
 //
-// Triggers created by the migrations NOTIFY askd_events ('<event id>:<ask
-// id>') for each event and question_answered ('<ask id>') when an ask becomes
-// answered or cancelled; notifications are sent at commit, in commit order. A
-// Store keeps one connection of its own, outside the pool, listening to both,
-// and calls its watchers from there: for commits of every process, its own
-// included. When that connection drops it reconnects with backoff, listens
+// Triggers created by the migrations NOTIFY askd_asks ('<event id>:<ask
+// id>:<snapshot>', the snapshot left out when it would not fit a payload)
+// for each event, and question_answered ('<ask id>') when an ask becomes
+// answered or cancelled, after its transaction's events; notifications are
+// sent at commit, in commit order (askd_events, '<event id>:<ask id>', goes
+// too, for older builds: migration 012). A Store keeps one connection of its
+// own, outside the pool, listening to askd_asks and question_answered, and
+// calls its watchers from there: for commits of every process, its own
+// included, each event's change with the ask as it left it (Change.Ask). When that connection drops it reconnects with backoff, listens
 // again, and then calls the watchers with Change{Reset: true}, so whatever
 // was committed while it was away is re-read.
 //
@@ -250,8 +253,8 @@ func (s *Store) View(ctx context.Context, fn func(askd.Tx) error) error {
 
 // ReadAsk reads ask id in one statement, outside any transaction: one round
 // trip where View takes three (BEGIN, the SELECT, ROLLBACK). A single
-// statement sees one snapshot anyway. The agent side reads each answered
-// ask this way after its NOTIFY (app's waits).
+// statement sees one snapshot anyway. App's waits read an answered ask this
+// way when its notification could not carry it (Change.Ask nil).
 func (s *Store) ReadAsk(ctx context.Context, id int64) (*askd.Ask, error) {
 	a, err := scanAsk(s.pool.QueryRow(ctx, "SELECT "+askColumns+" FROM asks WHERE id = $1", id))
 	if errors.Is(err, pgx.ErrNoRows) {
@@ -274,8 +277,9 @@ func rollback(ctx context.Context, ptx pgx.Tx) {
 
 // Watch registers fn, called in order on the listener's goroutine for every
 // event committed by any process sharing the database (Change{EventID,
-// AskID}), for every ask settled (Change{AskID}), and with Change{Reset: true}
-// after the listener reconnected. fn must not block.
+// AskID, Ask}, Ask nil when the notification could not carry it), for every
+// ask settled (Change{AskID}, after its events), and with Change{Reset:
+// true} after the listener reconnected. fn must not block.
 func (s *Store) Watch(fn func(askd.Change)) { s.l.watch(fn) }
 
 // Ping reports whether the database answers through the pool.
