@@ -28,6 +28,7 @@ type benchConfig struct {
 	agentURL, inboxURL, agentToken, humanToken string
 	scenarios                                  string
 	latencyN, waiters, sseStreams              int
+	settle                                     time.Duration
 	duration, timeout, pause                   time.Duration
 	agents                                     []int
 	cpuOf                                      []string
@@ -43,6 +44,7 @@ func cmdBench(ctx context.Context, e *env, args []string) error {
 	fs.StringVar(&bc.scenarios, "scenarios", "latency,waiters,throughput,sse", "which figures to measure (also throughput-rest: creates over POST /api/asks)")
 	fs.IntVar(&bc.latencyN, "latency-n", 500, "answers timed in the latency scenario")
 	fs.IntVar(&bc.waiters, "waiters", 10000, "concurrent blocked ask_user_question calls")
+	fs.DurationVar(&bc.settle, "waiters-settle", 0, "in the waiters scenario, also read the agent process's memory this long after the calls are all waiting (Go collects at least every 2 minutes: 130s gives the settled figure)")
 	fs.IntVar(&bc.sseStreams, "sse-streams", 1000, "inbox event streams for the fan-out scenario")
 	fs.DurationVar(&bc.duration, "duration", 5*time.Second, "how long each throughput run lasts")
 	fs.DurationVar(&bc.pause, "pause", 20*time.Millisecond, "idle time before each timed answer in the latency scenario, as a person's (0: answer at once)")
@@ -359,6 +361,19 @@ func (b *bench) waiterLoad(ctx context.Context, tw io.Writer) error {
 	if err != nil {
 		return err
 	}
+	// Right after the ramp, the process still holds the memory the burst of
+	// requests took; the runtime gives it back after its next collection.
+	settled := int64(0)
+	if b.cfg.settle > 0 {
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-time.After(b.cfg.settle):
+		}
+		if settled, err = b.rss(ctx, b.cfg.agentURL); err != nil {
+			return err
+		}
+	}
 	// Answer them all, 32 at a time.
 	t0 := time.Now()
 	ids := make(chan [2]any, 1024)
@@ -401,6 +416,10 @@ func (b *bench) waiterLoad(ctx context.Context, tw io.Writer) error {
 	fmt.Fprintf(tw, "blocked ask_user_question calls\t%d waiting, %d answered, %d lost\tramp %s, all answered and returned in %s, %d answer errors\n",
 		n, ok.Load(), int64(n)-ok.Load(), ramp.Round(time.Millisecond), drain.Round(time.Millisecond), answerErrs.Load())
 	fmt.Fprintf(tw, "agent process RSS\t%.0f MB loaded (%.0f MB idle)\t%.1f KB per waiter\n", float64(loaded)/1e6, float64(base)/1e6, per/1024)
+	if settled > 0 {
+		fmt.Fprintf(tw, "agent process RSS, settled\t%.0f MB, %s after the ramp\t%.1f KB per waiter\n",
+			float64(settled)/1e6, b.cfg.settle, float64(settled-base)/float64(n)/1024)
+	}
 	if failed.Load() > 0 {
 		fmt.Fprintf(tw, "first failure\t%v\t\n", firstErr.Load())
 	}
