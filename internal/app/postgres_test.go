@@ -2,6 +2,10 @@ package app_test
 
 import (
 	"context"
+	"fmt"
+	"os"
+	"strconv"
+	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -110,5 +114,59 @@ func TestSplitAnsweredWaitReadsNothing(t *testing.T) {
 	}
 	if n := agentStore.reads.Load() - before; n != 0 {
 		t.Fatalf("the look after the answer read the store %d times, want 0", n)
+	}
+}
+
+// runService is a service on st with its background work running, both
+// stopped when t ends.
+func runService(t *testing.T, st askd.Store) *app.Service {
+	t.Helper()
+	svc := app.New(st, app.Config{MaxPending: 1000})
+	ctx, cancel := context.WithCancel(context.Background())
+	ran := make(chan struct{})
+	go func() { svc.Run(ctx); close(ran) }()
+	t.Cleanup(func() { svc.Close(); cancel(); <-ran })
+	return svc
+}
+
+// TestNoAnswerLostWhenAnswerRacesWaiter across processes: the inbox side
+// answers each ask at the moment the agent side starts waiting on it, and
+// every wait returns the answer, whether it read the ask or took it from the
+// notification.
+func TestNoAnswerLostAcrossProcesses(t *testing.T) {
+	url := pgtest.URL(t)
+	agent := runService(t, openPostgres(t, url))
+	inbox := runService(t, openPostgres(t, url))
+	ctx := t.Context()
+	n := 300
+	if testing.Short() {
+		n = 50
+	}
+	if v, err := strconv.Atoi(os.Getenv("ASKD_RACE_N")); err == nil && v > 0 {
+		n = v
+	}
+	lost := 0
+	for i := range n {
+		q := fmt.Sprintf("race %d?", i)
+		a, err := agent.Create(ctx, agentCaller, decision(q), app.CreateOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		var wg sync.WaitGroup
+		var got *askd.Ask
+		var werr error
+		wg.Go(func() { got, werr = agent.Wait(ctx, agentCaller, a.ID, time.Now().Add(30*time.Second)) })
+		wg.Go(func() {
+			if _, err := inbox.Answer(ctx, humanCaller, a.ID, answerA(q)); err != nil {
+				t.Error(err)
+			}
+		})
+		wg.Wait()
+		if werr != nil || got.Status != askd.StatusAnswered || got.Answer.Answers[q].Values[0] != "a" {
+			lost++
+		}
+	}
+	if lost != 0 {
+		t.Fatalf("%d of %d answers lost", lost, n)
 	}
 }
