@@ -35,7 +35,7 @@ type querier interface {
 type pipe struct {
 	conn  *pgx.Conn
 	b     *pgx.Batch
-	reads []func(pgx.BatchResults) error // one per queued statement but the last, in order
+	reads []func(pgx.BatchResults) error // one per statement queued by frame or hold, in order
 	sends int                            // round trips so far
 	used  bool                           // a statement other than framing was queued
 	open  bool                           // BEGIN has been sent and no COMMIT or ROLLBACK since
@@ -146,9 +146,7 @@ func (p *pipe) send(ctx context.Context, last bool) (pgx.BatchResults, error) {
 	if b.Len() == 0 {
 		return nil, nil
 	}
-	if !p.open {
-		p.open = true // BEGIN is the first of any write batch's statements
-	}
+	p.open = true // BEGIN is the first of a write batch's statements
 	p.sends++
 	br := p.conn.SendBatch(ctx, b)
 	for _, read := range reads {
@@ -181,9 +179,15 @@ func (p *pipe) finish(ctx context.Context, sql, what string) (held, ended error)
 	if err != nil {
 		return err, nil
 	}
-	_, err = br.Exec()
+	tag, err := br.Exec()
 	if cerr := br.Close(); err == nil {
 		err = cerr
+	}
+	if err == nil && sql == commit && tag.String() == "ROLLBACK" {
+		// What a transaction already aborted answers to COMMIT: a statement
+		// failed whose error an update did not return.
+		p.open = false
+		err = pgx.ErrTxCommitRollback
 	}
 	if err != nil {
 		return nil, translate(err, what)

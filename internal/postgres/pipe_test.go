@@ -79,6 +79,12 @@ func TestPipelinedBatches(t *testing.T) {
 			}
 			panic("boom")
 		}, "panic: boom"}
+		// a refused statement whose error fn does not return: the
+		// transaction is aborted, and the COMMIT rolls it back
+		swallowed = step{"a refused statement ignored", func(ctx context.Context, tx askd.Tx, a *askd.Ask) error {
+			_ = tx.CreateToken(ctx, &askd.Token{Name: "taken", Role: askd.RoleAgent, Hash: "ab12", CreatedAt: a.CreatedAt})
+			return nil
+		}, "rollback"}
 		nothing = step{"no statement", func(context.Context, askd.Tx, *askd.Ask) error { return nil }, ""}
 		// a statement this connection has never run, right after a failure
 		fresh = step{"a first statement", func(ctx context.Context, tx askd.Tx, a *askd.Ask) error {
@@ -93,6 +99,7 @@ func TestPipelinedBatches(t *testing.T) {
 		{eventMissing},
 		{refusedRead},
 		{fnError},
+		{swallowed},
 		{nothing},
 		{change, updateMissing, change},
 		{change, change, updateMissing},
