@@ -71,50 +71,10 @@ func TestSplitAnsweredWaitReadsNothing(t *testing.T) {
 	agentStore := &pgReadCounting{Store: openPostgres(t, url)}
 	agent := app.New(agentStore, app.Config{})
 	inbox := app.New(openPostgres(t, url), app.Config{})
-
-	a, err := agent.Create(t.Context(), agentCaller, decision("Ship it?"), app.CreateOptions{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	kicked := make(chan struct{}, 1)
-	w := agent.Await(agentCaller, a.ID, time.Time{}, app.AwaitAnswer, func() {
-		select {
-		case kicked <- struct{}{}:
-		default:
-		}
-	})
-	defer w.Stop()
-	before := agentStore.reads.Load()
-	if _, _, done, err := w.Look(t.Context()); done || err != nil {
-		t.Fatalf("first look: done %v, err %v; want the ask pending", done, err)
-	}
-	if agentStore.reads.Load() == before {
-		t.Fatal("the look at a pending ask read nothing")
-	}
-
 	// Registered after the agent's service, this watcher is told after it:
 	// once it has heard the answer, so has the waiting call.
-	answered := heardAsk(agentStore, a.ID, true)
-	if _, err := inbox.Answer(t.Context(), humanCaller, a.ID, &askd.Answer{Answers: map[string]askd.Choice{"Ship it?": {Values: []string{"a"}}}}); err != nil {
-		t.Fatal(err)
-	}
-	select {
-	case <-answered:
-	case <-time.After(10 * time.Second):
-		t.Fatal("the agent side did not hear the answer in 10 s")
-	}
-	<-kicked
-	before = agentStore.reads.Load()
-	got, _, done, err := w.Look(t.Context())
-	if err != nil || !done {
-		t.Fatalf("look after the answer: done %v, err %v", done, err)
-	}
-	if got.Status != askd.StatusAnswered || got.Answer.Answers["Ship it?"].Values[0] != "a" || got.SettledBy != humanCaller.Name {
-		t.Fatalf("look after the answer gave %+v", got)
-	}
-	if n := agentStore.reads.Load() - before; n != 0 {
-		t.Fatalf("the look after the answer read the store %d times, want 0", n)
-	}
+	heard := func(id int64) <-chan struct{} { return heardAsk(agentStore, id, true) }
+	answeredWaitReadsNothing(t, agent, inbox, agentStore.reads.Load, heard)
 }
 
 // runService is a service on st with its background work running, both
