@@ -10,18 +10,18 @@ import (
 	"github.com/askd-dev/askd"
 )
 
-// querier is what a transaction's statements run on: a pgx.Tx in View, a
-// pipe in Update.
+// querier is what a transaction's statements run on: a pipe.
 type querier interface {
 	Exec(ctx context.Context, sql string, args ...any) (pgconn.CommandTag, error)
 	Query(ctx context.Context, sql string, args ...any) (pgx.Rows, error)
 	QueryRow(ctx context.Context, sql string, args ...any) pgx.Row
 }
 
-// pipe is a write batch's connection. It holds statements back and sends
-// them in one round trip with the next statement whose answer is needed
-// (a pipeline: one Sync for all), so that an update costs a round trip per
-// read plus one:
+// pipe is a write batch's connection, or a View's. It holds statements
+// back and sends them in one round trip with the next statement whose
+// answer is needed (a pipeline: one Sync for all), so that an update costs a
+// round trip per read plus one, and a View a round trip per read plus its
+// ROLLBACK:
 //   - the transaction's BEGIN and write lock, and each shared update's
 //     SAVEPOINT, go with the first statement after them;
 //   - held writes (UpdateAsk, AddEvent: see hold) go with the next read, or
@@ -45,9 +45,10 @@ type pipe struct {
 
 func newPipe(conn *pgx.Conn) *pipe { return &pipe{conn: conn, b: &pgx.Batch{}} }
 
-// The framing statements of a write batch.
+// The framing statements of a write batch, and of a View.
 const (
 	beginWrite = "BEGIN ISOLATION LEVEL READ COMMITTED"
+	beginRead  = "BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY"
 	// Each update of a shared batch runs inside a savepoint of this one
 	// name: a savepoint of a name already taken hides the older one until
 	// it is rolled back to, released or committed, so rolling back to it
@@ -64,7 +65,7 @@ const (
 // needs next (the rollback to the savepoint, the commit), or finds the
 // forgotten name still taken.
 func prepareFraming(ctx context.Context, conn *pgx.Conn) error {
-	for _, sql := range []string{beginWrite, lockEventLog, savepoint, rollbackToSavepoint, commit} {
+	for _, sql := range []string{beginWrite, beginRead, lockEventLog, savepoint, rollbackToSavepoint, commit} {
 		if _, err := conn.Prepare(ctx, sql, sql); err != nil {
 			return err
 		}

@@ -241,14 +241,18 @@ func release(ctx context.Context, pc *pgxpool.Conn, p *pipe) {
 
 // View runs fn in a read-only REPEATABLE READ transaction: all its reads see
 // the database as of its first one, and nothing uncommitted.
+//
+// Its BEGIN goes with its first statement (pipe.go): a View with one read is
+// two round trips, that read and the ROLLBACK that ends the snapshot.
 func (s *Store) View(ctx context.Context, fn func(askd.Tx) error) error {
-	ptx, err := s.pool.BeginTx(ctx, pgx.TxOptions{IsoLevel: pgx.RepeatableRead, AccessMode: pgx.ReadOnly})
+	pc, err := s.pool.Acquire(ctx)
 	if err != nil {
-		return translate(err, "begin read transaction")
+		return fault(translate(err, "begin read transaction"))
 	}
-	// Nothing to commit: rolling back ends the snapshot.
-	defer rollback(ctx, ptx)
-	return fault(fn(&tx{tx: ptx}))
+	p := newPipe(pc.Conn())
+	defer release(ctx, pc, p) // nothing to commit: rolling back ends the snapshot
+	p.frame(beginRead, "begin read transaction")
+	return fault(fn(&tx{tx: p}))
 }
 
 // ReadAsk reads ask id in one statement, outside any transaction: one round

@@ -529,3 +529,28 @@ func BenchmarkCreateAnswer(b *testing.B) {
 	})
 	b.ReportMetric(float64(b.N)/b.Elapsed().Seconds(), "cycles/s")
 }
+
+// BenchmarkViewOneRead is a View that reads one ask, one after the other,
+// as the inbox and the CLI read.
+func BenchmarkViewOneRead(b *testing.B) {
+	ctx := context.Background()
+	s, err := postgres.Open(ctx, pgtest.URL(b))
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer s.Close()
+	a := newAsk("s1")
+	if err := s.Update(ctx, func(tx askd.Tx) error { return tx.CreateAsk(ctx, a) }); err != nil {
+		b.Fatal(err)
+	}
+	b.ResetTimer()
+	for b.Loop() {
+		err := s.View(ctx, func(tx askd.Tx) error {
+			_, err := tx.Ask(ctx, a.ID)
+			return err
+		})
+		if err != nil {
+			b.Fatal(err)
+		}
+	}
+}
