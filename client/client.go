@@ -550,3 +550,12 @@ func (c *Client) CloseRelay(ctx context.Context, session, requestID, reason stri
 	var a askd.Ask
 	return &a, c.do(ctx, http.MethodDelete, sessionPath(session, "/channel/permissions/"+url.PathEscape(requestID)), map[string]string{"reason": reason}, &a)
 }
+
+// Hook posts a Claude Code or Codex hook's input to askd's hook endpoint
+// (/hooks/claude) and returns askd's hook output, as the hook prints it;
+// wait > 0 lets a Stop hook wait that long for pending asks (?wait=).
+func (c *Client) Hook(ctx context.Context, input json.RawMessage, wait time.Duration) (json.RawMessage, error) {
+	var out json.RawMessage
+	err := c.do(ctx, http.MethodPost, "/hooks/claude"+waitQuery(wait), input, &out)
+	return out, err
+}

@@ -74,7 +74,12 @@ func installClaude(e *env, args []string) error {
 		return err
 	}
 	report(e, mcpFile, changed)
-	changed, err = mergeJSONFile(settings, func(root *orderedObject) error { return mergeHooks(root, base, *stopWait, !*asChannel) })
+	changed, err = mergeJSONFile(settings, func(root *orderedObject) error {
+		if err := allowAskdTools(root); err != nil {
+			return err
+		}
+		return mergeHooks(root, base, *stopWait, !*asChannel)
+	})
 	if err != nil {
 		return err
 	}
@@ -84,6 +89,7 @@ func installClaude(e *env, args []string) error {
 		return err
 	}
 	report(e, skill, changed)
+	askdOnPath(e)
 	fmt.Fprintln(e.stdout, "\nClaude Code reads the token and session from the environment, never from these files:")
 	fmt.Fprintln(e.stdout, "  export ASKD_TOKEN=<agent token>   # askd token create --agent NAME")
 	fmt.Fprintln(e.stdout, "  export ASKD_SESSION=<run name>    # the same for MCP and hooks, so the Stop hook hands answers back")
@@ -128,41 +134,58 @@ func claudeMCPEntry(base string) *orderedObject {
 // hook waits at most askd's deadline for it.
 const claudeHookTimeout = 600
 
-// askdHook is one of askd's Claude Code hooks: a command hook that posts the
-// hook input to askd with curl, timeout in seconds; query is the hook URL's
-// query, "" or "?wait=...".
+// askdHook is one of askd's Claude Code hooks: a command hook running askd
+// hook (hookCommand), timeout in seconds; wait is a Stop hook's wait, "" for
+// none.
 //
 // Not an http hook, so that the hooks follow ASKD_URL as .mcp.json's entry
 // does. Claude Code (read in 2.1.332's bundle) posts an http hook to its url
 // as written: it expands $VAR and ${VAR} only in header values, for names in
 // allowedEnvVars, with no ${VAR:-default} form, and its settings schema
 // refuses a url that is not a URL, such as one starting ${ASKD_URL}
-// (anthropics/claude-code#31653). A command hook runs through bash or zsh,
-// which expand ${ASKD_URL:-base}, with the hook input on stdin; askd's reply
-// on stdout is read as an http hook's body would be.
+// (anthropics/claude-code#31653). Claude Code 2.1.328 runs a command hook
+// with /bin/sh -c (dash on Debian and Ubuntu, whatever SHELL says), the
+// hook input on stdin; askd hook's reply on stdout is read as an http
+// hook's body would be, and its failures are status 1, which never stops
+// the agent.
 //
-// Like an http hook's error reply, a failure never stops the agent: curl -f
-// prints nothing on an HTTP error (its body is no hook output) and exits 22,
-// -sS shows curl's own error on stderr, and `|| exit 1` turns every failure
-// into exit status 1, since Claude reads status 2 as a blocking decision
-// (curl's 2 is "failed to start"). onFailure "continue" is Claude's default,
-// written out because on Windows without Git Bash (hooks run in PowerShell)
-// Claude otherwise counts a failed PreToolUse or PermissionRequest command
-// hook as a block.
-//
-// The headers reach curl through a file descriptor (-H @<(printf ...), bash
-// and zsh; printf is a builtin), never its arguments: another user of the
-// machine can read a process's arguments (ps), so the token is not among
-// them.
-func askdHook(base, query string, timeout int, status string) *orderedObject {
-	command := `curl -sSf -X POST --data-binary @- -H @<(printf 'Authorization: Bearer %s\nAskd-Session: %s\n' "$ASKD_TOKEN" "$ASKD_SESSION") "${ASKD_URL:-` +
-		base + `}/hooks/claude` + query + `" || exit 1`
+// onFailure "continue" is Claude's default, written out because on Windows
+// without Git Bash (hooks run in PowerShell) Claude otherwise counts a
+// failed PreToolUse or PermissionRequest command hook as a block.
+func askdHook(base, wait string, timeout int, status string) *orderedObject {
 	return newOrderedObject().
 		set("type", "command").
-		set("command", command).
+		set("command", hookCommand(base, wait)).
 		set("timeout", timeout).
 		set("onFailure", "continue").
 		set("statusMessage", status)
+}
+
+// askdToolsRule is Claude Code's permission rule for every tool of the MCP
+// server named askd.
+const askdToolsRule = "mcp__askd"
+
+// allowAskdTools adds askd's tools to the settings' permissions.allow, once:
+// they only put words in the person's inbox, and without the rule each
+// call is first a permission prompt, which askd's own PermissionRequest hook
+// would turn into an approval card ("may the agent ask you?") before the
+// ask itself.
+func allowAskdTools(root *orderedObject) error {
+	perms, err := root.object("permissions")
+	if err != nil {
+		return err
+	}
+	allow, err := perms.array("allow")
+	if err != nil {
+		return fmt.Errorf("permissions: %v", err)
+	}
+	for _, r := range allow {
+		if r == askdToolsRule {
+			return nil
+		}
+	}
+	perms.set("allow", append(allow, askdToolsRule))
+	return nil
 }
 
 // mergeHooks puts askd's hooks into settings, keeping every other hook where
@@ -186,7 +209,7 @@ func mergeHooks(root *orderedObject, base string, stopWait time.Duration, permis
 	// next Stop): its timeout is at least a minute past the wait.
 	stopTimeout := claudeHookTimeout
 	if stopWait > 0 {
-		stopQuery = "?wait=" + stopWait.String()
+		stopQuery = shortDuration(stopWait)
 		stopTimeout = max(stopTimeout, seconds(stopWait+time.Minute))
 	}
 	ours := []struct {
@@ -262,7 +285,8 @@ func withAskdGroup(groups []any, group *orderedObject) []any {
 }
 
 // isAskdHook reports whether h is one of askd's hooks: a command hook that
-// posts to askd's /hooks/claude, or the http hook earlier installs wrote.
+// runs askd hook (or, from earlier installs, posts to askd's /hooks/claude
+// with curl), or the http hook earlier installs wrote.
 func isAskdHook(h *orderedObject) bool {
 	var target any
 	switch typ, _ := h.get("type"); typ {
@@ -272,7 +296,7 @@ func isAskdHook(h *orderedObject) bool {
 		target, _ = h.get("url")
 	}
 	s, _ := target.(string)
-	return strings.Contains(s, "/hooks/claude")
+	return isAskdHookCommand(s)
 }
 
 // skillText is the agent skill installed beside the hooks: when to use which

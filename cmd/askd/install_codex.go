@@ -71,6 +71,7 @@ func installCodex(e *env, args []string) error {
 		fmt.Fprintf(e.stdout, "backup    %s\n", backup)
 	}
 	report(e, path, changed)
+	askdOnPath(e)
 	fmt.Fprintln(e.stdout, "\nCodex reads the token and session from the environment, never from this file:")
 	fmt.Fprintln(e.stdout, "  export ASKD_TOKEN=<agent token>   # askd token create --agent NAME")
 	fmt.Fprintln(e.stdout, "  export ASKD_SESSION=<run name>    # the same for MCP and the Stop hook, so it hands answers back")
@@ -166,14 +167,15 @@ const codexSlack = time.Minute
 // public hooks page at developers.openai.com/codex/hooks says config.toml
 // takes the same tables as hooks.json). Codex runs the command through a
 // shell with the hook input on stdin and reads {"decision":"block","reason"}
-// from stdout, as Claude Code does; this curl line was run end to end against
-// Codex CLI 0.171.0. Codex has no http hook type, hence curl.
+// from stdout, as Claude Code does. Codex has no http hook type; the command
+// is askd hook (hookCommand), which keeps the token out of every process's
+// arguments, as a TOML basic string (the command holds single quotes).
 func codexBlock(base string, longest, wait time.Duration) string {
-	stopURL := base + "/hooks/claude"
+	stopWait := ""
 	waitNote := `answers at once (--stop-wait 0): an answer given later is told at
 #   the end of a later turn, or when the model calls check_ask.`
 	if wait > 0 {
-		stopURL += "?wait=" + shortDuration(wait)
+		stopWait = shortDuration(wait)
 		waitNote = fmt.Sprintf(`waits up to %s (?wait=) while this session has asks pending,
 #   so the person's answer becomes Codex's next instruction; with nothing
 #   pending it answers at once.`, shortDuration(wait))
@@ -207,8 +209,8 @@ disabled_tools = ["permission_prompt"]
 [[hooks.Stop]]
 [[hooks.Stop.hooks]]
 type = "command"
-command = 'curl -s -X POST --data-binary @- -H "Authorization: Bearer $ASKD_TOKEN" -H "Askd-Session: $ASKD_SESSION" "%[6]s"'
+command = %[6]q
 timeout = %[4]d
 statusMessage = "askd: checking for answers"
-`, shortDuration(longest), seconds(longest+codexSlack), waitNote, seconds(wait+codexSlack), base, stopURL)
+`, shortDuration(longest), seconds(longest+codexSlack), waitNote, seconds(wait+codexSlack), base, hookCommand(base, stopWait))
 }

@@ -131,7 +131,7 @@ func TestInstallClaudeKeepsTheUsersSettings(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if want := []string{"statusLine", "hooks", "env", "apiKeyHelper"}; !slices.Equal(root.keys, want) {
+		if want := []string{"statusLine", "hooks", "env", "apiKeyHelper", "permissions"}; !slices.Equal(root.keys, want) {
 			t.Errorf("keys %q, want %q", root.keys, want)
 		}
 		env, _ := root.object("env")
@@ -250,7 +250,7 @@ func TestInstallClaudeKeepsModeAndSymlink(t *testing.T) {
 	if err != nil || info.Mode().Perm() != 0o600 {
 		t.Fatalf("target: %v, mode %v; want 0600", err, info.Mode().Perm())
 	}
-	if data, _ := os.ReadFile(target); !strings.Contains(string(data), `"model": "opus"`) || !strings.Contains(string(data), "/hooks/claude") {
+	if data, _ := os.ReadFile(target); !strings.Contains(string(data), `"model": "opus"`) || !strings.Contains(string(data), "askd hook") {
 		t.Errorf("target holds %s", data)
 	}
 	if entries, _ := os.ReadDir(filepath.Join(dir, ".claude")); len(entries) != 2 { // settings.json and skills

@@ -11,7 +11,6 @@ import (
 	"io/fs"
 	"net/http"
 	"net/http/httptest"
-	"net/url"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -21,6 +20,7 @@ import (
 	"time"
 
 	"github.com/askd-dev/askd/internal/httpapi"
+	"github.com/askd-dev/askd/internal/testserver"
 	"github.com/pelletier/go-toml/v2"
 )
 
@@ -80,19 +80,19 @@ func TestInstallClaude(t *testing.T) {
 	}
 }
 
-// TestInstallClaudeStopWait: the Stop hook's ?wait= follows --stop-wait, and
+// TestInstallClaudeStopWait: the Stop hook's --wait follows --stop-wait, and
 // Claude's timeout for that hook outlives the wait (the other hooks keep 600).
 func TestInstallClaudeStopWait(t *testing.T) {
 	cases := []struct {
 		name        string
 		wait        string
-		url         string
+		hook        string
 		stopTimeout float64
 	}{
-		{"no wait", "0", "/hooks/claude", 600},
-		{"short wait", "2m", "/hooks/claude?wait=2m0s", 600},
-		{"ten minutes", "10m", "/hooks/claude?wait=10m0s", 660},
-		{"half an hour", "30m", "/hooks/claude?wait=30m0s", 1860},
+		{"no wait", "0", "exec askd hook", 600},
+		{"short wait", "2m", "exec askd hook --wait 2m", 600},
+		{"ten minutes", "10m", "exec askd hook --wait 10m", 660},
+		{"half an hour", "30m", "exec askd hook --wait 30m", 1860},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
@@ -102,13 +102,12 @@ func TestInstallClaudeStopWait(t *testing.T) {
 				t.Fatalf("%v\n%s", err, out.String())
 			}
 			for event, h := range claudeHooks(t, dir) {
-				wantURL, wantTimeout := "/hooks/claude", float64(600)
+				want, wantTimeout := "exec askd hook", float64(600)
 				if event == "Stop" {
-					wantURL, wantTimeout = c.url, c.stopTimeout
+					want, wantTimeout = c.hook, c.stopTimeout
 				}
-				wantURL = `"${ASKD_URL:-http://127.0.0.1:7777}` + wantURL + `"`
-				if !strings.Contains(h.Command, wantURL) || h.Timeout != wantTimeout {
-					t.Errorf("%s hook: %s timeout %v, want %s and %v", event, h.Command, h.Timeout, wantURL, wantTimeout)
+				if !strings.HasSuffix(h.Command, "; "+want) || h.Timeout != wantTimeout {
+					t.Errorf("%s hook: %s timeout %v, want it to end %q, timeout %v", event, h.Command, h.Timeout, want, wantTimeout)
 				}
 			}
 		})
@@ -144,44 +143,56 @@ func claudeHooks(t *testing.T, dir string) map[string]claudeHook {
 	return hooks
 }
 
-// TestInstallClaudeHooksFollowASKD_URL runs each hook command as Claude Code
-// does, through a shell with the hook input on stdin, against stand-in
-// servers: with ASKD_URL set the hooks reach it, without it --url's server;
-// the token, session and input arrive, the reply is the hook's output, and
-// an HTTP error is a failure (exit status 1, no output), never status 2.
-func TestInstallClaudeHooksFollowASKD_URL(t *testing.T) {
-	curl, err := exec.LookPath("curl")
-	if err != nil {
-		if os.Getenv("CI") == "true" {
-			t.Fatal("no curl (.ci/run installs it)")
+// TestInstalledHooksRunUnderPOSIXShells runs each hook command askd install
+// claude and askd install codex write as the agents do, with sh -c (Claude
+// Code 2.1.328 runs command hooks with /bin/sh, dash on Debian and Ubuntu),
+// under every POSIX shell found here, the hook input on stdin, the real askd
+// on PATH, against stand-in servers: with ASKD_URL set the hooks reach it,
+// without it --url's server; the token, session and input arrive, the
+// reply is the hook's output; an HTTP error, input that is not JSON and askd
+// missing from PATH are each a failure with a line on stderr and status 1,
+// never 2 (a blocking decision to both agents). The token is never among
+// any process's arguments.
+func TestInstalledHooksRunUnderPOSIXShells(t *testing.T) {
+	var shells [][]string
+	for _, sh := range [][]string{{"sh"}, {"dash"}, {"bash", "--posix"}, {"busybox", "sh"}, {"zsh"}} {
+		if _, err := exec.LookPath(sh[0]); err == nil {
+			shells = append(shells, sh)
 		}
-		t.Skip("no curl")
 	}
-	// A curl in front of the real one writes down its arguments: the token
+	if len(shells) == 0 {
+		t.Fatal("no shell found")
+	}
+	// An askd in front of the real one writes down its arguments: the token
 	// must not be among them (ps shows them to every user).
 	bin := t.TempDir()
 	argv := filepath.Join(bin, "argv")
-	wrapper := "#!/bin/sh\nprintf '%s\\n' \"$@\" >> " + argv + "\nexec " + curl + " \"$@\"\n"
-	if err := os.WriteFile(filepath.Join(bin, "curl"), []byte(wrapper), 0o755); err != nil {
+	wrapper := "#!/bin/sh\nprintf '%s\\n' \"$@\" >> " + argv + "\nexec " + testserver.Binary(t) + " \"$@\"\n"
+	if err := os.WriteFile(filepath.Join(bin, "askd"), []byte(wrapper), 0o755); err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() {
 		args, err := os.ReadFile(argv)
 		if err != nil || len(args) == 0 {
-			t.Errorf("curl's arguments were not recorded: %v", err)
+			t.Errorf("askd's arguments were not recorded: %v", err)
 		}
 		if strings.Contains(string(args), "askd_a_test") {
-			t.Errorf("the token is among curl's arguments:\n%s", args)
+			t.Errorf("the token is among askd's arguments:\n%s", args)
 		}
 	})
 	type seen struct{ uri, auth, session, body string }
+	reply := `{"decision":"block","reason":"The person answered: ship it"}`
 	server := func(status int) (*httptest.Server, <-chan seen) {
 		got := make(chan seen, 1)
 		srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 			body, _ := io.ReadAll(r.Body)
 			got <- seen{r.URL.RequestURI(), r.Header.Get("Authorization"), r.Header.Get("Askd-Session"), string(body)}
 			w.WriteHeader(status)
-			fmt.Fprint(w, `{"decision":"block","reason":"The person answered: ship it"}`)
+			if status == http.StatusOK {
+				fmt.Fprint(w, reply)
+			} else {
+				fmt.Fprint(w, `{"error":"unauthorized: no such token","code":"unauthorized"}`)
+			}
 		}))
 		t.Cleanup(srv.Close)
 		return srv, got
@@ -195,41 +206,57 @@ func TestInstallClaudeHooksFollowASKD_URL(t *testing.T) {
 	if err := run(context.Background(), []string{"install", "claude", "--dir", dir, "--url", installed.URL, "--stop-wait", "10m"}, strings.NewReader(""), &out, &out); err != nil {
 		t.Fatalf("%v\n%s", err, out.String())
 	}
-	input := `{"session_id":"c-1","hook_event_name":"Stop","stop_hook_active":false}`
-	reply := `{"decision":"block","reason":"The person answered: ship it"}`
-	cases := []struct {
-		name, askdURL string
-		at            <-chan seen
-		status        int
-		stdout        string
-	}{
-		{"ASKD_URL unset", "", atInstalled, 0, reply},
-		{"ASKD_URL set", moved.URL, atMoved, 0, reply},
-		{"HTTP error", refusing.URL, atRefusing, 1, ""},
-	}
-	shells := []string{"bash", "zsh"} // Claude Code runs hooks with bash or zsh
+	commands := map[string]string{}
 	for event, h := range claudeHooks(t, dir) {
+		commands["claude "+event] = h.Command
+	}
+	out.Reset()
+	if err := run(context.Background(), []string{"install", "codex", "--print", "--url", installed.URL, "--stop-wait", "10m"}, strings.NewReader(""), &out, &out); err != nil {
+		t.Fatalf("%v\n%s", err, out.String())
+	}
+	commands["codex Stop"] = flattenTOML(t, out.String())["hooks.Stop#0.hooks#0.command"]
+
+	input := `{"session_id":"c-1","hook_event_name":"Stop","stop_hook_active":false}`
+	cases := []struct {
+		name, askdURL, input string
+		noAskd               bool
+		at                   <-chan seen
+		status               int
+		stdout, stderr       string
+	}{
+		{name: "ASKD_URL unset", input: input, at: atInstalled, stdout: reply + "\n"},
+		{name: "ASKD_URL set", askdURL: moved.URL, input: input, at: atMoved, stdout: reply + "\n"},
+		{name: "HTTP error", askdURL: refusing.URL, input: input, at: atRefusing, status: 1, stderr: "askd: hook: unauthorized: no such token"},
+		{name: "input not JSON", askdURL: moved.URL, input: "{", status: 1, stderr: "askd: hook: the hook input on stdin is not JSON"},
+		{name: "askd not on PATH", askdURL: moved.URL, input: input, noAskd: true, status: 1, stderr: "askd hook: askd is not on PATH"},
+	}
+	for what, command := range commands {
 		query := ""
-		if event == "Stop" {
+		if strings.HasSuffix(what, "Stop") {
 			query = "?wait=10m0s"
 		}
-		for _, shell := range shells {
-			if _, err := exec.LookPath(shell); err != nil {
-				continue
-			}
+		for _, sh := range shells {
 			for _, c := range cases {
-				t.Run(event+"/"+shell+"/"+c.name, func(t *testing.T) {
-					cmd := exec.Command(shell, "-c", h.Command)
-					cmd.Env = []string{"PATH=" + bin + string(os.PathListSeparator) + os.Getenv("PATH"), "ASKD_TOKEN=askd_a_test", "ASKD_SESSION=fix-login"}
+				t.Run(what+"/"+strings.Join(sh, " ")+"/"+c.name, func(t *testing.T) {
+					cmd := exec.Command(sh[0], append(sh[1:], "-c", command)...)
+					path := bin + string(os.PathListSeparator) + "/usr/bin:/bin"
+					if c.noAskd {
+						path = "/usr/bin:/bin"
+					}
+					cmd.Env = []string{"PATH=" + path, "ASKD_TOKEN=askd_a_test", "ASKD_SESSION=fix-login"}
 					if c.askdURL != "" {
 						cmd.Env = append(cmd.Env, "ASKD_URL="+c.askdURL)
 					}
-					cmd.Stdin = strings.NewReader(input)
+					cmd.Stdin = strings.NewReader(c.input)
 					var stdout, stderr bytes.Buffer
 					cmd.Stdout, cmd.Stderr = &stdout, &stderr
 					err := cmd.Run()
-					if status := cmd.ProcessState.ExitCode(); status != c.status || stdout.String() != c.stdout {
-						t.Errorf("%s: status %d (%v), stdout %q, stderr %q; want %d and %q", h.Command, status, err, stdout.String(), stderr.String(), c.status, c.stdout)
+					status := cmd.ProcessState.ExitCode()
+					if status != c.status || stdout.String() != c.stdout || !strings.Contains(stderr.String(), c.stderr) {
+						t.Errorf("%s: status %d (%v), stdout %q, stderr %q; want %d, %q and stderr holding %q", command, status, err, stdout.String(), stderr.String(), c.status, c.stdout, c.stderr)
+					}
+					if c.at == nil {
+						return
 					}
 					want := seen{"/hooks/claude" + query, "Bearer askd_a_test", "fix-login", input}
 					select {
@@ -275,23 +302,23 @@ func TestInstallCodexBlock(t *testing.T) {
 	cases := []struct {
 		name            string
 		args            []string
-		mcpURL, stopURL string
+		mcpURL, stopHook string
 		toolTimeout     int
 		stopWait        time.Duration
 		stopHookTimeout int
 	}{
 		{"defaults", nil,
-			"http://127.0.0.1:7777/mcp", "http://127.0.0.1:7777/hooks/claude?wait=5m", 360, 5 * time.Minute, 360},
+			"http://127.0.0.1:7777/mcp", "exec askd hook --wait 5m", 360, 5 * time.Minute, 360},
 		{"question timeout", []string{"--question-timeout", "10m"},
-			"http://127.0.0.1:7777/mcp", "http://127.0.0.1:7777/hooks/claude?wait=10m", 660, 10 * time.Minute, 660},
+			"http://127.0.0.1:7777/mcp", "exec askd hook --wait 10m", 660, 10 * time.Minute, 660},
 		{"approval timeout longer", []string{"--approval-timeout", "20m"},
-			"http://127.0.0.1:7777/mcp", "http://127.0.0.1:7777/hooks/claude?wait=20m", 1260, 20 * time.Minute, 1260},
+			"http://127.0.0.1:7777/mcp", "exec askd hook --wait 20m", 1260, 20 * time.Minute, 1260},
 		{"stop wait", []string{"--stop-wait", "90s"},
-			"http://127.0.0.1:7777/mcp", "http://127.0.0.1:7777/hooks/claude?wait=1m30s", 360, 90 * time.Second, 150},
+			"http://127.0.0.1:7777/mcp", "exec askd hook --wait 1m30s", 360, 90 * time.Second, 150},
 		{"no stop wait", []string{"--stop-wait", "0"},
-			"http://127.0.0.1:7777/mcp", "http://127.0.0.1:7777/hooks/claude", 360, 0, 60},
+			"http://127.0.0.1:7777/mcp", "exec askd hook", 360, 0, 60},
 		{"url", []string{"--url", "https://askd.example.com/", "--question-timeout", "2m", "--approval-timeout", "1m"},
-			"https://askd.example.com/mcp", "https://askd.example.com/hooks/claude?wait=2m", 180, 2 * time.Minute, 180},
+			"https://askd.example.com/mcp", "exec askd hook --default-url 'https://askd.example.com' --wait 2m", 180, 2 * time.Minute, 180},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
@@ -308,9 +335,11 @@ func TestInstallCodexBlock(t *testing.T) {
 				"mcp_servers.askd.tool_timeout_sec":              strconv.Itoa(c.toolTimeout),
 				"mcp_servers.askd.disabled_tools":                `["permission_prompt"]`,
 				"hooks.Stop#0.hooks#0.type":                      "command",
-				"hooks.Stop#0.hooks#0.command":                   `curl -s -X POST --data-binary @- -H "Authorization: Bearer $ASKD_TOKEN" -H "Askd-Session: $ASKD_SESSION" "` + c.stopURL + `"`,
 				"hooks.Stop#0.hooks#0.timeout":                   strconv.Itoa(c.stopHookTimeout),
 				"hooks.Stop#0.hooks#0.statusMessage":             "askd: checking for answers",
+			}
+			if command := got["hooks.Stop#0.hooks#0.command"]; !strings.HasSuffix(command, "; "+c.stopHook) {
+				t.Errorf("hooks.Stop#0.hooks#0.command = %q, want it to end %q", command, c.stopHook)
 			}
 			for k, v := range want {
 				if got[k] != v {
@@ -318,60 +347,23 @@ func TestInstallCodexBlock(t *testing.T) {
 				}
 			}
 			for k := range got {
-				if _, ok := want[k]; !ok {
+				if _, ok := want[k]; !ok && k != "hooks.Stop#0.hooks#0.command" {
 					t.Errorf("unexpected key %s = %q", k, got[k])
 				}
 			}
-			// The wait is one askd's hook endpoint takes, and the one asked for.
-			u, err := url.Parse(c.stopURL)
-			if err != nil {
-				t.Fatal(err)
+			// The wait is one askd hook takes, and the one asked for.
+			_, arg, _ := strings.Cut(c.stopHook, "--wait ")
+			if arg == "" {
+				arg = "0s"
 			}
-			wait, err := httpapi.ParseWait(u.Query().Get("wait"))
+			wait, err := time.ParseDuration(arg)
 			if err != nil || wait != c.stopWait {
-				t.Errorf("?wait= reads as %s (%v), want %s", wait, err, c.stopWait)
+				t.Errorf("--wait reads as %s (%v), want %s", wait, err, c.stopWait)
+			}
+			if _, err := httpapi.ParseWait(wait.String()); err != nil {
+				t.Errorf("askd's hook endpoint refuses ?wait=%s: %v", wait, err)
 			}
 		})
-	}
-}
-
-// TestInstallCodexStopHookRuns runs the printed hook command through a shell
-// as Codex does, hook input on stdin, against a stand-in server: the quoting
-// survives TOML and the shell, and the token, session and input arrive.
-func TestInstallCodexStopHookRuns(t *testing.T) {
-	for _, tool := range []string{"sh", "curl"} {
-		if _, err := exec.LookPath(tool); err != nil {
-			t.Skipf("no %s", tool)
-		}
-	}
-	type seen struct{ method, uri, auth, session, body string }
-	got := make(chan seen, 1)
-	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		body, _ := io.ReadAll(r.Body)
-		got <- seen{r.Method, r.URL.RequestURI(), r.Header.Get("Authorization"), r.Header.Get("Askd-Session"), string(body)}
-		fmt.Fprint(w, `{"decision":"block","reason":"The person answered: ship it"}`)
-	}))
-	t.Cleanup(srv.Close)
-
-	var out bytes.Buffer
-	if err := run(context.Background(), []string{"install", "codex", "--print", "--url", srv.URL, "--stop-wait", "10m"}, strings.NewReader(""), &out, &out); err != nil {
-		t.Fatalf("%v\n%s", err, out.String())
-	}
-	command := flattenTOML(t, out.String())["hooks.Stop#0.hooks#0.command"]
-	input := `{"session_id":"t-1","turn_id":"1","hook_event_name":"Stop","stop_hook_active":false,"last_assistant_message":"I asked in the inbox."}`
-	cmd := exec.Command("sh", "-c", command)
-	cmd.Env = append(os.Environ(), "ASKD_TOKEN=askd_a_test", "ASKD_SESSION=fix-login")
-	cmd.Stdin = strings.NewReader(input)
-	stdout, err := cmd.Output()
-	if err != nil {
-		t.Fatalf("%s: %v", command, err)
-	}
-	if want := `{"decision":"block","reason":"The person answered: ship it"}`; string(stdout) != want {
-		t.Errorf("stdout %q, want %q", stdout, want)
-	}
-	want := seen{"POST", "/hooks/claude?wait=10m", "Bearer askd_a_test", "fix-login", input}
-	if s := <-got; s != want {
-		t.Errorf("server saw %+v, want %+v", s, want)
 	}
 }
 
@@ -568,11 +560,11 @@ func TestInstallClaudeChannel(t *testing.T) {
 	read(settingsPath, &settings)
 	hooks = settings["hooks"].(map[string]any)
 	perm, _ := json.Marshal(hooks["PermissionRequest"])
-	if strings.Contains(string(perm), "/hooks/claude") || !strings.Contains(string(perm), "./audit.sh") {
+	if strings.Contains(string(perm), "askd hook") || !strings.Contains(string(perm), "./audit.sh") {
 		t.Errorf("PermissionRequest hooks: %s, want the user's only", perm)
 	}
 	for _, event := range []string{"Stop", "PreToolUse"} {
-		if b, _ := json.Marshal(hooks[event]); !strings.Contains(string(b), "/hooks/claude") {
+		if b, _ := json.Marshal(hooks[event]); !strings.Contains(string(b), "askd hook") {
 			t.Errorf("%s hooks lack askd's: %s", event, b)
 		}
 	}

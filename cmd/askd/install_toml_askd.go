@@ -146,11 +146,11 @@ func firstLine(s string) string {
 }
 
 // isAskdCodexHook reports whether a handler table's key-values are askd's
-// Stop hook: a command posting to askd's /hooks/claude.
+// Stop hook: askd hook, or the curl line of earlier installs.
 func isAskdCodexHook(kvs []tomlItem) bool {
 	for _, kv := range kvs {
 		if kv.kind == unstable.KeyValue && slices.Equal(kv.path, append(slices.Clone(stopHookPath), "command")) {
-			return strings.Contains(kv.value, "/hooks/claude")
+			return isAskdHookCommand(kv.value)
 		}
 	}
 	return false
@@ -196,7 +196,7 @@ func stopGroups(doc map[string]any) []any {
 func isAskdHandler(h any) bool {
 	m, _ := h.(map[string]any)
 	command, _ := m["command"].(string)
-	return strings.Contains(command, "/hooks/claude")
+	return isAskdHookCommand(command)
 }
 
 func countAskdStopHooks(doc map[string]any) int {

@@ -83,6 +83,7 @@ func init() {
 		"bench":       {"measure a running askd over loopback: latency, waiters, throughput, SSE fan-out", cmdBench},
 		"mcp":         {"serve MCP on stdin/stdout, bridged to a running askd (agent token)", cmdMCP},
 		"session":     {"set how a session's agent is told of answers: session set-channel (agent token)", cmdSession},
+		"hook":        {"the Claude Code and Codex hook askd install writes: hook input on stdin to askd, its reply on stdout (agent token)", cmdHook},
 		"install":     {"wire askd into Claude Code (install claude) or Codex (install codex: edits its config.toml)", cmdInstall},
 	}
 }
@@ -123,7 +124,7 @@ func usage(w io.Writer) {
 	fmt.Fprintln(w, "its arguments, and -- ends them. Every flag can also be set as an ASKD_*")
 	fmt.Fprintln(w, "environment variable, e.g. --question-timeout as ASKD_QUESTION_TIMEOUT, except")
 	fmt.Fprintln(w, "that the person's commands (list, show, answer, dismiss, rule) take their token from")
-	fmt.Fprintln(w, "ASKD_HUMAN_TOKEN and the agent's (ask, check, cancel, session, mcp) from ASKD_TOKEN.")
+	fmt.Fprintln(w, "ASKD_HUMAN_TOKEN and the agent's (ask, check, cancel, session, mcp, hook) from ASKD_TOKEN.")
 }
 
 // flags returns a FlagSet for a command. Its usage goes to the FlagSet's

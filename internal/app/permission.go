@@ -12,6 +12,31 @@ import (
 // AskUserQuestion is the name of Claude Code's built-in question tool.
 const AskUserQuestion = "AskUserQuestion"
 
+// ownTools are askd's MCP tools as Claude Code names them when askd install
+// wires the server as askd (mcp__<server>__<tool>); permission_prompt is not
+// among them (Claude Code never asks permission for its permission tool).
+var ownTools = map[string]bool{
+	"mcp__askd__ask_user_question": true,
+	"mcp__askd__ask":               true,
+	"mcp__askd__request_approval":  true,
+	"mcp__askd__check_ask":         true,
+	"mcp__askd__cancel_ask":        true,
+}
+
+// AllowOwnTool is the decision for a permission request for one of askd's
+// own tools: allowed at once, with no card, since what the tool does is ask
+// the person; a card asking "may the agent ask you?" before the ask itself
+// is noise. (askd install claude also allows them in Claude Code's settings,
+// but Claude Code drops a project's allow rules until the person trusts the
+// workspace, which a headless claude -p never asks.) ok is false for every
+// other tool, which goes to the person.
+func AllowOwnTool(in *askd.PermissionInput) (d PermissionDecision, ok bool) {
+	if !ownTools[in.ToolName] {
+		return PermissionDecision{}, false
+	}
+	return PermissionDecision{Behavior: "allow", UpdatedInput: in.Input}, true
+}
+
 // PermissionAsk turns a Claude Code permission request (the permission_prompt
 // tool's input, or a PermissionRequest hook) into the ask to create: for
 // AskUserQuestion a question ask built from its input, for any other tool an

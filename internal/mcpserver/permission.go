@@ -23,6 +23,9 @@ func (t *tools) permissionPrompt(ctx context.Context, c askd.Caller, in call) (r
 	if args.ToolUseID == "" {
 		args.ToolUseID = in.toolUseID
 	}
+	if d, ok := app.AllowOwnTool(&args); ok {
+		return result{text: marshal(d)}, nil
+	}
 	ai, err := app.PermissionAsk(&args)
 	if err != nil {
 		return errorResult(err), nil

@@ -1,0 +1,126 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os/exec"
+	"strings"
+
+	"github.com/askd-dev/askd"
+)
+
+const hookSynopsis = "[--default-url URL] [--wait D]"
+
+// cmdHook is the command hook askd install writes for Claude Code and Codex:
+// it posts the hook input on stdin to askd's /hooks/claude and prints askd's
+// hook output on stdout. Its token and session come only from the
+// environment (ASKD_TOKEN, ASKD_SESSION), never from its arguments, which
+// other users of the machine can read (ps); its server is ASKD_URL, else
+// --default-url, so the hooks follow ASKD_URL as .mcp.json's entry does.
+//
+// No shell syntax beyond a plain command line and no curl: Claude Code runs
+// command hooks with /bin/sh -c, which is dash on Debian and Ubuntu.
+//
+// A failure never stops the agent: it is a line on stderr and exit status 1,
+// which Claude Code and Codex read as a hook error that decides nothing (the
+// run goes on as without the hook). Never status 2, which both read as a
+// blocking decision whose reason is stderr; so even a mistake in the command
+// line, status 2 elsewhere in askd, is 1 here.
+func cmdHook(ctx context.Context, e *env, args []string) error {
+	err := runHook(ctx, e, args)
+	if err == nil || errors.Is(err, flag.ErrHelp) {
+		return err
+	}
+	return hookError{err}
+}
+
+func runHook(ctx context.Context, e *env, args []string) error {
+	fs := flags(e, "hook", hookSynopsis)
+	defaultURL := fs.String("default-url", "http://127.0.0.1:7777", "the askd server when ASKD_URL is unset")
+	e.envName("default-url", "")
+	wait := fs.Duration("wait", 0, "for a Stop hook: wait this long for the session's pending asks to be answered (0: answer at once)")
+	e.envName("wait", "")
+	if err := parse(e, fs, args); err != nil {
+		return err
+	}
+	if fs.NArg() > 0 {
+		return fmt.Errorf("unexpected argument %q (the hook input comes on stdin)", fs.Arg(0))
+	}
+	r := &remote{url: *defaultURL, token: e.getenv("ASKD_TOKEN"), session: e.getenv("ASKD_SESSION"), side: agentSide}
+	if u := e.getenv("ASKD_URL"); u != "" {
+		r.url = u
+	}
+	if r.token == "" {
+		return errors.New("ASKD_TOKEN is not set where the agent runs: export an agent token (askd token create --agent NAME) before starting it")
+	}
+	c, err := r.client()
+	if err != nil {
+		return err
+	}
+	c.Session = r.session
+	input, err := io.ReadAll(io.LimitReader(e.stdin, askd.MaxBodyBytes+1))
+	if err != nil {
+		return fmt.Errorf("reading the hook input: %v", err)
+	}
+	if len(input) > askd.MaxBodyBytes {
+		return fmt.Errorf("the hook input is larger than %d bytes", askd.MaxBodyBytes)
+	}
+	if !json.Valid(input) {
+		return errors.New("the hook input on stdin is not JSON (askd hook is run by Claude Code or Codex, which send it)")
+	}
+	out, err := c.Hook(ctx, input, *wait)
+	if err != nil {
+		return err
+	}
+	_, err = fmt.Fprintf(e.stdout, "%s\n", out)
+	return err
+}
+
+// hookError is a failed hook: exit status 1, whatever the cause. It does
+// not unwrap, so that exitCode never finds a usageError (status 2) in it.
+type hookError struct{ err error }
+
+func (h hookError) Error() string { return "hook: " + h.err.Error() }
+
+// hookCommand is the command line askd install writes for a hook: askd on
+// PATH runs askd hook; without it, one line on stderr says what to do, and
+// status 1 lets the agent go on without the hook. Plain POSIX sh (dash runs
+// Claude Code's hooks on Debian and Ubuntu): command -v, a brace group, exit.
+func hookCommand(base string, wait string) string {
+	cmd := "askd hook"
+	if base != defaultBase {
+		cmd += " --default-url '" + base + "'" // checkHookURL: no quote in it
+	}
+	if wait != "" {
+		cmd += " --wait " + wait
+	}
+	return `command -v askd >/dev/null 2>&1 || { echo "` + missingAskd + `" >&2; exit 1; }; exec ` + cmd
+}
+
+// defaultBase is the server the installers write when given no --url.
+const defaultBase = "http://127.0.0.1:7777"
+
+// missingAskd is what a hook says when askd is not on PATH where the agent
+// runs. No characters the shell would expand inside double quotes.
+const missingAskd = "askd hook: askd is not on PATH, so this hook did nothing; put askd on PATH (make install in askd's source says how) and start the agent again"
+
+// isAskdHookCommand reports whether a hook command is one askd install
+// wrote: askd hook, or the curl lines of earlier installs.
+func isAskdHookCommand(s string) bool {
+	return strings.Contains(s, "askd hook") || strings.Contains(s, "/hooks/claude")
+}
+
+// askdOnPath warns, when askd is not on this machine's PATH, that the hooks
+// just written run it.
+func askdOnPath(e *env) {
+	if _, err := exec.LookPath("askd"); err == nil {
+		return
+	}
+	fmt.Fprintln(e.stdout, "\nNote: askd is not on PATH here, and the hooks run `askd hook`. Put askd on the PATH the agent")
+	fmt.Fprintln(e.stdout, "runs with (make install in the askd source prints the line to add); until then each hook")
+	fmt.Fprintln(e.stdout, "says so on stderr and the agent goes on without it.")
+}

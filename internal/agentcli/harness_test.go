@@ -1,0 +1,192 @@
+// Package agentcli_test runs the real Claude Code and Codex CLIs, installed
+// from npm at pinned versions, in projects wired only by askd install,
+// against the real askd binary and a scripted model endpoint on loopback:
+// the hooks askd writes are run the way each CLI runs them (Claude Code with
+// /bin/sh -c, which is dash on Debian and Ubuntu). In CI (CI=true) a missing
+// node or npm fails the tests; elsewhere they skip, loudly.
+package agentcli_test
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/askd-dev/askd"
+	"github.com/askd-dev/askd/client"
+	"github.com/askd-dev/askd/internal/testserver"
+)
+
+func TestMain(m *testing.M) {
+	code := m.Run()
+	testserver.RemoveBinary()
+	os.Exit(code)
+}
+
+// The CLIs the tests run, pinned: the versions docs/clients.md and
+// ../shared/reference describe.
+const (
+	claudePackage = "@anthropic-ai/claude-code@2.1.328"
+	codexPackage  = "@openai/codex@0.171.0"
+)
+
+// installCLI installs an npm package once into the user's cache (reused by
+// later runs) and returns the path of its command bin.
+func installCLI(t *testing.T, pkg, bin string) string {
+	t.Helper()
+	npm, err := exec.LookPath("npm")
+	if err != nil {
+		if os.Getenv("CI") == "true" {
+			t.Fatalf("npm is required in CI to install %s: %v", pkg, err)
+		}
+		t.Skipf("SKIPPING: npm not found to install %s (%v); CI runs this test", pkg, err)
+	}
+	cache, err := os.UserCacheDir()
+	if err != nil {
+		cache = os.TempDir()
+	}
+	dir := filepath.Join(cache, "askd-test", strings.NewReplacer("@", "", "/", "-").Replace(pkg))
+	path := filepath.Join(dir, "node_modules", ".bin", bin)
+	installing.Lock()
+	defer installing.Unlock()
+	if _, err := os.Stat(path); err == nil {
+		return path
+	}
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, "package.json"), []byte(`{"name":"askd-agentcli","private":true}`+"\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 8*time.Minute)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, npm, "install", "--no-audit", "--no-fund", "--silent", pkg)
+	cmd.Dir = dir
+	if out, err := cmd.CombinedOutput(); err != nil {
+		t.Fatalf("npm install %s: %v\n%s", pkg, err, out)
+	}
+	if _, err := os.Stat(path); err != nil {
+		t.Fatalf("npm install %s: no %s: %v", pkg, bin, err)
+	}
+	return path
+}
+
+var installing sync.Mutex
+
+// askdServer is the real askd binary serving a fresh SQLite database.
+type askdServer struct {
+	URL          string
+	bin          string
+	human, agent string
+}
+
+// startAskd migrates a new database, makes a human and an agent token with
+// askd token create, and runs askd serve on a free loopback port until t
+// ends.
+func startAskd(t *testing.T, extra ...string) *askdServer {
+	t.Helper()
+	bin := testserver.Binary(t)
+	db := filepath.Join(t.TempDir(), "askd.db")
+	if out, err := exec.Command(bin, "migrate", "--db", db).CombinedOutput(); err != nil {
+		t.Fatalf("askd migrate: %v\n%s", err, out)
+	}
+	token := func(flag, name string) string {
+		out, err := exec.Command(bin, "token", "create", flag, name, "--json", "--db", db).Output()
+		if err != nil {
+			t.Fatalf("askd token create %s %s: %v", flag, name, err)
+		}
+		var tok struct{ Token string }
+		if err := json.Unmarshal(out, &tok); err != nil || tok.Token == "" {
+			t.Fatalf("askd token create: %q: %v", out, err)
+		}
+		return tok.Token
+	}
+	s := &askdServer{bin: bin, human: token("--human", "reviewer"), agent: token("--agent", "coder")}
+	args := append([]string{"serve", "--addr", "127.0.0.1:0", "--db", db, "--log-level", "warn"}, extra...)
+	cmd := exec.Command(bin, args...)
+	stderr := &testserver.SyncBuffer{}
+	cmd.Stderr = stderr
+	stdout, err := cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		cmd.Process.Kill()
+		cmd.Wait()
+		if t.Failed() {
+			t.Logf("askd serve log:\n%s", stderr)
+		}
+	})
+	listening := make(chan string, 1)
+	go func() {
+		sc := bufio.NewScanner(stdout)
+		for sc.Scan() {
+			if _, rest, ok := strings.Cut(sc.Text(), " listening on "); ok {
+				u, _, _ := strings.Cut(rest, " ")
+				listening <- u
+			}
+		}
+	}()
+	select {
+	case s.URL = <-listening:
+	case <-time.After(time.Minute):
+		t.Fatalf("askd serve did not start listening:\n%s", stderr)
+	}
+	return s
+}
+
+func (s *askdServer) person() *client.Client { return client.New(s.URL, s.human) }
+
+// pending waits until session has an ask pending that is not a permission
+// prompt answered already, and returns the first.
+func (s *askdServer) pending(t *testing.T, session string) *askd.Ask {
+	t.Helper()
+	var found *askd.Ask
+	testserver.Eventually(t, "an ask pending in session "+session, func() bool {
+		asks, err := s.person().List(context.Background(), client.ListOptions{Session: session})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(asks) > 0 {
+			found = asks[0]
+		}
+		return found != nil
+	})
+	return found
+}
+
+// askdIn runs the askd binary with args in dir, for askd install.
+func (s *askdServer) run(t *testing.T, dir string, env []string, args ...string) string {
+	t.Helper()
+	cmd := exec.Command(s.bin, args...)
+	cmd.Dir = dir
+	cmd.Env = append(os.Environ(), env...)
+	out, err := cmd.CombinedOutput()
+	if err != nil {
+		t.Fatalf("askd %s: %v\n%s", strings.Join(args, " "), err, out)
+	}
+	return string(out)
+}
+
+// agentEnv is the environment a CLI runs in: only what a person who
+// followed the README would have (PATH with askd on it, HOME, the askd
+// variables), plus what points the CLI at the scripted model.
+func agentEnv(s *askdServer, home, session string, model ...string) []string {
+	env := []string{
+		"PATH=" + filepath.Dir(s.bin) + string(os.PathListSeparator) + os.Getenv("PATH"),
+		"HOME=" + home,
+		"ASKD_URL=" + s.URL,
+		"ASKD_TOKEN=" + s.agent,
+		"ASKD_SESSION=" + session,
+	}
+	return append(env, model...)
+}
