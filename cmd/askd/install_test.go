@@ -300,12 +300,12 @@ func TestInstallCodex(t *testing.T) {
 // wait and hook timeout follow the flags, each a minute past what it covers.
 func TestInstallCodexBlock(t *testing.T) {
 	cases := []struct {
-		name            string
-		args            []string
+		name             string
+		args             []string
 		mcpURL, stopHook string
-		toolTimeout     int
-		stopWait        time.Duration
-		stopHookTimeout int
+		toolTimeout      int
+		stopWait         time.Duration
+		stopHookTimeout  int
 	}{
 		{"defaults", nil,
 			"http://127.0.0.1:7777/mcp", "exec askd hook --wait 5m", 360, 5 * time.Minute, 360},
