@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/askd-dev/askd"
+	"github.com/askd-dev/askd/client"
 )
 
 // claudeRun is one claude -p run in a project wired by askd install claude.
@@ -132,5 +133,88 @@ func TestClaudeStopHookHandsBackTheAnswer(t *testing.T) {
 	}
 	if last := turns[2].lastMessage(); !strings.Contains(last, "Memcached") {
 		t.Fatalf("the third turn does not carry the person's answer: %s", last)
+	}
+}
+
+// TestClaudeBashNeedsApproval: in a project wired only by askd install
+// claude, a Bash call that needs permission in claude -p reaches askd's
+// PermissionRequest hook (run by Claude Code with /bin/sh -c) as an approval
+// in the inbox; nothing runs before the person approves, and the command
+// runs once after.
+func TestClaudeBashNeedsApproval(t *testing.T) {
+	s := startAskd(t)
+	project, home := wiredProject(t, s)
+	command := "echo ran >> approved.txt"
+	model := newFakeClaudeModel(t, func(i int, req *messagesRequest) []block {
+		if i == 0 {
+			return []block{{Tool: "Bash", Input: map[string]any{"command": command, "description": "note that the person approved"}}}
+		}
+		return []block{{Text: "Done."}}
+	})
+	run := startClaude(t, s, model, project, home, "bash-flow", "Write the note")
+	ask := s.pending(t, "bash-flow")
+	if ask.Kind != askd.KindApproval || ask.ToolName != "Bash" || !strings.Contains(string(ask.Payload), "approved.txt") {
+		t.Fatalf("pending ask: %s %q %s, want an approval of the Bash command", ask.Kind, ask.ToolName, ask.Payload)
+	}
+	if _, err := os.Stat(filepath.Join(project, "approved.txt")); err == nil {
+		t.Fatal("the command ran before anyone approved it")
+	}
+	if _, err := s.person().Answer(context.Background(), ask.ID, &askd.Answer{Decision: "approved"}); err != nil {
+		t.Fatal(err)
+	}
+	run.wait(t)
+	data, err := os.ReadFile(filepath.Join(project, "approved.txt"))
+	if err != nil || string(data) != "ran\n" {
+		t.Fatalf("approved.txt: %q (%v), want the command to have run once", data, err)
+	}
+	turns := model.agentTurns()
+	if len(turns) != 2 || !strings.Contains(turns[1].lastMessage(), "tool_result") || strings.Contains(turns[1].lastMessage(), `"is_error":true`) {
+		t.Fatalf("%d turns; the second's last message: %s", len(turns), turns[len(turns)-1].lastMessage())
+	}
+}
+
+// TestClaudeAskUserQuestionThroughPreToolUse: claude -p's AskUserQuestion
+// reaches the inbox through the PreToolUse hook askd install claude wrote;
+// the person's choice comes back as the tool's answer. claude -p offers the
+// model AskUserQuestion only with a permission prompt tool, so the run has
+// askd's, as the README's headless line says; the hook answers first, so
+// the permission tool is never called (one ask, not two).
+func TestClaudeAskUserQuestionThroughPreToolUse(t *testing.T) {
+	s := startAskd(t)
+	project, home := wiredProject(t, s)
+	model := newFakeClaudeModel(t, func(i int, req *messagesRequest) []block {
+		if i == 0 {
+			if !req.hasTool("AskUserQuestion") {
+				t.Errorf("claude -p did not offer AskUserQuestion: %v", req.Tools)
+			}
+			return []block{{Tool: "AskUserQuestion", Input: map[string]any{"questions": []map[string]any{{
+				"question": "Which color should the button be?", "header": "Color", "multiSelect": false,
+				"options": []map[string]string{{"label": "Blue", "description": "Calm"}, {"label": "Red", "description": "Loud"}},
+			}}}}}
+		}
+		return []block{{Text: "Using the chosen color."}}
+	})
+	run := startClaude(t, s, model, project, home, "question-flow", "Style the button", "--permission-prompt-tool", "mcp__askd__permission_prompt")
+	ask := s.pending(t, "question-flow")
+	if ask.Kind != askd.KindQuestion || len(ask.Questions) != 1 {
+		t.Fatalf("pending ask: %+v, want the question", ask)
+	}
+	answer := &askd.Answer{Answers: map[string]askd.Choice{"Which color should the button be?": {Values: []string{"Red"}}}}
+	if _, err := s.person().Answer(context.Background(), ask.ID, answer); err != nil {
+		t.Fatal(err)
+	}
+	run.wait(t)
+	turns := model.agentTurns()
+	if len(turns) != 2 {
+		t.Fatalf("%d agent turns, want 2", len(turns))
+	}
+	for _, status := range []askd.Status{askd.StatusPending, askd.StatusAnswered, askd.StatusCancelled} {
+		asks, err := s.person().List(context.Background(), client.ListOptions{Session: "question-flow", Status: status})
+		if want := map[askd.Status]int{askd.StatusAnswered: 1}[status]; err != nil || len(asks) != want {
+			t.Fatalf("session question-flow holds %d %s asks (%v), want %d: the one question, answered", len(asks), status, err, want)
+		}
+	}
+	if last := turns[1].lastMessage(); !strings.Contains(last, `\"Which color should the button be?\"=\"Red\"`) {
+		t.Fatalf("the tool result does not carry the person's answer: %s", last)
 	}
 }
