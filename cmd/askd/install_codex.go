@@ -203,6 +203,10 @@ startup_timeout_sec = 20
 tool_timeout_sec = %[2]d
 # permission_prompt is Claude Code's permission contract; Codex has no use for it.
 disabled_tools = ["permission_prompt"]
+# askd's tools only put words in the person's inbox: no approval before each
+# call (codex exec, whose approval policy is never, refuses every MCP call
+# that needs one).
+default_tools_approval_mode = "approve"
 
 # Codex runs a new or changed hook only once you trust it: /hooks in codex
 # (a one-off codex exec: --dangerously-bypass-hook-trust).

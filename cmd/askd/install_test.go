@@ -334,6 +334,7 @@ func TestInstallCodexBlock(t *testing.T) {
 				"mcp_servers.askd.startup_timeout_sec":           "20",
 				"mcp_servers.askd.tool_timeout_sec":              strconv.Itoa(c.toolTimeout),
 				"mcp_servers.askd.disabled_tools":                `["permission_prompt"]`,
+				"mcp_servers.askd.default_tools_approval_mode":   "approve",
 				"hooks.Stop#0.hooks#0.type":                      "command",
 				"hooks.Stop#0.hooks#0.timeout":                   strconv.Itoa(c.stopHookTimeout),
 				"hooks.Stop#0.hooks#0.statusMessage":             "askd: checking for answers",

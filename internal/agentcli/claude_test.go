@@ -38,9 +38,6 @@ func startClaude(t *testing.T, s *askdServer, model *fakeClaudeModel, project, h
 	t.Helper()
 	bin := installCLI(t, claudePackage, "claude")
 	args := append([]string{"-p", prompt, "--model", "claude-sonnet-4-5", "--output-format", "json"}, extra...)
-	if x := os.Getenv("PROBE_ARGS"); x != "" {
-		args = append(args, strings.Fields(x)...)
-	}
 	cmd := exec.Command(bin, args...)
 	cmd.Dir = project
 	cmd.Env = agentEnv(s, home, session,
