@@ -131,6 +131,26 @@ func TestClaudeStopHookHandsBackTheAnswer(t *testing.T) {
 	if last := turns[2].lastMessage(); !strings.Contains(last, "Memcached") {
 		t.Fatalf("the third turn does not carry the person's answer: %s", last)
 	}
+	told(t, s, ask.ID)
+}
+
+// told checks, reading the ask's history back, that its answer was told
+// to the agent exactly once.
+func told(t *testing.T, s *askdServer, id int64) {
+	t.Helper()
+	detail, err := s.person().Show(context.Background(), id)
+	if err != nil {
+		t.Fatal(err)
+	}
+	n := 0
+	for _, ev := range detail.History {
+		if ev.Action == "told" {
+			n++
+		}
+	}
+	if n != 1 || detail.ToldAt == nil {
+		t.Fatalf("ask %d: %d told rows in its history, told_at %v; want exactly one", id, n, detail.ToldAt)
+	}
 }
 
 // TestClaudeBashNeedsApproval: in a project wired only by askd install

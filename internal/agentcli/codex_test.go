@@ -89,4 +89,5 @@ func TestCodexStopHookHandsBackTheAnswer(t *testing.T) {
 	if last := turns[2].lastInput(); !strings.Contains(last, "Memcached") {
 		t.Fatalf("the third turn does not carry the person's answer: %s", last)
 	}
+	told(t, s, ask.ID)
 }

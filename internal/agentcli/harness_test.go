@@ -146,25 +146,28 @@ func startAskd(t *testing.T, extra ...string) *askdServer {
 
 func (s *askdServer) person() *client.Client { return client.New(s.URL, s.human) }
 
-// pending waits until session has an ask pending that is not a permission
-// prompt answered already, and returns the first.
+// pending waits for the first ask created in session, from the inbox's
+// event stream (replayed from the start, so an ask made before the stream
+// opened counts), and returns it as the event gave it. A CLI starts slowly
+// on a busy machine: the bound is generous.
 func (s *askdServer) pending(t *testing.T, session string) *askd.Ask {
 	t.Helper()
-	var found *askd.Ask
-	testserver.Eventually(t, "an ask pending in session "+session, func() bool {
-		asks, err := s.person().List(context.Background(), client.ListOptions{Session: session})
-		if err != nil {
-			t.Fatal(err)
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+	defer cancel()
+	events, err := s.person().Events(ctx, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for ev := range events {
+		if ev.Event.Action == "created" && ev.Event.Session == session && ev.Event.Ask != nil {
+			return ev.Event.Ask
 		}
-		if len(asks) > 0 {
-			found = asks[0]
-		}
-		return found != nil
-	})
-	return found
+	}
+	t.Fatalf("no ask was created in session %s within 3 minutes", session)
+	return nil
 }
 
-// askdIn runs the askd binary with args in dir, for askd install.
+// run runs the askd binary with args in dir, for askd install.
 func (s *askdServer) run(t *testing.T, dir string, env []string, args ...string) string {
 	t.Helper()
 	cmd := exec.Command(s.bin, args...)
