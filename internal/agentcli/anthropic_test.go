@@ -21,6 +21,7 @@ type messagesRequest struct {
 	Tools    []struct {
 		Name string `json:"name"`
 	} `json:"tools"`
+	raw []byte // the whole body
 }
 
 // hasTool reports whether the request offers the model a tool of that name:
@@ -92,7 +93,7 @@ func (m *fakeClaudeModel) serve(w http.ResponseWriter, r *http.Request) {
 		writeJSONBody(w, map[string]int{"input_tokens": 10})
 		return
 	}
-	var req messagesRequest
+	req := messagesRequest{raw: body}
 	if err := json.Unmarshal(body, &req); err != nil {
 		http.Error(w, err.Error(), http.StatusBadRequest)
 		return

@@ -128,6 +128,10 @@ func TestClaudeStopHookHandsBackTheAnswer(t *testing.T) {
 	if len(turns) != 3 {
 		t.Fatalf("%d agent turns, want 3 (ask, end of turn, the answer as the next instruction)", len(turns))
 	}
+	// The skill askd install wrote is one Claude Code read and offers.
+	if !bytes.Contains(turns[0].raw, []byte("Ask the person you work for through their askd inbox")) {
+		t.Errorf("the model was not offered askd's skill")
+	}
 	if last := turns[2].lastMessage(); !strings.Contains(last, "Memcached") {
 		t.Fatalf("the third turn does not carry the person's answer: %s", last)
 	}
