@@ -295,3 +295,36 @@ func TestHookStopTellsTheTokenSessionToo(t *testing.T) {
 	srv.Human().Answer(ctx, b.ID, &askd.Answer{Answer: "ok"})
 	wantReply(t, postHook(ctx, t, srv, srv.AgentToken, "", stopInput("x", false), map[string]string{"Askd-Session": "elsewhere"}), 200, "{}\n")
 }
+
+// TestHookPermissionForAskdsOwnTools: a permission request for one of
+// askd's own tools is allowed at once with its input unchanged, and no ask
+// is stored (reading the store back); a tool of another MCP server of the
+// same tool name still becomes an approval.
+func TestHookPermissionForAskdsOwnTools(t *testing.T) {
+	srv := testserver.Start(t, testserver.Options{})
+	ctx := context.Background()
+	input := `{"kind":"ready","title":"The branch is ready"}`
+	for _, tool := range []string{"mcp__askd__ask", "mcp__askd__ask_user_question", "mcp__askd__request_approval", "mcp__askd__check_ask", "mcp__askd__cancel_ask"} {
+		r := postHook(ctx, t, srv, srv.AgentToken, "", permissionRequest("own-tools", tool, input), nil)
+		wantReply(t, r, 200, `{"hookSpecificOutput":{"hookEventName":"PermissionRequest","decision":{"behavior":"allow","updatedInput":`+input+`}}}`+"\n")
+	}
+	var n int
+	err := srv.Store.View(ctx, func(tx askd.Tx) (err error) {
+		n, err = tx.CountAsks(ctx, askd.AskFilter{})
+		return err
+	})
+	if err != nil || n != 0 {
+		t.Fatalf("%d asks stored (%v), want none", n, err)
+	}
+	ch := postAsync(t, srv, "", permissionRequest("own-tools", "mcp__other__ask", input), nil)
+	a := firstPending(t, srv, "own-tools")
+	if a.Kind != askd.KindApproval || a.ToolName != "mcp__other__ask" {
+		t.Fatalf("ask %+v, want an approval of mcp__other__ask", a)
+	}
+	if _, err := srv.Human().Answer(ctx, a.ID, &askd.Answer{Decision: "rejected"}); err != nil {
+		t.Fatal(err)
+	}
+	if r := awaitReply(t, ch); !strings.Contains(r.body, `"behavior":"deny"`) {
+		t.Fatalf("reply %s, want a deny", r.body)
+	}
+}

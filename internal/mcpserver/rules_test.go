@@ -116,3 +116,22 @@ func TestRuleAnswersPermissionPrompt(t *testing.T) {
 		wantAnsweredByRule(t, d, tr2, "denied")
 	})
 }
+
+// A permission prompt for one of askd's own tools is allowed at once, input
+// unchanged, over every MCP transport, and stores no ask.
+func TestPermissionPromptAllowsAskdsOwnTools(t *testing.T) {
+	srv := start(t, app.Config{})
+	forEach(t, func(t *testing.T, tr transport) {
+		session := "own-" + tr.name
+		cs := connect(t, srv, tr, session, nil)
+		res := call(t, cs, "permission_prompt", map[string]any{
+			"tool_name": "mcp__askd__ask", "input": map[string]any{"kind": "ready", "title": "Ready"}, "tool_use_id": "toolu_own_" + tr.name})
+		if got := text(t, res); got != `{"behavior":"allow","updatedInput":{"kind":"ready","title":"Ready"}}` || res.IsError {
+			t.Fatalf("prompt for askd's own tool: %s (isError %v)", got, res.IsError)
+		}
+		asks, err := srv.Human().List(context.Background(), client.ListOptions{Session: session})
+		if err != nil || len(asks) != 0 {
+			t.Fatalf("%d asks in the inbox (%v), want none", len(asks), err)
+		}
+	})
+}
