@@ -40,6 +40,17 @@ func cmdHook(ctx context.Context, e *env, args []string) error {
 
 func runHook(ctx context.Context, e *env, args []string) error {
 	fs := flags(e, "hook", hookSynopsis)
+	fs.Usage = func() {
+		w := fs.Output()
+		fmt.Fprintf(w, "Usage: askd hook %s\n\n", hookSynopsis)
+		fmt.Fprintln(w, "The command hook askd install writes for Claude Code and Codex: the hook input on stdin")
+		fmt.Fprintln(w, "goes to askd's /hooks/claude, askd's reply to stdout. The server is ASKD_URL, else")
+		fmt.Fprintln(w, "--default-url; the agent token is ASKD_TOKEN and the session ASKD_SESSION, from the")
+		fmt.Fprintln(w, "environment only (never arguments, which ps shows). Any failure is a line on stderr and")
+		fmt.Fprintln(w, "exit status 1, which both agents read as a hook error that decides nothing.")
+		fmt.Fprintln(w, "\nFlags:")
+		printDefaults(e, fs)
+	}
 	defaultURL := fs.String("default-url", "http://127.0.0.1:7777", "the askd server when ASKD_URL is unset")
 	e.envName("default-url", "")
 	wait := fs.Duration("wait", 0, "for a Stop hook: wait this long for the session's pending asks to be answered (0: answer at once)")
@@ -84,7 +95,12 @@ func runHook(ctx context.Context, e *env, args []string) error {
 // not unwrap, so that exitCode never finds a usageError (status 2) in it.
 type hookError struct{ err error }
 
-func (h hookError) Error() string { return "hook: " + h.err.Error() }
+func (h hookError) Error() string {
+	if msg := h.err.Error(); !strings.HasPrefix(msg, "hook: ") {
+		return "hook: " + msg
+	}
+	return h.err.Error()
+}
 
 // hookCommand is the command line askd install writes for a hook: askd on
 // PATH runs askd hook; without it, one line on stderr says what to do, and
