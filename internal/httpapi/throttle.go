@@ -15,8 +15,9 @@ import (
 )
 
 // Failed authentication is throttled per client address: a wrong token (a
-// bearer token, the inbox cookie, the sign-in form or link) counts against
-// the address it came from, IPv4 addresses one by one and IPv6 ones by /64.
+// bearer token, the inbox cookie, the sign-in form or link, an answer link's
+// code) counts against the address it came from, IPv4 addresses one by one
+// and IPv6 ones by /64.
 // An address may fail failBurst times at once, then once per failEvery
 // (10 a minute). Past that, its requests are refused with 429 and
 // Retry-After (never more than failEvery) without their token being checked,
