@@ -12,7 +12,6 @@ import (
 	"net/http/pprof"
 	"net/url"
 	"slices"
-	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -134,7 +133,7 @@ func cmdServe(ctx context.Context, e *env, args []string) error {
 		return usageError(fmt.Sprintf("--preview-format: %q is not markdown or html", sc.previewFormat))
 	}
 	if sc.retain != "" {
-		d, err := parseDays(sc.retain)
+		d, err := askd.ParseDays(sc.retain) // bounded: days that would wrap past the longest Duration are refused
 		if err != nil || d <= 0 {
 			return usageError(fmt.Sprintf("--retain: %q is not a duration such as 90d or 720h", sc.retain))
 		}
@@ -368,18 +367,6 @@ func describeDB(db string) string {
 		return "PostgreSQL"
 	}
 	return "SQLite " + db
-}
-
-// parseDays parses a Go duration, also accepting whole days ("90d").
-func parseDays(s string) (time.Duration, error) {
-	if n, ok := strings.CutSuffix(s, "d"); ok {
-		days, err := strconv.Atoi(n)
-		if err != nil {
-			return 0, err
-		}
-		return time.Duration(days) * 24 * time.Hour, nil
-	}
-	return time.ParseDuration(s)
 }
 
 // serveDebug serves net/http/pprof on a separate loopback listener, for the

@@ -265,6 +265,9 @@ func ParseWait(v string) (time.Duration, error) {
 		if nerr != nil {
 			return 0, askd.Errorf(askd.EINVALID, "wait: %q is not a duration such as 30s or 10m", v)
 		}
+		if n < 0 || n > int(MaxWait/time.Second) { // checked before multiplying, which would wrap
+			return 0, askd.Errorf(askd.EINVALID, "wait: %d s, must be 0 to %d", n, int(MaxWait/time.Second))
+		}
 		d = time.Duration(n) * time.Second
 	}
 	if d < 0 || d > MaxWait {

@@ -8,6 +8,7 @@ import (
 	"io"
 	"net/http"
 	"net/url"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -67,7 +68,7 @@ func send(t *testing.T, ctx context.Context, method, url, token string, header h
 }
 
 func FuzzParseWait(f *testing.F) {
-	for _, s := range []string{"", "0", "30", "30s", "10m", "1h", "1h0m1s", "-1s", "3601", "1e3", "1.5s", "9223372036854775807", "99999999999999999999s", "s", " 30s", "+5s"} {
+	for _, s := range []string{"", "0", "30", "30s", "10m", "1h", "1h0m1s", "-1s", "3601", "1e3", "1.5s", "9223372036854775807", "99999999999999999999s", "18446744074", "s", " 30s", "+5s"} {
 		f.Add(s)
 	}
 	f.Fuzz(func(t *testing.T, v string) {
@@ -83,6 +84,10 @@ func FuzzParseWait(f *testing.F) {
 		}
 		if v == "" && d != 0 {
 			t.Fatalf("ParseWait(\"\") = %s", d)
+		}
+		// Whole seconds are that many seconds, never a product that wrapped.
+		if n, err := strconv.ParseInt(v, 10, 64); err == nil && (n > int64(httpapi.MaxWait/time.Second) || d != time.Duration(n)*time.Second) {
+			t.Fatalf("ParseWait(%q) = %s, want %d s", v, d, n)
 		}
 	})
 }
