@@ -240,6 +240,20 @@ func TestNtfyShowsAgentTextAsText(t *testing.T) {
 			}
 		})
 	}
+
+	// Under 2,000 characters but over ntfy's 4,096 bytes: cut to fit (ntfy
+	// would take more as an attachment, or refuse it), so without buttons.
+	t.Run("a message over ntfy's size", func(t *testing.T) {
+		a, err := c.Agent("long").Create(t.Context(), &askd.AskInput{Kind: askd.KindDecision, Title: "Which?",
+			Details: strings.Repeat("日本語", 600), Options: []askd.Option{{Label: "A"}, {Label: "B"}}}, 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		n := c.ntfyOf(t, a.ID) // fails when ntfy would not take it as a message
+		if len(n.Actions) != 0 || !strings.HasSuffix(n.Message, "日…") {
+			t.Errorf("%d buttons, message ending %q; want none, cut", len(n.Actions), n.Message[len(n.Message)-12:])
+		}
+	})
 }
 
 // Slack: no mention or command; the only links and link buttons are askd's

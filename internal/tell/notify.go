@@ -48,6 +48,11 @@ type notification struct {
 // ntfyMaxActions is how many action buttons ntfy takes on one notification.
 const ntfyMaxActions = 3
 
+// ntfyMaxMessage is, in bytes, the longest body ntfy takes as a message (its
+// default message-size-limit); a longer one it takes as an attachment, or
+// refuses where attachments are off.
+const ntfyMaxMessage = 4096
+
 // maxShown bounds, in characters, the text a notification shows of an ask
 // (ntfy's message, Slack's section, which takes 3,000).
 const maxShown = 2000
@@ -90,6 +95,9 @@ func (w *Worker) notify(ctx context.Context, cl *app.Claimed) error {
 // decodes them the same way.)
 func (w *Worker) notifyNtfy(ctx context.Context, d *askd.Delivery, a *askd.Ask) error {
 	text, whole := shownText(a)
+	if len(text) > ntfyMaxMessage {
+		text, whole = cutBytes(text, ntfyMaxMessage), false
+	}
 	var links []app.MintedLink
 	if whole {
 		var err error
@@ -248,6 +256,16 @@ func shownText(a *askd.Ask) (text string, whole bool) {
 		return text, true
 	}
 	return string([]rune(text)[:maxShown-1]) + "…", false
+}
+
+// cutBytes cuts text to at most max bytes, between characters, ending it
+// with "…".
+func cutBytes(text string, max int) string {
+	n := max - len("…")
+	for n > 0 && !utf8.RuneStart(text[n]) {
+		n--
+	}
+	return text[:n] + "…"
 }
 
 // link is the inbox's URL of ask id.
