@@ -56,7 +56,7 @@ func oneLineText(s string) string {
 		switch {
 		case r == '\n' || r == '\r' || r == '\t' || r == 0x2028 || r == 0x2029:
 			return ' '
-		case r == utf8.RuneError || askd.Unprintable(r):
+		case askd.Unprintable(r):
 			return -1
 		}
 		return r
@@ -73,7 +73,7 @@ func multiLineText(s string) string {
 			return r
 		case r == 0x2028 || r == 0x2029:
 			return '\n'
-		case r == utf8.RuneError || askd.Unprintable(r):
+		case askd.Unprintable(r):
 			return -1
 		}
 		return r

@@ -406,7 +406,9 @@ func FuzzNotifyAgentText(f *testing.F) {
 		}
 		answerLink := func(u string) bool { return strings.HasPrefix(u, c.URL+"/a/") }
 		inbox := c.URL + "/?ask=" + itoa(a.ID)
-		labels := []string{strings.TrimSpace(label1), strings.TrimSpace(label2)}
+		// What askd stored: the words as sent (JSON has made bytes that are
+		// not UTF-8 into U+FFFD).
+		labels := []string{strings.TrimSpace(a.Options[0].Label), strings.TrimSpace(a.Options[1].Label)}
 
 		nt := c.ntfyOf(t, a.ID)
 		if bad := unprintableIn(nt.Title); bad != "" || !strings.HasPrefix(nt.Title, "askd: decision from ") {
@@ -444,6 +446,6 @@ func FuzzNotifyAgentText(f *testing.F) {
 			}
 		}
 
-		checkWebhook(t, c, c.webhookOf(t, a.ID), a.ID, session, name, title)
+		checkWebhook(t, c, c.webhookOf(t, a.ID), a.ID, a.Session, name, a.Title)
 	})
 }
