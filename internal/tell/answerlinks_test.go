@@ -71,27 +71,29 @@ func startLinks(t *testing.T, cfg app.Config, opts testserver.Options) *linkServ
 	return ls
 }
 
-// ntfyAction is one http action of ntfy's Actions header, as askd writes
-// them.
-var ntfyAction = regexp.MustCompile(`^http, (.+), (http://\S+/a/([a-z2-7]{26})), method=POST, headers\.Content-Type=application/x-www-form-urlencoded, body=confirm=1, clear=true$`)
+// answerURL is an answer link askd makes: <public-url>/a/<code>.
+var answerURL = regexp.MustCompile(`^http://\S+/a/([a-z2-7]{26})$`)
 
 type action struct{ label, url, code string }
 
-// ntfyActions waits for the n-th ntfy notification (from 1) and returns it
-// and its actions.
-func (ls *linkServer) ntfyActions(t *testing.T, n int) (received, []action) {
+// ntfyActions waits for the n-th ntfy notification (from 1) and returns it,
+// as ntfy reads it (readNtfy), and its actions, each checked to be askd's:
+// an http POST of confirm=1 to an answer link, clearing the notification.
+func (ls *linkServer) ntfyActions(t *testing.T, n int) (ntfyNote, []action) {
 	t.Helper()
 	eventually(t, "the ntfy notification", func() bool { return len(ls.ntfy.got()) >= n })
-	got := ls.ntfy.got()[n-1]
+	got, err := readNtfy(ls.ntfy.got()[n-1])
+	if err != nil {
+		t.Fatalf("ntfy would refuse the notification: %v", err)
+	}
 	var out []action
-	if h := got.header.Get("Actions"); h != "" {
-		for _, part := range strings.Split(h, "; ") {
-			m := ntfyAction.FindStringSubmatch(part)
-			if m == nil {
-				t.Fatalf("ntfy action %q is not askd's", part)
-			}
-			out = append(out, action{m[1], m[2], m[3]})
+	for _, b := range got.Actions {
+		m := answerURL.FindStringSubmatch(b.URL)
+		if m == nil || b.Action != "http" || b.Method != http.MethodPost || b.Body != "confirm=1" || !b.Clear ||
+			b.Headers["Content-Type"] != "application/x-www-form-urlencoded" {
+			t.Fatalf("ntfy action %+v is not askd's", b)
 		}
+		out = append(out, action{b.Label, b.URL, m[1]})
 	}
 	return got, out
 }
@@ -184,15 +186,14 @@ func TestNtfyButtonAnswersAWaitingAgent(t *testing.T) {
 	if len(actions) != 2 || actions[0].label != "SQLite" || actions[1].label != "Postgres" {
 		t.Fatalf("actions %+v, want SQLite and Postgres", actions)
 	}
-	h := got.header
-	if h.Get("Priority") != "4" || h.Get("Tags") != "question,question" || h.Get("Title") != "askd: question from s1" ||
-		!strings.HasPrefix(h.Get("Click"), ls.URL+"/?ask=") {
-		t.Errorf("ntfy headers: Priority %q, Tags %q, Title %q, Click %q", h.Get("Priority"), h.Get("Tags"), h.Get("Title"), h.Get("Click"))
+	if got.Priority != "4" || got.Tags != "question,question" || got.Title != "askd: question from s1" ||
+		!strings.HasPrefix(got.Click, ls.URL+"/?ask=") {
+		t.Errorf("ntfy headers: Priority %q, Tags %q, Title %q, Click %q", got.Priority, got.Tags, got.Title, got.Click)
 	}
-	if body := string(got.body); body != "Which database?\n• SQLite: embedded\n• Postgres: shared" {
-		t.Errorf("ntfy message %q", body)
+	if got.Message != "Which database?\n• SQLite: embedded\n• Postgres: shared" {
+		t.Errorf("ntfy message %q", got.Message)
 	}
-	id := askID(t, h.Get("Click"))
+	id := askID(t, got.Click)
 
 	// Only the codes' hashes are stored.
 	for _, act := range actions {
@@ -378,11 +379,11 @@ func TestRefusedLinksChangeNothing(t *testing.T) {
 			t.Fatal(err)
 		}
 		got, actions := ls.ntfyActions(t, n+1)
-		if len(actions) != 2 || actions[0].label != "Approve" || actions[1].label != "Reject" || got.header.Get("Priority") != "4" {
-			t.Fatalf("approval: actions %+v, Priority %q", actions, got.header.Get("Priority"))
+		if len(actions) != 2 || actions[0].label != "Approve" || actions[1].label != "Reject" || got.Priority != "4" {
+			t.Fatalf("approval: actions %+v, Priority %q", actions, got.Priority)
 		}
-		if !strings.Contains(string(got.body), "ALTER TABLE users") {
-			t.Errorf("the approval's notification does not show its details: %q", got.body)
+		if !strings.Contains(got.Message, "ALTER TABLE users") {
+			t.Errorf("the approval's notification does not show its details: %q", got.Message)
 		}
 		if _, err := ls.Human().Answer(t.Context(), a.ID, &askd.Answer{Decision: askd.DecisionRejected, Comment: "not today"}); err != nil {
 			t.Fatal(err)
@@ -399,8 +400,8 @@ func TestRefusedLinksChangeNothing(t *testing.T) {
 			t.Fatal(err)
 		}
 		got, actions := ls.ntfyActions(t, n+1)
-		if len(actions) != 1 || actions[0].label != "Done" || got.header.Get("Priority") != "2" || got.header.Get("Tags") != "white_check_mark,ready" {
-			t.Fatalf("ready ask: actions %+v, Priority %q, Tags %q", actions, got.header.Get("Priority"), got.header.Get("Tags"))
+		if len(actions) != 1 || actions[0].label != "Done" || got.Priority != "2" || got.Tags != "white_check_mark,ready" {
+			t.Fatalf("ready ask: actions %+v, Priority %q, Tags %q", actions, got.Priority, got.Tags)
 		}
 		l := storedLink(t, ls.Server, actions[0].code)
 		if want := clk.Now().Add(app.AnswerLinkTTL); l.ExpiresAt.Sub(want).Abs() > time.Second {
@@ -463,8 +464,8 @@ func TestButtonsByKind(t *testing.T) {
 			for _, a := range actions {
 				labels = append(labels, a.label)
 			}
-			if strings.Join(labels, ",") != strings.Join(tt.ntfy, ",") || got.header.Get("Priority") != tt.urgency {
-				t.Errorf("ntfy: actions %v, Priority %q; want %v, %q", labels, got.header.Get("Priority"), tt.ntfy, tt.urgency)
+			if strings.Join(labels, ",") != strings.Join(tt.ntfy, ",") || got.Priority != tt.urgency {
+				t.Errorf("ntfy: actions %v, Priority %q; want %v, %q", labels, got.Priority, tt.ntfy, tt.urgency)
 			}
 			eventually(t, "the Slack message", func() bool { return len(ls.slack.got()) >= i+1 })
 			buttons := slackButtons(t, ls.slack.got()[i].body)
@@ -505,8 +506,8 @@ func TestButtonsByKind(t *testing.T) {
 		}()
 		got, actions := ls.ntfyActions(t, len(tests)+1)
 		if len(actions) != 2 || actions[0].label != "Allow" || actions[1].label != "Deny" ||
-			got.header.Get("Priority") != "5" || got.header.Get("Tags") != "lock,approval" {
-			t.Fatalf("permission prompt: actions %+v, Priority %q, Tags %q", actions, got.header.Get("Priority"), got.header.Get("Tags"))
+			got.Priority != "5" || got.Tags != "lock,approval" {
+			t.Fatalf("permission prompt: actions %+v, Priority %q, Tags %q", actions, got.Priority, got.Tags)
 		}
 		if status, page := tap(t, actions[1].url); status != http.StatusOK || !strings.Contains(page, "Answered by alice via link: denied.") {
 			t.Fatalf("Deny: %d %s", status, page)

@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"mime"
 	"net/http"
 	"strconv"
 	"strings"
@@ -49,6 +48,11 @@ type notification struct {
 // ntfyMaxActions is how many action buttons ntfy takes on one notification.
 const ntfyMaxActions = 3
 
+// ntfyMaxMessage is, in bytes, the longest body ntfy takes as a message (its
+// default message-size-limit); a longer one it takes as an attachment, or
+// refuses where attachments are off.
+const ntfyMaxMessage = 4096
+
 // maxShown bounds, in characters, the text a notification shows of an ask
 // (ntfy's message, Slack's section, which takes 3,000).
 const maxShown = 2000
@@ -85,9 +89,15 @@ func (w *Worker) notify(ctx context.Context, cl *app.Claimed) error {
 
 // notifyNtfy publishes a to an ntfy topic: the text as the message, the
 // headline as Title, the inbox link as Click, Priority and Tags by kind, and
-// the answer buttons as Actions.
+// the answer buttons as Actions. Title and Actions hold agent text and go
+// through ntfyHeader. (ntfy's JSON publishing would not spare that: ntfy
+// turns a JSON body's title and actions back into these headers and
+// decodes them the same way.)
 func (w *Worker) notifyNtfy(ctx context.Context, d *askd.Delivery, a *askd.Ask) error {
 	text, whole := shownText(a)
+	if len(text) > ntfyMaxMessage {
+		text, whole = cutBytes(text, ntfyMaxMessage), false
+	}
 	var links []app.MintedLink
 	if whole {
 		var err error
@@ -95,51 +105,71 @@ func (w *Worker) notifyNtfy(ctx context.Context, d *askd.Delivery, a *askd.Ask) 
 			return err
 		}
 	}
+	actions, err := w.ntfyActions(links)
+	if err != nil {
+		return err
+	}
 	return w.post(ctx, w.http, d.Channel.URL, []byte(text), func(h http.Header) {
 		h.Set("Content-Type", "text/plain; charset=utf-8")
-		// ntfy reads RFC 2047 encoded words in any header for non-ASCII
-		// text; ASCII stays as it is.
-		h.Set("Title", mime.QEncoding.Encode("utf-8", headline(a)))
+		h.Set("Title", ntfyHeader(shownLine(headline(a))))
 		h.Set("Click", w.link(a.ID))
 		h.Set("Priority", strconv.Itoa(ntfyPriority(a)))
 		h.Set("Tags", ntfyTags(a))
-		if len(links) > 0 {
-			h.Set("Actions", mime.QEncoding.Encode("utf-8", w.ntfyActions(links)))
+		if actions != "" {
+			h.Set("Actions", ntfyHeader(actions))
 		}
 	})
 }
 
-// ntfyActions is ntfy's Actions header for links, in its simple form: per
-// link "http, <label>, <url>, method=POST, headers.Content-Type=...,
-// body=confirm=1, clear=true" (what the link's POST takes), separated by
-// "; ". Tapping one answers, and clears the notification.
-func (w *Worker) ntfyActions(links []app.MintedLink) string {
-	parts := make([]string, len(links))
+// ntfyAction is one action of ntfy's JSON form of the Actions header: an
+// http action that POSTs an answer link what its POST takes, and clears
+// the notification.
+type ntfyAction struct {
+	Action  string            `json:"action"` // "http"
+	Label   string            `json:"label"`
+	URL     string            `json:"url"`
+	Method  string            `json:"method"`
+	Headers map[string]string `json:"headers"`
+	Body    string            `json:"body"`
+	Clear   bool              `json:"clear"`
+}
+
+// ntfyActions is ntfy's Actions header for links, in its JSON form (a
+// label is then any text, with no quoting rules of the simple form to get
+// right), before ntfyHeader; "" for no links, and when the labels would not
+// read as distinct buttons (none is better than two alike; Click still
+// opens the card).
+func (w *Worker) ntfyActions(links []app.MintedLink) (string, error) {
+	labels := make([]string, len(links))
 	for i, l := range links {
-		parts[i] = fmt.Sprintf("http, %s, %s, method=POST, headers.Content-Type=application/x-www-form-urlencoded, body=%s, clear=true",
-			ntfyQuote(l.Label), w.answerURL(l.Code), confirmBody)
+		labels[i] = buttonLabel(l.Label)
 	}
-	return strings.Join(parts, "; ")
+	if len(links) == 0 || !distinct(labels) {
+		return "", nil
+	}
+	actions := make([]ntfyAction, len(links))
+	for i, l := range links {
+		actions[i] = ntfyAction{Action: "http", Label: labels[i], URL: w.answerURL(l.Code), Method: http.MethodPost,
+			Headers: map[string]string{"Content-Type": "application/x-www-form-urlencoded"}, Body: confirmBody, Clear: true}
+	}
+	b, err := json.Marshal(actions)
+	return string(b), err
+}
+
+// distinct reports whether labels are all non-empty and all different.
+func distinct(labels []string) bool {
+	seen := map[string]bool{}
+	for _, l := range labels {
+		if l == "" || seen[l] {
+			return false
+		}
+		seen[l] = true
+	}
+	return true
 }
 
 // confirmBody is the form body an answer link's POST takes (httpapi).
 const confirmBody = "confirm=1"
-
-// ntfyQuote writes a label as a value of ntfy's simple action format: as it
-// is when it holds nothing the format reads, else in double quotes, an inner
-// '"' escaped as \". ntfy's parser takes a quote after a backslash as
-// escaped, so a label ending in a backslash gets a space before the closing
-// quote (the label is only what the button says; the link holds the answer).
-func ntfyQuote(label string) string {
-	if !strings.ContainsAny(label, `,;"'\`) && strings.TrimSpace(label) == label && !strings.Contains(label, "=") {
-		return label
-	}
-	q := strings.ReplaceAll(label, `"`, `\"`)
-	if strings.HasSuffix(q, `\`) {
-		q += " "
-	}
-	return `"` + q + `"`
-}
 
 // ntfyPriority is how loudly ntfy announces a: a permission prompt is urgent
 // (5: a tool call waits on it, briefly), blocking questions and approvals
@@ -194,8 +224,8 @@ func headline(a *askd.Ask) string { return fmt.Sprintf("askd: %s from %s", a.Kin
 
 // shownText is what a notification shows of a: its title or question, the
 // options (with descriptions, the recommended one marked), details, and an
-// approval's payload; at most maxShown characters. whole is false when it
-// had to be cut.
+// approval's payload, as shown (agenttext.go); at most maxShown characters.
+// whole is false when it had to be cut.
 func shownText(a *askd.Ask) (text string, whole bool) {
 	var b strings.Builder
 	b.WriteString(a.Summary())
@@ -221,11 +251,21 @@ func shownText(a *askd.Ask) (text string, whole bool) {
 	if a.Kind == askd.KindApproval && len(a.Payload) > 0 {
 		b.WriteString("\n\n" + string(a.Payload))
 	}
-	text = b.String()
+	text = shown(b.String())
 	if utf8.RuneCountInString(text) <= maxShown {
 		return text, true
 	}
 	return string([]rune(text)[:maxShown-1]) + "…", false
+}
+
+// cutBytes cuts text to at most max bytes, between characters, ending it
+// with "…".
+func cutBytes(text string, max int) string {
+	n := max - len("…")
+	for n > 0 && !utf8.RuneStart(text[n]) {
+		n--
+	}
+	return text[:n] + "…"
 }
 
 // link is the inbox's URL of ask id.

@@ -100,7 +100,7 @@ func (w *Worker) notifyPush(ctx context.Context, a *askd.Ask) error {
 
 // pushMessage is the payload of a's notification for human's browsers.
 func (w *Worker) pushMessage(ctx context.Context, a *askd.Ask, text string, whole bool, human string) ([]byte, error) {
-	m := PushMessage{Title: headline(a), Body: text, URL: w.link(a.ID), Tag: "askd-" + strconv.FormatInt(a.ID, 10), AskID: a.ID}
+	m := PushMessage{Title: shownLine(headline(a)), Body: text, URL: w.link(a.ID), Tag: "askd-" + strconv.FormatInt(a.ID, 10), AskID: a.ID}
 	if whole && w.opts.LinkBase != "" {
 		links, err := w.svc.MintAnswerLinksFor(ctx, human, a.ID, a.Revision, pushMaxActions)
 		if askd.ErrorCode(err) == askd.ENOTFOUND {
@@ -110,8 +110,15 @@ func (w *Worker) pushMessage(ctx context.Context, a *askd.Ask, text string, whol
 		if err != nil {
 			return nil, err
 		}
+		labels := make([]string, len(links))
 		for i, l := range links {
-			m.Actions = append(m.Actions, PushAction{Action: "answer-" + strconv.Itoa(i), Title: l.Label, Link: w.answerURL(l.Code)})
+			labels[i] = buttonLabel(l.Label)
+		}
+		if !distinct(labels) {
+			links = nil // two actions alike, or one blank: none; the notification opens the card
+		}
+		for i, l := range links {
+			m.Actions = append(m.Actions, PushAction{Action: "answer-" + strconv.Itoa(i), Title: labels[i], Link: w.answerURL(l.Code)})
 		}
 	}
 	var b bytes.Buffer

@@ -33,7 +33,7 @@ type browserKeys struct {
 	auth []byte
 }
 
-func newBrowserKeys(t *testing.T) *browserKeys {
+func newBrowserKeys(t testing.TB) *browserKeys {
 	t.Helper()
 	priv, err := ecdh.P256().GenerateKey(rand.Reader)
 	if err != nil {

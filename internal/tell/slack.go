@@ -15,8 +15,10 @@ import (
 
 // Slack messages (Block Kit): a section with the ask's text, and an actions
 // block with a button per answer link and one into the inbox. Agent text is
-// text: Slack's control characters (&, <, >) are escaped, so it can make no
-// link or mention.
+// text (slackShown): Slack's control characters (&, <, >) are escaped, so it
+// can make no link or mention; mrkdwn text objects are verbatim, so Slack
+// links no URL, channel or name in them; and what reads as a URL is
+// defanged anyway, for the clients that show the message's fallback text.
 
 type slackMessage struct {
 	Text            string       `json:"text"` // what notifications and old clients show
@@ -35,6 +37,9 @@ type slackBlock struct {
 type slackText struct {
 	Type string `json:"type"` // "mrkdwn" or "plain_text"
 	Text string `json:"text"`
+	// Verbatim (mrkdwn only) stops Slack from turning URLs, channel and
+	// user names in the text into links and mentions.
+	Verbatim bool `json:"verbatim,omitempty"`
 }
 
 type slackButton struct {
@@ -67,9 +72,12 @@ func (w *Worker) notifySlack(ctx context.Context, d *askd.Delivery, a *askd.Ask)
 	// ask and every button reads differently; otherwise each button opens
 	// its link's confirm page, which shows everything.
 	inPlace := w.opts.SlackInteractive && whole && distinctButtons(links)
+	if !labelled(links) {
+		links = nil // a button must say something; the inbox button stays
+	}
 	buttons := make([]any, 0, len(links)+1)
 	for i, l := range links {
-		b := slackButton{Type: "button", Text: plain(l.Label), ActionID: slackAnswerAction + strconv.Itoa(i), Style: l.Style}
+		b := slackButton{Type: "button", Text: plain(buttonLabel(l.Label)), ActionID: slackAnswerAction + strconv.Itoa(i), Style: l.Style}
 		if inPlace {
 			b.Value = l.Code
 		} else {
@@ -80,9 +88,9 @@ func (w *Worker) notifySlack(ctx context.Context, d *askd.Delivery, a *askd.Ask)
 	link := w.link(a.ID)
 	buttons = append(buttons, slackButton{Type: "button", Text: plain("Open in the inbox"), ActionID: slackOpenAction, URL: link})
 	msg := slackMessage{
-		Text: fmt.Sprintf("*%s*\n%s\n<%s|Open in the inbox>", slackEscape(headline(a)), slackEscape(a.Summary()), link),
+		Text: fmt.Sprintf("*%s*\n%s\n<%s|Open in the inbox>", slackShown(headline(a)), slackShown(a.Summary()), link),
 		Blocks: []slackBlock{
-			{Type: "section", Text: &slackText{Type: "mrkdwn", Text: "*" + slackEscape(headline(a)) + "*\n" + slackEscape(text)}},
+			{Type: "section", Text: mrkdwn("*" + slackShown(headline(a)) + "*\n" + slackEscape(text))},
 			{Type: "actions", BlockID: slackBlockID(a), Elements: buttons},
 		},
 	}
@@ -99,11 +107,11 @@ func slackSettled(a *askd.Ask, note, link string) slackMessage {
 	text, _ := shownText(a)
 	said := app.SettledText(a, note)
 	return slackMessage{
-		Text:            slackEscape(headline(a)) + ": " + slackEscape(said),
+		Text:            slackShown(headline(a)) + ": " + slackShown(said),
 		ReplaceOriginal: true,
 		Blocks: []slackBlock{
-			{Type: "section", Text: &slackText{Type: "mrkdwn", Text: "*" + slackEscape(headline(a)) + "*\n" + slackEscape(text)}},
-			{Type: "context", Elements: []any{slackText{Type: "mrkdwn", Text: slackEscape(said)}}},
+			{Type: "section", Text: mrkdwn("*" + slackShown(headline(a)) + "*\n" + slackEscape(text))},
+			{Type: "context", Elements: []any{*mrkdwn(slackShown(said))}},
 			{Type: "actions", BlockID: slackBlockID(a), Elements: []any{
 				slackButton{Type: "button", Text: plain("Open in the inbox"), ActionID: slackOpenAction, URL: link},
 			}},
@@ -113,7 +121,7 @@ func slackSettled(a *askd.Ask, note, link string) slackMessage {
 
 // slackEphemeral is a reply only the person who clicked sees.
 func slackEphemeral(text string) slackMessage {
-	return slackMessage{Text: slackEscape(text), ResponseType: "ephemeral"}
+	return slackMessage{Text: slackShown(text), ResponseType: "ephemeral"}
 }
 
 func slackBlockID(a *askd.Ask) string { return fmt.Sprintf("askd-%d-%d", a.ID, a.Revision) }
@@ -129,17 +137,32 @@ func plain(s string) slackText {
 // distinctButtons reports whether the links' buttons all read differently
 // once cut to Slack's length.
 func distinctButtons(links []app.MintedLink) bool {
-	seen := map[string]bool{}
+	labels := make([]string, len(links))
+	for i, l := range links {
+		labels[i] = plain(buttonLabel(l.Label)).Text
+	}
+	return distinct(labels)
+}
+
+// labelled reports whether every link's button has something to say.
+func labelled(links []app.MintedLink) bool {
 	for _, l := range links {
-		t := plain(l.Label).Text
-		if seen[t] {
+		if buttonLabel(l.Label) == "" {
 			return false
 		}
-		seen[t] = true
 	}
 	return true
 }
 
+// mrkdwn is a verbatim mrkdwn text object holding text, already escaped.
+func mrkdwn(text string) *slackText { return &slackText{Type: "mrkdwn", Text: text, Verbatim: true} }
+
+// slackShown is Slack's encoder of agent text: shown (agenttext.go), then
+// escaped for mrkdwn.
+func slackShown(s string) string { return slackEscape(shown(s)) }
+
+// slackEscape escapes Slack's control characters: what is left makes no
+// link, mention or command (<url|text>, <!here>, <@U123>).
 func slackEscape(s string) string {
 	return strings.NewReplacer("&", "&amp;", "<", "&lt;", ">", "&gt;").Replace(s)
 }

@@ -85,7 +85,7 @@ type received struct {
 	body   []byte
 }
 
-func newReceiver(t *testing.T, status func(n int) int) *receiver {
+func newReceiver(t testing.TB, status func(n int) int) *receiver {
 	t.Helper()
 	r := &receiver{status: status}
 	r.Server = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, req *http.Request) {
@@ -651,9 +651,9 @@ func TestNotifiers(t *testing.T) {
 	if !strings.Contains(s["text"], "PR &lt;12&gt; is ready &amp; green") || !strings.Contains(s["text"], "<"+link+"|") || !strings.Contains(s["text"], "ready from build-7") {
 		t.Errorf("slack text %q", s["text"])
 	}
-	nt := ntfy.got()[0]
-	if string(nt.body) != "PR <12> is ready & green" || nt.header.Get("Click") != link || nt.header.Get("Title") != "askd: ready from build-7" {
-		t.Errorf("ntfy: body %q, Title %q, Click %q", nt.body, nt.header.Get("Title"), nt.header.Get("Click"))
+	nt, err := readNtfy(ntfy.got()[0])
+	if err != nil || nt.Message != "PR <12> is ready & green" || nt.Click != link || nt.Title != "askd: ready from build-7" {
+		t.Errorf("ntfy: %v, message %q, Title %q, Click %q", err, nt.Message, nt.Title, nt.Click)
 	}
 
 	// The failing notifier changed nothing about the ask. Kept sleep: a
