@@ -468,6 +468,9 @@ type Tx interface {
 	// PushSubscriptions returns the subscriptions whose browser session is
 	// live at t (expires after it), by endpoint.
 	PushSubscriptions(ctx context.Context, t time.Time) ([]*PushSubscription, error)
+	// CountPushSubscriptions returns how many subscriptions human has, live
+	// or not, and how many of them belong to browser session browser.
+	CountPushSubscriptions(ctx context.Context, browser, human string) (ofBrowser, ofHuman int, err error)
 	// DeletePushSubscription deletes the subscription with the endpoint;
 	// ENOTFOUND when there is none.
 	DeletePushSubscription(ctx context.Context, endpoint string) error
