@@ -417,6 +417,9 @@ type Tx interface {
 	// BrowserSession returns the browser session with the hash, expired or
 	// not; ENOTFOUND when there is none.
 	BrowserSession(ctx context.Context, hash string) (*BrowserSession, error)
+	// BrowserSessionsOf returns the browser sessions of the human token
+	// named human, expired or not, least recently seen first.
+	BrowserSessionsOf(ctx context.Context, human string) ([]*BrowserSession, error)
 	// TouchBrowserSession sets the LastSeenAt and ExpiresAt of the browser
 	// session with the hash; ENOTFOUND when there is none.
 	TouchBrowserSession(ctx context.Context, hash string, seen, expires time.Time) error
