@@ -400,6 +400,9 @@ type Tx interface {
 	PutMCPCall(ctx context.Context, c *MCPCall) error
 	// DeleteMCPCall removes the call with key k, if one is kept.
 	DeleteMCPCall(ctx context.Context, k MCPCallKey) error
+	// CountEarlyCancellations returns how many calls of the agent token
+	// agent are kept with AskID 0: cancellations of calls not recorded.
+	CountEarlyCancellations(ctx context.Context, agent string) (int, error)
 	// PurgeMCPCalls removes every call created before createdBefore, and
 	// returns how many went.
 	PurgeMCPCalls(ctx context.Context, createdBefore time.Time) (int, error)
