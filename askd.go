@@ -400,6 +400,9 @@ type Tx interface {
 	PutMCPCall(ctx context.Context, c *MCPCall) error
 	// DeleteMCPCall removes the call with key k, if one is kept.
 	DeleteMCPCall(ctx context.Context, k MCPCallKey) error
+	// CountEarlyCancellations returns how many calls of the agent token
+	// agent are kept with AskID 0: cancellations of calls not recorded.
+	CountEarlyCancellations(ctx context.Context, agent string) (int, error)
 	// PurgeMCPCalls removes every call created before createdBefore, and
 	// returns how many went.
 	PurgeMCPCalls(ctx context.Context, createdBefore time.Time) (int, error)
@@ -417,6 +420,9 @@ type Tx interface {
 	// BrowserSession returns the browser session with the hash, expired or
 	// not; ENOTFOUND when there is none.
 	BrowserSession(ctx context.Context, hash string) (*BrowserSession, error)
+	// BrowserSessionsOf returns the browser sessions of the human token
+	// named human, expired or not, least recently seen first.
+	BrowserSessionsOf(ctx context.Context, human string) ([]*BrowserSession, error)
 	// TouchBrowserSession sets the LastSeenAt and ExpiresAt of the browser
 	// session with the hash; ENOTFOUND when there is none.
 	TouchBrowserSession(ctx context.Context, hash string, seen, expires time.Time) error
@@ -468,6 +474,9 @@ type Tx interface {
 	// PushSubscriptions returns the subscriptions whose browser session is
 	// live at t (expires after it), by endpoint.
 	PushSubscriptions(ctx context.Context, t time.Time) ([]*PushSubscription, error)
+	// CountPushSubscriptions returns how many subscriptions human has, live
+	// or not, and how many of them belong to browser session browser.
+	CountPushSubscriptions(ctx context.Context, browser, human string) (ofBrowser, ofHuman int, err error)
 	// DeletePushSubscription deletes the subscription with the endpoint;
 	// ENOTFOUND when there is none.
 	DeletePushSubscription(ctx context.Context, endpoint string) error

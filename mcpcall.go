@@ -24,3 +24,9 @@ type MCPCall struct {
 	Cancelled bool
 	CreatedAt time.Time
 }
+
+// MaxEarlyCancellations bounds the cancellations kept for one agent token's
+// calls that askd has not seen (AskID 0): a cancellation overtakes its call
+// by moments, so a handful are ever kept; without a cap, cancellations of
+// made-up calls would each be stored until purged.
+const MaxEarlyCancellations = 100

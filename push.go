@@ -18,6 +18,19 @@ import (
 // notify delivery per ask sends it to every push subscription.
 const NotifyPush ChannelType = "push"
 
+// Caps on push subscriptions (docs/security.md, "Caps on what callers can
+// create"): each new ask is pushed once to every
+// subscription, so their number is the number of requests one ask sends.
+// A browser keeps one subscription per site, replaced when it subscribes
+// again; a few more per browser session allow for an old one its push
+// service has not yet reported gone. A person has a browser session per
+// device or browser they use. Replacing a subscription (the same endpoint)
+// is never refused.
+const (
+	MaxPushPerBrowserSession = 10
+	MaxPushPerHuman          = 50 // across all their browser sessions
+)
+
 // PushSubscription is one browser's push subscription. It belongs to the
 // browser session that made it (Browser, the session's hash), and goes when
 // that ends: signed out, expired, its human token revoked.

@@ -74,8 +74,9 @@ func (s *Service) CallEnded(ctx context.Context, c askd.Caller, mcpSession, requ
 // (mcpSession, requestID), on whichever process it arrives: the cancellation
 // is recorded, and the call's ask, if pending, is cut off — it stays pending
 // to its deadline, to be told — and its id returned. When the call has not
-// recorded its ask yet, the cancellation is kept for it and 0 returned.
-// Leftover calls are purged on the way.
+// recorded its ask yet, the cancellation is kept for it and 0 returned,
+// unless the agent token has askd.MaxEarlyCancellations kept already
+// (ELIMIT; nothing is stored). Leftover calls are purged on the way.
 func (s *Service) CallCancelled(ctx context.Context, c askd.Caller, mcpSession, requestID string) (int64, error) {
 	if c.Role != askd.RoleAgent {
 		return 0, askd.Errorf(askd.EFORBIDDEN, "only the agent that asked may cancel its call")
@@ -95,6 +96,9 @@ func (s *Service) CallCancelled(ctx context.Context, c askd.Caller, mcpSession, 
 		case err == nil:
 			id = call.AskID
 		case askd.ErrorCode(err) == askd.ENOTFOUND:
+			if err := checkEarlyCancellations(ctx, tx, c.Name); err != nil {
+				return err
+			}
 			call = &askd.MCPCall{MCPCallKey: k, CreatedAt: now}
 		default:
 			return err
@@ -106,4 +110,17 @@ func (s *Service) CallCancelled(ctx context.Context, c askd.Caller, mcpSession, 
 		return 0, err
 	}
 	return id, s.cutOff(ctx, c, id)
+}
+
+// checkEarlyCancellations refuses (ELIMIT) to keep one more cancellation of
+// a call not recorded for agent, past askd.MaxEarlyCancellations.
+func checkEarlyCancellations(ctx context.Context, tx askd.Tx, agent string) error {
+	n, err := tx.CountEarlyCancellations(ctx, agent)
+	if err != nil {
+		return err
+	}
+	if n >= askd.MaxEarlyCancellations {
+		return askd.Errorf(askd.ELIMIT, "agent token %q has %d cancellations kept of calls askd has not seen, at most %d: cancel only calls that were sent", agent, n, askd.MaxEarlyCancellations)
+	}
+	return nil
 }

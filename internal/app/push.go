@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"strings"
 	"sync"
+	"time"
 
 	"github.com/askd-dev/askd"
 )
@@ -119,8 +120,10 @@ func browserOf(c askd.Caller) (string, error) {
 // replacing any with its endpoint (the browser subscribing again, or
 // someone signed in anew in it). Errors: ENOTFOUND when Web Push is off;
 // EFORBIDDEN unless c is a browser session; EINVALID naming the field
-// (askd.PushSubscription.Validate); EUNAUTHORIZED when the browser session
-// ended meanwhile.
+// (askd.PushSubscription.Validate); ELIMIT when the subscription would be
+// one more than askd.MaxPushPerBrowserSession for the browser session or
+// askd.MaxPushPerHuman for the person; EUNAUTHORIZED when the browser
+// session ended meanwhile.
 func (s *Service) SubscribePush(ctx context.Context, c askd.Caller, p *askd.PushSubscription) error {
 	if !s.PushOn() {
 		return errPushOff()
@@ -132,12 +135,44 @@ func (s *Service) SubscribePush(ctx context.Context, c askd.Caller, p *askd.Push
 	if err := p.Validate(s.cfg.WebhookAllow); err != nil {
 		return err
 	}
-	p.Browser, p.Human, p.CreatedAt = browser, c.Name, s.now()
-	err = s.store.Update(ctx, func(tx askd.Tx) error { return tx.PutPushSubscription(ctx, p) })
+	now := s.now()
+	p.Browser, p.Human, p.CreatedAt = browser, c.Name, now
+	err = s.store.Update(ctx, func(tx askd.Tx) error {
+		if err := checkPushCaps(ctx, tx, p, now); err != nil {
+			return err
+		}
+		return tx.PutPushSubscription(ctx, p)
+	})
 	if askd.ErrorCode(err) == askd.ENOTFOUND {
 		return askd.Errorf(askd.EUNAUTHORIZED, "signed out: sign in again")
 	}
 	return err
+}
+
+// checkPushCaps refuses (ELIMIT) subscription p when its browser session
+// or its person already has as many subscriptions as the caps allow and p
+// would add one there; replacing a subscription of the same endpoint adds
+// none. Browser sessions expired by now go first, with their
+// subscriptions, so that they are not counted.
+func checkPushCaps(ctx context.Context, tx askd.Tx, p *askd.PushSubscription, now time.Time) error {
+	if _, err := tx.DeleteExpiredSignIns(ctx, now); err != nil {
+		return err
+	}
+	old, err := tx.PushSubscription(ctx, p.Endpoint) // nil when it is new
+	if err != nil && askd.ErrorCode(err) != askd.ENOTFOUND {
+		return err
+	}
+	ofBrowser, ofHuman, err := tx.CountPushSubscriptions(ctx, p.Browser, p.Human)
+	if err != nil {
+		return err
+	}
+	if (old == nil || old.Browser != p.Browser) && ofBrowser >= askd.MaxPushPerBrowserSession {
+		return askd.Errorf(askd.ELIMIT, "this browser session already has %d push subscriptions, at most %d: unsubscribe one first", ofBrowser, askd.MaxPushPerBrowserSession)
+	}
+	if (old == nil || old.Human != p.Human) && ofHuman >= askd.MaxPushPerHuman {
+		return askd.Errorf(askd.ELIMIT, "%s already has %d push subscriptions across their browser sessions, at most %d: unsubscribe in a browser, or sign out of one", p.Human, ofHuman, askd.MaxPushPerHuman)
+	}
+	return nil
 }
 
 // UnsubscribePush deletes the push subscription with the endpoint, if c's

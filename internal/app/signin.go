@@ -31,6 +31,14 @@ const (
 	// BrowserSessionMax ends a browser session this long after signing in,
 	// however much it is used.
 	BrowserSessionMax = 90 * 24 * time.Hour
+	// MaxBrowserSessions bounds one human token's browser sessions: signing
+	// in once more signs out the least recently used one (its push
+	// subscriptions go with it). Signing in is not refused, since a person
+	// cannot sign out of a browser whose cookie is lost, and would be
+	// locked out for up to BrowserSessionIdle; only the token's holder can
+	// sign in, and they may sign out any of its sessions already. Room for
+	// every browser and device a person uses.
+	MaxBrowserSessions = 50
 	// browserTouchEvery is how often a browser session in use has its
 	// last-seen time (and so its idle expiry) written: not on every request.
 	browserTouchEvery = time.Hour
@@ -98,9 +106,10 @@ func humanTokenName(ts []*askd.Token, want, flag string) (string, error) {
 func (s *Service) SignInWithCode(ctx context.Context, code string) (string, error) {
 	now := s.now()
 	var id string
+	var ended []string
 	var expired bool
 	err := s.store.Update(ctx, func(tx askd.Tx) error {
-		id, expired = "", false
+		id, ended, expired = "", nil, false
 		c, err := tx.TakeSignInCode(ctx, HashToken(code))
 		if askd.ErrorCode(err) == askd.ENOTFOUND {
 			return nil
@@ -112,7 +121,7 @@ func (s *Service) SignInWithCode(ctx context.Context, code string) (string, erro
 			expired = true // taken all the same: it is of no more use
 			return nil
 		}
-		id, err = startBrowserSession(ctx, tx, c.Human, now)
+		id, ended, err = startBrowserSession(ctx, tx, c.Human, now)
 		return err
 	})
 	switch {
@@ -123,6 +132,7 @@ func (s *Service) SignInWithCode(ctx context.Context, code string) (string, erro
 	case id == "":
 		return "", askd.Errorf(askd.EUNAUTHORIZED, "this sign-in link is unknown or was already used")
 	}
+	s.forgetBrowsers(ended)
 	return id, nil
 }
 
@@ -139,30 +149,57 @@ func (s *Service) SignInWithToken(ctx context.Context, token string) (string, er
 	}
 	now := s.now()
 	var id string
+	var ended []string
 	err = s.store.Update(ctx, func(tx askd.Tx) (err error) {
-		id, err = startBrowserSession(ctx, tx, c.Name, now)
+		id, ended, err = startBrowserSession(ctx, tx, c.Name, now)
 		return err
 	})
 	if askd.ErrorCode(err) == askd.ENOTFOUND { // revoked since Authenticate's cache saw it
 		return "", askd.Errorf(askd.EUNAUTHORIZED, "unknown or revoked token")
 	}
-	return id, err
+	if err != nil {
+		return "", err
+	}
+	s.forgetBrowsers(ended)
+	return id, nil
 }
 
 // startBrowserSession stores a new browser session for human and returns its
-// id. Expired codes and browser sessions go first, so they do not pile up.
-func startBrowserSession(ctx context.Context, tx askd.Tx, human string, now time.Time) (string, error) {
+// id, and the hashes of the browser sessions it ended: the least recently
+// seen of human's, past MaxBrowserSessions. Expired codes and browser
+// sessions go first, so they do not pile up.
+func startBrowserSession(ctx context.Context, tx askd.Tx, human string, now time.Time) (id string, ended []string, err error) {
 	if _, err := tx.DeleteExpiredSignIns(ctx, now); err != nil {
-		return "", err
+		return "", nil, err
 	}
-	id := strings.ToLower(rand.Text())
-	err := tx.CreateBrowserSession(ctx, &askd.BrowserSession{
+	bs, err := tx.BrowserSessionsOf(ctx, human)
+	if err != nil {
+		return "", nil, err
+	}
+	for _, b := range bs[:max(0, len(bs)-MaxBrowserSessions+1)] {
+		if err := tx.EndBrowserSession(ctx, b.Hash); err != nil {
+			return "", nil, fmt.Errorf("end the least recently used browser session: %w", err)
+		}
+		ended = append(ended, b.Hash)
+	}
+	id = strings.ToLower(rand.Text())
+	err = tx.CreateBrowserSession(ctx, &askd.BrowserSession{
 		Hash: HashToken(id), Human: human, CreatedAt: now, LastSeenAt: now, ExpiresAt: browserExpiry(now, now),
 	})
 	if err != nil {
-		return "", fmt.Errorf("start browser session: %w", err)
+		return "", nil, fmt.Errorf("start browser session: %w", err)
 	}
-	return id, nil
+	return id, ended, nil
+}
+
+// forgetBrowsers forgets the browser sessions with the hashes, which a
+// sign-in ended, and ends their streams in this process, as SignOut does (other
+// processes notice within tokenTTL, as for a revoked token).
+func (s *Service) forgetBrowsers(hashes []string) {
+	for _, h := range hashes {
+		s.browsers.forget(h)
+		s.live.revoke(browserHold + h)
+	}
 }
 
 // browserExpiry is when a browser session started at created and last seen

@@ -15,6 +15,7 @@ import (
 
 	"github.com/askd-dev/askd"
 	"github.com/askd-dev/askd/internal/app"
+	httpresponse "github.com/askd-dev/askd/internal/response"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
@@ -185,7 +186,12 @@ func (h *HTTPHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		// On 2026-07-28 closing the stream is the cancellation, handled by the
 		// call itself; a notice there carries no session to tell clients apart.
 		if oldRevision {
-			h.cancelled(r.Context(), caller, r.Header.Get(sessionIDHeader), msg.Params)
+			if err := h.cancelled(r.Context(), caller, r.Header.Get(sessionIDHeader), msg.Params); askd.ErrorCode(err) == askd.ELIMIT {
+				// Refused, and not kept: a notification has no JSON-RPC
+				// response, so the HTTP status says it.
+				http.Error(w, askd.ErrorMessage(err), httpresponse.Status(askd.ELIMIT))
+				return
+			}
 		}
 	}
 	h.next.ServeHTTP(w, r)
@@ -252,13 +258,13 @@ func mediaType(v string) string {
 // cancelled handles a notifications/cancelled: whichever agent process holds
 // the call it names (found in the store; see app.Service.CallCancelled), the
 // call ends without a response and its ask is cut off — it stays pending,
-// to be told (SPEC §2.1).
-func (h *HTTPHandler) cancelled(ctx context.Context, c askd.Caller, mcpSession string, params json.RawMessage) {
+// to be told (SPEC §2.1). Its error, logged here, is CallCancelled's.
+func (h *HTTPHandler) cancelled(ctx context.Context, c askd.Caller, mcpSession string, params json.RawMessage) error {
 	var p struct {
 		RequestID json.RawMessage `json:"requestId"`
 	}
 	if mcpSession == "" || json.Unmarshal(params, &p) != nil || len(p.RequestID) == 0 {
-		return
+		return nil
 	}
 	id, err := h.tools.svc.CallCancelled(context.WithoutCancel(ctx), c, mcpSession, string(p.RequestID))
 	switch {
@@ -267,6 +273,7 @@ func (h *HTTPHandler) cancelled(ctx context.Context, c askd.Caller, mcpSession s
 	case id != 0:
 		h.tools.log.Info("call cut off", "id", id, "why", "the client cancelled the call")
 	}
+	return err
 }
 
 var errNoCaller = errors.New("no authenticated caller: askd's MCP tools are served behind its /mcp endpoint")

@@ -3,6 +3,7 @@ package postgres
 import (
 	"context"
 	"errors"
+	"fmt"
 	"time"
 
 	"github.com/jackc/pgx/v5"
@@ -59,6 +60,16 @@ func (t *tx) DeleteMCPCall(ctx context.Context, k askd.MCPCallKey) error {
 		WHERE agent = $1 AND session = $2 AND mcp_session = $3 AND request_id = $4`,
 		k.Agent, k.Session, k.MCPSession, k.RequestID)
 	return translate(err, "delete MCP call")
+}
+
+// CountEarlyCancellations returns how many of agent's calls are kept
+// without an ask (the primary key's agent prefix finds them).
+func (t *tx) CountEarlyCancellations(ctx context.Context, agent string) (int, error) {
+	var n int
+	if err := t.tx.QueryRow(t.ctx(ctx), "SELECT count(*) FROM mcp_calls WHERE agent = $1 AND ask_id IS NULL", agent).Scan(&n); err != nil {
+		return 0, translate(err, fmt.Sprintf("count early cancellations of %q", agent))
+	}
+	return n, nil
 }
 
 // PurgeMCPCalls removes every call created before createdBefore, and returns

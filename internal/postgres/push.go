@@ -3,6 +3,7 @@ package postgres
 import (
 	"context"
 	"errors"
+	"fmt"
 	"time"
 
 	"github.com/jackc/pgerrcode"
@@ -69,6 +70,18 @@ func (t *tx) PushSubscriptions(ctx context.Context, at time.Time) ([]*askd.PushS
 		return nil, translate(err, "list push subscriptions")
 	}
 	return out, nil
+}
+
+// CountPushSubscriptions returns how many subscriptions human has, and how
+// many of them belong to browser session browser (push_subscriptions_human).
+func (t *tx) CountPushSubscriptions(ctx context.Context, browser, human string) (ofBrowser, ofHuman int, err error) {
+	err = t.tx.QueryRow(t.ctx(ctx), `
+		SELECT count(*) FILTER (WHERE browser = $1), count(*) FROM push_subscriptions WHERE human = $2`,
+		browser, human).Scan(&ofBrowser, &ofHuman)
+	if err != nil {
+		return 0, 0, translate(err, fmt.Sprintf("count push subscriptions of %q", human))
+	}
+	return ofBrowser, ofHuman, nil
 }
 
 // DeletePushSubscription deletes the subscription with the endpoint;

@@ -3,6 +3,7 @@ package postgres
 import (
 	"context"
 	"errors"
+	"fmt"
 	"time"
 
 	"github.com/jackc/pgerrcode"
@@ -92,6 +93,30 @@ func (t *tx) BrowserSession(ctx context.Context, hash string) (*askd.BrowserSess
 	}
 	b.CreatedAt, b.LastSeenAt, b.ExpiresAt = b.CreatedAt.UTC(), b.LastSeenAt.UTC(), b.ExpiresAt.UTC()
 	return b, nil
+}
+
+// BrowserSessionsOf returns human's browser sessions, least recently seen
+// first (browser_sessions_human; hashes are hex, so any collation orders
+// them as SQLite does).
+func (t *tx) BrowserSessionsOf(ctx context.Context, human string) ([]*askd.BrowserSession, error) {
+	rows, err := t.tx.Query(t.ctx(ctx), `
+		SELECT hash, created_at, last_seen_at, expires_at FROM browser_sessions
+		WHERE human = $1 ORDER BY last_seen_at, hash`, human)
+	if err != nil {
+		return nil, translate(err, fmt.Sprintf("list browser sessions of %q", human))
+	}
+	out, err := pgx.CollectRows(rows, func(row pgx.CollectableRow) (*askd.BrowserSession, error) {
+		b := &askd.BrowserSession{Human: human}
+		if err := row.Scan(&b.Hash, &b.CreatedAt, &b.LastSeenAt, &b.ExpiresAt); err != nil {
+			return nil, err
+		}
+		b.CreatedAt, b.LastSeenAt, b.ExpiresAt = b.CreatedAt.UTC(), b.LastSeenAt.UTC(), b.ExpiresAt.UTC()
+		return b, nil
+	})
+	if err != nil {
+		return nil, translate(err, fmt.Sprintf("list browser sessions of %q", human))
+	}
+	return out, nil
 }
 
 // TouchBrowserSession sets the browser session's LastSeenAt and ExpiresAt;

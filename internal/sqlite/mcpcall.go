@@ -70,6 +70,16 @@ func (t *tx) DeleteMCPCall(ctx context.Context, k askd.MCPCallKey) error {
 	return nil
 }
 
+// CountEarlyCancellations returns how many of agent's calls are kept
+// without an ask (the primary key's agent prefix finds them).
+func (t *tx) CountEarlyCancellations(ctx context.Context, agent string) (int, error) {
+	var n int
+	if err := t.tx.QueryRowContext(ctx, "SELECT count(*) FROM mcp_calls WHERE agent = ? AND ask_id IS NULL", agent).Scan(&n); err != nil {
+		return 0, fmt.Errorf("count early cancellations of %q: %w", agent, err)
+	}
+	return n, nil
+}
+
 // PurgeMCPCalls removes every call created before createdBefore, and returns
 // how many went.
 func (t *tx) PurgeMCPCalls(ctx context.Context, createdBefore time.Time) (int, error) {

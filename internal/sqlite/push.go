@@ -72,6 +72,18 @@ func (t *tx) PushSubscriptions(ctx context.Context, at time.Time) ([]*askd.PushS
 	return out, nil
 }
 
+// CountPushSubscriptions returns how many subscriptions human has, and how
+// many of them belong to browser session browser (push_subscriptions_human).
+func (t *tx) CountPushSubscriptions(ctx context.Context, browser, human string) (ofBrowser, ofHuman int, err error) {
+	err = t.tx.QueryRowContext(ctx, `
+		SELECT count(*) FILTER (WHERE browser = ?), count(*) FROM push_subscriptions WHERE human = ?`,
+		browser, human).Scan(&ofBrowser, &ofHuman)
+	if err != nil {
+		return 0, 0, fmt.Errorf("count push subscriptions of %q: %w", human, err)
+	}
+	return ofBrowser, ofHuman, nil
+}
+
 // DeletePushSubscription deletes the subscription with the endpoint;
 // ENOTFOUND when there is none.
 func (t *tx) DeletePushSubscription(ctx context.Context, endpoint string) error {

@@ -82,6 +82,32 @@ func (t *tx) BrowserSession(ctx context.Context, hash string) (*askd.BrowserSess
 	return b, nil
 }
 
+// BrowserSessionsOf returns human's browser sessions, least recently seen
+// first (browser_sessions_human).
+func (t *tx) BrowserSessionsOf(ctx context.Context, human string) ([]*askd.BrowserSession, error) {
+	rows, err := t.tx.QueryContext(ctx, `
+		SELECT hash, created_at, last_seen_at, expires_at FROM browser_sessions
+		WHERE human = ? ORDER BY last_seen_at, hash`, human)
+	if err != nil {
+		return nil, fmt.Errorf("list browser sessions of %q: %w", human, err)
+	}
+	defer rows.Close()
+	var out []*askd.BrowserSession
+	for rows.Next() {
+		b := &askd.BrowserSession{Human: human}
+		var created, seen, expires int64
+		if err := rows.Scan(&b.Hash, &created, &seen, &expires); err != nil {
+			return nil, fmt.Errorf("list browser sessions of %q: %w", human, err)
+		}
+		b.CreatedAt, b.LastSeenAt, b.ExpiresAt = fromMicros(created), fromMicros(seen), fromMicros(expires)
+		out = append(out, b)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("list browser sessions of %q: %w", human, err)
+	}
+	return out, nil
+}
+
 // TouchBrowserSession sets the browser session's LastSeenAt and ExpiresAt;
 // ENOTFOUND when there is none.
 func (t *tx) TouchBrowserSession(ctx context.Context, hash string, seen, expires time.Time) error {

@@ -55,6 +55,24 @@ func testMCPCalls(t *testing.T, s askd.Store) {
 	}
 	gone("another session's call", askd.MCPCallKey{Agent: "agent-1", Session: "s2", MCPSession: "M1", RequestID: "1"})
 
+	t.Run("count early cancellations", func(t *testing.T) {
+		other := &askd.MCPCall{MCPCallKey: askd.MCPCallKey{Agent: "agent-2", Session: "s1", MCPSession: "M1", RequestID: "9"}, Cancelled: true, CreatedAt: at(0)}
+		update(t, s, func(tx askd.Tx) error { return tx.PutMCPCall(ctx, other) })
+		view(t, s, func(tx askd.Tx) error {
+			for agent, want := range map[string]int{"agent-1": 1, "agent-2": 1, "agent-3": 0} {
+				n, err := tx.CountEarlyCancellations(ctx, agent)
+				if err != nil {
+					return err
+				}
+				if n != want {
+					t.Errorf("CountEarlyCancellations(%q) = %d, want %d (only calls without an ask)", agent, n, want)
+				}
+			}
+			return nil
+		})
+		update(t, s, func(tx askd.Tx) error { return tx.DeleteMCPCall(ctx, other.MCPCallKey) })
+	})
+
 	// The call records its ask after its cancellation: the key's row is replaced.
 	later := &askd.MCPCall{MCPCallKey: key(`"two"`), AskID: b.ID, Cancelled: true, CreatedAt: at(3 * time.Minute)}
 	update(t, s, func(tx askd.Tx) error { return tx.PutMCPCall(ctx, later) })

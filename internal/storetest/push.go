@@ -200,3 +200,49 @@ func testVAPIDKeys(t *testing.T, s askd.Store) {
 		return nil
 	})
 }
+
+// testCountPushSubscriptions: a person's subscriptions are counted across
+// their browser sessions, and one browser session's among them.
+func testCountPushSubscriptions(t *testing.T, s askd.Store) {
+	ctx := t.Context()
+	humanToken(t, s, "alice")
+	humanToken(t, s, "bob")
+	phone := browser(t, s, "alice", "phone", at(time.Hour))
+	laptop := browser(t, s, "alice", "laptop", at(time.Hour))
+	desk := browser(t, s, "bob", "desk", at(time.Hour))
+	update(t, s, func(tx askd.Tx) error {
+		for _, p := range []*askd.PushSubscription{
+			pushSub("https://push.example/1", phone, "alice"),
+			pushSub("https://push.example/2", phone, "alice"),
+			pushSub("https://push.example/3", laptop, "alice"),
+			pushSub("https://push.example/4", desk, "bob"),
+		} {
+			if err := tx.PutPushSubscription(ctx, p); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+	tests := []struct {
+		name                   string
+		browser, human         string
+		wantBrowser, wantHuman int
+	}{
+		{"a browser session of two", phone, "alice", 2, 3},
+		{"a browser session of one", laptop, "alice", 1, 3},
+		{"another person's browser session", desk, "alice", 0, 3},
+		{"the other person", desk, "bob", 1, 1},
+		{"a browser session with none", hash("none"), "carol", 0, 0},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			view(t, s, func(tx askd.Tx) error {
+				ofBrowser, ofHuman, err := tx.CountPushSubscriptions(ctx, tt.browser, tt.human)
+				if ofBrowser != tt.wantBrowser || ofHuman != tt.wantHuman {
+					t.Errorf("CountPushSubscriptions = %d, %d; want %d, %d", ofBrowser, ofHuman, tt.wantBrowser, tt.wantHuman)
+				}
+				return err
+			})
+		})
+	}
+}

@@ -1,6 +1,7 @@
 package storetest
 
 import (
+	"slices"
 	"sync"
 	"testing"
 	"time"
@@ -147,6 +148,40 @@ func testBrowserSessions(t *testing.T, s askd.Store) {
 		})
 		err := s.Update(ctx, func(tx askd.Tx) error { return tx.TouchBrowserSession(ctx, hash("nope"), at(0), at(0)) })
 		wantCode(t, err, askd.ENOTFOUND)
+	})
+
+	t.Run("of a person, least recently seen first", func(t *testing.T) {
+		humanToken(t, s, "other")
+		for _, o := range []*askd.BrowserSession{
+			{Hash: hash("later"), Human: "reviewer", CreatedAt: at(0), LastSeenAt: at(2 * time.Hour), ExpiresAt: at(time.Hour)},
+			{Hash: hash("earlier"), Human: "reviewer", CreatedAt: at(0), LastSeenAt: at(0), ExpiresAt: at(time.Hour)},
+			{Hash: hash("another's"), Human: "other", CreatedAt: at(0), LastSeenAt: at(0), ExpiresAt: at(time.Hour)},
+		} {
+			update(t, s, func(tx askd.Tx) error { return tx.CreateBrowserSession(ctx, o) })
+		}
+		view(t, s, func(tx askd.Tx) error {
+			bs, err := tx.BrowserSessionsOf(ctx, "reviewer")
+			var got []string
+			for _, b := range bs {
+				got = append(got, b.Hash)
+				if b.Human != "reviewer" {
+					t.Errorf("browser session %s of %q", b.Hash, b.Human)
+				}
+			}
+			want := []string{hash("earlier"), b.Hash, hash("later")} // b was seen at 1h
+			if !slices.Equal(got, want) {
+				t.Errorf("BrowserSessionsOf = %v, want %v", got, want)
+			}
+			return err
+		})
+		update(t, s, func(tx askd.Tx) error {
+			for _, h := range []string{hash("later"), hash("earlier"), hash("another's")} {
+				if err := tx.EndBrowserSession(ctx, h); err != nil {
+					return err
+				}
+			}
+			return nil
+		})
 	})
 
 	t.Run("hash taken", func(t *testing.T) {

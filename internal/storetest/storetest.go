@@ -109,6 +109,7 @@ func Run(t *testing.T, open func(t *testing.T) askd.Store) {
 		{"AnswerLinksGo", testAnswerLinksGo},
 		{"PushSubscriptions", testPushSubscriptions},
 		{"PushSubscriptionsGo", testPushSubscriptionsGo},
+		{"CountPushSubscriptions", testCountPushSubscriptions},
 		{"VAPIDKeys", testVAPIDKeys},
 	}
 	for _, tt := range tests {

@@ -158,9 +158,16 @@ func checkVAPID(t *testing.T, header, publicKey, origin string) {
 // and its push services allowed on loopback.
 func startPush(t *testing.T) *testserver.Server {
 	t.Helper()
+	return startPushOn(t, nil)
+}
+
+// startPushOn is startPush on store (nil: a new SQLite file), which the
+// server closes.
+func startPushOn(t *testing.T, store askd.Store) *testserver.Server {
+	t.Helper()
 	cfg := app.Config{Notifiers: []askd.Channel{{Type: askd.NotifyPush}}, WebhookAllow: loopback,
 		Backoff: func(int) time.Duration { return 20 * time.Millisecond }, TellAttempts: 3}
-	srv := testserver.Start(t, testserver.Options{Config: cfg})
+	srv := testserver.Start(t, testserver.Options{Config: cfg, Store: store})
 	ctx, cancel := context.WithCancel(context.Background())
 	w := tell.New(srv.App, tell.Options{Timeout: 5 * time.Second, Tick: 50 * time.Millisecond, PublicURL: srv.URL, LinkBase: srv.URL})
 	done := make(chan struct{})
