@@ -3,7 +3,9 @@ package main
 import (
 	"bufio"
 	"context"
+	"encoding/json"
 	"io"
+	"mime"
 	"net"
 	"net/http"
 	"net/http/httptest"
@@ -89,9 +91,24 @@ func TestOneFailedAuthenticationLocksNoOneElseOut(t *testing.T) {
 		case <-time.After(30 * time.Second):
 			t.Fatal("no ntfy notification within 30 s")
 		}
-		m := regexp.MustCompile(`http, Postgres, \S+/a/([a-z2-7]{26}),`).FindStringSubmatch(h.Get("Actions"))
+		// ntfy decodes the header's encoded words, then reads the JSON
+		// form of its actions.
+		decoded, err := new(mime.WordDecoder).DecodeHeader(h.Get("Actions"))
+		if err != nil {
+			t.Fatalf("Actions %q: %v", h.Get("Actions"), err)
+		}
+		var buttons []struct{ Label, URL string }
+		if err := json.Unmarshal([]byte(decoded), &buttons); err != nil {
+			t.Fatalf("Actions %q: %v", decoded, err)
+		}
+		var m []string
+		for _, b := range buttons {
+			if b.Label == "Postgres" {
+				m = regexp.MustCompile(`/a/([a-z2-7]{26})$`).FindStringSubmatch(b.URL)
+			}
+		}
 		if m == nil {
-			t.Fatalf("no Postgres button in the notification's actions %q", h.Get("Actions"))
+			t.Fatalf("no Postgres button in the notification's actions %s", decoded)
 		}
 		req := newRequest(t, http.MethodPost, srv.URL+"/a/"+m[1], strings.NewReader("confirm=1"))
 		req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
