@@ -1,7 +1,6 @@
 package main
 
 import (
-	"bufio"
 	"context"
 	"encoding/json"
 	"io"
@@ -11,11 +10,9 @@ import (
 	"net/http/httptest"
 	"net/url"
 	"os/exec"
-	"path/filepath"
 	"regexp"
 	"strconv"
 	"strings"
-	"syscall"
 	"testing"
 	"time"
 
@@ -42,7 +39,7 @@ func TestOneFailedAuthenticationLocksNoOneElseOut(t *testing.T) {
 		}
 	}))
 	t.Cleanup(receiver.Close)
-	srv := serveBinary(t, "--notify-ntfy", receiver.URL+"/askd", "--public-url", "https://askd.example.com")
+	srv := testserver.ServeBinary(t, "--notify-ntfy", receiver.URL+"/askd", "--public-url", "https://askd.example.com")
 	failing, other := from(t, "127.0.0.1"), from(t, "127.0.0.2")
 
 	// An agent is in use at the failing address; then the attack: one wrong
@@ -144,74 +141,6 @@ func TestOneFailedAuthenticationLocksNoOneElseOut(t *testing.T) {
 		}
 		from(t, "127.0.0.3").signInForm(t, srv.URL, srv.Human)
 	})
-}
-
-// servedBinary is a real askd binary serving a new SQLite file on
-// 127.0.0.1:0, with what its first start printed.
-type servedBinary struct {
-	URL, DB      string
-	Human, Agent string
-}
-
-// serveBinary runs `askd serve` from the built binary with args until the
-// test ends.
-func serveBinary(t *testing.T, args ...string) *servedBinary {
-	t.Helper()
-	s := &servedBinary{DB: filepath.Join(t.TempDir(), "askd.db")}
-	cmd := exec.Command(testserver.Binary(t), append([]string{"serve", "--addr", "127.0.0.1:0", "--db", s.DB, "--log-level", "warn"}, args...)...)
-	stderr := &testserver.SyncBuffer{}
-	cmd.Stderr = stderr
-	stdout, err := cmd.StdoutPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		cmd.Process.Signal(syscall.SIGTERM)
-		done := make(chan struct{})
-		go func() { cmd.Wait(); close(done) }()
-		select {
-		case <-done:
-		case <-time.After(15 * time.Second):
-			cmd.Process.Kill()
-			<-done
-		}
-		if t.Failed() {
-			t.Logf("askd serve log:\n%s", stderr.String())
-		}
-	})
-	started := make(chan struct{})
-	go func() {
-		lines := bufio.NewScanner(stdout)
-		for lines.Scan() {
-			l := lines.Text()
-			if _, rest, ok := strings.Cut(l, " listening on "); ok {
-				s.URL, _, _ = strings.Cut(rest, " ")
-			}
-			if _, tok, ok := strings.Cut(l, "human token (answers in the inbox): "); ok {
-				s.Human = strings.TrimSpace(tok)
-			}
-			if _, tok, ok := strings.Cut(l, "agent token (asks):"); ok {
-				s.Agent = strings.TrimSpace(tok)
-			}
-			if strings.HasPrefix(l, "Wire an agent:") {
-				close(started)
-				break
-			}
-		}
-		io.Copy(io.Discard, stdout)
-	}()
-	select {
-	case <-started:
-	case <-time.After(60 * time.Second):
-		t.Fatalf("askd serve did not start; log:\n%s", stderr.String())
-	}
-	if s.URL == "" || s.Human == "" || s.Agent == "" {
-		t.Fatalf("askd serve printed no address or tokens; log:\n%s", stderr.String())
-	}
-	return s
 }
 
 // askdBinary runs the built binary with args and returns what it printed.

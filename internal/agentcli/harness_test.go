@@ -7,9 +7,7 @@
 package agentcli_test
 
 import (
-	"bufio"
 	"context"
-	"encoding/json"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -79,72 +77,19 @@ func installCLI(t *testing.T, pkg, bin string) string {
 
 var installing sync.Mutex
 
-// askdServer is the real askd binary serving a fresh SQLite database.
+// askdServer is the real askd binary serving a fresh SQLite database, with
+// the human and agent tokens its first start printed.
 type askdServer struct {
-	URL          string
-	bin          string
-	human, agent string
+	*testserver.Served
+	bin string
 }
 
-// startAskd migrates a new database, makes a human and an agent token with
-// askd token create, and runs askd serve on a free loopback port until t
-// ends.
 func startAskd(t *testing.T, extra ...string) *askdServer {
 	t.Helper()
-	bin := testserver.Binary(t)
-	db := filepath.Join(t.TempDir(), "askd.db")
-	if out, err := exec.Command(bin, "migrate", "--db", db).CombinedOutput(); err != nil {
-		t.Fatalf("askd migrate: %v\n%s", err, out)
-	}
-	token := func(flag, name string) string {
-		out, err := exec.Command(bin, "token", "create", flag, name, "--json", "--db", db).Output()
-		if err != nil {
-			t.Fatalf("askd token create %s %s: %v", flag, name, err)
-		}
-		var tok struct{ Token string }
-		if err := json.Unmarshal(out, &tok); err != nil || tok.Token == "" {
-			t.Fatalf("askd token create: %q: %v", out, err)
-		}
-		return tok.Token
-	}
-	s := &askdServer{bin: bin, human: token("--human", "reviewer"), agent: token("--agent", "coder")}
-	args := append([]string{"serve", "--addr", "127.0.0.1:0", "--db", db, "--log-level", "warn"}, extra...)
-	cmd := exec.Command(bin, args...)
-	stderr := &testserver.SyncBuffer{}
-	cmd.Stderr = stderr
-	stdout, err := cmd.StdoutPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		cmd.Process.Kill()
-		cmd.Wait()
-		if t.Failed() {
-			t.Logf("askd serve log:\n%s", stderr)
-		}
-	})
-	listening := make(chan string, 1)
-	go func() {
-		sc := bufio.NewScanner(stdout)
-		for sc.Scan() {
-			if _, rest, ok := strings.Cut(sc.Text(), " listening on "); ok {
-				u, _, _ := strings.Cut(rest, " ")
-				listening <- u
-			}
-		}
-	}()
-	select {
-	case s.URL = <-listening:
-	case <-time.After(time.Minute):
-		t.Fatalf("askd serve did not start listening:\n%s", stderr)
-	}
-	return s
+	return &askdServer{Served: testserver.ServeBinary(t, extra...), bin: testserver.Binary(t)}
 }
 
-func (s *askdServer) person() *client.Client { return client.New(s.URL, s.human) }
+func (s *askdServer) person() *client.Client { return client.New(s.URL, s.Human) }
 
 // pending waits for the first ask created in session, from the inbox's
 // event stream (replayed from the start, so an ask made before the stream
@@ -188,7 +133,7 @@ func agentEnv(s *askdServer, home, session string, model ...string) []string {
 		"PATH=" + filepath.Dir(s.bin) + string(os.PathListSeparator) + os.Getenv("PATH"),
 		"HOME=" + home,
 		"ASKD_URL=" + s.URL,
-		"ASKD_TOKEN=" + s.agent,
+		"ASKD_TOKEN=" + s.Agent,
 		"ASKD_SESSION=" + session,
 	}
 	return append(env, model...)

@@ -1,13 +1,18 @@
 package testserver
 
 import (
+	"bufio"
 	"fmt"
+	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"runtime"
+	"strings"
 	"sync"
+	"syscall"
 	"testing"
+	"time"
 )
 
 var (
@@ -47,4 +52,73 @@ func RemoveBinary() {
 	if binDir != "" {
 		os.RemoveAll(binDir)
 	}
+}
+
+// Served is the real askd binary serving a new SQLite file on 127.0.0.1:0,
+// with the tokens its first start printed.
+type Served struct {
+	URL, DB      string
+	Human, Agent string
+}
+
+// ServeBinary runs `askd serve` from the built binary (Binary) with args on
+// a new SQLite file until the test ends, when it is stopped with SIGTERM; its
+// log is shown if the test failed.
+func ServeBinary(t testing.TB, args ...string) *Served {
+	t.Helper()
+	s := &Served{DB: filepath.Join(t.TempDir(), "askd.db")}
+	cmd := exec.Command(Binary(t), append([]string{"serve", "--addr", "127.0.0.1:0", "--db", s.DB, "--log-level", "warn"}, args...)...)
+	stderr := &SyncBuffer{}
+	cmd.Stderr = stderr
+	stdout, err := cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		cmd.Process.Signal(syscall.SIGTERM)
+		done := make(chan struct{})
+		go func() { cmd.Wait(); close(done) }()
+		select {
+		case <-done:
+		case <-time.After(15 * time.Second):
+			cmd.Process.Kill()
+			<-done
+		}
+		if t.Failed() {
+			t.Logf("askd serve log:\n%s", stderr.String())
+		}
+	})
+	started := make(chan struct{})
+	go func() {
+		lines := bufio.NewScanner(stdout)
+		for lines.Scan() {
+			l := lines.Text()
+			if _, rest, ok := strings.Cut(l, " listening on "); ok {
+				s.URL, _, _ = strings.Cut(rest, " ")
+			}
+			if _, tok, ok := strings.Cut(l, "human token (answers in the inbox): "); ok {
+				s.Human = strings.TrimSpace(tok)
+			}
+			if _, tok, ok := strings.Cut(l, "agent token (asks):"); ok {
+				s.Agent = strings.TrimSpace(tok)
+			}
+			if strings.HasPrefix(l, "Wire an agent:") {
+				close(started)
+				break
+			}
+		}
+		io.Copy(io.Discard, stdout)
+	}()
+	select {
+	case <-started:
+	case <-time.After(60 * time.Second):
+		t.Fatalf("askd serve did not start; log:\n%s", stderr.String())
+	}
+	if s.URL == "" || s.Human == "" || s.Agent == "" {
+		t.Fatalf("askd serve printed no address or tokens; log:\n%s", stderr.String())
+	}
+	return s
 }
