@@ -202,7 +202,7 @@ func (w *Await) FinishBeside(ctx context.Context, a *askd.Ask, err error) (*askd
 		return w.Finish(ctx, a, err)
 	}
 	time.AfterFunc(afterReply, func() {
-		if _, err := w.svc.recordTold(context.WithoutCancel(ctx), w.c, a); err != nil {
+		if _, err := w.svc.tellOutcome(context.WithoutCancel(ctx), w.c, a, "checked"); err != nil {
 			w.svc.cfg.Logger.Warn("record that the agent was told", "id", a.ID, "err", err)
 		}
 	})
@@ -222,7 +222,7 @@ func (w *Await) finish(ctx context.Context, a *askd.Ask, err error) (*askd.Ask, 
 	if err != nil {
 		return nil, err
 	}
-	return w.retrying(ctx, func() (*askd.Ask, error) { return w.svc.recordTold(ctx, w.c, a) })
+	return w.retrying(ctx, func() (*askd.Ask, error) { return w.svc.tellOutcome(ctx, w.c, a, "checked") })
 }
 
 // CutOff records that the caller went away without the outcome: a pending

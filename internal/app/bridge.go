@@ -24,7 +24,7 @@ import (
 //     ask told, by channel.
 //   - The Stop hook and check_ask {} pass over a tell a bridge holds the
 //     lease of, and a bridge never gets a tell they took first: claims and
-//     their telling both lock the session (takeToBeTold). So a told text
+//     their telling both lock the session (tellSession). So a told text
 //     goes out once. A bridge that dies before writing leaves its lease to
 //     run out: the tell goes to the next bridge, or the Stop hook. The one
 //     window left is a bridge that wrote the text and died before its report
@@ -187,7 +187,7 @@ func (a *Attachment) claim(ctx context.Context) ([]*askd.ChannelTell, error) {
 	s, c := a.svc, a.c
 	var ds []*askd.Delivery
 	err := s.store.Update(ctx, func(tx askd.Tx) (err error) {
-		// The session's lock, as takeToBeTold takes it: a claim and a Stop
+		// The session's lock, as tellSession takes it: a claim and a Stop
 		// hook's telling never overlap.
 		if err := tx.LockSession(ctx, c.Name, c.Session); err != nil {
 			return err
@@ -250,7 +250,8 @@ func (s *Service) ChannelTold(ctx context.Context, c askd.Caller, key string) (*
 			return err
 		}
 		out = a
-		return s.toldOnce(ctx, tx, a, c.Name, "by channel")
+		_, err = s.markTold(ctx, tx, a, c.Name, "by channel")
+		return err
 	})
 	return out, err
 }

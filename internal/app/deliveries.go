@@ -291,13 +291,11 @@ func (s *Service) Delivered(ctx context.Context, cl *Claimed, how string) error 
 		if err := tx.UpdateDelivery(ctx, d); err != nil {
 			return err
 		}
-		if d.Kind != askd.DeliveryTell || a.ToldAt != nil {
+		if d.Kind != askd.DeliveryTell {
 			return nil
 		}
-		if err := s.markTold(ctx, tx, a); err != nil {
-			return err
-		}
-		return s.record(ctx, tx, a, askd.ActionTold, "askd", "by "+how)
+		_, err = s.markTold(ctx, tx, a, "askd", "by "+how)
+		return err
 	})
 }
 

@@ -119,7 +119,7 @@ func (s *Service) closeRelay(ctx context.Context, c askd.Caller, id int64, why s
 	return s.settle(ctx, id, func(_ askd.Tx, a *askd.Ask) (string, string, error) {
 		now := s.now()
 		a.Settle(askd.StatusCancelled, askd.ReasonWithdrawn, &askd.Answer{Response: why}, c.Name, now)
-		a.ToldAt = &now
+		nothingToTell(a, now)
 		return askd.ActionWithdrawn, why, nil
 	})
 }

@@ -165,9 +165,9 @@ func (s *Service) Withdraw(ctx context.Context, c askd.Caller, id int64) (*askd.
 		return nil, err
 	}
 	return s.settle(ctx, id, func(_ askd.Tx, a *askd.Ask) (string, string, error) {
-		a.Settle(askd.StatusCancelled, askd.ReasonWithdrawn, nil, c.Name, s.now())
 		now := s.now()
-		a.ToldAt = &now // the agent withdrew it: there is nothing to tell it
+		a.Settle(askd.StatusCancelled, askd.ReasonWithdrawn, nil, c.Name, now)
+		nothingToTell(a, now) // the agent withdrew it
 		return askd.ActionWithdrawn, "", nil
 	})
 }

@@ -28,7 +28,7 @@ func (s *Service) StopHook(ctx context.Context, sessions []askd.Caller, wait tim
 	for {
 		var texts []string
 		for _, c := range sessions {
-			told, err := s.takeToBeTold(ctx, c, "stop hook")
+			told, err := s.tellSession(ctx, c, "stop hook")
 			if err != nil {
 				return "", err
 			}

@@ -223,26 +223,3 @@ func (s *Service) waitAny(ctx context.Context, c askd.Caller, ids []int64, until
 	}
 	return nil
 }
-
-// markToBeTold records that an approval's tool call returned pending, so its
-// decision must be told to the agent later. It returns the ask as it is: if a
-// decision landed meanwhile, the caller returns that instead.
-func (s *Service) markToBeTold(ctx context.Context, c askd.Caller, id int64) (*askd.Ask, error) {
-	var out *askd.Ask
-	err := s.store.Update(ctx, func(tx askd.Tx) error {
-		a, err := tx.Ask(ctx, id)
-		if err != nil {
-			return err
-		}
-		if !visible(c, a) {
-			return askd.Errorf(askd.ENOTFOUND, "ask %d not found", id)
-		}
-		out = a
-		if !a.Pending() || a.ToBeTold {
-			return nil
-		}
-		a.ToBeTold = true
-		return tx.UpdateAsk(ctx, a)
-	})
-	return out, err
-}
