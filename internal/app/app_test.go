@@ -73,7 +73,7 @@ func TestNoAnswerLostWhenAnswerRacesWaiter(t *testing.T) {
 		wg.Add(2)
 		go func() {
 			defer wg.Done()
-			got, werr = svc.Wait(ctx, agentCaller, a.ID, time.Now().Add(10*time.Second))
+			got, werr = waitFor(ctx, svc, agentCaller, a.ID, time.Now().Add(10*time.Second))
 		}()
 		go func() {
 			defer wg.Done()
@@ -98,13 +98,13 @@ func TestWaitEndsAtUntilAndOnClose(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	got, err := svc.Wait(ctx, agentCaller, a.ID, time.Now().Add(50*time.Millisecond))
+	got, err := waitFor(ctx, svc, agentCaller, a.ID, time.Now().Add(50*time.Millisecond))
 	if err != nil || got.Status != askd.StatusPending {
 		t.Fatalf("wait until: %v %v, want the pending ask", got, err)
 	}
 	done := make(chan error, 1)
 	go func() {
-		_, err := svc.Wait(ctx, agentCaller, a.ID, time.Time{})
+		_, err := waitFor(ctx, svc, agentCaller, a.ID, time.Time{})
 		done <- err
 	}()
 	waiting(t, svc, 1) // closed while the wait is in progress
@@ -215,7 +215,7 @@ func BenchmarkAnswerWakesWaiter(b *testing.B) {
 		woke := make(chan time.Time, 1)
 		go func() {
 			close(ready)
-			got, err := svc.Wait(ctx, agentCaller, a.ID, time.Now().Add(time.Minute))
+			got, err := waitFor(ctx, svc, agentCaller, a.ID, time.Now().Add(time.Minute))
 			if err != nil || got.Status != askd.StatusAnswered {
 				b.Errorf("wait: %v %v", got, err)
 			}
@@ -307,4 +307,10 @@ func waiting(t *testing.T, svc *app.Service, n float64) {
 			t.Fatalf("never %v blocked calls", n)
 		}
 	}
+}
+
+// waitFor is a check's wait on ask id until until (zero: its deadline), as
+// GET /api/asks/{id}?wait= makes it.
+func waitFor(ctx context.Context, svc *app.Service, c askd.Caller, id int64, until time.Time) (*askd.Ask, error) {
+	return svc.AwaitOutcome(ctx, c, app.Wait{Ask: id, Mode: app.AwaitCheck, Until: until}, nil)
 }

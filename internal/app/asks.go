@@ -82,7 +82,7 @@ func (s *Service) List(ctx context.Context, c askd.Caller, f askd.AskFilter) ([]
 		return nil, err
 	}
 	if f.Status == "" || f.Status == askd.StatusPending {
-		s.settleOverdue(ctx)
+		s.expireBeforeListing(ctx)
 	}
 	var asks []*askd.Ask
 	err := s.store.View(ctx, func(tx askd.Tx) error {

@@ -60,13 +60,7 @@ func TestCutOffQuestionIsToldOnce(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			w := svc.Await(agentCaller, a.ID, time.Time{}, app.AwaitAnswer, nil)
-			defer w.Stop()
-			got, done, err := w.Wait(context.Background(), time.Time{})
-			if !done {
-				t.Fatal("the wait on a settled ask did not end")
-			}
-			got, err = w.Finish(context.Background(), got, err)
+			got, err := svc.AwaitOutcome(context.Background(), agentCaller, app.Wait{Ask: a.ID, Mode: app.AwaitAnswer}, nil)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -96,13 +90,11 @@ func TestCutOffQuestionIsToldOnce(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			w := svc.Await(agentCaller, a.ID, time.Time{}, app.AwaitAnswer, nil)
 			ctx, cancel := context.WithCancel(context.Background())
 			cancel() // the client gave up
-			if _, done, err := w.Wait(ctx, time.Time{}); !done || !errors.Is(err, context.Canceled) {
-				t.Fatalf("Wait after the caller left = done %v, %v", done, err)
+			if _, err := svc.AwaitOutcome(ctx, agentCaller, app.Wait{Ask: a.ID, Mode: app.AwaitAnswer}, nil); !errors.Is(err, context.Canceled) {
+				t.Fatalf("AwaitOutcome after the caller left = %v", err)
 			}
-			w.Stop()
 			if got := stored(t, svc, a.ID); !got.Pending() || !got.ToBeTold {
 				t.Fatalf("after the cut-off: %s/%s, tell %v; want pending, to be told", got.Status, got.CancelReason, got.ToBeTold)
 			}
@@ -141,27 +133,21 @@ func TestAwaitModes(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	grace := svc.Await(agentCaller, appr.ID, clk.Now().Add(-time.Second), app.AwaitGrace, nil) // its grace has run out
-	a, done, err := grace.Wait(ctx, time.Time{})
-	if !done || err != nil || !a.Pending() {
-		t.Fatalf("grace over: %v, done %v, %v", a, done, err)
+	// Its grace has run out.
+	a, err := svc.AwaitOutcome(ctx, agentCaller, app.Wait{Ask: appr.ID, Mode: app.AwaitGrace, Until: clk.Now().Add(-time.Second)}, nil)
+	if err != nil || !a.Pending() || !a.ToBeTold {
+		t.Fatalf("past the grace: %+v, %v; want pending, to be told", a, err)
 	}
-	if a, err = grace.Finish(ctx, a, err); err != nil || !a.Pending() || !a.ToBeTold {
-		t.Fatalf("Finish past the grace: %+v, %v; want pending, to be told", a, err)
-	}
-	grace.Stop()
 
 	q, err := svc.Create(ctx, agentCaller, decision("Checked?"), app.CreateOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
-	check := svc.Await(agentCaller, q.ID, clk.Now().Add(-time.Second), app.AwaitCheck, nil)
 	gone, cancel := context.WithCancel(ctx)
 	cancel()
-	if _, _, err := check.Wait(gone, time.Time{}); !errors.Is(err, context.Canceled) {
+	if _, err := svc.AwaitOutcome(gone, agentCaller, app.Wait{Ask: q.ID, Mode: app.AwaitCheck, Until: clk.Now().Add(-time.Second)}, nil); !errors.Is(err, context.Canceled) {
 		t.Fatalf("check wait with its caller gone: %v", err)
 	}
-	check.Stop()
 	if got := stored(t, svc, q.ID); got.ToBeTold || len(history(t, svc, q.ID)) != 1 {
 		t.Fatalf("a check's caller leaving changed the ask: tell %v, history %v", got.ToBeTold, history(t, svc, q.ID))
 	}
@@ -180,13 +166,10 @@ func TestCancellationOvertakingItsCall(t *testing.T) {
 	if id, err := svc.CallCancelled(ctx, agentCaller, "mcp-1", "7"); err != nil || id != 0 {
 		t.Fatalf("CallCancelled before the call = %d, %v; want 0 (kept for the call)", id, err)
 	}
-	w := svc.Await(agentCaller, a.ID, time.Time{}, app.AwaitAnswer, func() {})
-	defer w.Stop()
-	if err := w.Track(ctx, "mcp-1", "7"); err != nil {
-		t.Fatal(err)
-	}
-	if _, _, done, err := w.Look(ctx); !done || !errors.Is(err, app.ErrCallCancelled) {
-		t.Fatalf("Look = done %v, %v; want ErrCallCancelled", done, err)
+	e := svc.Expect(ctx, agentCaller, app.Wait{Ask: a.ID, Mode: app.AwaitAnswer, Call: &app.CallRef{MCPSession: "mcp-1", Request: "7"}},
+		app.Handlers{Done: func(*askd.Ask, error) { t.Error("Done called for an expectation over at once") }})
+	if _, err, over := e.Now(); !over || !errors.Is(err, app.ErrCallCancelled) {
+		t.Fatalf("Now = over %v, %v; want ErrCallCancelled", over, err)
 	}
 	if got := stored(t, svc, a.ID); !got.Pending() || !got.ToBeTold {
 		t.Fatalf("the cancelled call's ask: %s/%s, tell %v; want pending, to be told", got.Status, got.CancelReason, got.ToBeTold)
@@ -230,25 +213,28 @@ func answeredWaitReadsNothing(t *testing.T, agent, inbox *app.Service, reads fun
 	if err != nil {
 		t.Fatal(err)
 	}
-	kicked := make(chan struct{}, 1)
-	w := agent.Await(agentCaller, a.ID, time.Time{}, app.AwaitAnswer, func() {
-		select {
-		case kicked <- struct{}{}:
-		default:
-		}
-	})
-	defer w.Stop()
-	before := reads()
-	if _, _, done, err := w.Look(t.Context()); done || err != nil {
-		t.Fatalf("first look: done %v, err %v; want the ask pending", done, err)
+	type outcome struct {
+		a     *askd.Ask
+		err   error
+		reads int64 // the store reads made from the answer to Done
 	}
-	if reads() == before {
+	var before atomic.Int64
+	done := make(chan outcome, 1)
+	e := agent.Expect(t.Context(), agentCaller, app.Wait{Ask: a.ID, Mode: app.AwaitAnswer},
+		app.Handlers{Done: func(a *askd.Ask, err error) { done <- outcome{a, err, reads() - before.Load()} }})
+	before.Store(reads())
+	if _, err, over := e.Now(); over || err != nil {
+		t.Fatalf("first look: over %v, err %v; want the ask pending", over, err)
+	}
+	if reads() == before.Load() {
 		t.Fatal("the look at a pending ask read nothing")
 	}
+	e.Start()
 	var answered <-chan struct{}
 	if heard != nil {
 		answered = heard(a.ID)
 	}
+	before.Store(reads())
 	if _, err := inbox.Answer(t.Context(), humanCaller, a.ID, &askd.Answer{Answers: map[string]askd.Choice{"Ship it?": {Values: []string{"a"}}}}); err != nil {
 		t.Fatal(err)
 	}
@@ -259,16 +245,14 @@ func answeredWaitReadsNothing(t *testing.T, agent, inbox *app.Service, reads fun
 			t.Fatal("the agent side did not hear the answer in 10 s")
 		}
 	}
-	<-kicked
-	before = reads()
-	got, _, done, err := w.Look(t.Context())
-	if err != nil || !done {
-		t.Fatalf("look after the answer: done %v, err %v", done, err)
+	got := <-done
+	if got.err != nil {
+		t.Fatalf("outcome after the answer: %v", got.err)
 	}
-	if got.Status != askd.StatusAnswered || got.Answer.Answers["Ship it?"].Values[0] != "a" || got.SettledBy != humanCaller.Name {
-		t.Fatalf("look after the answer gave %+v", got)
+	if got.a.Status != askd.StatusAnswered || got.a.Answer.Answers["Ship it?"].Values[0] != "a" || got.a.SettledBy != humanCaller.Name {
+		t.Fatalf("outcome after the answer: %+v", got.a)
 	}
-	if n := reads() - before; n != 0 {
-		t.Fatalf("the look after the answer read the store %d times, want 0", n)
+	if got.reads != 0 {
+		t.Fatalf("the look after the answer read the store %d times, want 0", got.reads)
 	}
 }

@@ -77,7 +77,7 @@ func (s *Service) PendingPage(ctx context.Context, c askd.Caller, q askd.Pending
 		return nil, err
 	}
 	q.After, q.Limit = after, p.Limit+1
-	s.settleOverdue(ctx)
+	s.expireBeforeListing(ctx)
 	var page Page[*askd.Ask]
 	err = s.store.View(ctx, func(tx askd.Tx) error {
 		asks, err := tx.PendingAsks(ctx, q)

@@ -115,7 +115,7 @@ func TestNoAnswerLostAcrossProcesses(t *testing.T) {
 		var wg sync.WaitGroup
 		var got *askd.Ask
 		var werr error
-		wg.Go(func() { got, werr = agent.Wait(ctx, agentCaller, a.ID, time.Now().Add(30*time.Second)) })
+		wg.Go(func() { got, werr = waitFor(ctx, agent, agentCaller, a.ID, time.Now().Add(30*time.Second)) })
 		wg.Go(func() {
 			if _, err := inbox.Answer(ctx, humanCaller, a.ID, answerA(q)); err != nil {
 				t.Error(err)

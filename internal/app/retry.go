@@ -84,17 +84,6 @@ func (s *Service) readForWait(ctx context.Context, id int64, call *askd.MCPCallK
 	return a, cancelled, err
 }
 
-// expireForWait is expire for a wait on ask id until until (see
-// retryUnavailable).
-func (s *Service) expireForWait(ctx context.Context, id int64, until time.Time) (*askd.Ask, error) {
-	var a *askd.Ask
-	err := s.retryUnavailable(ctx, until, func() (err error) {
-		a, err = s.expire(ctx, id)
-		return err
-	})
-	return a, waitUnavailable(id, err)
-}
-
 // waitUnavailable is the error a wait on ask id ends with when the database
 // stayed unavailable to its end: like ShuttingDown it names the ask, whose
 // answer may be stored already, and where to find it. Other errors are

@@ -33,7 +33,7 @@ func (s *Service) settle(ctx context.Context, id int64, change settleFunc) (*ask
 		now := s.now()
 		if overdue(a, now) {
 			// Past its deadline: it timed out, whatever the sweeper has done so far.
-			send, err = s.timeOut(ctx, tx, a, now)
+			send, err = s.expireTx(ctx, tx, a, now)
 			expired = err == nil
 			return err
 		}
@@ -73,25 +73,6 @@ func (s *Service) settle(ctx context.Context, id int64, change settleFunc) (*ask
 // settleFunc changes a pending ask a in tx to settle it, and returns the
 // history action and note (see settle).
 type settleFunc func(tx askd.Tx, a *askd.Ask) (action, note string, err error)
-
-// overdue reports whether a is pending past its deadline at now.
-func overdue(a *askd.Ask, now time.Time) bool {
-	return a.Pending() && a.Deadline != nil && !a.Deadline.After(now)
-}
-
-// timeOut cancels the overdue ask a with reason timeout at now, in tx: it
-// stores it, queues its tell delivery and records the timed_out event. It
-// reports whether the delivery is for the worker to send (enqueueTell).
-func (s *Service) timeOut(ctx context.Context, tx askd.Tx, a *askd.Ask, now time.Time) (send bool, err error) {
-	a.Settle(askd.StatusCancelled, askd.ReasonTimeout, nil, "askd", now)
-	if err := tx.UpdateAsk(ctx, a); err != nil {
-		return false, err
-	}
-	if send, err = s.enqueueTell(ctx, tx, a); err != nil {
-		return send, err
-	}
-	return send, s.record(ctx, tx, a, askd.ActionTimedOut, "askd", "no one answered in time")
-}
 
 // conflict is the ECONFLICT error for an ask that is no longer pending, carrying
 // its current state.

@@ -67,10 +67,7 @@ func (s *Server) getAsk(w http.ResponseWriter, r *http.Request, c askd.Caller) e
 	}
 	var a *askd.Ask
 	if wait > 0 {
-		w := s.app.Await(c, id, time.Now().Add(wait), app.AwaitCheck, nil)
-		a, _, err = w.Wait(r.Context(), time.Time{})
-		w.Stop()
-		if err != nil {
+		if a, err = s.app.AwaitOutcome(r.Context(), c, app.Wait{Ask: id, Mode: app.AwaitCheck, Until: time.Now().Add(wait)}, nil); err != nil {
 			return lookAgainOverHTTP(err)
 		}
 	}
@@ -138,13 +135,10 @@ func (s *Server) createAsk(w http.ResponseWriter, r *http.Request, c askd.Caller
 	// was cut off) is this reply's outcome, told by it.
 	graced := a.Kind == askd.KindApproval && in.GraceSeconds != nil
 	if graced && wait == 0 {
-		wait = time.Duration(*in.GraceSeconds) * time.Second
+		wait = s.app.Grace(in.GraceSeconds)
 	}
 	if wait > 0 || graced || !a.Pending() {
-		aw := s.app.Await(c, a.ID, time.Now().Add(wait), app.AwaitGrace, nil)
-		defer aw.Stop()
-		a, _, err = aw.Wait(r.Context(), time.Time{})
-		if a, err = aw.Finish(r.Context(), a, err); err != nil {
+		if a, err = s.app.AwaitOutcome(r.Context(), c, app.Wait{Ask: a.ID, Mode: app.AwaitGrace, Until: time.Now().Add(wait)}, nil); err != nil {
 			return lookAgainOverHTTP(err)
 		}
 	}

@@ -132,10 +132,8 @@ func (s *Server) decide(ctx context.Context, c askd.Caller, in *hookInput) (app.
 	noteAsk(ctx, a.ID)
 	// Claude giving up on the hook (its timeout) cuts the ask off: it stays
 	// pending, and its outcome is told at the session's Stop hook.
-	w := s.app.Await(c, a.ID, time.Time{}, app.AwaitAnswer, nil)
-	defer w.Stop()
-	settled, _, err := w.Wait(ctx, time.Time{})
-	if settled, err = w.Finish(ctx, settled, err); err != nil {
+	settled, err := s.app.AwaitOutcome(ctx, c, app.Wait{Ask: a.ID, Mode: app.AwaitAnswer}, nil)
+	if err != nil {
 		return app.PermissionDecision{}, hookShutdown(err)
 	}
 	return s.app.Decide(settled, in.ToolInput), nil

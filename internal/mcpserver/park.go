@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"net/http"
-	"sync"
 	"time"
 
 	"github.com/askd-dev/askd"
@@ -32,7 +31,8 @@ import (
 // serveCall runs one tools/call over streamable HTTP: f's result at once as
 // application/json, or, if the call waits, its result (and progress
 // notifications) as a text/event-stream. id names an old-revision client's
-// call, nil for others.
+// call, nil for others. The wait itself is app's (Service.Expect): a parked
+// call only carries its outcome to the wire.
 func (t *tools) serveCall(w http.ResponseWriter, r *http.Request, c askd.Caller, rpc *jsonrpcRequest, f toolFunc, id *callID) {
 	ctx := app.WithCaller(context.Background(), c)
 	res, wt := f(r.Context(), c, rpc.call)
@@ -41,30 +41,26 @@ func (t *tools) serveCall(w http.ResponseWriter, r *http.Request, c askd.Caller,
 		return
 	}
 	rpc.call = call{} // the arguments are done with: a parked call keeps only what it needs
-	// Until start, wake-ups only mark that something happened.
-	p := &parked{t: t, c: c, ctx: ctx, rpc: rpc, w: wt, running: true}
-	// Before the first look: no change is missed. A revoked token kicks too,
-	// and the next look fails with "token revoked".
-	p.aw = t.await(c, wt, p.kick)
-	if id != nil && wt.mode != app.AwaitCheck {
-		// Kept in the store, so a cancellation reaching another process finds it.
-		if err := p.aw.Track(ctx, id.mcpSession, id.request); err != nil {
-			t.log.Warn("record MCP call", "id", wt.ask, "err", err)
-		}
+	p := &parked{t: t, rpc: rpc, w: wt}
+	aw := wt.Wait
+	if id != nil {
+		aw.Call = &app.CallRef{MCPSession: id.mcpSession, Request: id.request}
 	}
-	a, wake, done, err := p.aw.Look(ctx)
-	if done {
-		p.aw.Stop()
+	if rpc.progress != nil {
+		aw.Progress = t.interval
+	}
+	p.e = t.svc.Expect(ctx, c, aw, app.Handlers{Progress: p.progress, Done: p.done})
+	a, err, over := p.e.Now()
+	if over {
 		if errors.Is(err, app.ErrCallCancelled) {
 			writeNoResult(w)
 			return
 		}
-		writeResult(w, rpc, wt.done(p.aw.FinishBeside(ctx, a, err)))
+		writeResult(w, rpc, wt.done(a, err))
 		return
 	}
 	if !t.parking.add(p) {
-		p.aw.Stop()
-		writeResult(w, rpc, wt.done(p.aw.FinishBeside(ctx, a, app.ShuttingDown(wt.ask))))
+		writeResult(w, rpc, wt.done(p.e.Close()))
 		return
 	}
 	// Nothing is left in net/http's buffers: the body was read in full, and
@@ -75,189 +71,62 @@ func (t *tools) serveCall(w http.ResponseWriter, r *http.Request, c askd.Caller,
 		// on the handler's goroutine, streaming through the ResponseWriter.
 		s := &writerStream{w: w, done: make(chan struct{})}
 		p.stream = s
-		stop := context.AfterFunc(r.Context(), p.gone)
+		stop := context.AfterFunc(r.Context(), p.e.Gone)
 		defer stop()
-		p.start(wake)
+		p.start()
 		<-s.done
 		return
 	}
 	_ = conn.SetReadDeadline(time.Time{})
 	// Watched before the stream starts: a client gone already ends the call
-	// at its first step (start runs it).
-	p.stream = &connStream{conn: conn, unwatch: clientsLeaving.watch(conn, p.gone)}
-	p.start(wake)
+	// at its first step.
+	p.stream = &connStream{conn: conn, unwatch: clientsLeaving.watch(conn, p.e.Gone)}
+	p.start()
 }
 
-// parked is one waiting tools/call; see the comment at the top of the file.
+// parked is one waiting tools/call: its stream, and app's expectation of
+// its outcome.
 type parked struct {
 	t      *tools
-	c      askd.Caller
-	ctx    context.Context // carries the caller, and no request's cancellation
 	rpc    *jsonrpcRequest
 	w      *wait
-	aw     *app.Await
+	e      *app.Expectation
 	stream stream
-
-	mu       sync.Mutex
-	timer    *time.Timer
-	progress time.Time // when the next progress notification is due
-	sent     float64   // progress notifications sent
-	running  bool      // a step is scheduled or running
-	again    bool      // something happened while it ran: look once more
-	left     bool      // the client went away
-	stopping bool      // the server is shutting down
-	over     bool      // the call has ended
 }
 
-// start sends the stream's headers, sets the call's timer, and from then on
-// lets wake-ups run steps, taking one at once if any came meanwhile.
-func (p *parked) start(wake time.Time) {
-	err := p.stream.send(nil)
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	if p.rpc.progress != nil {
-		p.progress = time.Now().Add(p.t.interval)
+// start sends the stream's headers and lets the expectation run.
+func (p *parked) start() {
+	if err := p.stream.send(nil); err != nil {
+		p.e.Gone()
 	}
-	p.timer = time.AfterFunc(p.next(wake), p.kick)
+	p.e.Start()
+}
+
+// shutdown answers the call now: the server is stopping.
+func (p *parked) shutdown() { p.e.Shutdown() }
+
+// progress sends a notifications/progress; an error means the client left.
+func (p *parked) progress(n float64) error {
+	msg := notification("notifications/progress", mcp.ProgressNotificationParams{
+		ProgressToken: p.rpc.progress,
+		Progress:      n,
+		Message:       progressMessage(p.w.Ask),
+	})
+	err := p.stream.send(msg)
 	if err != nil {
-		p.left = true
-		p.again = true
+		p.t.log.Debug("progress notification", "id", p.w.Ask, "err", err)
 	}
-	if p.again {
-		go p.run()
-		return
-	}
-	p.running = false
+	return err
 }
 
-// next is how long until the call must look again, at wake or when progress
-// is due.
-func (p *parked) next(wake time.Time) time.Duration {
-	if !p.progress.IsZero() && p.progress.Before(wake) {
-		wake = p.progress
-	}
-	return time.Until(wake)
-}
-
-// kick schedules a look at the call; it never blocks, so the hub may call it.
-func (p *parked) kick() {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	if p.over {
-		return
-	}
-	if p.running {
-		p.again = true
-		return
-	}
-	p.running = true
-	go p.run()
-}
-
-// gone records that the client went away.
-func (p *parked) gone() {
-	p.mu.Lock()
-	p.left = true
-	p.mu.Unlock()
-	p.kick()
-}
-
-// shutdown records that the server is stopping.
-func (p *parked) shutdown() {
-	p.mu.Lock()
-	p.stopping = true
-	p.mu.Unlock()
-	p.kick()
-}
-
-// run looks at the call until nothing new has happened.
-func (p *parked) run() {
-	for {
-		p.mu.Lock()
-		left, stopping := p.left, p.stopping
-		p.again = false
-		p.mu.Unlock()
-		if p.step(left, stopping) {
-			return
-		}
-		p.mu.Lock()
-		if !p.again {
-			p.running = false
-			p.mu.Unlock()
-			return
-		}
-		p.mu.Unlock()
-	}
-}
-
-// step is one look; it reports whether the call ended.
-func (p *parked) step(left, stopping bool) bool {
-	t, id := p.t, p.w.ask
-	switch {
-	case left:
-		// The client went away: on 2026-07-28 closing the stream is the
-		// cancellation; on older revisions a dropped connection is a
-		// cut-off too (SPEC §2.1). The ask stays pending, to be told, and
-		// asking again re-attaches to it.
-		p.aw.CutOff(p.ctx)
-		p.end(nil)
-		return true
-	case stopping:
-		p.end(p.w.done(p.aw.FinishBeside(p.ctx, nil, app.ShuttingDown(id))).ptr())
-		return true
-	}
-	a, wake, done, err := p.aw.Look(p.ctx)
-	if errors.Is(err, app.ErrCallCancelled) {
-		p.end(nil) // cancelled with notifications/cancelled: no response (SPEC §2.1)
-		return true
-	}
-	if done {
-		p.end(p.w.done(p.aw.FinishBeside(p.ctx, a, err)).ptr())
-		return true
-	}
-	p.mu.Lock()
-	due := !p.progress.IsZero() && !time.Now().Before(p.progress)
-	if due {
-		p.sent++
-		p.progress = time.Now().Add(t.interval)
-	}
-	sent := p.sent
-	p.timer.Reset(p.next(wake))
-	p.mu.Unlock()
-	if due {
-		msg := notification("notifications/progress", mcp.ProgressNotificationParams{
-			ProgressToken: p.rpc.progress,
-			Progress:      sent,
-			Message:       progressMessage(id),
-		})
-		if err := p.stream.send(msg); err != nil {
-			t.log.Debug("progress notification", "id", id, "err", err)
-			p.gone()
-		}
-	}
-	return false
-}
-
-// end sends the call's result, if it has one, and lets the call go.
-func (p *parked) end(res *result) {
-	p.mu.Lock()
-	p.over = true
-	if p.timer != nil {
-		p.timer.Stop()
-	}
-	p.mu.Unlock()
-	if res != nil {
-		if err := p.stream.send(response(p.rpc, *res)); err != nil {
-			p.t.log.Info("tool result not delivered: the client went away", "id", p.w.ask, "err", err)
+// done sends the call's result, unless there is none to send (the client
+// went away or cancelled the call), and lets the call go.
+func (p *parked) done(a *askd.Ask, err error) {
+	if !errors.Is(err, app.ErrCallCancelled) && !errors.Is(err, app.ErrCallerGone) {
+		if err := p.stream.send(response(p.rpc, p.w.done(a, err))); err != nil {
+			p.t.log.Info("tool result not delivered: the client went away", "id", p.w.Ask, "err", err)
 		}
 	}
 	p.stream.close()
-	p.release()
 	p.t.parking.remove(p)
 }
-
-// release ends the app's wait: it stops watching the ask and forgets the
-// recorded call.
-func (p *parked) release() { p.aw.Stop() }
-
-func (r result) ptr() *result { return &r }

@@ -34,7 +34,7 @@ func (t *tools) permissionPrompt(ctx context.Context, c askd.Caller, in call) (r
 	if err != nil {
 		return errorResult(err), nil
 	}
-	return result{}, &wait{ask: a.ID, mode: app.AwaitAnswer, done: func(a *askd.Ask, err error) result {
+	return result{}, &wait{Wait: app.Wait{Ask: a.ID, Mode: app.AwaitAnswer}, done: func(a *askd.Ask, err error) result {
 		if err != nil {
 			return errorResult(err)
 		}

@@ -137,18 +137,11 @@ type result struct {
 }
 
 // wait is a tool call that has an answer only once its ask settles, until
-// passes, or the wait fails: an app.Await of mode, which the transport
-// drives; done makes the result from its outcome (after Await.Finish).
+// passes, or the wait fails: app's wait (the one outcome use case), which
+// the transport drives; done makes the result from its outcome.
 type wait struct {
-	ask   int64
-	until time.Time // zero: the ask's own deadline
-	mode  app.AwaitMode
-	done  func(a *askd.Ask, err error) result
-}
-
-// await starts the app's wait for w; kick as app.Service.Await.
-func (t *tools) await(c askd.Caller, w *wait, kick func()) *app.Await {
-	return t.svc.Await(c, w.ask, w.until, w.mode, kick)
+	app.Wait
+	done func(a *askd.Ask, err error) result
 }
 
 // toolFunc is one tool: a result at once, or a wait.
@@ -197,7 +190,7 @@ func (t *tools) askUserQuestion(ctx context.Context, c askd.Caller, in call) (re
 	if err != nil {
 		return errorResult(err), nil
 	}
-	return result{}, &wait{ask: a.ID, mode: app.AwaitAnswer, done: func(a *askd.Ask, err error) result {
+	return result{}, &wait{Wait: app.Wait{Ask: a.ID, Mode: app.AwaitAnswer}, done: func(a *askd.Ask, err error) result {
 		if err != nil {
 			return errorResult(err)
 		}
@@ -280,12 +273,8 @@ func (t *tools) requestApproval(ctx context.Context, c askd.Caller, in call) (re
 	if err != nil {
 		return errorResult(err), nil
 	}
-	grace := t.svc.Config().ApprovalGrace
-	if args.GraceSeconds != nil {
-		grace = time.Duration(*args.GraceSeconds) * time.Second
-	}
 	// No decision within the grace: pending, and the decision is told later (§5).
-	return result{}, &wait{ask: a.ID, until: time.Now().Add(grace), mode: app.AwaitGrace, done: func(a *askd.Ask, err error) result {
+	return result{}, &wait{Wait: app.Wait{Ask: a.ID, Until: time.Now().Add(t.svc.Grace(args.GraceSeconds)), Mode: app.AwaitGrace}, done: func(a *askd.Ask, err error) result {
 		if err != nil {
 			return errorResult(err)
 		}
@@ -379,7 +368,7 @@ func (t *tools) checkAsk(ctx context.Context, c askd.Caller, in call) (result, *
 	if err != nil {
 		return t.askError(id, err), nil
 	}
-	return result{}, &wait{ask: a.ID, until: time.Now().Add(time.Duration(*args.WaitSeconds) * time.Second), mode: app.AwaitCheck, done: func(a *askd.Ask, err error) result {
+	return result{}, &wait{Wait: app.Wait{Ask: a.ID, Until: time.Now().Add(time.Duration(*args.WaitSeconds) * time.Second), Mode: app.AwaitCheck}, done: func(a *askd.Ask, err error) result {
 		if err != nil {
 			return t.askError(id, err)
 		}

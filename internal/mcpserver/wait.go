@@ -5,41 +5,32 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"time"
 
 	"github.com/askd-dev/askd"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
-// block drives the app's wait for w on the SDK handler's goroutine (in-memory
-// and stdio sessions), sending notifications/progress every interval if the
-// call carries a progress token, and returns its finished outcome. If the
-// client cancels the call (the handler's context ends), the app cuts the ask
-// off: it stays pending, to be told.
+// block waits for w's outcome on the SDK handler's goroutine (in-memory and
+// stdio sessions), sending notifications/progress every interval if the
+// call carries a progress token. If the client cancels the call (the
+// handler's context ends), the app cuts the ask off: it stays pending, to be
+// told.
 func (t *tools) block(ctx context.Context, req *mcp.CallToolRequest, c askd.Caller, w *wait) (*askd.Ask, error) {
-	aw := t.await(c, w, nil)
-	defer aw.Stop()
 	token := req.Params.GetProgressToken()
-	var sent float64
-	for {
-		var tick time.Time
-		if token != nil {
-			tick = time.Now().Add(t.interval)
-		}
-		a, done, err := aw.Wait(ctx, tick)
-		if done {
-			return aw.FinishBeside(context.WithoutCancel(ctx), a, err)
-		}
-		sent++
-		err = req.Session.NotifyProgress(ctx, &mcp.ProgressNotificationParams{
+	aw := w.Wait
+	if token != nil {
+		aw.Progress = t.interval
+	}
+	return t.svc.AwaitOutcome(ctx, c, aw, func(n float64) {
+		err := req.Session.NotifyProgress(ctx, &mcp.ProgressNotificationParams{
 			ProgressToken: token,
-			Progress:      sent,
-			Message:       progressMessage(w.ask),
+			Progress:      n,
+			Message:       progressMessage(w.Ask),
 		})
 		if err != nil {
-			t.log.Debug("progress notification", "id", w.ask, "err", err)
+			t.log.Debug("progress notification", "id", w.Ask, "err", err)
 		}
-	}
+	})
 }
 
 // progressMessage is the message of a waiting call's progress notifications.
