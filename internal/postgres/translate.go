@@ -110,3 +110,37 @@ func classify(err error) error {
 	}
 	return fmt.Errorf("%w: %w", e, err)
 }
+
+// The predicates below are for methods that say more than classify can (which
+// row was missing, which value was taken): they read the driver's errors here
+// so that no method does.
+
+// foreignKeyViolation reports whether err is PostgreSQL's refusal of a row
+// that names one that is not there (foreign_key_violation).
+func foreignKeyViolation(err error) bool {
+	var pe *pgconn.PgError
+	return errors.As(err, &pe) && pe.Code == pgerrcode.ForeignKeyViolation
+}
+
+// uniqueViolation reports whether err is PostgreSQL's refusal of a value
+// stored already (unique_violation); violatedConstraint says which.
+func uniqueViolation(err error) bool {
+	var pe *pgconn.PgError
+	return errors.As(err, &pe) && pe.Code == pgerrcode.UniqueViolation
+}
+
+// violatedConstraint is the name of the constraint err violated
+// ("tokens_pkey"), for a table with more than one; "" when err names none.
+func violatedConstraint(err error) string {
+	var pe *pgconn.PgError
+	if errors.As(err, &pe) {
+		return pe.ConstraintName
+	}
+	return ""
+}
+
+// timedOut reports whether err is a wait that ran out (its context's
+// deadline, or pgconn's own timeout), which leaves the connection usable.
+func timedOut(err error) bool {
+	return errors.Is(err, context.DeadlineExceeded) || pgconn.Timeout(err)
+}
