@@ -22,8 +22,6 @@ import (
 	"sync"
 	"time"
 
-	sqlite3 "modernc.org/sqlite/lib"
-
 	"github.com/askd-dev/askd"
 	"github.com/askd-dev/askd/internal/groupcommit"
 )
@@ -226,7 +224,7 @@ func pingWriter(ctx context.Context, db *sql.DB) error {
 	deadline := time.Now().Add(retryFor)
 	for {
 		err := db.PingContext(ctx)
-		if err == nil || resultCode(err)&0xff != sqlite3.SQLITE_BUSY || time.Now().After(deadline) {
+		if err == nil || !busy(err) || time.Now().After(deadline) {
 			return err
 		}
 		select {

@@ -121,3 +121,9 @@ func fault(err error, path string) error {
 	}
 	return fmt.Errorf("%w: %w", e, err)
 }
+
+// busy reports whether err is SQLITE_BUSY, in any of its extended codes:
+// another connection holds the lock SQLite needed.
+func busy(err error) bool {
+	return resultCode(err)&0xff == sqlite3.SQLITE_BUSY
+}
