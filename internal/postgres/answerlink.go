@@ -7,9 +7,7 @@ import (
 	"fmt"
 	"time"
 
-	"github.com/jackc/pgerrcode"
 	"github.com/jackc/pgx/v5"
-	"github.com/jackc/pgx/v5/pgconn"
 
 	"github.com/askd-dev/askd"
 )
@@ -28,11 +26,10 @@ func (t *tx) CreateAnswerLink(ctx context.Context, l *askd.AnswerLink) error {
 		INSERT INTO answer_links (hash, ask_id, revision, label, answer, human, used_at, created_at, expires_at)
 		VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9)`,
 		l.Hash, l.AskID, l.Revision, l.Label, string(answer), l.Human, l.UsedAt, l.CreatedAt, l.ExpiresAt)
-	var pe *pgconn.PgError
 	switch {
-	case errors.As(err, &pe) && pe.Code == pgerrcode.ForeignKeyViolation:
+	case foreignKeyViolation(err):
 		return askd.Errorf(askd.ENOTFOUND, "no ask %d, or no token named %q", l.AskID, l.Human)
-	case errors.As(err, &pe) && pe.Code == pgerrcode.UniqueViolation:
+	case uniqueViolation(err):
 		return askd.Errorf(askd.ECONFLICT, "an answer link with the same hash exists")
 	}
 	return translate(err, "create answer link")

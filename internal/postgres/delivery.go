@@ -9,9 +9,7 @@ import (
 	"slices"
 	"time"
 
-	"github.com/jackc/pgerrcode"
 	"github.com/jackc/pgx/v5"
-	"github.com/jackc/pgx/v5/pgconn"
 
 	"github.com/askd-dev/askd"
 )
@@ -94,11 +92,10 @@ func (t *tx) CreateDelivery(ctx context.Context, d *askd.Delivery) error {
 		string(d.Kind), d.Key, d.AskID, d.Session, ch, string(d.Status), d.Attempts,
 		d.NextAt, d.ClaimedUntil, d.LastError, d.CreatedAt, d.UpdatedAt,
 	).Scan(&d.ID)
-	var pe *pgconn.PgError
 	switch {
 	case errors.Is(err, pgx.ErrNoRows):
 		return askd.Errorf(askd.ECONFLICT, "delivery %s already exists", d.Key)
-	case errors.As(err, &pe) && pe.Code == pgerrcode.ForeignKeyViolation:
+	case foreignKeyViolation(err):
 		return askd.Errorf(askd.ENOTFOUND, "ask %d not found", d.AskID)
 	case err != nil:
 		return translate(err, "create delivery "+d.Key)

@@ -3,13 +3,10 @@ package postgres
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"time"
 
-	"github.com/jackc/pgerrcode"
 	"github.com/jackc/pgx/v5"
-	"github.com/jackc/pgx/v5/pgconn"
 
 	"github.com/askd-dev/askd"
 )
@@ -57,8 +54,7 @@ func (t *tx) AddEvent(ctx context.Context, e *askd.Event) error {
 	}
 	t.p.hold(insertEvent, []any{e.AskID, e.Session, e.Action, e.Actor, e.At, e.Note, snapshot}, func(br pgx.BatchResults) error {
 		err := br.QueryRow().Scan(&e.ID)
-		var pe *pgconn.PgError
-		if errors.As(err, &pe) && pe.Code == pgerrcode.ForeignKeyViolation {
+		if foreignKeyViolation(err) {
 			return askd.Errorf(askd.ENOTFOUND, "ask %d not found", e.AskID)
 		}
 		if err != nil {

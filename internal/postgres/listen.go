@@ -2,7 +2,6 @@ package postgres
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"log/slog"
 	"slices"
@@ -128,7 +127,7 @@ func (l *listener) receive(ctx context.Context, conn *pgx.Conn) error {
 			}
 		case ctx.Err() != nil:
 			return ctx.Err()
-		case errors.Is(err, context.DeadlineExceeded) || pgconn.Timeout(err):
+		case timedOut(err):
 			// Quiet for a while: make sure the server is still there. A wait
 			// that ran out leaves the connection usable.
 			pctx, cancel := context.WithTimeout(ctx, pingTimeout)

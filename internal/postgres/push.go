@@ -6,9 +6,7 @@ import (
 	"fmt"
 	"time"
 
-	"github.com/jackc/pgerrcode"
 	"github.com/jackc/pgx/v5"
-	"github.com/jackc/pgx/v5/pgconn"
 
 	"github.com/askd-dev/askd"
 )
@@ -25,8 +23,7 @@ func (t *tx) PutPushSubscription(ctx context.Context, p *askd.PushSubscription) 
 		ON CONFLICT (endpoint) DO UPDATE SET p256dh = excluded.p256dh, auth = excluded.auth,
 			browser = excluded.browser, human = excluded.human, created_at = excluded.created_at`,
 		p.Endpoint, p.Keys.P256dh, p.Keys.Auth, p.Browser, p.Human, p.CreatedAt)
-	var pe *pgconn.PgError
-	if errors.As(err, &pe) && pe.Code == pgerrcode.ForeignKeyViolation {
+	if foreignKeyViolation(err) {
 		return askd.Errorf(askd.ENOTFOUND, "no browser session %q of a token named %q", p.Browser, p.Human)
 	}
 	return translate(err, "put push subscription")
@@ -108,8 +105,7 @@ func (t *tx) CreateVAPIDKeys(ctx context.Context, k *askd.VAPIDKeys) error {
 	}
 	_, err := t.tx.Exec(t.ctx(ctx), "INSERT INTO vapid_keys (id, public_key, private_key, created_at) VALUES (1, $1, $2, $3)",
 		k.Public, k.Private, k.CreatedAt)
-	var pe *pgconn.PgError
-	if errors.As(err, &pe) && pe.Code == pgerrcode.UniqueViolation {
+	if uniqueViolation(err) {
 		return askd.Errorf(askd.ECONFLICT, "VAPID keys are stored already")
 	}
 	return translate(err, "create VAPID keys")

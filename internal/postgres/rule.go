@@ -8,9 +8,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/jackc/pgerrcode"
 	"github.com/jackc/pgx/v5"
-	"github.com/jackc/pgx/v5/pgconn"
 
 	"github.com/askd-dev/askd"
 )
@@ -28,8 +26,7 @@ func (t *tx) CreateRule(ctx context.Context, r *askd.Rule) error {
 		VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13) RETURNING id`,
 		r.Agent, r.Session, r.Tool, string(r.Match), r.Prefix, r.Title, string(r.Effect), r.AskID, r.CreatedBy,
 		r.CreatedAt, r.ExpiresAt, r.RevokedAt, r.RevokedBy).Scan(&r.ID)
-	var pe *pgconn.PgError
-	if errors.As(err, &pe) && pe.Code == pgerrcode.ForeignKeyViolation {
+	if foreignKeyViolation(err) {
 		return askd.Errorf(askd.ENOTFOUND, "no token named %q or %q", r.Agent, r.CreatedBy)
 	}
 	if err != nil {

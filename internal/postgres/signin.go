@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"time"
 
-	"github.com/jackc/pgerrcode"
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgconn"
 
@@ -17,11 +16,10 @@ import (
 // a browser session: a missing human token (the foreign key), a hash stored
 // twice (the primary key).
 func signInError(err error, what, human string) error {
-	var pe *pgconn.PgError
 	switch {
-	case errors.As(err, &pe) && pe.Code == pgerrcode.ForeignKeyViolation:
+	case foreignKeyViolation(err):
 		return askd.Errorf(askd.ENOTFOUND, "no token named %q", human)
-	case errors.As(err, &pe) && pe.Code == pgerrcode.UniqueViolation:
+	case uniqueViolation(err):
 		return askd.Errorf(askd.ECONFLICT, "a %s with the same hash exists", what)
 	}
 	return translate(err, "create "+what)

@@ -5,9 +5,7 @@ import (
 	"errors"
 	"fmt"
 
-	"github.com/jackc/pgerrcode"
 	"github.com/jackc/pgx/v5"
-	"github.com/jackc/pgx/v5/pgconn"
 
 	"github.com/askd-dev/askd"
 )
@@ -21,9 +19,8 @@ func (t *tx) CreateToken(ctx context.Context, tok *askd.Token) error {
 	_, err := t.tx.Exec(t.ctx(ctx),
 		"INSERT INTO tokens (name, role, hash, created_at) VALUES ($1, $2, $3, $4)",
 		tok.Name, string(tok.Role), tok.Hash, tok.CreatedAt)
-	var pe *pgconn.PgError
-	if errors.As(err, &pe) && pe.Code == pgerrcode.UniqueViolation {
-		switch pe.ConstraintName {
+	if uniqueViolation(err) {
+		switch violatedConstraint(err) {
 		case "tokens_pkey":
 			return askd.Errorf(askd.ECONFLICT, "token name %q is taken", tok.Name)
 		case "tokens_hash_key":

@@ -85,3 +85,33 @@ func TestTranslateTerminatedConnection(t *testing.T) {
 		}
 	}
 }
+
+// The predicates methods use to say which row was missing or which value was
+// taken see the driver's error through any wrapping, and nothing else.
+func TestViolations(t *testing.T) {
+	for _, c := range []struct {
+		name       string
+		err        error
+		foreignKey bool
+		unique     bool
+		constraint string
+	}{
+		{"foreign key", fmt.Errorf("insert: %w", &pgconn.PgError{Code: pgerrcode.ForeignKeyViolation, ConstraintName: "rules_agent_fkey"}), true, false, "rules_agent_fkey"},
+		{"unique", fmt.Errorf("insert: %w", &pgconn.PgError{Code: pgerrcode.UniqueViolation, ConstraintName: "tokens_pkey"}), false, true, "tokens_pkey"},
+		{"another code", &pgconn.PgError{Code: pgerrcode.SerializationFailure}, false, false, ""},
+		{"no rows", pgx.ErrNoRows, false, false, ""},
+		{"nil", nil, false, false, ""},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			if got := foreignKeyViolation(c.err); got != c.foreignKey {
+				t.Errorf("foreignKeyViolation(%v) = %t, want %t", c.err, got, c.foreignKey)
+			}
+			if got := uniqueViolation(c.err); got != c.unique {
+				t.Errorf("uniqueViolation(%v) = %t, want %t", c.err, got, c.unique)
+			}
+			if got := violatedConstraint(c.err); got != c.constraint {
+				t.Errorf("violatedConstraint(%v) = %q, want %q", c.err, got, c.constraint)
+			}
+		})
+	}
+}

@@ -2,13 +2,10 @@ package sqlite
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"os"
 	"strings"
 	"time"
-
-	sqlite3 "modernc.org/sqlite/lib"
 
 	"github.com/askd-dev/askd"
 )
@@ -19,58 +16,6 @@ import (
 // or a checkpoint over the replacement.
 var errMoved = askd.Errorf(askd.EUNAVAILABLE, "the database file was deleted or replaced while askd was running; "+
 	"askd stopped using it: restart askd to open the file now at its path (see docs/operations.md)")
-
-// fault classifies a storage error into an askd fault code, by SQLite's
-// result code (no string matching), and keeps err in the chain:
-//
-//	SQLITE_FULL                     EFULL      the database disk is full
-//	SQLITE_READONLY, SQLITE_PERM    EREADONLY  the database file is read-only
-//	SQLITE_READONLY_DBMOVED         EUNAVAILABLE  deleted or replaced (errMoved)
-//	SQLITE_CORRUPT, SQLITE_NOTADB   ECORRUPT   the database file is damaged (corrupt)
-//	SQLITE_BUSY, SQLITE_LOCKED      EBUSY      the database is busy (after busy_timeout)
-//	SQLITE_IOERR, SQLITE_CANTOPEN   EFULL when the file system has no space left,
-//	                                EREADONLY when the files cannot be written
-//	                                (an immutable file, a read-only mount),
-//	                                EUNAVAILABLE otherwise
-//
-// An I/O error is looked at on disk because SQLite reports a failed write as
-// SQLITE_IOERR_WRITE whatever its errno (EFBIG, EPERM, EROFS, EIO), except
-// ENOSPC. Errors that already carry an askd code, and all others, are
-// returned as they are; nil stays nil. path is the database file.
-func fault(err error, path string) error {
-	if err == nil {
-		return nil
-	}
-	var ae *askd.Error
-	if errors.As(err, &ae) {
-		return err
-	}
-	rc := resultCode(err)
-	var e *askd.Error
-	switch {
-	case rc == 0:
-		return err
-	case rc == sqlite3.SQLITE_READONLY_DBMOVED:
-		e = errMoved
-	}
-	if e == nil {
-		switch rc & 0xff {
-		case sqlite3.SQLITE_FULL:
-			e = askd.Fault(askd.EFULL)
-		case sqlite3.SQLITE_READONLY, sqlite3.SQLITE_PERM:
-			e = askd.Fault(askd.EREADONLY)
-		case sqlite3.SQLITE_CORRUPT, sqlite3.SQLITE_NOTADB:
-			e = askd.Fault(askd.ECORRUPT)
-		case sqlite3.SQLITE_BUSY, sqlite3.SQLITE_LOCKED:
-			e = askd.Fault(askd.EBUSY)
-		case sqlite3.SQLITE_IOERR, sqlite3.SQLITE_CANTOPEN:
-			e = ioFault(path)
-		default:
-			return err
-		}
-	}
-	return fmt.Errorf("%w: %w", e, err)
-}
 
 // ioFault says what an I/O error on the database at path most likely was,
 // from the file system as it is now.

@@ -6,7 +6,8 @@
 // transactions; reads (View) use a separate pool that runs beside the writer.
 // Times are stored as microseconds since the Unix epoch and come back in UTC;
 // lists and objects are stored as JSON text. Errors are translated to askd
-// codes here, at the edge, from the driver's result codes, in translate.
+// codes at the edge, from the driver's result codes, in translate.go, the one
+// file that reads them (translate, fault).
 package sqlite
 
 import (
@@ -20,9 +21,6 @@ import (
 	"strings"
 	"sync"
 	"time"
-
-	"modernc.org/sqlite"
-	sqlite3 "modernc.org/sqlite/lib"
 
 	"github.com/askd-dev/askd"
 	"github.com/askd-dev/askd/internal/groupcommit"
@@ -226,7 +224,7 @@ func pingWriter(ctx context.Context, db *sql.DB) error {
 	deadline := time.Now().Add(retryFor)
 	for {
 		err := db.PingContext(ctx)
-		if err == nil || resultCode(err)&0xff != sqlite3.SQLITE_BUSY || time.Now().After(deadline) {
+		if err == nil || !busy(err) || time.Now().After(deadline) {
 			return err
 		}
 		select {
@@ -489,65 +487,6 @@ func collect[T any](rows *sql.Rows, err error, what string, scan func(scanner) (
 		return nil, fmt.Errorf("%s: %w", what, err)
 	}
 	return out, nil
-}
-
-// resultCode returns the SQLite extended result code of err, 0 when err does
-// not come from SQLite. Its low byte is the primary code.
-func resultCode(err error) int {
-	var e *sqlite.Error
-	if errors.As(err, &e) {
-		return e.Code()
-	}
-	return 0
-}
-
-// says gives the caller-facing messages of translate's codes, by what the
-// driver reported; an empty one is a generic message.
-type says struct {
-	notFound string // no rows
-	missing  string // a FOREIGN KEY naming a row that is not there
-	taken    string // a PRIMARY KEY value stored already
-	dupe     string // a UNIQUE value stored already
-}
-
-// translate is the store's one map from driver errors to askd codes (as
-// river's interpretError): no method looks at the driver's errors itself.
-//
-//	no rows (sql.ErrNoRows)                       ENOTFOUND, m.notFound
-//	a FOREIGN KEY naming a row that is not there  ENOTFOUND, m.missing
-//	a PRIMARY KEY value stored already            ECONFLICT, m.taken
-//	a UNIQUE value stored already                 ECONFLICT, m.dupe
-//
-// The code's error comes first in the chain, then err, for logs; what says
-// what was being done. Other errors are wrapped as they are, nil stays nil.
-func translate(err error, what string, m says) error {
-	var code, msg string
-	switch {
-	case err == nil:
-		return nil
-	case errors.Is(err, sql.ErrNoRows):
-		code, msg = askd.ENOTFOUND, or(m.notFound, "not found")
-	default:
-		switch resultCode(err) {
-		case sqlite3.SQLITE_CONSTRAINT_FOREIGNKEY:
-			code, msg = askd.ENOTFOUND, or(m.missing, "refers to a row that does not exist")
-		case sqlite3.SQLITE_CONSTRAINT_PRIMARYKEY:
-			code, msg = askd.ECONFLICT, or(m.taken, "already exists")
-		case sqlite3.SQLITE_CONSTRAINT_UNIQUE:
-			code, msg = askd.ECONFLICT, or(m.dupe, "already exists")
-		default:
-			return fmt.Errorf("%s: %w", what, err)
-		}
-	}
-	return fmt.Errorf("%s: %w: %w", what, askd.Errorf(code, "%s", msg), err)
-}
-
-// or is s, or def when s is "".
-func or(s, def string) string {
-	if s == "" {
-		return def
-	}
-	return s
 }
 
 // sqlConn is a transaction's way to the database. Each query text is
