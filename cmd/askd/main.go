@@ -80,7 +80,6 @@ func init() {
 		"dismiss":     {"close an ask without answering (human token)", cmdDismiss},
 		"rule":        {"list or revoke the rules that answer a session's approvals at once (human token)", cmdRule},
 		"version":     {"print the version", cmdVersion},
-		"bench":       {"measure a running askd over loopback: latency, waiters, throughput, SSE fan-out", cmdBench},
 		"mcp":         {"serve MCP on stdin/stdout, bridged to a running askd (agent token)", cmdMCP},
 		"session":     {"set how a session's agent is told of answers: session set-channel (agent token)", cmdSession},
 		"hook":        {"the Claude Code and Codex hook askd install writes: hook input on stdin to askd, its reply on stdout (agent token)", cmdHook},
