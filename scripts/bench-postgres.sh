@@ -1,9 +1,9 @@
 #!/usr/bin/env bash
-# Runs askd bench against the split topology on a throwaway PostgreSQL: one
+# Runs askd-bench (cmd/askd-bench) against the split topology on a throwaway PostgreSQL: one
 # `--role agent` and one `--role inbox` process sharing only the database, as
 # docs/benchmarks.md describes. Needs PostgreSQL's server binaries (pg_config
 # --bindir names them); as root, the cluster runs as the postgres user.
-# Usage: scripts/bench-postgres.sh [extra askd bench flags]
+# Usage: scripts/bench-postgres.sh [extra askd-bench flags]
 # SYNC=off runs the cluster with synchronous_commit = off; ASKD_BIN=path serves
 # with that binary instead of this tree's (to compare two builds; the load tool
 # is this tree's either way); DEBUG=1
@@ -22,8 +22,8 @@ cleanup() {
 }
 trap cleanup EXIT
 [ "$(id -u)" = 0 ] && chown postgres "$dir"
-go build -o "$dir/bench" ./cmd/askd   # the load tool is always this tree's, so two servers meet the same one
-if [ -n "${ASKD_BIN:-}" ]; then cp "$ASKD_BIN" "$dir/askd"; else cp "$dir/bench" "$dir/askd"; fi
+go build -o "$dir/bench" ./cmd/askd-bench   # the load tool is always this tree's, so two servers meet the same one
+if [ -n "${ASKD_BIN:-}" ]; then cp "$ASKD_BIN" "$dir/askd"; else go build -o "$dir/askd" ./cmd/askd; fi
 as_pg "$bin/initdb" -D "$dir/data" -A trust -U postgres -E UTF8 --no-sync >/dev/null
 port=$((20000 + RANDOM % 20000))
 as_pg "$bin/pg_ctl" -D "$dir/data" -l "$dir/pg.log" -w -o "-p $port -k $dir -c listen_addresses=127.0.0.1 -c max_connections=200 -c synchronous_commit=${SYNC:-on} ${PGOPTS:-}" start >/dev/null
@@ -49,7 +49,7 @@ cpu() { for p in "$@"; do awk '{print $14 + $15}' "/proc/$p/stat" 2>/dev/null; d
 pg() { pgrep -u postgres -d ' ' postgres || true; }
 pg0=$(cpu $(pg)); a0=$(cpu "${pids[0]}"); i0=$(cpu "${pids[1]}")
 TIMEFORMAT='%U %S'
-{ time "$dir/bench" bench --url "http://127.0.0.1:$ap" --inbox-url "http://127.0.0.1:$ip" --agent-token "$at" --human-token "$ht" "$@" 2>&3 ; } 3>&2 2> "$dir/time"
+{ time "$dir/bench" --url "http://127.0.0.1:$ap" --inbox-url "http://127.0.0.1:$ip" --agent-token "$at" --human-token "$ht" "$@" 2>&3 ; } 3>&2 2> "$dir/time"
 if [ -n "${STATEMENTS:-}" ]; then
 	"$bin/psql" -h "$dir" -p "$port" -U postgres -d askd -qAt -F ' | ' -c "select calls, round(total_exec_time::numeric, 1) as ms, regexp_replace(left(query, 90), '\s+', ' ', 'g') from pg_stat_statements order by calls desc limit 40"
 	"$bin/psql" -h "$dir" -p "$port" -U postgres -d askd -qAt -c "select 'transactions: ' || xact_commit || ' committed, ' || xact_rollback || ' rolled back' from pg_stat_database where datname = 'askd'"

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
-# Runs askd bench against a fresh SQLite askd on loopback, as docs/benchmarks.md
-# describes. Usage: scripts/bench-sqlite.sh [extra askd bench flags]
+# Runs askd-bench (cmd/askd-bench) against a fresh SQLite askd on loopback, as docs/benchmarks.md
+# describes. Usage: scripts/bench-sqlite.sh [extra askd-bench flags]
 # ASKD_BIN=path serves with that binary instead of this tree's (to compare two
 # builds; the load tool is this tree's either way). The per-token
 # caps are lifted through the environment (a build without them ignores it):
@@ -9,8 +9,8 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 dir=$(mktemp -d)
 trap 'kill $pid 2>/dev/null || true; wait $pid 2>/dev/null || true; rm -rf "$dir"' EXIT
-go build -o "$dir/bench" ./cmd/askd   # the load tool is always this tree's, so two servers meet the same one
-if [ -n "${ASKD_BIN:-}" ]; then cp "$ASKD_BIN" "$dir/askd"; else cp "$dir/bench" "$dir/askd"; fi
+go build -o "$dir/bench" ./cmd/askd-bench   # the load tool is always this tree's, so two servers meet the same one
+if [ -n "${ASKD_BIN:-}" ]; then cp "$ASKD_BIN" "$dir/askd"; else go build -o "$dir/askd" ./cmd/askd; fi
 db="$dir/askd.db"
 "$dir/askd" migrate --db "$db" >/dev/null   # token create never makes a database
 at=$("$dir/askd" token create --agent bench-agent --json --db "$db" | sed 's/.*"token":"\([^"]*\)".*/\1/')
@@ -21,4 +21,4 @@ pid=$!
 for _ in $(seq 100); do curl -sf "http://127.0.0.1:$port/healthz" >/dev/null && break; sleep 0.1; done
 curl -sf "http://127.0.0.1:$port/healthz" >/dev/null || { echo "bench: askd serve did not start:"; cat "$dir/serve.log"; exit 1; }
 echo "# $(date -u +%FT%TZ) $(nproc) cores, load $(cut -d' ' -f1-3 /proc/loadavg), commit $(git rev-parse --short HEAD), server ${ASKD_BIN:+$(basename "$ASKD_BIN")}${ASKD_BIN:-this tree}"
-"$dir/bench" bench --url "http://127.0.0.1:$port" --agent-token "$at" --human-token "$ht" "$@"
+"$dir/bench" --url "http://127.0.0.1:$port" --agent-token "$at" --human-token "$ht" "$@"

@@ -96,3 +96,11 @@ func printListening(w io.Writer, role, db, local string, addr net.Addr, others [
 func linksOnlyHere(sc serveConfig, addr net.Addr) bool {
 	return sc.publicURL == "" && len(sc.cfg.Notifiers) > 0 && onlyHere(addr)
 }
+
+// describeDB names the database askd serve serves, for printListening.
+func describeDB(db string) string {
+	if isPostgres(db) {
+		return "PostgreSQL"
+	}
+	return "SQLite " + db
+}

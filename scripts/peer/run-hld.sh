@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Times HumanLayer's hld daemon the way askd's `askd bench --scenarios latency`
+# Times HumanLayer's hld daemon the way `askd-bench --scenarios latency`
 # times askd: starts a fresh hld (its own state directory, database, socket
 # and HTTP port), runs hldbench against it, prints the figures, stops it.
 # Usage: HLD_SRC=dir scripts/peer/run-hld.sh [--n 300] [--pause 20ms] [--no-gzip] [--timeout 10m]

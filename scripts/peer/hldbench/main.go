@@ -1,6 +1,6 @@
 // hldbench times, one at a time, a person's decision on a blocked
 // request_approval call to HumanLayer's hld daemon returning that decision,
-// following askd bench's latency scenario: one go-sdk MCP client over
+// following askd-bench's latency scenario: one go-sdk MCP client over
 // streamable HTTP for the agent, a separate keep-alive HTTP client for the
 // person, an idle pause before each timed decision, then a floor of bare
 // requests after the same pause.
@@ -90,7 +90,7 @@ type bench struct {
 }
 
 func run(ctx context.Context, cfg config) error {
-	// As in askd bench: the person's side and the agent's side have clients
+	// As in askd-bench: the person's side and the agent's side have clients
 	// of their own.
 	b := &bench{cfg: cfg, api: strings.TrimRight(cfg.url, "/") + "/api/v1",
 		http:      &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: 2048, DisableCompression: cfg.noGzip}},
@@ -369,7 +369,7 @@ func dump(res *mcp.CallToolResult) string {
 	return string(raw)
 }
 
-// percentiles formats p50 / p90 / p99 / max in milliseconds, as askd bench.
+// percentiles formats p50 / p90 / p99 / max in milliseconds, as askd-bench.
 func percentiles(d []time.Duration) string {
 	if len(d) == 0 {
 		return "no samples"

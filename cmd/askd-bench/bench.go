@@ -7,9 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"net"
 	"net/http"
-	"net/url"
 	"sort"
 	"strconv"
 	"strings"
@@ -23,69 +21,18 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
-// benchConfig is askd bench's flags.
-type benchConfig struct {
-	agentURL, inboxURL, agentToken, humanToken string
-	scenarios                                  string
-	latencyN, waiters, sseStreams              int
-	settle                                     time.Duration
-	duration, timeout, pause                   time.Duration
-	agents                                     []int
-	cpuOf                                      []string
-}
-
-func cmdBench(ctx context.Context, e *env, args []string) error {
-	var bc benchConfig
-	fs := flags(e, "bench", "--agent-token T --human-token T [--url URL] [--inbox-url URL] [--scenarios latency,waiters,throughput,throughput-rest,sse]")
-	fs.StringVar(&bc.agentURL, "url", "http://127.0.0.1:7777", "the agent side (MCP) of the askd under test; loopback only")
-	fs.StringVar(&bc.inboxURL, "inbox-url", "", "the inbox side, when it runs apart (default: --url)")
-	fs.StringVar(&bc.agentToken, "agent-token", "", "an agent token")
-	fs.StringVar(&bc.humanToken, "human-token", "", "a human token")
-	fs.StringVar(&bc.scenarios, "scenarios", "latency,waiters,throughput,sse", "which figures to measure (also throughput-rest: creates over POST /api/asks)")
-	fs.IntVar(&bc.latencyN, "latency-n", 500, "answers timed in the latency scenario")
-	fs.IntVar(&bc.waiters, "waiters", 10000, "concurrent blocked ask_user_question calls")
-	fs.DurationVar(&bc.settle, "waiters-settle", 0, "in the waiters scenario, also read the agent process's memory this long after the calls are all waiting (Go collects at least every 2 minutes: 130s gives the settled figure)")
-	fs.IntVar(&bc.sseStreams, "sse-streams", 1000, "inbox event streams for the fan-out scenario")
-	fs.DurationVar(&bc.duration, "duration", 5*time.Second, "how long each throughput run lasts")
-	fs.DurationVar(&bc.pause, "pause", 20*time.Millisecond, "idle time before each timed answer in the latency scenario, as a person's (0: answer at once)")
-	fs.DurationVar(&bc.timeout, "timeout", 10*time.Minute, "give up the whole run after this long")
-	agents := fs.String("agents", "1,8,64", "concurrent agents in the throughput scenario")
-	cpuOf := fs.String("cpu-of", "", "comma-separated process names (as in /proc/PID/comm, e.g. postgres) whose CPU the throughput scenario also counts per cycle")
-	if err := parse(e, fs, args); err != nil {
-		return err
-	}
-	if bc.inboxURL == "" {
-		bc.inboxURL = bc.agentURL
-	}
-	for _, u := range []string{bc.agentURL, bc.inboxURL} {
-		if err := loopbackOnly(u); err != nil {
-			return usageError(err.Error())
-		}
-	}
-	if bc.agentToken == "" || bc.humanToken == "" {
-		return usageError("bench: --agent-token and --human-token are required")
-	}
-	for _, a := range strings.Split(*agents, ",") {
-		n, err := strconv.Atoi(strings.TrimSpace(a))
-		if err != nil || n < 1 || n > 1024 {
-			return usageError(fmt.Sprintf("--agents: %q is not a count from 1 to 1024", a))
-		}
-		bc.agents = append(bc.agents, n)
-	}
-	for _, name := range strings.Split(*cpuOf, ",") {
-		if name = strings.TrimSpace(name); name != "" {
-			bc.cpuOf = append(bc.cpuOf, name)
-		}
-	}
+// runScenarios measures the scenarios bc names, one after another, and
+// prints their figures as a table on out.
+func runScenarios(ctx context.Context, bc benchConfig, out io.Writer) error {
 	ctx, cancel := context.WithTimeout(ctx, bc.timeout)
 	defer cancel()
 	// The person's side and the agents' side have clients of their own, as
 	// on a real machine: a parked call's connection closes after its result,
 	// and a shared pool would make the next answer dial a new connection.
-	b := &bench{cfg: bc, out: e.stdout,
+	b := &bench{cfg: bc, out: out,
 		http:      &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: 2048}},
 		agentHTTP: &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: 2048}}}
-	tw := tabwriter.NewWriter(e.stdout, 0, 4, 2, ' ', 0)
+	tw := tabwriter.NewWriter(out, 0, 4, 2, ' ', 0)
 	fmt.Fprintln(tw, "FIGURE\tRESULT\tDETAIL")
 	for _, sc := range strings.Split(bc.scenarios, ",") {
 		var err error
@@ -110,23 +57,6 @@ func cmdBench(ctx context.Context, e *env, args []string) error {
 		tw.Flush()
 	}
 	return tw.Flush()
-}
-
-// loopbackOnly refuses any target but this machine: the load tool must never
-// send its traffic elsewhere.
-func loopbackOnly(raw string) error {
-	u, err := url.Parse(raw)
-	if err != nil {
-		return fmt.Errorf("bench: %q is not a URL", raw)
-	}
-	host := u.Hostname()
-	if host == "localhost" {
-		return nil
-	}
-	if ip := net.ParseIP(host); ip != nil && ip.IsLoopback() {
-		return nil
-	}
-	return fmt.Errorf("bench: %s is not a loopback address; askd bench only drives a server on this machine", raw)
 }
 
 type bench struct {

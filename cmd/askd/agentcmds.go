@@ -1,0 +1,101 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"strings"
+
+	"github.com/askd-dev/askd"
+)
+
+// The agent's commands, with an agent token: ask, check, cancel. Their
+// shared flags and client are in remote.go, what they print in describe.go.
+
+// options collects repeated --option "LABEL[: what it means]" flags.
+type options []askd.Option
+
+func (o *options) String() string { return fmt.Sprint(len(*o)) }
+func (o *options) Set(v string) error {
+	label, desc, _ := strings.Cut(v, ":")
+	*o = append(*o, askd.Option{Label: strings.TrimSpace(label), Description: strings.TrimSpace(desc)})
+	return nil
+}
+
+func cmdAsk(ctx context.Context, e *env, args []string) error {
+	fs := flags(e, "ask", "--kind KIND --title TEXT [--option \"LABEL[: meaning]\"]... [--wait 5m]")
+	r := remoteFlags(e, fs, askingSide)
+	kind := fs.String("kind", "decision", "question, decision, action, ready, blocked or approval")
+	title := fs.String("title", "", "what you need, in one line (attention asks and approvals)")
+	details := fs.String("details", "", "more context (plain text)")
+	question := fs.String("question", "", "the question (kind question)")
+	header := fs.String("header", "", "a short chip label, at most 12 characters (kind question)")
+	multi := fs.Bool("multi", false, "allow several options (kind question)")
+	recommended := fs.String("recommended", "", "the option you recommend (decision)")
+	payload := fs.String("payload", "", "a JSON object the person may edit (approval)")
+	wait := fs.Duration("wait", 0, "wait this long for the answer (0: return at once)")
+	var opts options
+	fs.Var(&opts, "option", "an option, \"LABEL\" or \"LABEL: what it means\" (repeat)")
+	if err := parse(e, fs, args); err != nil {
+		return err
+	}
+	in := askd.AskInput{Kind: askd.Kind(*kind), Title: *title, Details: *details, Recommended: *recommended}
+	if in.Kind == askd.KindQuestion {
+		in.Questions = []askd.Question{{Question: *question, Header: *header, Options: opts, MultiSelect: *multi}}
+	} else if len(opts) > 0 {
+		in.Options = opts
+	}
+	if *payload != "" {
+		if err := jsonObject("--payload", *payload); err != nil {
+			return err
+		}
+		in.Payload = json.RawMessage(*payload)
+	}
+	c, err := r.client()
+	if err != nil {
+		return err
+	}
+	a, err := c.Create(ctx, &in, *wait)
+	if err != nil {
+		return err
+	}
+	return r.print(e, a, func(w io.Writer) { describe(w, a) })
+}
+
+func cmdCheck(ctx context.Context, e *env, args []string) error {
+	fs := flags(e, "check", "ID [--wait 30s]")
+	r := remoteFlags(e, fs, askingSide)
+	wait := fs.Duration("wait", 0, "wait up to this long for the ask to settle")
+	id, err := parseWithID(e, fs, args)
+	if err != nil {
+		return err
+	}
+	c, err := r.client()
+	if err != nil {
+		return err
+	}
+	a, err := c.Check(ctx, id, *wait)
+	if err != nil {
+		return err
+	}
+	return r.print(e, a, func(w io.Writer) { describe(w, a) })
+}
+
+func cmdCancel(ctx context.Context, e *env, args []string) error {
+	fs := flags(e, "cancel", "ID")
+	r := remoteFlags(e, fs, askingSide)
+	id, err := parseWithID(e, fs, args)
+	if err != nil {
+		return err
+	}
+	c, err := r.client()
+	if err != nil {
+		return err
+	}
+	a, err := c.Withdraw(ctx, id)
+	if err != nil {
+		return err
+	}
+	return r.print(e, a, func(w io.Writer) { describe(w, a) })
+}

@@ -1,0 +1,210 @@
+package main
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"io"
+	"slices"
+	"strings"
+
+	"github.com/askd-dev/askd"
+)
+
+// describe prints an ask for people: everything the other side acts on.
+// For an approval its details and payload and, after an edit, the edited
+// payload as a diff against the original; comments and replies; for
+// questions the answer to each. Every string from the server goes through
+// term: a database written before askd refused control characters, or text a
+// field may hold, reaches no terminal raw.
+func describe(w io.Writer, a *askd.Ask) {
+	st := string(a.Status)
+	if a.CancelReason != "" {
+		st += " (" + string(a.CancelReason) + ")"
+	}
+	fmt.Fprintf(w, "ask #%d  %s  %s  session %s of agent %s", a.ID, term(string(a.Kind)), term(st), term(a.Session), term(a.Agent))
+	if a.Revision > 1 {
+		fmt.Fprintf(w, "  revision %d", a.Revision)
+	}
+	fmt.Fprintln(w)
+	if a.Title != "" {
+		fmt.Fprintf(w, "  %s\n", term(a.Title))
+	}
+	if a.ToolName != "" {
+		fmt.Fprintf(w, "  tool: %s\n", term(a.ToolName))
+	}
+	if a.Details != "" {
+		block(w, "  ", a.Details)
+	}
+	ans := a.Answer
+	for _, q := range a.Questions {
+		multi := ""
+		if q.MultiSelect {
+			multi = " (several may be chosen)"
+		}
+		fmt.Fprintf(w, "  [%s] %s%s\n", term(q.Header), term(q.Question), multi)
+		for _, o := range q.Options {
+			option(w, o, "")
+		}
+		if ans != nil {
+			if c, ok := ans.Answers[q.Question]; ok {
+				fmt.Fprintf(w, "    answer: %s\n", choiceText(q.Options, c.Values))
+			}
+		}
+	}
+	for _, o := range a.Options {
+		mark := ""
+		if o.Label == a.Recommended {
+			mark = " (recommended)"
+		}
+		option(w, o, mark)
+	}
+	if a.Payload != nil {
+		fmt.Fprintln(w, "  payload:")
+		block(w, "    ", indentJSON(a.Payload))
+	}
+	if ans != nil {
+		by := "by " + term(a.SettledBy)
+		switch {
+		case ans.Decision != "":
+			fmt.Fprintf(w, "  decision %s: %s\n", by, term(ans.Decision))
+		case ans.Answer != "":
+			fmt.Fprintf(w, "  answer %s: %s\n", by, choiceText(a.Options, []string{ans.Answer}))
+		case len(ans.Answers) > 0:
+			fmt.Fprintf(w, "  answered %s\n", by)
+		case ans.Response != "":
+			fmt.Fprintf(w, "  dismissed %s\n", by)
+		}
+		if ans.Decision == askd.DecisionModified {
+			fmt.Fprintln(w, "  edited payload (- the agent's, + the person's):")
+			block(w, "    ", payloadDiff(a.Payload, ans.Payload))
+		}
+		if ans.Comment != "" {
+			fmt.Fprintln(w, "  comment:")
+			block(w, "    ", ans.Comment)
+		}
+		if ans.Response != "" {
+			fmt.Fprintln(w, "  reply:")
+			block(w, "    ", ans.Response)
+		}
+	} else if a.Status == askd.StatusCancelled {
+		fmt.Fprintf(w, "  no answer (%s by %s)\n", term(string(a.CancelReason)), term(a.SettledBy))
+	}
+}
+
+// option prints one option of a list.
+func option(w io.Writer, o askd.Option, mark string) {
+	if o.Description == "" {
+		fmt.Fprintf(w, "    - %s%s\n", term(o.Label), mark)
+		return
+	}
+	fmt.Fprintf(w, "    - %s%s  %s\n", term(o.Label), mark, term(o.Description))
+}
+
+// choiceText is the values of an answer, each marked when it is the
+// person's own words rather than a label.
+func choiceText(opts []askd.Option, values []string) string {
+	parts := make([]string, len(values))
+	for i, v := range values {
+		parts[i] = term(v)
+		if len(opts) > 0 && !slices.ContainsFunc(opts, func(o askd.Option) bool { return o.Label == v }) {
+			parts[i] += " (own words)"
+		}
+	}
+	return strings.Join(parts, ", ")
+}
+
+// block prints text of several lines, each indented and made safe for a
+// terminal on its own.
+func block(w io.Writer, indent, text string) {
+	for line := range strings.SplitSeq(strings.TrimRight(text, "\n"), "\n") {
+		fmt.Fprintf(w, "%s%s\n", indent, term(line))
+	}
+}
+
+// indentJSON is a JSON value indented by two spaces, its keys in the order
+// given; raw as it came when it is not JSON.
+func indentJSON(raw json.RawMessage) string {
+	var buf bytes.Buffer
+	if err := json.Indent(&buf, raw, "", "  "); err != nil {
+		return string(raw)
+	}
+	return buf.String()
+}
+
+// canonicalJSON is a JSON value indented with its keys sorted, so that two
+// payloads differ line by line only where their values do.
+func canonicalJSON(raw json.RawMessage) string {
+	var v any
+	if err := json.Unmarshal(raw, &v); err != nil {
+		return string(raw)
+	}
+	b, err := json.MarshalIndent(v, "", "  ")
+	if err != nil {
+		return string(raw)
+	}
+	return string(b)
+}
+
+// payloadDiff is the edited payload against the original, line by line:
+// "- " for the agent's lines the person changed, "+ " for theirs, "  " for
+// lines both share.
+func payloadDiff(orig, edited json.RawMessage) string {
+	return lineDiff(strings.Split(canonicalJSON(orig), "\n"), strings.Split(canonicalJSON(edited), "\n"))
+}
+
+// maxDiffCells bounds lineDiff's table (the lines of one times the lines of
+// the other); past it the diff is the whole of both.
+const maxDiffCells = 4_000_000
+
+// lineDiff is a's lines turned into b's along a longest common subsequence.
+func lineDiff(a, b []string) string {
+	var out strings.Builder
+	if len(a)*len(b) > maxDiffCells {
+		for _, l := range a {
+			out.WriteString("- " + l + "\n")
+		}
+		for _, l := range b {
+			out.WriteString("+ " + l + "\n")
+		}
+		return out.String()
+	}
+	// lcs[i][j] is the length of the longest common subsequence of a[i:]
+	// and b[j:].
+	lcs := make([][]int, len(a)+1)
+	for i := range lcs {
+		lcs[i] = make([]int, len(b)+1)
+	}
+	for i := len(a) - 1; i >= 0; i-- {
+		for j := len(b) - 1; j >= 0; j-- {
+			if a[i] == b[j] {
+				lcs[i][j] = lcs[i+1][j+1] + 1
+			} else {
+				lcs[i][j] = max(lcs[i+1][j], lcs[i][j+1])
+			}
+		}
+	}
+	for i, j := 0, 0; i < len(a) || j < len(b); {
+		switch {
+		case i < len(a) && j < len(b) && a[i] == b[j]:
+			out.WriteString("  " + a[i] + "\n")
+			i, j = i+1, j+1
+		case i < len(a) && (j == len(b) || lcs[i+1][j] >= lcs[i][j+1]):
+			out.WriteString("- " + a[i] + "\n")
+			i++
+		default:
+			out.WriteString("+ " + b[j] + "\n")
+			j++
+		}
+	}
+	return out.String()
+}
+
+// oneLine is s on one line of at most n characters, safe for a terminal.
+func oneLine(s string, n int) string {
+	s = term(strings.Join(strings.Fields(s), " "))
+	if r := []rune(s); len(r) > n {
+		return string(r[:n-1]) + "…"
+	}
+	return s
+}

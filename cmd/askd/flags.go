@@ -1,0 +1,200 @@
+package main
+
+import (
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"regexp"
+	"strings"
+)
+
+// flags returns a FlagSet for a command. Its usage goes to the FlagSet's
+// output, which parse points at stdout for -h and silences otherwise: a
+// mistake is one line from main, not the usage again.
+func flags(e *env, name, synopsis string) *flag.FlagSet {
+	fs := flag.NewFlagSet(name, flag.ContinueOnError)
+	fs.SetOutput(e.stderr)
+	fs.Usage = func() {
+		fmt.Fprintf(fs.Output(), "Usage: askd %s %s\n\nFlags (each also the environment variable named after it):\n", name, synopsis)
+		printDefaults(e, fs)
+	}
+	return fs
+}
+
+// printDefaults is fs.PrintDefaults, with each flag's environment variable.
+func printDefaults(e *env, fs *flag.FlagSet) {
+	w := fs.Output()
+	fs.VisitAll(func(f *flag.Flag) {
+		typ, use := flag.UnquoteUsage(f)
+		line := "  --" + f.Name
+		if typ != "" {
+			line += " " + typ
+		}
+		if env := envName(e, f.Name); env != "" {
+			line += "  (" + env + ")"
+		}
+		fmt.Fprintln(w, line)
+		use = strings.ReplaceAll(use, "\n", "\n    \t")
+		switch {
+		case f.DefValue == "" || f.DefValue == "false" || f.DefValue == "0" || f.DefValue == "0s":
+		case typ == "string":
+			use += fmt.Sprintf(" (default %q)", f.DefValue)
+		default:
+			use += " (default " + f.DefValue + ")"
+		}
+		fmt.Fprintf(w, "    \t%s\n", use)
+	})
+}
+
+// envName sets the environment variable of a command's flag name ("" for
+// none), in place of ASKD_<NAME>.
+func (e *env) envName(name, variable string) {
+	if e.envNames == nil {
+		e.envNames = map[string]string{}
+	}
+	e.envNames[name] = variable
+}
+
+// envName is the environment variable that sets flag name ("" for none):
+// ASKD_<NAME> unless the command said otherwise (env.envName).
+func envName(e *env, name string) string {
+	if v, ok := e.envNames[name]; ok {
+		return v
+	}
+	return "ASKD_" + strings.ToUpper(strings.ReplaceAll(name, "-", "_"))
+}
+
+// parse applies ASKD_* environment variables as defaults, then the
+// arguments. Flags may come before, between or after the positional
+// arguments, and "--" ends them: fs.Args() holds the positional ones in
+// order. A mistake is a usageError of one line; -h prints the usage on
+// stdout and returns flag.ErrHelp (exit 0).
+func parse(e *env, fs *flag.FlagSet, args []string) error {
+	var err error
+	fs.VisitAll(func(f *flag.Flag) {
+		name := envName(e, f.Name)
+		if name == "" {
+			return
+		}
+		if v := e.getenv(name); v != "" && err == nil {
+			if serr := fs.Set(f.Name, v); serr != nil {
+				err = usageError(fmt.Sprintf("%s: %v", name, serr))
+			}
+		}
+	})
+	if err != nil {
+		return err
+	}
+	var flagArgs, positional []string
+	for i := 0; i < len(args); i++ {
+		a := args[i]
+		switch {
+		case a == "--":
+			positional = append(positional, args[i+1:]...)
+			i = len(args)
+		case len(a) > 1 && a[0] == '-':
+			flagArgs = append(flagArgs, a)
+			if needsValue(fs, a) {
+				if i+1 == len(args) { // else "--" below would be its value
+					return usageError(fmt.Sprintf("%s: --%s needs a value (askd %s -h lists its flags)", fs.Name(), strings.TrimLeft(a, "-"), fs.Name()))
+				}
+				flagArgs = append(flagArgs, args[i+1])
+				i++
+			}
+		default:
+			positional = append(positional, a)
+		}
+	}
+	out := fs.Output()
+	fs.SetOutput(io.Discard)
+	err = fs.Parse(append(append(flagArgs, "--"), positional...))
+	fs.SetOutput(out)
+	if errors.Is(err, flag.ErrHelp) {
+		fs.SetOutput(e.stdout)
+		fs.Usage()
+		fs.SetOutput(out)
+		return err
+	}
+	if err != nil {
+		return usageError(fmt.Sprintf("%s: %s (askd %s -h lists its flags)", fs.Name(), flagError(fs, err), fs.Name()))
+	}
+	return nil
+}
+
+// flagErrors match the flag package's messages, which flagError rewords.
+var (
+	undefinedFlag = regexp.MustCompile(`^flag provided but not defined: -+(.*)$`)
+	flagNoValue   = regexp.MustCompile(`^flag needs an argument: -+(.*)$`)
+	badFlagValue  = regexp.MustCompile(`^invalid (?:boolean )?value "(.*)" for (?:flag )?-+([^:]*): `)
+)
+
+// flagError is a flag package error in askd's words: flags written with two
+// dashes, as askd's help writes them, and a bad value named for its type.
+func flagError(fs *flag.FlagSet, err error) string {
+	msg := err.Error()
+	if m := undefinedFlag.FindStringSubmatch(msg); m != nil {
+		if len(m[1]) == 1 {
+			return fmt.Sprintf("unknown flag -%s", m[1])
+		}
+		return fmt.Sprintf("unknown flag --%s", m[1])
+	}
+	if m := flagNoValue.FindStringSubmatch(msg); m != nil {
+		return fmt.Sprintf("--%s needs a value", m[1])
+	}
+	if m := badFlagValue.FindStringSubmatch(msg); m != nil {
+		want := "a valid value"
+		if f := fs.Lookup(m[2]); f != nil {
+			switch typ, _ := flag.UnquoteUsage(f); typ {
+			case "duration":
+				want = "a duration such as 30s, 5m or 2h"
+			case "int", "uint":
+				want = "a whole number"
+			case "":
+				want = "true or false"
+			default:
+				// A Set method's own error says what it wants.
+				if _, why, ok := strings.Cut(msg, m[0]); ok && why != "" {
+					want = why
+				} else if i := strings.LastIndex(msg, ": "); i >= 0 {
+					want = msg[i+2:]
+				}
+				return fmt.Sprintf("--%s %q: %s", m[2], m[1], want)
+			}
+		}
+		return fmt.Sprintf("--%s: %q is not %s", m[2], m[1], want)
+	}
+	return msg
+}
+
+// needsValue reports whether arg is a flag that takes the next argument.
+func needsValue(fs *flag.FlagSet, arg string) bool {
+	name := strings.TrimLeft(arg, "-")
+	if strings.Contains(name, "=") {
+		return false
+	}
+	f := fs.Lookup(name)
+	if f == nil {
+		return false
+	}
+	if b, ok := f.Value.(interface{ IsBoolFlag() bool }); ok && b.IsBoolFlag() {
+		return false
+	}
+	return true
+}
+
+func exitCode(err error) int {
+	if err == nil || errors.Is(err, flag.ErrHelp) {
+		return 0
+	}
+	var u usageError
+	if errors.As(err, &u) {
+		return 2
+	}
+	return 1
+}
+
+// usageError is a mistake in the command line (exit status 2).
+type usageError string
+
+func (u usageError) Error() string { return string(u) }

@@ -1,0 +1,98 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"text/tabwriter"
+
+	"github.com/askd-dev/askd"
+	"github.com/askd-dev/askd/client"
+)
+
+// The person's commands, with a human token: list, show, dismiss (askd
+// answer is in answer.go). Their shared flags and client are in remote.go,
+// what they print in describe.go.
+
+func cmdList(ctx context.Context, e *env, args []string) error {
+	fs := flags(e, "list", "[--status S] [--agent NAME] [--session NAME] [--kind K] [--limit N]")
+	r := remoteFlags(e, fs, personSide)
+	status := fs.String("status", "", "pending, answered or cancelled (default: pending, then the last settled)")
+	agent := fs.String("agent", "", "only this agent token's asks (with --session: its session of that name)")
+	session := fs.String("session", "", "only sessions of this name (of every agent token, unless --agent)")
+	kind := fs.String("kind", "", "only this kind")
+	limit := fs.Int("limit", 0, "at most this many settled asks")
+	for _, n := range []string{"status", "agent", "session", "kind", "limit"} {
+		e.envName(n, "") // an agent's ASKD_SESSION must not narrow the person's list
+	}
+	if err := parse(e, fs, args); err != nil {
+		return err
+	}
+	c, err := r.client()
+	if err != nil {
+		return err
+	}
+	asks, err := c.List(ctx, client.ListOptions{Status: askd.Status(*status), Agent: *agent, Session: *session, Kind: askd.Kind(*kind), Limit: *limit})
+	if err != nil {
+		return err
+	}
+	return r.print(e, asks, func(w io.Writer) {
+		tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
+		fmt.Fprintln(tw, "ID\tSTATUS\tKIND\tAGENT\tSESSION\tWHAT")
+		for _, a := range asks {
+			st := string(a.Status)
+			if a.CancelReason != "" {
+				st += "/" + string(a.CancelReason)
+			}
+			fmt.Fprintf(tw, "%d\t%s\t%s\t%s\t%s\t%s\n", a.ID, term(st), term(string(a.Kind)), term(a.Agent), term(a.Session), oneLine(a.Summary(), 60))
+		}
+		tw.Flush()
+	})
+}
+
+func cmdShow(ctx context.Context, e *env, args []string) error {
+	fs := flags(e, "show", "ID")
+	r := remoteFlags(e, fs, personSide)
+	id, err := parseWithID(e, fs, args)
+	if err != nil {
+		return err
+	}
+	c, err := r.client()
+	if err != nil {
+		return err
+	}
+	d, err := c.Show(ctx, id)
+	if err != nil {
+		return err
+	}
+	return r.print(e, d, func(w io.Writer) {
+		describe(w, &d.Ask)
+		fmt.Fprintln(w, "\nHistory:")
+		for _, ev := range d.History {
+			line := fmt.Sprintf("  %s  %-10s by %s", ev.At.Local().Format("2006-01-02 15:04:05"), term(ev.Action), term(ev.Actor))
+			if ev.Note != "" {
+				line += "  " + term(ev.Note)
+			}
+			fmt.Fprintln(w, line)
+		}
+	})
+}
+
+func cmdDismiss(ctx context.Context, e *env, args []string) error {
+	fs := flags(e, "dismiss", "ID [--response TEXT]")
+	r := remoteFlags(e, fs, personSide)
+	response := fs.String("response", "", "a reply passed to the agent")
+	id, err := parseWithID(e, fs, args)
+	if err != nil {
+		return err
+	}
+	c, err := r.client()
+	if err != nil {
+		return err
+	}
+	a, err := c.Dismiss(ctx, id, *response)
+	if err != nil {
+		return err
+	}
+	return r.print(e, a, func(w io.Writer) { describe(w, a) })
+}
