@@ -20,7 +20,7 @@
 //
 // A client giving up on a call is a cut-off, not a withdrawal (SPEC §2.1):
 // the ask stays pending to its own deadline, marked to be told, and no
-// response is sent for the cancelled request (app.Await holds the rules;
+// response is sent for the cancelled request (app's outcome.go holds the rules;
 // only the transport is here). Cancellation is where the revisions differ,
 // so askd handles it itself:
 //
@@ -34,7 +34,7 @@
 //     clients an Mcp-Session-Id of its own at initialize (the SDK ignores it;
 //     clients echo it), records in the store which ask each in-flight
 //     tools/call waits on, keyed by agent, askd session, Mcp-Session-Id and
-//     JSON-RPC id (app.Await.Track), and records the cancellation and cuts
+//     JSON-RPC id (app.Wait.Call, kept by app.Service.Expect), and records the cancellation and cuts
 //     the ask off when a matching notifications/cancelled arrives
 //     (app.Service.CallCancelled). Being in the store, not in memory, the
 //     call is found whichever agent process the cancellation lands on
