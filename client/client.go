@@ -96,15 +96,7 @@ func (c *Client) doHeader(ctx context.Context, method, path string, body, out an
 		return nil, fmt.Errorf("askd at %s: %w", c.URL, err)
 	}
 	if resp.StatusCode >= 300 {
-		var e struct {
-			Error string    `json:"error"`
-			Code  string    `json:"code"`
-			Ask   *askd.Ask `json:"ask"`
-		}
-		if json.Unmarshal(data, &e) != nil || e.Error == "" {
-			return nil, &Error{Status: resp.StatusCode, Code: askd.EINTERNAL, Message: fmt.Sprintf("askd at %s: %s: %s", c.URL, resp.Status, bytes.TrimSpace(data))}
-		}
-		return nil, &Error{Status: resp.StatusCode, Code: e.Code, Message: e.Error, Ask: e.Ask}
+		return nil, c.responseError(resp, data)
 	}
 	if out != nil {
 		if err := json.Unmarshal(data, out); err != nil {
@@ -112,6 +104,21 @@ func (c *Client) doHeader(ctx context.Context, method, path string, body, out an
 		}
 	}
 	return resp.Header, nil
+}
+
+// responseError is the error of a response that is no success, whose body
+// is data: the server's code, words and ask when it sent askd's error JSON,
+// else (a proxy answered, say) its status and body, coded EINTERNAL.
+func (c *Client) responseError(resp *http.Response, data []byte) *Error {
+	var e struct {
+		Error string    `json:"error"`
+		Code  string    `json:"code"`
+		Ask   *askd.Ask `json:"ask"`
+	}
+	if json.Unmarshal(data, &e) != nil || e.Error == "" {
+		return &Error{Status: resp.StatusCode, Code: askd.EINTERNAL, Message: fmt.Sprintf("askd at %s: %s: %s", c.URL, resp.Status, bytes.TrimSpace(data))}
+	}
+	return &Error{Status: resp.StatusCode, Code: e.Code, Message: e.Error, Ask: e.Ask}
 }
 
 // transportError is why a request got no response, in a person's words:
@@ -429,12 +436,12 @@ func (c *Client) Events(ctx context.Context, lastEventID int64) (<-chan Event, e
 	}
 	resp, err := c.http().Do(req)
 	if err != nil {
-		return nil, fmt.Errorf("askd at %s: %w", c.URL, err)
+		return nil, fmt.Errorf("askd at %s: %w", c.URL, transportError(err))
 	}
 	if resp.StatusCode != http.StatusOK {
 		defer resp.Body.Close()
 		data, _ := io.ReadAll(resp.Body)
-		return nil, &Error{Status: resp.StatusCode, Code: askd.EINTERNAL, Message: fmt.Sprintf("events: %s: %s", resp.Status, bytes.TrimSpace(data))}
+		return nil, c.responseError(resp, data)
 	}
 	ch := make(chan Event, 64)
 	go func() {
@@ -493,14 +500,7 @@ func (c *Client) Attach(ctx context.Context, session string) (<-chan askd.Channe
 	if resp.StatusCode != http.StatusOK {
 		defer resp.Body.Close()
 		data, _ := io.ReadAll(resp.Body)
-		var e struct {
-			Error string `json:"error"`
-			Code  string `json:"code"`
-		}
-		if json.Unmarshal(data, &e) != nil || e.Error == "" {
-			return nil, &Error{Status: resp.StatusCode, Code: askd.EINTERNAL, Message: fmt.Sprintf("attach: %s: %s", resp.Status, bytes.TrimSpace(data))}
-		}
-		return nil, &Error{Status: resp.StatusCode, Code: e.Code, Message: e.Error}
+		return nil, c.responseError(resp, data)
 	}
 	ch := make(chan askd.ChannelTell, 16)
 	go func() {

@@ -12,7 +12,6 @@ import (
 	"os/exec"
 	"strings"
 	"sync"
-	"sync/atomic"
 	"syscall"
 	"testing"
 	"time"
@@ -31,18 +30,12 @@ func TestMain(m *testing.M) {
 	os.Exit(code)
 }
 
-// clock is a server clock the test moves on: leases are what it tests.
-type clock struct{ ahead atomic.Int64 }
-
-func (c *clock) now() time.Time          { return time.Now().Add(time.Duration(c.ahead.Load())) }
-func (c *clock) advance(d time.Duration) { c.ahead.Add(int64(d)) }
-
 // channelServer starts a real askd (SQLite file, HTTP on 127.0.0.1:0, its
-// MCP endpoint) on clk.
-func channelServer(t *testing.T, clk *clock) *testserver.Server {
+// MCP endpoint) on clk, which the test moves on: leases are what it tests.
+func channelServer(t *testing.T, clk *testserver.Clock) *testserver.Server {
 	t.Helper()
 	return testserver.Start(t, testserver.Options{
-		Config: app.Config{Now: clk.now},
+		Config: app.Config{Now: clk.Now},
 		MCP:    func(svc *app.Service) http.Handler { return mcpserver.Handler(svc, mcpserver.Options{}) },
 	})
 }
@@ -256,7 +249,7 @@ func jsonString(t *testing.T, s string) string {
 // notifications/claude/channel, byte for byte the told text and meta; it is
 // then told (by channel), and the Stop hook has nothing left to tell.
 func TestChannelTellsAnswer(t *testing.T) {
-	clk := &clock{}
+	clk := &testserver.Clock{}
 	srv := channelServer(t, clk)
 	const session = "cc-run"
 	p := startBridge(t, srv, srv.AgentToken, session)
@@ -306,7 +299,7 @@ func TestChannelTellsAnswer(t *testing.T) {
 // once its lease is over; meanwhile the Stop hook leaves it alone, and with
 // no bridge attached it is the Stop hook's.
 func TestChannelBridgeDiesBeforeWriting(t *testing.T) {
-	clk := &clock{}
+	clk := &testserver.Clock{}
 	srv := channelServer(t, clk)
 	const session = "cc-crash"
 	first := startBridge(t, srv, srv.AgentToken, session)
@@ -345,7 +338,7 @@ func TestChannelBridgeDiesBeforeWriting(t *testing.T) {
 	}
 	first.cmd.Wait()
 
-	clk.advance(app.TellLease + time.Second) // the dead bridge's lease is over
+	clk.Skip(app.TellLease + time.Second) // the dead bridge's lease is over
 	second := startBridge(t, srv, srv.AgentToken, session)
 	got := second.next(t)
 	text := fmt.Sprintf(`The user answered your ask #%d (decision: "Ship it?"): Friday`, id)
@@ -370,7 +363,7 @@ func TestChannelBridgeDiesBeforeWriting(t *testing.T) {
 		t.Fatal(err)
 	}
 	second.cmd.Wait()
-	clk.advance(app.BridgeLease + time.Second)
+	clk.Skip(app.BridgeLease + time.Second)
 	b, err := srv.Agent(session).Create(t.Context(), &askd.AskInput{Kind: askd.KindReady, Title: "Ready for review"}, 0)
 	if err != nil {
 		t.Fatal(err)
@@ -390,7 +383,7 @@ func TestChannelBridgeDiesBeforeWriting(t *testing.T) {
 // card as answered in the terminal; an edited input is refused; a rule
 // answers at once.
 func TestChannelPermissionRelay(t *testing.T) {
-	clk := &clock{}
+	clk := &testserver.Clock{}
 	srv := channelServer(t, clk)
 	const session = "cc-perm"
 	p := startBridge(t, srv, srv.AgentToken, session)

@@ -13,6 +13,7 @@ import (
 	"github.com/askd-dev/askd/client"
 	"github.com/askd-dev/askd/internal/pgtest"
 	"github.com/askd-dev/askd/internal/postgres"
+	"github.com/askd-dev/askd/internal/testserver"
 )
 
 var colours = []string{"red", "green", "blue"}
@@ -39,15 +40,12 @@ func answerAll(t *testing.T, people *client.Client, ids []int64) {
 	t.Helper()
 	for i, id := range ids {
 		ans := &askd.Answer{Answers: map[string]askd.Choice{fmt.Sprintf("Colour %d?", i): {Values: []string{colours[i%3]}}}}
-		eventually(t, 15*time.Second, fmt.Sprintf("answer ask %d", id), func() error {
+		testserver.Eventually(t, fmt.Sprintf("ask %d answered", id), func() bool {
 			_, err := people.Answer(t.Context(), id, ans)
-			if askd.ErrorCode(err) == askd.EUNAVAILABLE {
-				return err
-			}
-			if err != nil {
+			if err != nil && askd.ErrorCode(err) != askd.EUNAVAILABLE {
 				t.Fatalf("answer ask %d: %v", id, err)
 			}
-			return nil
+			return err == nil
 		})
 	}
 }
@@ -69,15 +67,10 @@ func released(t *testing.T, calls []<-chan result, d time.Duration) {
 	}
 }
 
-// readyz waits up to d for the process's /readyz to answer want.
-func readyz(t *testing.T, p *proc, name string, want int, d time.Duration) {
+// readyz waits for the process's /readyz to answer want.
+func readyz(t *testing.T, p *proc, name string, want int) {
 	t.Helper()
-	eventually(t, d, fmt.Sprintf("%s /readyz %d", name, want), func() error {
-		if got := p.ready(); got != want {
-			return fmt.Errorf("%d", got)
-		}
-		return nil
-	})
+	testserver.Eventually(t, fmt.Sprintf("%s /readyz %d", name, want), func() bool { return p.ready() == want })
 }
 
 // admin runs SQL as the superuser of the cluster.
@@ -122,7 +115,7 @@ func TestListenerTerminated(t *testing.T) {
 	if n != 1 {
 		t.Fatalf("terminated %d listening connections of the agent process, want 1", n)
 	}
-	readyz(t, agent, "agent", http.StatusServiceUnavailable, 5*time.Second)
+	readyz(t, agent, "agent", http.StatusServiceUnavailable)
 
 	answerAll(t, people, ids) // in the gap: no one hears of these
 	// Kept sleep: the check is that nothing happens while the process cannot
@@ -139,7 +132,7 @@ func TestListenerTerminated(t *testing.T) {
 
 	admin(t, srv, "ALTER ROLE askd_agent LOGIN")
 	released(t, calls, 15*time.Second)
-	readyz(t, agent, "agent", http.StatusOK, 5*time.Second)
+	readyz(t, agent, "agent", http.StatusOK)
 }
 
 // TestPostgresRestart restarts PostgreSQL under running agent and inbox
@@ -154,14 +147,14 @@ func TestPostgresRestart(t *testing.T) {
 	agent := serve(t, "agent", "agent", db)
 	inbox := serve(t, "inbox", "inbox", db)
 	people := client.New(inbox.URL, humanTok)
-	readyz(t, agent, "agent", http.StatusOK, 5*time.Second)
-	readyz(t, inbox, "inbox", http.StatusOK, 5*time.Second)
+	readyz(t, agent, "agent", http.StatusOK)
+	readyz(t, inbox, "inbox", http.StatusOK)
 
 	calls, ids := waiters(t, agent, people, agentTok, "restart", 3)
 
 	srv.Stop(t)
-	readyz(t, agent, "agent", http.StatusServiceUnavailable, 10*time.Second)
-	readyz(t, inbox, "inbox", http.StatusServiceUnavailable, 10*time.Second)
+	readyz(t, agent, "agent", http.StatusServiceUnavailable)
+	readyz(t, inbox, "inbox", http.StatusServiceUnavailable)
 	// Kept sleep: the check is that the outage is still reported a moment
 	// later (not a single failed probe), which has no event to wait for.
 	time.Sleep(500 * time.Millisecond)
@@ -169,8 +162,8 @@ func TestPostgresRestart(t *testing.T) {
 		t.Fatalf("agent /readyz %d while PostgreSQL is down", got)
 	}
 	srv.Start(t)
-	readyz(t, agent, "agent", http.StatusOK, 15*time.Second)
-	readyz(t, inbox, "inbox", http.StatusOK, 15*time.Second)
+	readyz(t, agent, "agent", http.StatusOK)
+	readyz(t, inbox, "inbox", http.StatusOK)
 
 	answerAll(t, people, ids)
 	released(t, calls, 15*time.Second)

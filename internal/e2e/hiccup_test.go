@@ -15,6 +15,7 @@ import (
 	"github.com/askd-dev/askd/client"
 	"github.com/askd-dev/askd/internal/pgtest"
 	"github.com/askd-dev/askd/internal/postgres"
+	"github.com/askd-dev/askd/internal/testserver"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
@@ -37,8 +38,8 @@ func TestWaitsSurviveTerminatedConnections(t *testing.T) {
 	agent := serve(t, "agent", "agent", db)
 	inbox := serve(t, "inbox", "inbox", db)
 	people := client.New(inbox.URL, humanTok)
-	readyz(t, agent, "agent", http.StatusOK, 10*time.Second)
-	readyz(t, inbox, "inbox", http.StatusOK, 10*time.Second)
+	readyz(t, agent, "agent", http.StatusOK)
+	readyz(t, inbox, "inbox", http.StatusOK)
 
 	results, ids := waiters(t, agent, people, agentTok, "hiccup", calls)
 
@@ -101,8 +102,8 @@ func TestWaitsSurviveTerminatedConnections(t *testing.T) {
 		collectEnded()
 		// The next cut comes once both processes listen again, with the
 		// pools' connections fresh from this round's reads and writes.
-		readyz(t, agent, "agent", http.StatusOK, 10*time.Second)
-		readyz(t, inbox, "inbox", http.StatusOK, 10*time.Second)
+		readyz(t, agent, "agent", http.StatusOK)
+		readyz(t, inbox, "inbox", http.StatusOK)
 	}
 	collectEnded()
 	if got != calls {
@@ -146,16 +147,16 @@ func terminateAskd(t *testing.T, srv *pgtest.Server, name string) (all, listener
 func answerOne(t *testing.T, people *client.Client, id int64, i int) (refused int) {
 	t.Helper()
 	ans := &askd.Answer{Answers: map[string]askd.Choice{fmt.Sprintf("Colour %d?", i): {Values: []string{colours[i%3]}}}}
-	eventually(t, 15*time.Second, fmt.Sprintf("answer ask %d", id), func() error {
+	testserver.Eventually(t, fmt.Sprintf("ask %d answered", id), func() bool {
 		_, err := people.Answer(t.Context(), id, ans)
 		if askd.ErrorCode(err) == askd.EUNAVAILABLE {
 			refused++
-			return err
+			return false
 		}
 		if err != nil {
 			t.Fatalf("answer ask %d: %v", id, err)
 		}
-		return nil
+		return true
 	})
 	return refused
 }

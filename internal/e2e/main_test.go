@@ -232,39 +232,20 @@ func answers(t *testing.T, r result) map[string]any {
 	return out.Answers
 }
 
-// eventually retries f every 20 ms until it returns nil or d passes.
-func eventually(t *testing.T, d time.Duration, what string, f func() error) {
-	t.Helper()
-	deadline := time.Now().Add(d)
-	for {
-		err := f()
-		if err == nil {
-			return
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("%s: not within %s: %v", what, d, err)
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
-}
-
 // pendingIn waits for n pending asks in session, seen through c, and returns them.
 func pendingIn(t *testing.T, c *client.Client, session string, n int) []int64 {
 	t.Helper()
 	var ids []int64
-	eventually(t, 15*time.Second, "pending asks in "+session, func() error {
+	testserver.Eventually(t, fmt.Sprintf("%d pending asks in %s", n, session), func() bool {
 		asks, err := c.List(context.Background(), client.ListOptions{Session: session, Status: "pending", Limit: 100})
 		if err != nil {
-			return err
-		}
-		if len(asks) != n {
-			return fmt.Errorf("%d pending, want %d", len(asks), n)
+			t.Fatal(err)
 		}
 		ids = ids[:0]
 		for _, a := range asks {
 			ids = append(ids, a.ID)
 		}
-		return nil
+		return len(asks) == n
 	})
 	return ids
 }

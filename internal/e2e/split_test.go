@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
-	"fmt"
 	"io"
 	"net/http"
 	"net/http/httptest"
@@ -19,6 +18,7 @@ import (
 	"github.com/askd-dev/askd"
 	"github.com/askd-dev/askd/client"
 	"github.com/askd-dev/askd/internal/pgtest"
+	"github.com/askd-dev/askd/internal/testserver"
 )
 
 // TestSplit runs two agent and two inbox processes on one database and shows
@@ -204,16 +204,13 @@ func TestSplit(t *testing.T) {
 		}
 		// A cut-off, not a withdrawal (SPEC §2.1): the ask stays pending, to
 		// be told, and the person's answer reaches the same call made again.
-		eventually(t, 10*time.Second, "the cancelled call's ask cut off", func() error {
+		testserver.Eventually(t, "the cancelled call's ask cut off", func() bool {
 			d, err := people.Show(ctx, id)
 			if err != nil {
-				return err
+				t.Fatal(err)
 			}
 			cut := slices.ContainsFunc(d.History, func(e *askd.Event) bool { return e.Action == askd.ActionCutOff })
-			if !cut || d.Ask.Status != askd.StatusPending || !d.Ask.ToBeTold {
-				return fmt.Errorf("ask %d is %s (%s), tell %v, cut off %v", id, d.Ask.Status, d.Ask.CancelReason, d.Ask.ToBeTold, cut)
-			}
-			return nil
+			return cut && d.Ask.Status == askd.StatusPending && d.Ask.ToBeTold
 		})
 		if _, err := people.Answer(ctx, id, &askd.Answer{Answers: map[string]askd.Choice{"Which region?": {Values: []string{"eu-west"}}}}); err != nil {
 			t.Fatalf("answer after the cut-off: %v", err)

@@ -84,12 +84,9 @@ func readyBody(p *proc) (int, string) {
 // readyzSays waits for /readyz to answer status with words in its body.
 func readyzSays(t *testing.T, p *proc, status int, words string) {
 	t.Helper()
-	eventually(t, 15*time.Second, fmt.Sprintf("/readyz %d %q", status, words), func() error {
+	testserver.Eventually(t, fmt.Sprintf("/readyz %d %q", status, words), func() bool {
 		got, body := readyBody(p)
-		if got != status || !strings.Contains(body, words) {
-			return fmt.Errorf("%d %s", got, body)
-		}
-		return nil
+		return got == status && strings.Contains(body, words)
 	})
 }
 
@@ -118,7 +115,7 @@ func TestDiskFull(t *testing.T) {
 	t.Cleanup(func() { exec.Command("umount", "-l", dir).Run() })
 	db := filepath.Join(dir, "askd.db")
 	p, agent, people := sqliteServer(t, db)
-	readyz(t, p, "sqlite", http.StatusOK, 10*time.Second)
+	readyz(t, p, "sqlite", http.StatusOK)
 	var created int
 	for i := range 5 {
 		if _, err := ask(agent, fmt.Sprintf("Before %d?", i)); err != nil {
@@ -267,7 +264,7 @@ func TestFileDeletedOrReplaced(t *testing.T) {
 			}
 			t.Logf("restart: %s", out)
 			q := serve(t, "again", "all", db, "--create")
-			readyz(t, q, "again", http.StatusOK, 10*time.Second)
+			readyz(t, q, "again", http.StatusOK)
 		})
 	}
 }
@@ -318,11 +315,8 @@ func TestExpiredWhileDown(t *testing.T) {
 	p.cmd.Process.Signal(syscall.SIGTERM)
 	p.cmd.Wait()
 	// The deadline is the event waited for: the clock passing it.
-	eventually(t, 30*time.Second, "the deadline to pass", func() error {
-		if time.Now().Before(a.Deadline.Add(10 * time.Millisecond)) {
-			return errors.New("not yet")
-		}
-		return nil
+	testserver.Eventually(t, "the deadline to pass", func() bool {
+		return time.Now().After(a.Deadline.Add(10 * time.Millisecond))
 	})
 	q := serve(t, "again", "all", db)
 	humans := client.New(q.URL, people.Token)

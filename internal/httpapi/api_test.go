@@ -55,19 +55,7 @@ func createWaiting(t *testing.T, s *testserver.Server, agent *client.Client, in 
 		a, err := agent.Create(ctx, in, wait)
 		ch <- result{a, err}
 	}()
-	deadline := time.Now().Add(30 * time.Second)
-	for time.Now().Before(deadline) {
-		asks, err := s.Human().List(ctx, client.ListOptions{Status: askd.StatusPending, Session: agent.Session})
-		if err != nil {
-			t.Fatal(err)
-		}
-		if len(asks) > 0 {
-			return asks[0].ID, ch
-		}
-		time.Sleep(5 * time.Millisecond)
-	}
-	t.Fatal("the ask never appeared")
-	return 0, nil
+	return s.Pending(t, agent.Session, 1)[0].ID, ch
 }
 
 func get(t *testing.T, ch <-chan result) *askd.Ask {

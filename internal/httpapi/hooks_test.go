@@ -11,7 +11,6 @@ import (
 	"time"
 
 	"github.com/askd-dev/askd"
-	"github.com/askd-dev/askd/client"
 	"github.com/askd-dev/askd/internal/app"
 	"github.com/askd-dev/askd/internal/testserver"
 )
@@ -103,17 +102,7 @@ func awaitReply(t *testing.T, ch <-chan hookReply) hookReply {
 
 func firstPending(t *testing.T, srv *testserver.Server, session string) *askd.Ask {
 	t.Helper()
-	for deadline := time.Now().Add(10 * time.Second); time.Now().Before(deadline); time.Sleep(5 * time.Millisecond) {
-		asks, err := srv.Human().List(context.Background(), client.ListOptions{Session: session, Status: askd.StatusPending})
-		if err != nil {
-			t.Fatal(err)
-		}
-		if len(asks) > 0 {
-			return asks[0]
-		}
-	}
-	t.Fatalf("no pending ask in session %q", session)
-	return nil
+	return srv.Pending(t, session, 1)[0]
 }
 
 func wantReply(t *testing.T, got hookReply, status int, body string) {

@@ -50,12 +50,9 @@ func gauge(t *testing.T, reg *prometheus.Registry, name string) float64 {
 // waitForWaiters returns once n calls block in the server.
 func waitForWaiters(t *testing.T, s *testserver.Server, n float64) {
 	t.Helper()
-	for deadline := time.Now().Add(30 * time.Second); time.Now().Before(deadline); time.Sleep(2 * time.Millisecond) {
-		if gauge(t, s.App.Metrics.Registry, "askd_waiters") >= n {
-			return
-		}
-	}
-	t.Fatalf("never %v blocked calls", n)
+	testserver.Eventually(t, fmt.Sprintf("%v blocked calls", n), func() bool {
+		return gauge(t, s.App.Metrics.Registry, "askd_waiters") >= n
+	})
 }
 
 // within fails the test unless ch yields within d, and returns what it yielded.

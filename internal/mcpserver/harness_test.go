@@ -192,35 +192,27 @@ func pending(t *testing.T, srv *testserver.Server, session string, n int) []*ask
 // settledAs waits until ask id reaches status (and reason) and returns it.
 func settledAs(t *testing.T, srv *testserver.Server, id int64, status askd.Status, reason askd.CancelReason) *askd.Ask {
 	t.Helper()
-	deadline := time.Now().Add(20 * time.Second)
 	var a *client.AskDetail
-	for time.Now().Before(deadline) {
+	testserver.Eventually(t, fmt.Sprintf("ask %d %s/%s", id, status, reason), func() bool {
 		var err error
 		if a, err = srv.Human().Show(context.Background(), id); err != nil {
 			t.Fatal(err)
 		}
-		if a.Status == status && a.CancelReason == reason {
-			return &a.Ask
-		}
-		time.Sleep(5 * time.Millisecond)
-	}
-	t.Fatalf("ask %d is %s/%s, want %s/%s", id, a.Status, a.CancelReason, status, reason)
-	return nil
+		return a.Status == status && a.CancelReason == reason
+	})
+	return &a.Ask
 }
 
 // toldWait waits until ask id is recorded as told to its agent.
 func toldWait(t *testing.T, srv *testserver.Server, id int64) {
 	t.Helper()
-	for deadline := time.Now().Add(60 * time.Second); time.Now().Before(deadline); time.Sleep(5 * time.Millisecond) {
+	testserver.Eventually(t, fmt.Sprintf("ask %d recorded as told", id), func() bool {
 		a, err := srv.Human().Show(context.Background(), id)
 		if err != nil {
 			t.Fatal(err)
 		}
-		if a.ToldAt != nil {
-			return
-		}
-	}
-	t.Fatalf("ask %d never recorded as told", id)
+		return a.ToldAt != nil
+	})
 }
 
 // cutOffWait waits until ask id's call was cut off (testserver.Server.CutOff).
@@ -273,15 +265,9 @@ func (l *progressLog) options() *mcp.ClientOptions {
 // that sent it is waiting in the server.
 func (l *progressLog) waiting(t *testing.T, token string) {
 	t.Helper()
-	for deadline := time.Now().Add(30 * time.Second); ; time.Sleep(5 * time.Millisecond) {
+	testserver.Eventually(t, "a progress notification for "+token+" (the call waiting)", func() bool {
 		l.mu.Lock()
-		ok := l.seen[token]
-		l.mu.Unlock()
-		if ok {
-			return
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("no progress notification for %s: the call is not waiting", token)
-		}
-	}
+		defer l.mu.Unlock()
+		return l.seen[token]
+	})
 }

@@ -8,7 +8,6 @@ import (
 	"strings"
 	"sync/atomic"
 	"testing"
-	"time"
 
 	"github.com/askd-dev/askd"
 	"github.com/askd-dev/askd/internal/app"
@@ -48,20 +47,11 @@ func TestWaitingCallsPark(t *testing.T) {
 	if runtime.GOOS == "linux" {
 		want = 0
 	}
-	var readers, conns int
-	for deadline := time.Now().Add(30 * time.Second); ; time.Sleep(10 * time.Millisecond) {
-		// The clients' idle keep-alive connections may each hold one.
-		readers, conns = goroutines("mcpserver.watchAlone"), goroutines("net/http.(*conn).serve")
-		if readers == want && conns < n/2 || time.Now().After(deadline) {
-			break
-		}
-	}
-	if readers != want {
-		t.Errorf("%d connection readers for %d parked calls, want %d", readers, n, want)
-	}
-	if conns >= n/2 {
-		t.Errorf("%d net/http connection goroutines with %d calls parked: the calls hold them", conns, n)
-	}
+	// The clients' idle keep-alive connections may each hold a net/http
+	// connection goroutine; the parked calls must not.
+	testserver.Eventually(t, fmt.Sprintf("%d connection readers and under %d net/http connection goroutines for %d parked calls", want, n/2, n), func() bool {
+		return goroutines("mcpserver.watchAlone") == want && goroutines("net/http.(*conn).serve") < n/2
+	})
 	for s := range sessions {
 		for _, a := range pending(t, srv, fmt.Sprintf("parked-%d", s), perSession) {
 			answer(t, srv, a.ID, &askd.Answer{Answers: map[string]askd.Choice{a.Questions[0].Question: {Values: []string{"no"}}}})
@@ -79,11 +69,7 @@ func TestWaitingCallsPark(t *testing.T) {
 
 func waitParked(t *testing.T, h *mcpserver.HTTPHandler, n int) {
 	t.Helper()
-	for deadline := time.Now().Add(60 * time.Second); h.Parked() != n; time.Sleep(5 * time.Millisecond) {
-		if time.Now().After(deadline) {
-			t.Fatalf("%d calls parked, want %d", h.Parked(), n)
-		}
-	}
+	testserver.Eventually(t, fmt.Sprintf("%d calls parked", n), func() bool { return h.Parked() == n })
 }
 
 // goroutines counts the goroutines whose stack mentions fn.
@@ -120,11 +106,7 @@ func TestWaitingCallWithoutHijack(t *testing.T) {
 	params.SetProgressToken("p")
 	ch := callAsync(context.Background(), cs, params)
 	a := pending(t, srv, "nohijack", 1)[0]
-	for deadline := time.Now().Add(10 * time.Second); progress.Load() < 2; time.Sleep(10 * time.Millisecond) {
-		if time.Now().After(deadline) {
-			t.Fatal("no progress notifications while blocked")
-		}
-	}
+	testserver.Eventually(t, "progress notifications while blocked", func() bool { return progress.Load() >= 2 })
 	answer(t, srv, a.ID, &askd.Answer{Answers: map[string]askd.Choice{
 		"Which database?": {Values: []string{"SQLite"}},
 		"Which checks?":   {Values: []string{"lint"}, Multi: true},

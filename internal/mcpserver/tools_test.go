@@ -13,6 +13,7 @@ import (
 	"github.com/askd-dev/askd"
 	"github.com/askd-dev/askd/client"
 	"github.com/askd-dev/askd/internal/app"
+	"github.com/askd-dev/askd/internal/testserver"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
@@ -96,11 +97,7 @@ func TestAskUserQuestion(t *testing.T) {
 			t.Fatalf("ask %+v", a)
 		}
 		// Progress keeps arriving while the call blocks.
-		for deadline := time.Now().Add(10 * time.Second); progress.Load() < 2; time.Sleep(10 * time.Millisecond) {
-			if time.Now().After(deadline) {
-				t.Fatal("no progress notifications while blocked")
-			}
-		}
+		testserver.Eventually(t, "progress notifications while blocked", func() bool { return progress.Load() >= 2 })
 		answer(t, srv, a.ID, &askd.Answer{Answers: map[string]askd.Choice{
 			"Which database?": {Values: []string{"SQLite"}},
 			"Which checks?":   {Values: []string{"lint", "tests"}, Multi: true},

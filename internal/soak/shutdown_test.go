@@ -12,6 +12,7 @@ import (
 
 	"github.com/askd-dev/askd"
 	"github.com/askd-dev/askd/client"
+	"github.com/askd-dev/askd/internal/testserver"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
@@ -57,28 +58,15 @@ func TestGracefulShutdown(t *testing.T) {
 
 	// Both calls are waiting once both asks are pending.
 	human := client.New(srv.URL, tok.human)
-	for deadline := time.Now().Add(20 * time.Second); ; {
+	testserver.Eventually(t, "two asks pending", func() bool {
 		asks, err := human.List(ctx, client.ListOptions{Status: askd.StatusPending})
 		if err != nil {
 			t.Fatal(err)
 		}
-		if len(asks) == 2 {
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("%d asks pending after 20 s, want 2", len(asks))
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
+		return len(asks) == 2
+	})
 	// The waits have begun: the process counts two blocked calls.
-	for deadline := time.Now().Add(30 * time.Second); ; time.Sleep(20 * time.Millisecond) {
-		if metric(t, srv.URL, "askd_waiters") == "2" {
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("askd_waiters %q, want 2", metric(t, srv.URL, "askd_waiters"))
-		}
-	}
+	testserver.Eventually(t, "askd_waiters 2", func() bool { return metric(t, srv.URL, "askd_waiters") == "2" })
 
 	took, exitErr := srv.terminate(t, 15*time.Second)
 	if exitErr != nil {

@@ -24,6 +24,7 @@ import (
 	"github.com/askd-dev/askd/client"
 	"github.com/askd-dev/askd/internal/pgtest"
 	"github.com/askd-dev/askd/internal/tell"
+	"github.com/askd-dev/askd/internal/testserver"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
@@ -209,11 +210,12 @@ func runSoak(t *testing.T, db string, kills int) {
 	rng := rand.New(rand.NewPCG(uint64(time.Now().UnixNano()), 7))
 	began := time.Now()
 	for range kills {
-		// Load for a random while, then kill -9 at whatever point it is.
-		time.Sleep(time.Duration(200+rng.IntN(800)) * time.Millisecond)
+		// Load for a random number of asks, then kill -9 at whatever point
+		// it is. Counting asks, not time, is load however slow the machine.
+		s.loadFor(5 + rng.IntN(20))
 		s.killAndRestart()
 	}
-	time.Sleep(300 * time.Millisecond)
+	s.loadFor(5)
 	close(s.stop)
 	agents.Wait() // the person answers on, so blocked agents get their answers
 	close(personDone)
@@ -231,6 +233,20 @@ func (s *soak) start() {
 	close(s.up)
 	s.mu.Unlock()
 }
+
+// loadFor returns once the agents have made n more asks or blocking calls.
+func (s *soak) loadFor(n int) {
+	made := func() (m int) {
+		s.ledger.do(func(l *ledger) { m = l.blocked + len(l.created) })
+		return m
+	}
+	want := made() + n
+	testserver.Eventually(s.t, fmt.Sprintf("the agents to make %d more asks", n), func() bool { return made() >= want })
+}
+
+// waitUp returns once a server is serving, or the soak stops: what a call
+// a kill cut off waits for before it is made again.
+func (s *soak) waitUp() { s.base() }
 
 func (s *soak) killAndRestart() {
 	s.mu.Lock()
@@ -308,7 +324,7 @@ func (s *soak) retry(f func() error) error {
 		if s.stopped() {
 			return err
 		}
-		time.Sleep(20 * time.Millisecond)
+		s.waitUp()
 	}
 }
 
@@ -333,6 +349,8 @@ func (s *soak) httpAgent(session string, seed uint64) {
 			case !cutOff(err):
 				s.ledger.fail("%s: create %s: %v", session, in.Kind, err)
 			}
+			// Kept sleep: not a wait but the load's pace; these asks do not
+			// block, and unpaced they would fill the inbox in moments.
 			time.Sleep(20 * time.Millisecond)
 		default:
 			s.httpApproval(ctx, session, n)
@@ -489,7 +507,7 @@ func (s *soak) mcpAgent(session string) {
 			c, err := mcpConnect(ctx, s.base(), s.tok.agent, session)
 			cancel()
 			if err != nil {
-				time.Sleep(20 * time.Millisecond)
+				s.waitUp()
 				continue
 			}
 			cs = c
@@ -592,7 +610,7 @@ func (s *soak) mcpRefind(session, text string) {
 		if ok {
 			return
 		}
-		time.Sleep(20 * time.Millisecond)
+		s.waitUp()
 	}
 	s.ledger.do(func(l *ledger) { l.gaveUp++ })
 }
@@ -613,7 +631,7 @@ func (s *soak) person(done <-chan struct{}) {
 			if !cutOff(err) {
 				s.ledger.fail("person: list: %v", err)
 			}
-			time.Sleep(20 * time.Millisecond)
+			s.waitUp()
 			continue
 		}
 		rng.Shuffle(len(pending), func(i, j int) { pending[i], pending[j] = pending[j], pending[i] })
@@ -627,6 +645,8 @@ func (s *soak) person(done <-chan struct{}) {
 			_, err := h.Answer(ctx, a.ID, ans)
 			s.took(a.ID, err, func(l *ledger) { l.answered[a.ID] = shapeOf(ans) })
 		}
+		// Kept sleep: not a wait but the person's pace, a few looks at the
+		// inbox a second rather than a busy loop of lists.
 		time.Sleep(time.Duration(5+rng.IntN(20)) * time.Millisecond)
 	}
 }
@@ -742,6 +762,8 @@ func (s *soak) verify(took time.Duration) {
 	// Give the outbox time to tell what settled: claims a kill cut off are
 	// taken again once their lease (2 s) ends, failed sends after a backoff.
 	for deadline := time.Now().Add(60 * time.Second); len(s.untold(all, s.seenNow())) > 0 && time.Now().Before(deadline); {
+		// Kept sleep: told is a store change of another process (ToldAt)
+		// that nothing announces to this one; read again after a pause.
 		time.Sleep(200 * time.Millisecond)
 		all, byStatus = s.readBack()
 	}

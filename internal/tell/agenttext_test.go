@@ -64,7 +64,7 @@ func startChannels(t testing.TB) *channels {
 func arrived(t *testing.T, r *receiver, what string, id int64, match func(received) (int64, bool)) received {
 	t.Helper()
 	var got received
-	eventually(t, what, func() bool {
+	testserver.Eventually(t, what, func() bool {
 		for _, g := range r.got() {
 			if n, ok := match(g); ok && n == id {
 				got = g

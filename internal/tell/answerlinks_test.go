@@ -81,7 +81,7 @@ type action struct{ label, url, code string }
 // an http POST of confirm=1 to an answer link, clearing the notification.
 func (ls *linkServer) ntfyActions(t *testing.T, n int) (ntfyNote, []action) {
 	t.Helper()
-	eventually(t, "the ntfy notification", func() bool { return len(ls.ntfy.got()) >= n })
+	testserver.Eventually(t, "the ntfy notification", func() bool { return len(ls.ntfy.got()) >= n })
 	got, err := readNtfy(ls.ntfy.got()[n-1])
 	if err != nil {
 		t.Fatalf("ntfy would refuse the notification: %v", err)
@@ -467,7 +467,7 @@ func TestButtonsByKind(t *testing.T) {
 			if strings.Join(labels, ",") != strings.Join(tt.ntfy, ",") || got.Priority != tt.urgency {
 				t.Errorf("ntfy: actions %v, Priority %q; want %v, %q", labels, got.Priority, tt.ntfy, tt.urgency)
 			}
-			eventually(t, "the Slack message", func() bool { return len(ls.slack.got()) >= i+1 })
+			testserver.Eventually(t, "the Slack message", func() bool { return len(ls.slack.got()) >= i+1 })
 			buttons := slackButtons(t, ls.slack.got()[i].body)
 			labels = nil
 			for _, b := range buttons {
@@ -598,7 +598,7 @@ func TestSlackButtonAnswersInPlace(t *testing.T) {
 		},
 	})
 	a := askDecision(t, ls.Agent("s1"), "Deploy on Monday or Friday?")
-	eventually(t, "the Slack message", func() bool { return len(ls.slack.got()) == 1 })
+	testserver.Eventually(t, "the Slack message", func() bool { return len(ls.slack.got()) == 1 })
 	buttons := slackButtons(t, ls.slack.got()[0].body)
 	if len(buttons) != 3 || buttons[0].Text.Text != "Monday" || buttons[0].Value == "" || buttons[0].URL != "" || buttons[2].ActionID != "askd-open" {
 		t.Fatalf("buttons %+v, want Monday and Friday carrying codes, then the inbox", buttons)
@@ -678,7 +678,7 @@ func TestSlackButtonAnswersInPlace(t *testing.T) {
 			t.Fatalf("status %d", status)
 		}
 		unchanged(t, ls.Server, after, len(evs))
-		eventually(t, "the reply", func() bool { return len(responses.got()) == 2 })
+		testserver.Eventually(t, "the reply", func() bool { return len(responses.got()) == 2 })
 		if body := string(responses.got()[1].body); !strings.Contains(body, "Answered by alice via Slack (user U123/bob): Monday.") {
 			t.Errorf("reply to a click on a settled ask: %s", body)
 		}

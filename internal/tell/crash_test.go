@@ -20,6 +20,7 @@ import (
 	"github.com/askd-dev/askd/internal/app"
 	"github.com/askd-dev/askd/internal/pgtest"
 	"github.com/askd-dev/askd/internal/postgres"
+	"github.com/askd-dev/askd/internal/sqlite"
 	"github.com/askd-dev/askd/internal/testserver"
 )
 
@@ -182,33 +183,34 @@ func crashTest(t *testing.T, bin, db string) {
 	p1.cmd.Wait()
 
 	p2 := startAskd(t, bin, db)
-	deadline := time.Now().Add(60 * time.Second)
-	for successes.Load() == 0 {
-		if time.Now().After(deadline) {
+	t.Cleanup(func() {
+		if t.Failed() {
 			p2.dumpLog(t)
-			t.Fatal("the delivery was not sent after the restart")
 		}
-		time.Sleep(20 * time.Millisecond)
-	}
+	})
+	testserver.Eventually(t, "the delivery sent after the restart", func() bool { return successes.Load() > 0 })
 	human := client.New(p2.url, p1.human)
 	var told int
-	for deadline := time.Now().Add(60 * time.Second); time.Now().Before(deadline); {
+	var settled *askd.Ask
+	testserver.Eventually(t, "the ask told", func() bool {
 		d, err := human.Show(ctx, a.ID)
 		if err != nil {
 			t.Fatal(err)
 		}
-		told = 0
+		settled, told = &d.Ask, 0
 		for _, e := range d.History {
 			if e.Action == askd.ActionTold {
 				told++
 			}
 		}
-		if told > 0 {
-			break
-		}
-		time.Sleep(20 * time.Millisecond)
+		return told > 0
+	})
+	// Sent and told are one commit, and a sent delivery is never claimed
+	// again; each claim counts an attempt. Two attempts, the cut-off one and
+	// the one after the restart, mean no other request is in flight or to come.
+	if d := storedDelivery(t, db, askd.TellKey(settled)); d.Status != askd.DeliverySent || d.Attempts != 2 {
+		t.Errorf("delivery %s after %d attempts, want sent after 2", d.Status, d.Attempts)
 	}
-	time.Sleep(5 * time.Second) // past a lease (2 × --tell-timeout): nothing more may come
 	mu.Lock()
 	defer mu.Unlock()
 	if len(keys) != 2 || successes.Load() != 1 {
@@ -220,6 +222,31 @@ func crashTest(t *testing.T, bin, db string) {
 	if told != 1 {
 		t.Errorf("%d told events, want 1", told)
 	}
+}
+
+// storedDelivery reads the delivery with key from database db (a SQLite
+// file or a PostgreSQL URL) beside the askd process serving it.
+func storedDelivery(t *testing.T, db, key string) *askd.Delivery {
+	t.Helper()
+	var st askd.Store
+	var err error
+	if strings.HasPrefix(db, "postgres://") || strings.HasPrefix(db, "postgresql://") {
+		st, err = postgres.Open(t.Context(), db)
+	} else {
+		st, err = sqlite.Open(t.Context(), db)
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	var d *askd.Delivery
+	if err := st.View(t.Context(), func(tx askd.Tx) (err error) {
+		d, err = tx.Delivery(t.Context(), key)
+		return err
+	}); err != nil {
+		t.Fatalf("delivery %s: %v", key, err)
+	}
+	return d
 }
 
 // TestClaimsAcrossProcesses runs workers of two services, each on its own
@@ -235,11 +262,14 @@ func TestClaimsAcrossProcesses(t *testing.T) {
 		mu.Lock()
 		seen[r.Header.Get("Idempotency-Key")]++
 		mu.Unlock()
-		time.Sleep(time.Millisecond) // a real receiver takes a moment: claims overlap
+		// Kept sleep: not a wait but the receiver's own latency; a real one
+		// takes a moment, so the two processes' claims overlap.
+		time.Sleep(time.Millisecond)
 	}))
 	defer rcv.Close()
 
 	var svcs []*app.Service
+	var stores []askd.Store
 	for range 2 {
 		st, err := postgres.Open(context.Background(), url)
 		if err != nil {
@@ -251,7 +281,7 @@ func TestClaimsAcrossProcesses(t *testing.T) {
 		go svc.Run(ctx)
 		t.Cleanup(cancel)
 		runWorker(t, svc, nil)
-		svcs = append(svcs, svc)
+		svcs, stores = append(svcs, svc), append(stores, st)
 	}
 	ctx := t.Context()
 	const n = 40
@@ -271,15 +301,36 @@ func TestClaimsAcrossProcesses(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	eventually(t, "every delivery", func() bool {
+	testserver.Eventually(t, "every delivery", func() bool {
 		mu.Lock()
 		defer mu.Unlock()
 		return len(seen) == n
 	})
-	// Kept sleep: a duplicate would be a second process's claim of a
-	// delivery already sent; nothing marks that none is in flight, so the
-	// receiver is given a moment to see one.
-	time.Sleep(300 * time.Millisecond)
+	// A duplicate would be a second claim of a delivery: each claim counts
+	// an attempt, and a sent delivery is never claimed again. Once every
+	// delivery is sent, one attempt each means none is in flight or to come.
+	mu.Lock()
+	keys := make([]string, 0, len(seen))
+	for k := range seen {
+		keys = append(keys, k)
+	}
+	mu.Unlock()
+	for _, k := range keys {
+		var d *askd.Delivery
+		testserver.Eventually(t, k+" recorded as sent", func() bool {
+			err := stores[0].View(ctx, func(tx askd.Tx) (err error) {
+				d, err = tx.Delivery(ctx, k)
+				return err
+			})
+			if err != nil {
+				t.Fatal(err)
+			}
+			return d.Status != askd.DeliveryPending
+		})
+		if d.Status != askd.DeliverySent || d.Attempts != 1 {
+			t.Errorf("%s: %s after %d attempts, want sent after one", k, d.Status, d.Attempts)
+		}
+	}
 	mu.Lock()
 	defer mu.Unlock()
 	for k, c := range seen {

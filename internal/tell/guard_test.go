@@ -106,7 +106,7 @@ func TestCommandTemplateRuns(t *testing.T) {
 	if _, err := srv.Human().Answer(t.Context(), a.ID, &askd.Answer{Answer: answer}); err != nil {
 		t.Fatal(err)
 	}
-	eventually(t, "told by the command", func() bool { return count(history(t, srv, a.ID), askd.ActionTold) == 1 })
+	testserver.Eventually(t, "told by the command", func() bool { return count(history(t, srv, a.ID), askd.ActionTold) == 1 })
 	want := []string{"--session", "deploy-7", "--",
 		fmt.Sprintf(`The user answered your ask #%d (decision: "Deploy on Monday or Friday?"): %s`, a.ID, answer), fmt.Sprintf("ask-%d", a.ID)}
 	if args := readArgs(t, out); !slices.Equal(args, want) {
@@ -126,7 +126,7 @@ func TestCommandTemplateRuns(t *testing.T) {
 	if _, err := srv.Human().Answer(t.Context(), b.ID, &askd.Answer{Answer: "Friday"}); err != nil {
 		t.Fatal(err)
 	}
-	eventually(t, "the second tell", func() bool { return count(history(t, srv, b.ID), askd.ActionTold) == 1 })
+	testserver.Eventually(t, "the second tell", func() bool { return count(history(t, srv, b.ID), askd.ActionTold) == 1 })
 	if args := readArgs(t, out); args[len(args)-1] != fmt.Sprintf("ask-%d", b.ID) {
 		t.Errorf("second run's arguments %q", args)
 	}
@@ -156,7 +156,7 @@ func TestStoredArgvChannelIsNotRun(t *testing.T) {
 	if _, err := srv.Human().Answer(t.Context(), a.ID, &askd.Answer{Answer: "Monday"}); err != nil {
 		t.Fatal(err)
 	}
-	eventually(t, "the refusal in the history", func() bool { return count(history(t, srv, a.ID), askd.ActionTellFail) == 1 })
+	testserver.Eventually(t, "the refusal in the history", func() bool { return count(history(t, srv, a.ID), askd.ActionTellFail) == 1 })
 	d := delivery(t, srv, a.ID)
 	if d.Status != askd.DeliveryFailed || d.Attempts != 1 || !strings.Contains(d.LastError, "holds a program chosen by an agent token") {
 		t.Errorf("delivery %+v, want failed at once saying why", d)
@@ -311,13 +311,13 @@ func TestWebhookGuardedWhenDialled(t *testing.T) {
 				t.Fatal(err)
 			}
 			if tt.delivered {
-				eventually(t, "told", func() bool { return count(history(t, srv, a.ID), askd.ActionTold) == 1 })
+				testserver.Eventually(t, "told", func() bool { return count(history(t, srv, a.ID), askd.ActionTold) == 1 })
 				if n := len(rcv.got()); n != 1 {
 					t.Errorf("%d requests, want 1", n)
 				}
 				return
 			}
-			eventually(t, "the refusal", func() bool { return count(history(t, srv, a.ID), askd.ActionTellFail) == 1 })
+			testserver.Eventually(t, "the refusal", func() bool { return count(history(t, srv, a.ID), askd.ActionTellFail) == 1 })
 			const rule = "refused to connect to 127.0.0.1: loopback address; agents' webhooks never reach it unless the operator allows it"
 			if d := delivery(t, srv, a.ID); d.Status != askd.DeliveryFailed || d.Attempts != 1 || !strings.Contains(d.LastError, rule) {
 				t.Errorf("delivery %+v, want failed at once saying %q", d, rule)
@@ -348,7 +348,7 @@ func TestWebhookRedirectIsNotFollowed(t *testing.T) {
 	if _, err := srv.Human().Answer(t.Context(), a.ID, &askd.Answer{Answer: "Monday"}); err != nil {
 		t.Fatal(err)
 	}
-	eventually(t, "the failure", func() bool { return count(history(t, srv, a.ID), askd.ActionTellFail) == 1 })
+	testserver.Eventually(t, "the failure", func() bool { return count(history(t, srv, a.ID), askd.ActionTellFail) == 1 })
 	if d := delivery(t, srv, a.ID); !strings.Contains(d.LastError, "HTTP 307") {
 		t.Errorf("delivery %+v, want the 307 as its error", d)
 	}

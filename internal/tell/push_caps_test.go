@@ -50,7 +50,7 @@ func pushesOf(t *testing.T, srv *testserver.Server, push *receiver) int {
 	before := len(push.got())
 	a := askDecision(t, srv.Agent("caps"), "Which day?")
 	var d *askd.Delivery
-	eventually(t, "the push delivery to finish", func() bool {
+	testserver.Eventually(t, "the push delivery to finish", func() bool {
 		err := srv.Store.View(t.Context(), func(tx askd.Tx) (err error) {
 			d, err = tx.Delivery(t.Context(), askd.NotifyKey(a, 0))
 			return err

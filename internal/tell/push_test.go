@@ -221,7 +221,7 @@ func TestPushCarriesSignedEncryptedAnswerLinks(t *testing.T) {
 	}
 
 	a := askDecision(t, srv.Agent("release"), "Ship on which day?")
-	eventually(t, "the push request", func() bool { return len(push.got()) >= 1 })
+	testserver.Eventually(t, "the push request", func() bool { return len(push.got()) >= 1 })
 	got := push.got()[0]
 	checkVAPID(t, got.header.Get("Authorization"), key.PublicKey, push.URL)
 	if ce, ttl := got.header.Get("Content-Encoding"), got.header.Get("TTL"); ce != "aes128gcm" || ttl != "86400" {
@@ -266,7 +266,7 @@ func TestPushSubscriptionGoesWhenGone(t *testing.T) {
 	}
 	a := askDecision(t, srv.Agent("s1"), "Which?")
 	var d *askd.Delivery
-	eventually(t, "the push delivery to finish", func() bool {
+	testserver.Eventually(t, "the push delivery to finish", func() bool {
 		err := srv.Store.View(t.Context(), func(tx askd.Tx) (err error) {
 			d, err = tx.Delivery(t.Context(), askd.NotifyKey(a, 0))
 			return err

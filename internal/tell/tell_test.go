@@ -111,19 +111,6 @@ func (r *receiver) got() []received {
 	return append([]received(nil), r.reqs...)
 }
 
-// eventually fails the test unless cond holds within 30 s: a deadline,
-// generous for a busy machine.
-func eventually(t *testing.T, what string, cond func() bool) {
-	t.Helper()
-	deadline := time.Now().Add(30 * time.Second)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("timed out waiting for %s", what)
-		}
-		time.Sleep(5 * time.Millisecond)
-	}
-}
-
 // start runs askd (SQLite) with cfg and a tell worker.
 func start(t *testing.T, cfg app.Config) *testserver.Server {
 	t.Helper()
@@ -193,7 +180,7 @@ func count(evs []*askd.Event, action string) int {
 func finished(t *testing.T, srv *testserver.Server, id int64) *askd.Delivery {
 	t.Helper()
 	var d *askd.Delivery
-	eventually(t, fmt.Sprintf("ask %d's delivery to finish", id), func() bool {
+	testserver.Eventually(t, fmt.Sprintf("ask %d's delivery to finish", id), func() bool {
 		d = delivery(t, srv, id)
 		return d.Status == askd.DeliverySent || d.Status == askd.DeliveryFailed
 	})
@@ -234,8 +221,8 @@ func TestWebhookTellsOnceSigned(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	eventually(t, "the webhook", func() bool { return len(rcv.got()) == 1 })
-	eventually(t, "told", func() bool { return count(history(t, srv, a.ID), askd.ActionTold) == 1 })
+	testserver.Eventually(t, "the webhook", func() bool { return len(rcv.got()) == 1 })
+	testserver.Eventually(t, "told", func() bool { return count(history(t, srv, a.ID), askd.ActionTold) == 1 })
 	finished(t, srv, a.ID) // nothing more comes
 	reqs := rcv.got()
 	if len(reqs) != 1 {
@@ -306,8 +293,8 @@ func TestWebhookRetriesWithTheSameKey(t *testing.T) {
 	if _, err := srv.Human().Dismiss(t.Context(), a.ID, "neither, wait for the freeze to end"); err != nil {
 		t.Fatal(err)
 	}
-	eventually(t, "three attempts", func() bool { return len(rcv.got()) >= 3 })
-	eventually(t, "told", func() bool { return count(history(t, srv, a.ID), askd.ActionTold) >= 1 })
+	testserver.Eventually(t, "three attempts", func() bool { return len(rcv.got()) >= 3 })
+	testserver.Eventually(t, "told", func() bool { return count(history(t, srv, a.ID), askd.ActionTold) >= 1 })
 	finished(t, srv, a.ID) // nothing more comes
 	reqs := rcv.got()
 	if len(reqs) != 3 {
@@ -339,7 +326,7 @@ func TestWebhookGoneGivesUpAtOnce(t *testing.T) {
 	agent.SetChannel(t.Context(), "s1", askd.Channel{Type: askd.ChannelWebhook, URL: rcv.URL, Secret: "k"})
 	a := askDecision(t, agent, "Ship it?")
 	srv.Human().Answer(t.Context(), a.ID, &askd.Answer{Answer: "Friday"})
-	eventually(t, "the failure in the history", func() bool { return count(history(t, srv, a.ID), askd.ActionTellFail) == 1 })
+	testserver.Eventually(t, "the failure in the history", func() bool { return count(history(t, srv, a.ID), askd.ActionTellFail) == 1 })
 	finished(t, srv, a.ID)
 	if n := len(rcv.got()); n != 1 {
 		t.Errorf("%d requests, want 1: 410 gives up at once", n)
@@ -367,7 +354,7 @@ func TestRetryLimitFailsWithReason(t *testing.T) {
 	agent.SetChannel(t.Context(), "s1", askd.Channel{Type: askd.ChannelWebhook, URL: rcv.URL, Secret: "k"})
 	a := askDecision(t, agent, "Retry?")
 	srv.Human().Answer(t.Context(), a.ID, &askd.Answer{Answer: "Monday"})
-	eventually(t, "the failure", func() bool { return count(history(t, srv, a.ID), askd.ActionTellFail) == 1 })
+	testserver.Eventually(t, "the failure", func() bool { return count(history(t, srv, a.ID), askd.ActionTellFail) == 1 })
 	finished(t, srv, a.ID)
 	if n := len(rcv.got()); n != 3 {
 		t.Errorf("%d requests, want 3 (the limit)", n)
@@ -429,7 +416,7 @@ func TestCommandChannelNeverUsesAShell(t *testing.T) {
 	if _, err := srv.Human().Answer(t.Context(), a.ID, &askd.Answer{Answer: evil}); err != nil {
 		t.Fatal(err)
 	}
-	eventually(t, "the command", func() bool { return count(history(t, srv, a.ID), askd.ActionTold) == 1 })
+	testserver.Eventually(t, "the command", func() bool { return count(history(t, srv, a.ID), askd.ActionTold) == 1 })
 	recs := readRecords(t, file)
 	if len(recs) != 1 {
 		t.Fatalf("command ran %d times, want once: %v", len(recs), recs)
@@ -459,7 +446,7 @@ func TestCommandFailureIsRetried(t *testing.T) {
 	}
 	a := askDecision(t, agent, "Which?")
 	srv.Human().Answer(t.Context(), a.ID, &askd.Answer{Answer: "Monday"})
-	eventually(t, "the failure", func() bool { return count(history(t, srv, a.ID), askd.ActionTellFail) == 1 })
+	testserver.Eventually(t, "the failure", func() bool { return count(history(t, srv, a.ID), askd.ActionTellFail) == 1 })
 	if d := delivery(t, srv, a.ID); d.Attempts != 2 || !strings.Contains(d.LastError, "no-such-program") {
 		t.Errorf("delivery %+v, want 2 attempts and the error", d)
 	}
@@ -543,7 +530,7 @@ func TestTimeoutOfAToldAskIsTold(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	eventually(t, "the timeout told", func() bool { return len(rcv.got()) == 1 }) // the app's sweep times it out
+	testserver.Eventually(t, "the timeout told", func() bool { return len(rcv.got()) == 1 }) // the app's sweep times it out
 	var body tell.TellBody
 	json.Unmarshal(rcv.got()[0].body, &body)
 	if body.Ask.ID != a.ID || !strings.HasPrefix(body.Text, "No one answered your ask") {
@@ -637,7 +624,7 @@ func TestNotifiers(t *testing.T) {
 		t.Fatal(err)
 	}
 	link := fmt.Sprintf("https://inbox.test/?ask=%d", a.ID)
-	eventually(t, "every notifier", func() bool {
+	testserver.Eventually(t, "every notifier", func() bool {
 		return len(hook.got()) == 1 && len(slack.got()) == 1 && len(ntfy.got()) == 1 && len(failing.got()) == 2
 	})
 
@@ -656,11 +643,16 @@ func TestNotifiers(t *testing.T) {
 		t.Errorf("ntfy: %v, message %q, Title %q, Click %q", err, nt.Message, nt.Title, nt.Click)
 	}
 
-	// The failing notifier changed nothing about the ask. Kept sleep: a
-	// notification's failure is recorded after its last request, and no
-	// event a test can read marks that it was; a change made then would
-	// show within this moment on an idle machine.
-	time.Sleep(100 * time.Millisecond)
+	// The failing notifier changed nothing about the ask, once its failure
+	// is recorded (after its last request): its delivery, the fourth, failed.
+	testserver.Eventually(t, "the failing notifier's delivery to fail", func() bool {
+		var d *askd.Delivery
+		err := srv.Store.View(t.Context(), func(tx askd.Tx) (err error) {
+			d, err = tx.Delivery(t.Context(), askd.NotifyKey(a, 3))
+			return err
+		})
+		return err == nil && d.Status == askd.DeliveryFailed
+	})
 	got, err := srv.Human().Show(t.Context(), a.ID)
 	if err != nil {
 		t.Fatal(err)

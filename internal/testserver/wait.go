@@ -2,6 +2,8 @@ package testserver
 
 import (
 	"context"
+	"fmt"
+	"slices"
 	"testing"
 	"time"
 
@@ -28,17 +30,15 @@ func Eventually(t testing.TB, what string, done func() bool) {
 // Pending waits until session has at least n pending asks and returns them.
 func (s *Server) Pending(t testing.TB, session string, n int) []*askd.Ask {
 	t.Helper()
-	for deadline := time.Now().Add(waitFor); time.Now().Before(deadline); time.Sleep(5 * time.Millisecond) {
-		asks, err := s.Human().List(context.Background(), client.ListOptions{Session: session, Status: askd.StatusPending})
-		if err != nil {
+	var asks []*askd.Ask
+	Eventually(t, fmt.Sprintf("%d pending asks in session %q", n, session), func() bool {
+		var err error
+		if asks, err = s.Human().List(context.Background(), client.ListOptions{Session: session, Status: askd.StatusPending}); err != nil {
 			t.Fatal(err)
 		}
-		if len(asks) >= n {
-			return asks
-		}
-	}
-	t.Fatalf("no %d pending asks in session %q", n, session)
-	return nil
+		return len(asks) >= n
+	})
+	return asks
 }
 
 // CutOff waits until ask id's call was cut off (a cut_off event in its
@@ -46,26 +46,21 @@ func (s *Server) Pending(t testing.TB, session string, n int) []*askd.Ask {
 // told (SPEC §2.1: a cut-off is not a withdrawal).
 func (s *Server) CutOff(t testing.TB, id int64) *askd.Ask {
 	t.Helper()
-	for deadline := time.Now().Add(waitFor); time.Now().Before(deadline); time.Sleep(5 * time.Millisecond) {
+	Eventually(t, fmt.Sprintf("ask %d's call cut off", id), func() bool {
 		a, err := s.Human().Show(context.Background(), id)
 		if err != nil {
 			t.Fatal(err)
 		}
-		for _, e := range a.History {
-			if e.Action != askd.ActionCutOff {
-				continue
-			}
-			// The ask and its history are two reads: read the ask again,
-			// now that the cut-off is known to have committed.
-			if a, err = s.Human().Show(context.Background(), id); err != nil {
-				t.Fatal(err)
-			}
-			if !a.Pending() || !a.ToBeTold {
-				t.Fatalf("ask %d after its cut-off: %s/%s, to be told %v; want pending and to be told", id, a.Status, a.CancelReason, a.ToBeTold)
-			}
-			return &a.Ask
-		}
+		return slices.ContainsFunc(a.History, func(e *askd.Event) bool { return e.Action == askd.ActionCutOff })
+	})
+	// The ask and its history are two reads: read the ask again, now that
+	// the cut-off is known to have committed.
+	a, err := s.Human().Show(context.Background(), id)
+	if err != nil {
+		t.Fatal(err)
 	}
-	t.Fatalf("ask %d: no cut-off recorded", id)
-	return nil
+	if !a.Pending() || !a.ToBeTold {
+		t.Fatalf("ask %d after its cut-off: %s/%s, to be told %v; want pending and to be told", id, a.Status, a.CancelReason, a.ToBeTold)
+	}
+	return &a.Ask
 }

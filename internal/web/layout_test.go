@@ -7,6 +7,7 @@ import (
 
 	"github.com/askd-dev/askd"
 	"github.com/askd-dev/askd/internal/app"
+	"github.com/askd-dev/askd/internal/testserver"
 	"github.com/chromedp/cdproto/page"
 	"github.com/chromedp/chromedp"
 )
@@ -44,8 +45,9 @@ const buttonsAlone = `(() => {
 // visible and not covered; nothing is wider than the screen.
 func TestPhoneLayout(t *testing.T) {
 	t.Parallel()
-	srv := startServer(t, app.Config{})
-	scene(t, srv)
+	clk := &testserver.Clock{}
+	srv := startServer(t, app.Config{Now: clk.Now})
+	scene(t, srv, clk)
 	p := newTab(t, srv)
 	// The browser has not been asked about notifications yet: the page offers
 	// to enable them.

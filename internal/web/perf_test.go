@@ -46,7 +46,8 @@ func firstLoad(t *testing.T, p *tab) (bytes float64, requests int) {
 		mu       sync.Mutex
 		open     = map[network.RequestID]string{} // started, not finished: by URL
 		finished = map[network.RequestID]bool{}
-		stream   bool // the event stream was requested
+		stream   bool                     // the event stream was requested
+		changed  = make(chan struct{}, 1) // a network event was recorded
 	)
 	lctx, stop := context.WithCancel(p.ctx)
 	defer stop()
@@ -54,6 +55,12 @@ func firstLoad(t *testing.T, p *tab) (bytes float64, requests int) {
 	err := chromedp.Listen(lctx, func(ev any) {
 		mu.Lock()
 		defer mu.Unlock()
+		defer func() {
+			select {
+			case changed <- struct{}{}:
+			default: // one is pending already: the loop below reads the state anew
+			}
+		}()
 		switch ev := ev.(type) {
 		case *network.EventRequestWillBeSent:
 			if strings.Contains(ev.Request.URL, "/api/events") {
@@ -87,12 +94,12 @@ func firstLoad(t *testing.T, p *tab) (bytes float64, requests int) {
 		defer mu.Unlock()
 		return stream && len(open) == 0, fmt.Sprintf("event stream requested %v, still loading %v", stream, open)
 	}
-	for deadline := time.Now().Add(stepTimeout); ; time.Sleep(10 * time.Millisecond) {
-		ok, state := idle()
-		if ok {
-			break
-		}
-		if time.Now().After(deadline) {
+	// Only a network event changes what idle reads: look again after each.
+	timeout := time.After(stepTimeout)
+	for ok, state := idle(); !ok; ok, state = idle() {
+		select {
+		case <-changed:
+		case <-timeout:
 			t.Fatalf("the page never went idle: %s", state)
 		}
 	}
