@@ -15,6 +15,7 @@ import (
 	"github.com/askd-dev/askd"
 	"github.com/askd-dev/askd/internal/app"
 	"github.com/askd-dev/askd/internal/sqlite"
+	"github.com/askd-dev/askd/internal/testserver"
 )
 
 var (
@@ -211,18 +212,17 @@ func BenchmarkAnswerWakesWaiter(b *testing.B) {
 		if err != nil {
 			b.Fatal(err)
 		}
-		ready := make(chan struct{})
 		woke := make(chan time.Time, 1)
 		go func() {
-			close(ready)
 			got, err := waitFor(ctx, svc, agentCaller, a.ID, time.Now().Add(time.Minute))
 			if err != nil || got.Status != askd.StatusAnswered {
 				b.Errorf("wait: %v %v", got, err)
 			}
 			woke <- time.Now()
 		}()
-		<-ready
-		time.Sleep(50 * time.Microsecond) // let the waiter block
+		b.StopTimer()
+		waiting(b, svc, 1) // the waiter blocks, as a person's answer finds it
+		b.StartTimer()
 		t0 := time.Now()
 		if _, err := svc.Answer(ctx, humanCaller, a.ID, answerA(q)); err != nil {
 			b.Fatal(err)
@@ -291,22 +291,20 @@ func report(b *testing.B, lat []time.Duration) {
 }
 
 // waiting waits until n calls block in svc (its askd_waiters gauge).
-func waiting(t *testing.T, svc *app.Service, n float64) {
+func waiting(t testing.TB, svc *app.Service, n float64) {
 	t.Helper()
-	for deadline := time.Now().Add(30 * time.Second); ; time.Sleep(2 * time.Millisecond) {
+	testserver.Eventually(t, fmt.Sprintf("%v blocked calls", n), func() bool {
 		mfs, err := svc.Metrics.Registry.Gather()
 		if err != nil {
 			t.Fatal(err)
 		}
 		for _, mf := range mfs {
 			if mf.GetName() == "askd_waiters" && len(mf.GetMetric()) > 0 && mf.GetMetric()[0].GetGauge().GetValue() >= n {
-				return
+				return true
 			}
 		}
-		if time.Now().After(deadline) {
-			t.Fatalf("never %v blocked calls", n)
-		}
-	}
+		return false
+	})
 }
 
 // waitFor is a check's wait on ask id until until (zero: its deadline), as
