@@ -29,20 +29,3 @@ func TestRPCNames(t *testing.T) {
 		})
 	}
 }
-
-func TestStatusOf(t *testing.T) {
-	tests := []struct {
-		first string
-		want  int
-	}{
-		{"HTTP/1.1 200 OK\r\nContent-Type: text/event-stream\r\n", 200},
-		{"HTTP/1.0 503 Service Unavailable\r\n", 503},
-		{"HTTP/1.1 2", 0},
-		{"event: message\ndata: {}\n\n", 0},
-	}
-	for _, tt := range tests {
-		if got := statusOf([]byte(tt.first)); got != tt.want {
-			t.Errorf("statusOf(%q) = %d, want %d", tt.first, got, tt.want)
-		}
-	}
-}

@@ -42,7 +42,7 @@ func TestWaitingCallsPark(t *testing.T) {
 	// A call counts as parked before its handler hands the connection to its
 	// watch and returns: the goroutines settle a moment later, longer on a
 	// busy machine. Wait for them to, then check what they settled to. On
-	// Linux one epoll set watches every parked connection (hangup_linux.go):
+	// Linux one epoll set watches every parked connection (parked/hangup_linux.go):
 	// no goroutine per call at all; elsewhere each has one reader.
 	want := n
 	if runtime.GOOS == "linux" {
@@ -51,7 +51,7 @@ func TestWaitingCallsPark(t *testing.T) {
 	var readers, conns int
 	for deadline := time.Now().Add(30 * time.Second); ; time.Sleep(10 * time.Millisecond) {
 		// The clients' idle keep-alive connections may each hold one.
-		readers, conns = goroutines("mcpserver.watchAlone"), goroutines("net/http.(*conn).serve")
+		readers, conns = goroutines("parked.watchAlone"), goroutines("net/http.(*conn).serve")
 		if readers == want && conns < n/2 || time.Now().After(deadline) {
 			break
 		}

@@ -61,7 +61,7 @@ func Handler(svc *app.Service, opts Options) *HTTPHandler {
 	})
 	go func() {
 		<-svc.Closing()
-		t.parking.close()
+		t.lot.Close()
 	}()
 	return &HTTPHandler{tools: t, next: sdk}
 }
@@ -99,7 +99,7 @@ func (m minLevel) WithGroup(name string) slog.Handler { return minLevel{m.h.With
 // http.Server.Shutdown does not wait for them: they left net/http.
 func (h *HTTPHandler) Drain(ctx context.Context) error {
 	select {
-	case <-h.tools.parking.drained:
+	case <-h.tools.lot.Drained():
 		return nil
 	case <-ctx.Done():
 		return ctx.Err()
@@ -107,7 +107,7 @@ func (h *HTTPHandler) Drain(ctx context.Context) error {
 }
 
 // Parked is the number of tool calls parked on their connections.
-func (h *HTTPHandler) Parked() int { return h.tools.parking.count() }
+func (h *HTTPHandler) Parked() int { return h.tools.lot.Len() }
 
 // callID names one tools/call of an old-revision client for cancellation
 // routing; the agent and askd session come from the caller.
