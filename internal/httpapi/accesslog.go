@@ -1,10 +1,7 @@
 package httpapi
 
 import (
-	"bytes"
 	"context"
-	"encoding/json"
-	"io"
 	"log/slog"
 	"net/http"
 	"strings"
@@ -234,98 +231,6 @@ func (w *loggedWriter) FlushError() error {
 }
 
 func (w *loggedWriter) Unwrap() http.ResponseWriter { return w.ResponseWriter }
-
-// rpcPeekMax is how much of an MCP request's body is looked at for its
-// method and tool: they come first in what clients send, before a tool's
-// arguments, which may be long.
-const rpcPeekMax = 4096
-
-// rpcPeek keeps the start of an MCP request's body as the MCP handler reads
-// it, and once it has enough, or the body ends, notes the JSON-RPC method
-// and tool name in the request's entry. The body is read once, by the
-// handler, and what is kept is let go at once.
-type rpcPeek struct {
-	io.ReadCloser
-	e    *accessEntry
-	buf  []byte
-	done bool
-}
-
-// peekRPC makes r's body note its JSON-RPC method and tool as it is read.
-func peekRPC(r *http.Request) {
-	if e := entryOf(r.Context()); e != nil && r.Method == http.MethodPost && r.Body != nil && r.Body != http.NoBody {
-		r.Body = &rpcPeek{ReadCloser: r.Body, e: e}
-	}
-}
-
-func (p *rpcPeek) Read(b []byte) (int, error) {
-	n, err := p.ReadCloser.Read(b)
-	if !p.done {
-		p.buf = append(p.buf, b[:min(n, rpcPeekMax-len(p.buf))]...)
-		if err != nil || len(p.buf) >= rpcPeekMax {
-			p.done = true
-			method, tool := rpcNames(p.buf)
-			p.buf = nil
-			p.e.mu.Lock()
-			p.e.rpc, p.e.tool = method, tool
-			p.e.mu.Unlock()
-		}
-	}
-	return n, err
-}
-
-// rpcNames reads the method of a JSON-RPC request, and its params.name for
-// a tools/call, from data, which may be cut short: what comes after the cut
-// is not known. A batch or anything else but an object gives "".
-func rpcNames(data []byte) (method, tool string) {
-	dec := json.NewDecoder(bytes.NewReader(data))
-	if t, err := dec.Token(); err != nil || t != json.Delim('{') {
-		return "", ""
-	}
-	var name string
-top:
-	for dec.More() {
-		key, err := dec.Token()
-		if err != nil {
-			break
-		}
-		switch key {
-		case "method":
-			if dec.Decode(&method) != nil {
-				break top
-			}
-		case "params":
-			if t, err := dec.Token(); err != nil || t != json.Delim('{') {
-				break top
-			}
-			for dec.More() {
-				k, err := dec.Token()
-				if err != nil {
-					break top
-				}
-				if k == "name" {
-					err = dec.Decode(&name)
-				} else {
-					err = dec.Decode(&json.RawMessage{})
-				}
-				if err != nil {
-					break top
-				}
-			}
-			if _, err := dec.Token(); err != nil { // the params' '}'
-				break top
-			}
-		default:
-			if dec.Decode(&json.RawMessage{}) != nil {
-				break top
-			}
-		}
-	}
-	if method == "tools/call" {
-		tool = name
-	}
-	return clip(method), clip(tool)
-}
 
 // clip bounds a name the client chose, for the log.
 func clip(s string) string {
