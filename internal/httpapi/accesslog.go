@@ -1,20 +1,15 @@
 package httpapi
 
 import (
-	"bufio"
-	"bytes"
 	"context"
-	"encoding/json"
-	"io"
 	"log/slog"
-	"net"
 	"net/http"
-	"strconv"
 	"strings"
 	"sync"
 	"time"
 
 	"github.com/askd-dev/askd"
+	"github.com/askd-dev/askd/internal/response"
 )
 
 // # The access log
@@ -26,29 +21,68 @@ import (
 // browser or none) and token name, the ask it was about, and the client's
 // address; for MCP, the JSON-RPC method and tool. No token, cookie, code or
 // header is ever logged. Handlers fill in what only they know through the
-// request's entry (noteCaller, noteAsk). Waits and event streams get their
-// line when they end; a parked MCP call, which takes its connection out of
-// net/http (see mcpserver's park.go), when that connection closes.
+// request's entry (noteCaller, noteAsk; the MCP handler through
+// response.AccessLine, as it parses each request). Waits and event streams
+// get their line when they end; a parked MCP call, which takes its
+// connection out of net/http (internal/mcpserver/parked), when it ends the
+// line itself (AccessLine.End) with the status it sent.
 
 // accessEntry is what a request's line says beyond what the middleware sees.
+// It is the request's response.AccessLine.
 type accessEntry struct {
 	start time.Time
+	s     *Server
 
-	mu     sync.Mutex
-	role   string // "" until authenticated: none
-	token  string // the token's name
-	ask    int64
-	rpc    string // an MCP request's JSON-RPC method
-	tool   string // a tools/call's tool
-	hook   string // a hook call's event
-	failed bool   // a wrong token or code, or a throttled address
+	mu       sync.Mutex
+	role     string // "" until authenticated: none
+	token    string // the token's name
+	ask      int64
+	rpc      string // an MCP request's JSON-RPC method
+	tool     string // a tools/call's tool
+	hook     string // a hook call's event
+	failed   bool   // a wrong token or code, or a throttled address
+	req      *http.Request
+	hijacked bool
+	ended    bool
+	// The request's method, route and client, kept when its connection is
+	// hijacked instead of the request, which would hold its headers for as
+	// long as a parked call waits.
+	method, route, client string
 }
 
-type accessKey struct{}
-
 func entryOf(ctx context.Context) *accessEntry {
-	e, _ := ctx.Value(accessKey{}).(*accessEntry)
+	e, _ := response.AccessLineOf(ctx).(*accessEntry)
 	return e
+}
+
+// NoteRPC records an MCP request's JSON-RPC method and tool.
+func (e *accessEntry) NoteRPC(method, tool string) {
+	e.mu.Lock()
+	e.rpc, e.tool = clip(method), clip(tool)
+	e.mu.Unlock()
+}
+
+// Hijacked keeps what the line needs from the request, and lets it go.
+func (e *accessEntry) Hijacked() {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	if e.req == nil || e.hijacked {
+		return
+	}
+	e.hijacked = true
+	e.method, e.route, e.client = e.req.Method, e.req.Pattern, e.req.RemoteAddr
+	e.req = nil
+}
+
+// End writes a hijacked request's line, once.
+func (e *accessEntry) End(status int) {
+	e.mu.Lock()
+	first := e.hijacked && !e.ended
+	e.ended = true
+	e.mu.Unlock()
+	if first {
+		e.s.logAccess(e, e.method, e.route, e.client, status)
+	}
 }
 
 // noteCaller records who made the request: a browser is a human signed in
@@ -100,12 +134,18 @@ func (s *Server) logged(w http.ResponseWriter, r *http.Request, serve http.Handl
 		serve(w, r) // neither line could be written
 		return
 	}
-	e := &accessEntry{start: time.Now()}
-	r = r.WithContext(context.WithValue(r.Context(), accessKey{}, e))
-	lw := &loggedWriter{ResponseWriter: w, s: s, r: r, e: e}
+	e := &accessEntry{start: time.Now(), s: s}
+	// The request the mux sees, which it gives its pattern (r.Pattern).
+	r = r.WithContext(response.WithAccessLine(r.Context(), e))
+	e.req = r
+	lw := &loggedWriter{ResponseWriter: w}
 	serve(lw, r)
-	if lw.hijacked {
-		return // the connection's Close writes the line
+	e.mu.Lock()
+	hijacked := e.hijacked
+	e.req = nil
+	e.mu.Unlock()
+	if hijacked {
+		return // End writes the line
 	}
 	if lw.status == 0 {
 		lw.status = http.StatusOK // what net/http sends for a handler that wrote nothing
@@ -158,13 +198,11 @@ func (s *Server) logAccess(e *accessEntry, method, route, client string, status 
 
 // loggedWriter notes the status a handler sends. Everything else goes to the
 // ResponseWriter it wraps (http.ResponseController finds it with Unwrap).
+// A handler that takes the connection over finds it with Unwrap too, and
+// tells the request's line (response.AccessLine.Hijacked).
 type loggedWriter struct {
 	http.ResponseWriter
-	s        *Server
-	r        *http.Request
-	e        *accessEntry
-	status   int
-	hijacked bool
+	status int
 }
 
 func (w *loggedWriter) WriteHeader(code int) {
@@ -193,167 +231,6 @@ func (w *loggedWriter) FlushError() error {
 }
 
 func (w *loggedWriter) Unwrap() http.ResponseWriter { return w.ResponseWriter }
-
-// Hijack hands the connection over, wrapped so that its status line is
-// noted and its Close writes the request's line. The parked MCP calls write
-// to the connection itself, never to the buffered writer returned with it.
-// The connection keeps what its line needs, not the request, which would
-// hold its headers for as long as the call waits.
-func (w *loggedWriter) Hijack() (net.Conn, *bufio.ReadWriter, error) {
-	conn, rw, err := http.NewResponseController(w.ResponseWriter).Hijack()
-	if err != nil {
-		return nil, nil, err
-	}
-	w.hijacked = true
-	s, e, method, route, client := w.s, w.e, w.r.Method, w.r.Pattern, w.r.RemoteAddr
-	end := func(status int) { s.logAccess(e, method, route, client, status) }
-	return &loggedConn{Conn: conn, end: end}, rw, nil
-}
-
-// loggedConn is a hijacked connection whose Close writes its request's
-// access line, with the status of the response written to it (0: none was).
-type loggedConn struct {
-	net.Conn
-	end func(status int)
-
-	mu     sync.Mutex
-	wrote  bool
-	status int
-	closed bool
-}
-
-// NetConn is the connection underneath, as tls.Conn gives it: the parked
-// calls' watch for their clients leaving reads its descriptor.
-func (c *loggedConn) NetConn() net.Conn { return c.Conn }
-
-func (c *loggedConn) Write(b []byte) (int, error) {
-	n, err := c.Conn.Write(b)
-	c.mu.Lock()
-	if !c.wrote && n > 0 {
-		c.wrote = true
-		c.status = statusOf(b[:n])
-	}
-	c.mu.Unlock()
-	return n, err
-}
-
-func (c *loggedConn) Close() error {
-	err := c.Conn.Close()
-	c.mu.Lock()
-	first, status := !c.closed, c.status
-	c.closed = true
-	c.mu.Unlock()
-	if first {
-		c.end(status)
-	}
-	return err
-}
-
-// statusOf reads the status code of a response's first bytes, "HTTP/1.1 200
-// OK", or 0.
-func statusOf(b []byte) int {
-	const prefix = "HTTP/1.x "
-	if len(b) < len(prefix)+3 || !bytes.HasPrefix(b, []byte("HTTP/1.")) {
-		return 0
-	}
-	n, err := strconv.Atoi(string(b[len(prefix) : len(prefix)+3]))
-	if err != nil {
-		return 0
-	}
-	return n
-}
-
-// rpcPeekMax is how much of an MCP request's body is looked at for its
-// method and tool: they come first in what clients send, before a tool's
-// arguments, which may be long.
-const rpcPeekMax = 4096
-
-// rpcPeek keeps the start of an MCP request's body as the MCP handler reads
-// it, and once it has enough, or the body ends, notes the JSON-RPC method
-// and tool name in the request's entry. The body is read once, by the
-// handler, and what is kept is let go at once.
-type rpcPeek struct {
-	io.ReadCloser
-	e    *accessEntry
-	buf  []byte
-	done bool
-}
-
-// peekRPC makes r's body note its JSON-RPC method and tool as it is read.
-func peekRPC(r *http.Request) {
-	if e := entryOf(r.Context()); e != nil && r.Method == http.MethodPost && r.Body != nil && r.Body != http.NoBody {
-		r.Body = &rpcPeek{ReadCloser: r.Body, e: e}
-	}
-}
-
-func (p *rpcPeek) Read(b []byte) (int, error) {
-	n, err := p.ReadCloser.Read(b)
-	if !p.done {
-		p.buf = append(p.buf, b[:min(n, rpcPeekMax-len(p.buf))]...)
-		if err != nil || len(p.buf) >= rpcPeekMax {
-			p.done = true
-			method, tool := rpcNames(p.buf)
-			p.buf = nil
-			p.e.mu.Lock()
-			p.e.rpc, p.e.tool = method, tool
-			p.e.mu.Unlock()
-		}
-	}
-	return n, err
-}
-
-// rpcNames reads the method of a JSON-RPC request, and its params.name for
-// a tools/call, from data, which may be cut short: what comes after the cut
-// is not known. A batch or anything else but an object gives "".
-func rpcNames(data []byte) (method, tool string) {
-	dec := json.NewDecoder(bytes.NewReader(data))
-	if t, err := dec.Token(); err != nil || t != json.Delim('{') {
-		return "", ""
-	}
-	var name string
-top:
-	for dec.More() {
-		key, err := dec.Token()
-		if err != nil {
-			break
-		}
-		switch key {
-		case "method":
-			if dec.Decode(&method) != nil {
-				break top
-			}
-		case "params":
-			if t, err := dec.Token(); err != nil || t != json.Delim('{') {
-				break top
-			}
-			for dec.More() {
-				k, err := dec.Token()
-				if err != nil {
-					break top
-				}
-				if k == "name" {
-					err = dec.Decode(&name)
-				} else {
-					err = dec.Decode(&json.RawMessage{})
-				}
-				if err != nil {
-					break top
-				}
-			}
-			if _, err := dec.Token(); err != nil { // the params' '}'
-				break top
-			}
-		default:
-			if dec.Decode(&json.RawMessage{}) != nil {
-				break top
-			}
-		}
-	}
-	if method == "tools/call" {
-		tool = name
-	}
-	return clip(method), clip(tool)
-}
 
 // clip bounds a name the client chose, for the log.
 func clip(s string) string {

@@ -1,48 +1,81 @@
 package httpapi
 
 import (
+	"encoding/json"
+	"io"
+	"log/slog"
+	"net/http"
+	"net/http/httptest"
 	"strings"
 	"testing"
+
+	"github.com/askd-dev/askd/internal/response"
 )
 
-func TestRPCNames(t *testing.T) {
-	long := `{"jsonrpc":"2.0","id":7,"method":"tools/call","params":{"name":"request_approval","arguments":{"details":"` + strings.Repeat("x", 2*rpcPeekMax) + `"}}}`
+// A handler that takes its connection over tells the request's access line
+// (response.AccessLine): the line is written once, when the handler ends it,
+// with the route, the status it sent, and the method and tool it noted.
+func TestAccessLineHijacked(t *testing.T) {
 	tests := []struct {
-		name, body   string
-		method, tool string
+		name   string
+		sent   string
+		status int
 	}{
-		{"tools/call", `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"ask","arguments":{"kind":"ready","title":"t"}}}`, "tools/call", "ask"},
-		{"params first", `{"params":{"_meta":{"progressToken":1},"arguments":{},"name":"check_ask"},"method":"tools/call","id":1,"jsonrpc":"2.0"}`, "tools/call", "check_ask"},
-		{"cut in the arguments", long[:rpcPeekMax], "tools/call", "request_approval"},
-		{"another method's name", `{"jsonrpc":"2.0","id":1,"method":"prompts/get","params":{"name":"p"}}`, "prompts/get", ""},
-		{"a notification", `{"jsonrpc":"2.0","method":"notifications/initialized"}`, "notifications/initialized", ""},
-		{"a batch", `[{"jsonrpc":"2.0","id":1,"method":"tools/list"}]`, "", ""},
-		{"not JSON", `method=tools/call`, "", ""},
-		{"a method that is not a string", `{"method":7,"params":{"name":"ask"}}`, "", ""},
+		{"a response", "HTTP/1.1 200 OK\r\nContent-Length: 0\r\nConnection: close\r\n\r\n", http.StatusOK},
+		{"none", "", 0},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			method, tool := rpcNames([]byte(tt.body))
-			if method != tt.method || tool != tt.tool {
-				t.Fatalf("rpcNames: %q %q, want %q %q", method, tool, tt.method, tt.tool)
+			var logs strings.Builder // written by End, then by nothing: read after both are done
+			s := &Server{log: slog.New(slog.NewJSONHandler(&logs, nil))}
+			ended, served := make(chan struct{}), make(chan struct{})
+			mux := http.NewServeMux()
+			mux.HandleFunc("POST /mcp", func(w http.ResponseWriter, r *http.Request) {
+				line := response.AccessLineOf(r.Context())
+				line.NoteRPC("tools/call", "ask_user_question")
+				io.Copy(io.Discard, r.Body)
+				conn, _, err := http.NewResponseController(w).Hijack()
+				if err != nil {
+					t.Error(err)
+					close(ended)
+					return
+				}
+				line.Hijacked()
+				go func() {
+					if tt.sent != "" {
+						conn.Write([]byte(tt.sent))
+					}
+					conn.Close()
+					line.End(tt.status)
+					line.End(http.StatusTeapot) // only the first counts
+					close(ended)
+				}()
+			})
+			srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+				s.logged(w, r, mux.ServeHTTP)
+				close(served)
+			}))
+			defer srv.Close()
+			resp, err := http.Post(srv.URL+"/mcp", "application/json", strings.NewReader(`{}`))
+			if err == nil {
+				resp.Body.Close()
+			}
+			<-ended
+			<-served
+			lines := strings.Split(strings.TrimSpace(logs.String()), "\n")
+			if len(lines) != 1 {
+				t.Fatalf("%d lines, want 1: %q", len(lines), lines)
+			}
+			var l map[string]any
+			if err := json.Unmarshal([]byte(lines[0]), &l); err != nil {
+				t.Fatal(err)
+			}
+			want := map[string]any{"route": "POST /mcp", "method": "POST", "status": float64(tt.status), "rpc": "tools/call", "tool": "ask_user_question", "role": "none"}
+			for k, v := range want {
+				if l[k] != v {
+					t.Errorf("%s: %v, want %v", k, l[k], v)
+				}
 			}
 		})
-	}
-}
-
-func TestStatusOf(t *testing.T) {
-	tests := []struct {
-		first string
-		want  int
-	}{
-		{"HTTP/1.1 200 OK\r\nContent-Type: text/event-stream\r\n", 200},
-		{"HTTP/1.0 503 Service Unavailable\r\n", 503},
-		{"HTTP/1.1 2", 0},
-		{"event: message\ndata: {}\n\n", 0},
-	}
-	for _, tt := range tests {
-		if got := statusOf([]byte(tt.first)); got != tt.want {
-			t.Errorf("statusOf(%q) = %d, want %d", tt.first, got, tt.want)
-		}
 	}
 }

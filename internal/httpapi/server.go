@@ -157,7 +157,6 @@ func (s *Server) mcp(h http.Handler) http.Handler {
 			s.writeError(w, r, err)
 			return
 		}
-		peekRPC(r)
 		h.ServeHTTP(w, r.WithContext(app.WithCaller(r.Context(), c)))
 	})
 }

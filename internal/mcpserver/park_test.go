@@ -41,7 +41,7 @@ func TestWaitingCallsPark(t *testing.T) {
 	// A call counts as parked before its handler hands the connection to its
 	// watch and returns: the goroutines settle a moment later, longer on a
 	// busy machine. Wait for them to, then check what they settled to. On
-	// Linux one epoll set watches every parked connection (hangup_linux.go):
+	// Linux one epoll set watches every parked connection (parked/hangup_linux.go):
 	// no goroutine per call at all; elsewhere each has one reader.
 	want := n
 	if runtime.GOOS == "linux" {
@@ -50,7 +50,7 @@ func TestWaitingCallsPark(t *testing.T) {
 	// The clients' idle keep-alive connections may each hold a net/http
 	// connection goroutine; the parked calls must not.
 	testserver.Eventually(t, fmt.Sprintf("%d connection readers and under %d net/http connection goroutines for %d parked calls", want, n/2, n), func() bool {
-		return goroutines("mcpserver.watchAlone") == want && goroutines("net/http.(*conn).serve") < n/2
+		return goroutines("parked.watchAlone") == want && goroutines("net/http.(*conn).serve") < n/2
 	})
 	for s := range sessions {
 		for _, a := range pending(t, srv, fmt.Sprintf("parked-%d", s), perSession) {

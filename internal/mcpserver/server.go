@@ -61,7 +61,7 @@ func Handler(svc *app.Service, opts Options) *HTTPHandler {
 	})
 	go func() {
 		<-svc.Closing()
-		t.parking.close()
+		t.lot.Close()
 	}()
 	return &HTTPHandler{tools: t, next: sdk}
 }
@@ -99,7 +99,7 @@ func (m minLevel) WithGroup(name string) slog.Handler { return minLevel{m.h.With
 // http.Server.Shutdown does not wait for them: they left net/http.
 func (h *HTTPHandler) Drain(ctx context.Context) error {
 	select {
-	case <-h.tools.parking.drained:
+	case <-h.tools.lot.Drained():
 		return nil
 	case <-ctx.Done():
 		return ctx.Err()
@@ -107,7 +107,7 @@ func (h *HTTPHandler) Drain(ctx context.Context) error {
 }
 
 // Parked is the number of tool calls parked on their connections.
-func (h *HTTPHandler) Parked() int { return h.tools.parking.count() }
+func (h *HTTPHandler) Parked() int { return h.tools.lot.Len() }
 
 // callID names one tools/call of an old-revision client for cancellation
 // routing; the agent and askd session come from the caller.
@@ -120,18 +120,61 @@ type callID struct {
 // tools/calls of askd's tools itself, gives old-revision clients a session id
 // at initialize, and turns notifications/cancelled into a cut-off of the
 // call's ask. Whatever it does not serve goes to the SDK, which also answers
-// malformed requests.
+// malformed requests. It parses each body once (parseMessage), and tells the
+// access log the method and tool it read (response.AccessLine).
 type HTTPHandler struct {
 	tools *tools
 	next  http.Handler
 }
 
-// jsonrpcMessage is the part of a JSON-RPC message the handler reads.
+// jsonrpcMessage is the part of a JSON-RPC message the handler reads, all
+// of it from one parse of the body (parseMessage).
 type jsonrpcMessage struct {
 	JSONRPC string          `json:"jsonrpc"`
 	ID      json.RawMessage `json:"id"`
 	Method  string          `json:"method"`
-	Params  json.RawMessage `json:"params"`
+	Params  jsonrpcParams   `json:"params"`
+	// badParams: params is not an object, or a field below has another
+	// type; only a notifications/cancelled's requestId may still be read.
+	badParams bool
+}
+
+// jsonrpcParams is what the handler reads of a message's params: a
+// tools/call's name, arguments and _meta, a notifications/cancelled's
+// requestId.
+type jsonrpcParams struct {
+	Name      string                     `json:"name"`
+	Arguments json.RawMessage            `json:"arguments"`
+	Meta      map[string]json.RawMessage `json:"_meta"`
+	RequestID json.RawMessage            `json:"requestId"`
+}
+
+// parseMessage parses an MCP request's body, the one time askd does: the
+// access log, the tools and cancellation all read the message it returns.
+// ok is false for anything but an object with a string jsonrpc and method
+// (a batch, garbage), which the SDK answers; even then msg holds what could
+// be read of it, for the access log.
+func parseMessage(body []byte) (msg jsonrpcMessage, ok bool) {
+	err := json.Unmarshal(body, &msg)
+	var te *json.UnmarshalTypeError
+	switch {
+	case err == nil:
+		return msg, true
+	case errors.As(err, &te) && (te.Field == "params" || strings.HasPrefix(te.Field, "params.")):
+		// Unmarshal goes on past a value of the wrong type: the rest of the
+		// message is read, and which of the params are is not known.
+		msg.badParams = true
+		return msg, true
+	}
+	return msg, false
+}
+
+// tool is a tools/call's tool name, "" for another method.
+func (msg *jsonrpcMessage) tool() string {
+	if msg.Method != "tools/call" {
+		return ""
+	}
+	return msg.Params.Name
 }
 
 const (
@@ -152,9 +195,12 @@ func (h *HTTPHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		http.Error(w, "request body larger than 1 MiB", http.StatusRequestEntityTooLarge)
 		return
 	}
-	r.Body = io.NopCloser(bytes.NewReader(body))
-	var msg jsonrpcMessage
-	if json.Unmarshal(body, &msg) != nil { // a batch or garbage: the SDK answers it
+	r.Body = io.NopCloser(bytes.NewReader(body)) // for the SDK, whatever askd does not serve
+	msg, ok := parseMessage(body)
+	if line := httpresponse.AccessLineOf(r.Context()); line != nil {
+		line.NoteRPC(msg.Method, msg.tool())
+	}
+	if !ok { // a batch or garbage: the SDK answers it
 		h.next.ServeHTTP(w, r)
 		return
 	}
@@ -186,7 +232,7 @@ func (h *HTTPHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		// On 2026-07-28 closing the stream is the cancellation, handled by the
 		// call itself; a notice there carries no session to tell clients apart.
 		if oldRevision {
-			if err := h.cancelled(r.Context(), caller, r.Header.Get(sessionIDHeader), msg.Params); askd.ErrorCode(err) == askd.ELIMIT {
+			if err := h.cancelled(r.Context(), caller, r.Header.Get(sessionIDHeader), msg.Params.RequestID); askd.ErrorCode(err) == askd.ELIMIT {
 				// Refused, and not kept: a notification has no JSON-RPC
 				// response, so the HTTP status says it.
 				http.Error(w, askd.ErrorMessage(err), httpresponse.Status(askd.ELIMIT))
@@ -208,14 +254,10 @@ func (h *HTTPHandler) toolCall(r *http.Request, msg *jsonrpcMessage) (*jsonrpcRe
 		version != "" && !supportedRevision(version) {
 		return nil, nil
 	}
-	var params struct {
-		Name      string                     `json:"name"`
-		Arguments json.RawMessage            `json:"arguments"`
-		Meta      map[string]json.RawMessage `json:"_meta"`
-	}
-	if json.Unmarshal(msg.Params, &params) != nil {
+	if msg.badParams {
 		return nil, nil
 	}
+	params := &msg.Params
 	f := h.tools.byName[params.Name]
 	if f == nil || version >= statelessRevision &&
 		(r.Header.Get(methodHeader) != msg.Method || r.Header.Get(nameHeader) != params.Name) {
@@ -259,17 +301,14 @@ func mediaType(v string) string {
 // the call it names (found in the store; see app.Service.CallCancelled), the
 // call ends without a response and its ask is cut off — it stays pending,
 // to be told (SPEC §2.1). Its error, logged here, is CallCancelled's.
-func (h *HTTPHandler) cancelled(ctx context.Context, c askd.Caller, mcpSession string, params json.RawMessage) error {
-	var p struct {
-		RequestID json.RawMessage `json:"requestId"`
-	}
-	if mcpSession == "" || json.Unmarshal(params, &p) != nil || len(p.RequestID) == 0 {
+func (h *HTTPHandler) cancelled(ctx context.Context, c askd.Caller, mcpSession string, requestID json.RawMessage) error {
+	if mcpSession == "" || len(requestID) == 0 {
 		return nil
 	}
-	id, err := h.tools.svc.CallCancelled(context.WithoutCancel(ctx), c, mcpSession, string(p.RequestID))
+	id, err := h.tools.svc.CallCancelled(context.WithoutCancel(ctx), c, mcpSession, string(requestID))
 	switch {
 	case err != nil:
-		h.tools.log.Warn("cancel MCP call", "request", string(p.RequestID), "err", err)
+		h.tools.log.Warn("cancel MCP call", "request", string(requestID), "err", err)
 	case id != 0:
 		h.tools.log.Info("call cut off", "id", id, "why", "the client cancelled the call")
 	}

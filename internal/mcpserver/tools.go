@@ -10,6 +10,7 @@ import (
 
 	"github.com/askd-dev/askd"
 	"github.com/askd-dev/askd/internal/app"
+	"github.com/askd-dev/askd/internal/mcpserver/parked"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
@@ -23,11 +24,11 @@ type tools struct {
 	version  string
 	log      *slog.Logger
 	byName   map[string]toolFunc // the tools, for tools/calls askd serves itself
-	parking  *parking
+	lot      *parked.Lot         // the calls parked on their connections
 }
 
 func newTools(svc *app.Service, opts Options) *tools {
-	t := &tools{svc: svc, interval: opts.ProgressInterval, version: opts.Version, log: opts.Logger, parking: newParking()}
+	t := &tools{svc: svc, interval: opts.ProgressInterval, version: opts.Version, log: opts.Logger, lot: parked.NewLot()}
 	t.byName = map[string]toolFunc{
 		"ask_user_question": t.askUserQuestion,
 		"ask":               t.ask,
@@ -150,7 +151,7 @@ type toolFunc func(ctx context.Context, c askd.Caller, in call) (result, *wait)
 // handler adapts a tool to the SDK, which runs it on a goroutine of its own
 // that blocks while the tool waits (in-memory and stdio sessions). Over
 // streamable HTTP askd runs tools itself, and parks waiting calls without a
-// goroutine (see parked).
+// goroutine (see park.go).
 func (t *tools) handler(f toolFunc) mcp.ToolHandler {
 	return func(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
 		c, ok := app.CallerFrom(ctx)

@@ -1,6 +1,8 @@
-// Package response holds what askd's two HTTP front ends, the API
-// (internal/httpapi) and the inbox page (internal/web), must answer alike.
-// Adapters never import each other, so what both need lives here.
+// Package response holds what askd's HTTP front ends share: what the API
+// (internal/httpapi) and the inbox page (internal/web) must answer alike, and
+// the access line (AccessLine) through which a handler mounted in the API,
+// the MCP endpoint (internal/mcpserver), tells the access log what only it
+// knows. Adapters never import each other, so what they need lives here.
 package response
 
 import (

@@ -1,6 +1,6 @@
 //go:build linux
 
-package mcpserver
+package parked
 
 import (
 	"crypto/tls"
@@ -75,10 +75,9 @@ func (h *hangups) watch(conn net.Conn, gone func()) (stop func()) {
 	}
 }
 
-// descriptor is the connection under conn's wrappers (each with NetConn,
-// as tls.Conn and the access log's hijacked connection have) that has a
-// file descriptor. A TLS connection is not watched this way: its bytes are
-// not the client's.
+// descriptor is the connection under conn's wrappers (each with NetConn)
+// that has a file descriptor. A TLS connection (whose NetConn is its TCP
+// connection) is not watched this way: its bytes are not the client's.
 func descriptor(conn net.Conn) (syscall.Conn, bool) {
 	for {
 		if _, tls := conn.(interface{ ConnectionState() tls.ConnectionState }); tls {
