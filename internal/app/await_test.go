@@ -229,12 +229,12 @@ func answeredWaitReadsNothing(t *testing.T, agent, inbox *app.Service, reads fun
 	if reads() == before.Load() {
 		t.Fatal("the look at a pending ask read nothing")
 	}
-	e.Start()
+	// Answered and heard before the expectation starts: its one look then
+	// is the one after the wake-up.
 	var answered <-chan struct{}
 	if heard != nil {
 		answered = heard(a.ID)
 	}
-	before.Store(reads())
 	if _, err := inbox.Answer(t.Context(), humanCaller, a.ID, &askd.Answer{Answers: map[string]askd.Choice{"Ship it?": {Values: []string{"a"}}}}); err != nil {
 		t.Fatal(err)
 	}
@@ -245,6 +245,8 @@ func answeredWaitReadsNothing(t *testing.T, agent, inbox *app.Service, reads fun
 			t.Fatal("the agent side did not hear the answer in 10 s")
 		}
 	}
+	before.Store(reads())
+	e.Start()
 	got := <-done
 	if got.err != nil {
 		t.Fatalf("outcome after the answer: %v", got.err)
