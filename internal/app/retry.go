@@ -70,7 +70,7 @@ func (s *Service) readForWait(ctx context.Context, id int64, call *askd.MCPCallK
 	}
 	err = s.store.View(ctx, func(tx askd.Tx) error {
 		if call != nil {
-			mc, err := tx.MCPCall(ctx, *call)
+			mc, err := tx.MCPCalls.MCPCall(ctx, *call)
 			if err != nil && askd.ErrorCode(err) != askd.ENOTFOUND {
 				return err
 			}
@@ -78,7 +78,7 @@ func (s *Service) readForWait(ctx context.Context, id int64, call *askd.MCPCallK
 				return nil
 			}
 		}
-		a, err = tx.Ask(ctx, id)
+		a, err = tx.Asks.Ask(ctx, id)
 		return err
 	})
 	return a, cancelled, err
