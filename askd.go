@@ -264,6 +264,10 @@ type Store interface {
 	Update(ctx context.Context, fn func(Tx) error) error
 	// View runs fn in a read-only transaction.
 	View(ctx context.Context, fn func(Tx) error) error
+	// ReadAsk reads ask id as a View would (AskTx.Ask), in the fewest round
+	// trips the store has: a wait's read of its ask when the notification
+	// could not carry it. ENOTFOUND when there is none.
+	ReadAsk(ctx context.Context, id int64) (*Ask, error)
 	// Watch registers fn to be called, in order, for every event committed by any
 	// process sharing the database. fn must not block.
 	Watch(fn func(Change))

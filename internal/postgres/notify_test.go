@@ -41,9 +41,7 @@ func addEvent(t *testing.T, s askd.Store, a *askd.Ask, action string, change fun
 }
 
 // readAsk is ask id as s reads it now.
-func readAsk(t *testing.T, s interface {
-	ReadAsk(context.Context, int64) (*askd.Ask, error)
-}, id int64) *askd.Ask {
+func readAsk(t *testing.T, s askd.Store, id int64) *askd.Ask {
 	t.Helper()
 	a, err := s.ReadAsk(context.Background(), id)
 	if err != nil {

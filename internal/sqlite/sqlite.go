@@ -371,6 +371,16 @@ func (s *Store) View(ctx context.Context, fn func(askd.Tx) error) error {
 	return fault(fn(t.areas()), s.path)
 }
 
+// ReadAsk reads ask id in a View: a read transaction on SQLite costs no
+// round trip, so there is no shorter way.
+func (s *Store) ReadAsk(ctx context.Context, id int64) (a *askd.Ask, err error) {
+	err = s.View(ctx, func(tx askd.Tx) error {
+		a, err = tx.Asks.Ask(ctx, id)
+		return err
+	})
+	return a, err
+}
+
 // checkFile returns errMoved when the file at the store's path is not the
 // one the store opened: deleted (rm askd.db*) or replaced (mv other.db
 // askd.db), or its -wal file deleted (commits would go to a WAL no one opens
