@@ -1,6 +1,9 @@
 package askd
 
-import "time"
+import (
+	"context"
+	"time"
+)
 
 // An AnswerLink is a signed answer link, <public-url>/a/<code>: a button in
 // a notification (ntfy, Slack) that answers one ask, at one revision, with
@@ -145,4 +148,22 @@ func (a *Ask) AnswerWords() string {
 		return out
 	}
 	return ans.Answer
+}
+
+// AnswerLinkTx is what a transaction may do with answer links.
+type AnswerLinkTx interface {
+	// CreateAnswerLink stores l; ENOTFOUND when its ask or its human token
+	// does not exist, ECONFLICT when its hash is stored already. Purging the
+	// ask or revoking the token deletes it.
+	CreateAnswerLink(ctx context.Context, l *AnswerLink) error
+	// AnswerLink returns the answer link with the hash, used, expired or
+	// not; ENOTFOUND when there is none.
+	AnswerLink(ctx context.Context, hash string) (*AnswerLink, error)
+	// UseAnswerLink marks the link with the hash used at t; ECONFLICT when
+	// it was used already, ENOTFOUND when there is none. Of transactions
+	// using one link at once, one succeeds.
+	UseAnswerLink(ctx context.Context, hash string, t time.Time) error
+	// DeleteExpiredAnswerLinks removes the answer links whose ExpiresAt is
+	// before t, and returns how many went.
+	DeleteExpiredAnswerLinks(ctx context.Context, t time.Time) (int, error)
 }

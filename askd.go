@@ -198,14 +198,6 @@ type Event struct {
 	Ask     *Ask      `json:"ask,omitempty"` // the snapshot; omitted in histories
 }
 
-// Token is a credential. Only its SHA-256 hash is stored.
-type Token struct {
-	Name      string    `json:"name"`
-	Role      Role      `json:"role"`
-	Hash      string    `json:"-"`
-	CreatedAt time.Time `json:"created_at"`
-}
-
 // Caller is who is making a request: the token's name and role, and for agents
 // the session they ask in.
 type Caller struct {
@@ -272,6 +264,10 @@ type Store interface {
 	Update(ctx context.Context, fn func(Tx) error) error
 	// View runs fn in a read-only transaction.
 	View(ctx context.Context, fn func(Tx) error) error
+	// ReadAsk reads ask id as a View would (AskTx.Ask), in the fewest round
+	// trips the store has: a wait's read of its ask when the notification
+	// could not carry it. ENOTFOUND when there is none.
+	ReadAsk(ctx context.Context, id int64) (*Ask, error)
 	// Watch registers fn to be called, in order, for every event committed by any
 	// process sharing the database. fn must not block.
 	Watch(fn func(Change))
@@ -280,8 +276,26 @@ type Store interface {
 	Close() error
 }
 
-// Tx is what a transaction may do. Not-found lookups return an ENOTFOUND *Error.
-type Tx interface {
+// Tx is one transaction, as Store.Update and Store.View hand it to their
+// function: what it may do, area by area. Each area's interface is declared
+// beside the types it keeps. A store sets every field (one value of its own
+// may serve them all). Not-found lookups return an ENOTFOUND *Error.
+type Tx struct {
+	Sessions    SessionTx    // agents' sessions, and the lock on one
+	Asks        AskTx        // asks
+	Events      EventTx      // the asks' history
+	Tokens      TokenTx      // credentials (token.go)
+	SignIns     SignInTx     // sign-in codes and browser sessions (token.go)
+	Push        PushTx       // push subscriptions and the VAPID keys (push.go)
+	Channels    ChannelTx    // sessions' delivery channels and bridges (delivery.go)
+	Deliveries  DeliveryTx   // the outbox (delivery.go)
+	Rules       RuleTx       // standing answers to approvals (rule.go)
+	AnswerLinks AnswerLinkTx // signed answer links (answerlink.go)
+	MCPCalls    MCPCallTx    // blocking MCP calls (mcpcall.go)
+}
+
+// SessionTx is what a transaction may do with agents' sessions.
+type SessionTx interface {
 	// LockSession serializes transactions touching one session's asks: the
 	// session named session of the agent token agent (a no-op where every
 	// write transaction is already exclusive).
@@ -292,7 +306,16 @@ type Tx interface {
 	// CountSessions returns how many sessions of agent were first recorded at
 	// or after since.
 	CountSessions(ctx context.Context, agent string, since time.Time) (int, error)
+	// Sessions returns the sessions that have asks and match q, by agent
+	// then name (see SessionKey), at most q.Limit when it is above 0.
+	Sessions(ctx context.Context, q SessionQuery) ([]*SessionInfo, error)
+	// CountSessionsWithAsks counts the sessions that have asks: every one
+	// the zero SessionQuery lists.
+	CountSessionsWithAsks(ctx context.Context) (int, error)
+}
 
+// AskTx is what a transaction may do with asks.
+type AskTx interface {
 	Ask(ctx context.Context, id int64) (*Ask, error)
 	// FindAsks returns matching asks, pending ones first, then newest first.
 	FindAsks(ctx context.Context, f AskFilter) ([]*Ask, error)
@@ -317,7 +340,10 @@ type Tx interface {
 	// DeleteAsks removes settled asks settled before t, with their events, and
 	// returns how many went.
 	DeleteAsks(ctx context.Context, settledBefore time.Time) (int, error)
+}
 
+// EventTx is what a transaction may do with the asks' events.
+type EventTx interface {
 	// AddEvent appends e and sets e.ID; watchers hear of it after commit.
 	// A store may hold the insert back and send it with the transaction's
 	// next statement or its commit (PostgreSQL does): e.ID is then set, and
@@ -332,178 +358,4 @@ type Tx interface {
 	EventsAfter(ctx context.Context, afterID int64, limit int) ([]*Event, error)
 	// LastEventID returns the newest event's id, 0 when there is none.
 	LastEventID(ctx context.Context) (int64, error)
-	// Sessions returns the sessions that have asks and match q, by agent
-	// then name (see SessionKey), at most q.Limit when it is above 0.
-	Sessions(ctx context.Context, q SessionQuery) ([]*SessionInfo, error)
-	// CountSessionsWithAsks counts the sessions that have asks: every one
-	// the zero SessionQuery lists.
-	CountSessionsWithAsks(ctx context.Context) (int, error)
-
-	// CreateToken stores t; a name in use is ECONFLICT.
-	CreateToken(ctx context.Context, t *Token) error
-	TokenByHash(ctx context.Context, hash string) (*Token, error)
-	Tokens(ctx context.Context) ([]*Token, error)
-	// RevokeToken deletes the named token; ENOTFOUND when there is none.
-	RevokeToken(ctx context.Context, name string) error
-
-	// SetChannel sets the delivery channel of agent's session session,
-	// replacing any, and records the session (AddSession) if it is new.
-	SetChannel(ctx context.Context, agent, session string, c *Channel) error
-	// Channel returns the delivery channel of agent's session session;
-	// ENOTFOUND when none was set.
-	Channel(ctx context.Context, agent, session string) (*Channel, error)
-	// CreateDelivery adds d to the outbox and sets d.ID. A delivery with d.Key
-	// already there is ECONFLICT, and leaves the transaction usable.
-	CreateDelivery(ctx context.Context, d *Delivery) error
-	// Delivery returns the delivery with the key; ENOTFOUND when there is none.
-	Delivery(ctx context.Context, key string) (*Delivery, error)
-	// ClaimDeliveries leases up to limit pending deliveries due at now (NextAt
-	// not after now, no lease running), oldest due first: each gets
-	// ClaimedUntil now+lease and one more attempt. Concurrent claimers, in
-	// this process or others, never get the same delivery while its lease
-	// runs.
-	ClaimDeliveries(ctx context.Context, now time.Time, lease time.Duration, limit int) ([]*Delivery, error)
-	// NextDeliveryAt returns when the next pending delivery becomes claimable
-	// (its NextAt, or the end of its lease if later); zero when none will.
-	NextDeliveryAt(ctx context.Context) (time.Time, error)
-	// UpdateDelivery replaces the stored delivery d.ID's status, attempts,
-	// NextAt, ClaimedUntil, LastError and UpdatedAt with d's.
-	UpdateDelivery(ctx context.Context, d *Delivery) error
-	// ClaimSessionTells leases, for a channel bridge, up to limit pending
-	// tell deliveries of agent's session session that no worker sends (NextAt
-	// nil: hook and bridge channels) and whose ask is settled, to be told and
-	// not told yet, with no lease running at now: each gets ClaimedUntil
-	// now+lease and one more attempt. Oldest first. Concurrent claimers never
-	// get the same delivery while its lease runs.
-	ClaimSessionTells(ctx context.Context, agent, session string, now time.Time, lease time.Duration, limit int) ([]*Delivery, error)
-	// AttachBridge records that a channel bridge (askd mcp --channel) is
-	// attached to agent's session session until until, the end of its
-	// lease; a later lease already recorded (another bridge's) is kept.
-	// ENOTFOUND when the session is not recorded (AddSession first).
-	AttachBridge(ctx context.Context, agent, session string, until time.Time) error
-	// DetachBridge ends the bridge lease until of agent's session session,
-	// unless another bridge's lease has replaced it since; a no-op when the
-	// session is not recorded.
-	DetachBridge(ctx context.Context, agent, session string, until time.Time) error
-	// BridgeUntil returns when the last bridge lease of agent's session
-	// session ends; zero when none is recorded (or the session is not).
-	BridgeUntil(ctx context.Context, agent, session string) (time.Time, error)
-	// TellChannel is Channel and BridgeUntil in one read, for the settlement
-	// that writes a tell delivery: the session's channel (nil when none was
-	// set, or the session is not recorded) and the end of its bridge lease
-	// (zero when none).
-	TellChannel(ctx context.Context, agent, session string) (*Channel, time.Time, error)
-
-	// MCPCall returns the blocking MCP call with key k; ENOTFOUND when none is kept.
-	MCPCall(ctx context.Context, k MCPCallKey) (*MCPCall, error)
-	// PutMCPCall stores c, replacing the call with its key.
-	PutMCPCall(ctx context.Context, c *MCPCall) error
-	// DeleteMCPCall removes the call with key k, if one is kept.
-	DeleteMCPCall(ctx context.Context, k MCPCallKey) error
-	// CountEarlyCancellations returns how many calls of the agent token
-	// agent are kept with AskID 0: cancellations of calls not recorded.
-	CountEarlyCancellations(ctx context.Context, agent string) (int, error)
-	// PurgeMCPCalls removes every call created before createdBefore, and
-	// returns how many went.
-	PurgeMCPCalls(ctx context.Context, createdBefore time.Time) (int, error)
-
-	// CreateSignInCode stores c; ENOTFOUND when its human token does not
-	// exist. Revoking the token deletes its codes.
-	CreateSignInCode(ctx context.Context, c *SignInCode) error
-	// TakeSignInCode deletes the code with the hash and returns it, expired
-	// or not; ENOTFOUND when there is none. Of transactions taking one code
-	// at once, one gets it.
-	TakeSignInCode(ctx context.Context, hash string) (*SignInCode, error)
-	// CreateBrowserSession stores b; ENOTFOUND when its human token does not
-	// exist. Revoking the token deletes its browser sessions.
-	CreateBrowserSession(ctx context.Context, b *BrowserSession) error
-	// BrowserSession returns the browser session with the hash, expired or
-	// not; ENOTFOUND when there is none.
-	BrowserSession(ctx context.Context, hash string) (*BrowserSession, error)
-	// BrowserSessionsOf returns the browser sessions of the human token
-	// named human, expired or not, least recently seen first.
-	BrowserSessionsOf(ctx context.Context, human string) ([]*BrowserSession, error)
-	// TouchBrowserSession sets the LastSeenAt and ExpiresAt of the browser
-	// session with the hash; ENOTFOUND when there is none.
-	TouchBrowserSession(ctx context.Context, hash string, seen, expires time.Time) error
-	// EndBrowserSession deletes the browser session with the hash (signing
-	// out); ENOTFOUND when there is none.
-	EndBrowserSession(ctx context.Context, hash string) error
-	// DeleteExpiredSignIns removes the sign-in codes and browser sessions
-	// whose ExpiresAt is before t, and returns how many went.
-	DeleteExpiredSignIns(ctx context.Context, t time.Time) (int, error)
-
-	// CreateRule stores r and sets r.ID; ids are never handed out twice.
-	// ENOTFOUND when no token is named r.Agent or r.CreatedBy. Revoking
-	// either token deletes the rule.
-	CreateRule(ctx context.Context, r *Rule) error
-	// Rule returns the rule with the id, live or not; ENOTFOUND when there
-	// is none.
-	Rule(ctx context.Context, id int64) (*Rule, error)
-	// FindRules returns the matching rules, oldest (lowest id) first.
-	FindRules(ctx context.Context, f RuleFilter) ([]*Rule, error)
-	// UpdateRule replaces the stored rule r.ID's ExpiresAt, RevokedAt and
-	// RevokedBy with r's (nothing else of a rule changes); ENOTFOUND when
-	// there is none.
-	UpdateRule(ctx context.Context, r *Rule) error
-
-	// CreateAnswerLink stores l; ENOTFOUND when its ask or its human token
-	// does not exist, ECONFLICT when its hash is stored already. Purging the
-	// ask or revoking the token deletes it.
-	CreateAnswerLink(ctx context.Context, l *AnswerLink) error
-	// AnswerLink returns the answer link with the hash, used, expired or
-	// not; ENOTFOUND when there is none.
-	AnswerLink(ctx context.Context, hash string) (*AnswerLink, error)
-	// UseAnswerLink marks the link with the hash used at t; ECONFLICT when
-	// it was used already, ENOTFOUND when there is none. Of transactions
-	// using one link at once, one succeeds.
-	UseAnswerLink(ctx context.Context, hash string, t time.Time) error
-	// DeleteExpiredAnswerLinks removes the answer links whose ExpiresAt is
-	// before t, and returns how many went.
-	DeleteExpiredAnswerLinks(ctx context.Context, t time.Time) (int, error)
-
-	// PutPushSubscription stores p, replacing the subscription with its
-	// endpoint (a browser subscribing again, or signed in anew); ENOTFOUND
-	// when its browser session or human token does not exist. Ending the
-	// browser session (signing out, DeleteExpiredSignIns) or revoking the
-	// token deletes it.
-	PutPushSubscription(ctx context.Context, p *PushSubscription) error
-	// PushSubscription returns the subscription with the endpoint;
-	// ENOTFOUND when there is none.
-	PushSubscription(ctx context.Context, endpoint string) (*PushSubscription, error)
-	// PushSubscriptions returns the subscriptions whose browser session is
-	// live at t (expires after it), by endpoint.
-	PushSubscriptions(ctx context.Context, t time.Time) ([]*PushSubscription, error)
-	// CountPushSubscriptions returns how many subscriptions human has, live
-	// or not, and how many of them belong to browser session browser.
-	CountPushSubscriptions(ctx context.Context, browser, human string) (ofBrowser, ofHuman int, err error)
-	// DeletePushSubscription deletes the subscription with the endpoint;
-	// ENOTFOUND when there is none.
-	DeletePushSubscription(ctx context.Context, endpoint string) error
-	// CreateVAPIDKeys stores the server's VAPID keys; ECONFLICT when some
-	// are stored already (another process made them first).
-	CreateVAPIDKeys(ctx context.Context, k *VAPIDKeys) error
-	// VAPIDKeys returns the server's VAPID keys; ENOTFOUND when none are
-	// stored yet.
-	VAPIDKeys(ctx context.Context) (*VAPIDKeys, error)
-}
-
-// SignInCode is what a sign-in link carries (SPEC §7): random, short-lived
-// and single-use, exchanged for a BrowserSession. Only its SHA-256 is stored.
-type SignInCode struct {
-	Hash      string
-	Human     string // the name of the human token it signs in as
-	CreatedAt time.Time
-	ExpiresAt time.Time
-}
-
-// BrowserSession is a person signed in to the inbox in one browser, whose
-// cookie holds a random id of which only the SHA-256 is stored. Signing out
-// deletes it. Not to be confused with a session, an agent's run.
-type BrowserSession struct {
-	Hash       string
-	Human      string // the name of the human token it belongs to
-	CreatedAt  time.Time
-	LastSeenAt time.Time
-	ExpiresAt  time.Time
 }

@@ -1,6 +1,7 @@
 package askd
 
 import (
+	"context"
 	"fmt"
 	"net/url"
 	"strconv"
@@ -308,4 +309,60 @@ func TellKey(a *Ask) string {
 // attention ask) to notifier number i.
 func NotifyKey(a *Ask, i int) string {
 	return fmt.Sprintf("notify:%d.%d#%d", a.ID, a.Revision, i)
+}
+
+// ChannelTx is what a transaction may do with sessions' delivery channels
+// and the channel bridges attached to them.
+type ChannelTx interface {
+	// SetChannel sets the delivery channel of agent's session session,
+	// replacing any, and records the session (AddSession) if it is new.
+	SetChannel(ctx context.Context, agent, session string, c *Channel) error
+	// Channel returns the delivery channel of agent's session session;
+	// ENOTFOUND when none was set.
+	Channel(ctx context.Context, agent, session string) (*Channel, error)
+	// AttachBridge records that a channel bridge (askd mcp --channel) is
+	// attached to agent's session session until until, the end of its
+	// lease; a later lease already recorded (another bridge's) is kept.
+	// ENOTFOUND when the session is not recorded (AddSession first).
+	AttachBridge(ctx context.Context, agent, session string, until time.Time) error
+	// DetachBridge ends the bridge lease until of agent's session session,
+	// unless another bridge's lease has replaced it since; a no-op when the
+	// session is not recorded.
+	DetachBridge(ctx context.Context, agent, session string, until time.Time) error
+	// BridgeUntil returns when the last bridge lease of agent's session
+	// session ends; zero when none is recorded (or the session is not).
+	BridgeUntil(ctx context.Context, agent, session string) (time.Time, error)
+	// TellChannel is Channel and BridgeUntil in one read, for the settlement
+	// that writes a tell delivery: the session's channel (nil when none was
+	// set, or the session is not recorded) and the end of its bridge lease
+	// (zero when none).
+	TellChannel(ctx context.Context, agent, session string) (*Channel, time.Time, error)
+}
+
+// DeliveryTx is what a transaction may do with the outbox's deliveries.
+type DeliveryTx interface {
+	// CreateDelivery adds d to the outbox and sets d.ID. A delivery with d.Key
+	// already there is ECONFLICT, and leaves the transaction usable.
+	CreateDelivery(ctx context.Context, d *Delivery) error
+	// Delivery returns the delivery with the key; ENOTFOUND when there is none.
+	Delivery(ctx context.Context, key string) (*Delivery, error)
+	// ClaimDeliveries leases up to limit pending deliveries due at now (NextAt
+	// not after now, no lease running), oldest due first: each gets
+	// ClaimedUntil now+lease and one more attempt. Concurrent claimers, in
+	// this process or others, never get the same delivery while its lease
+	// runs.
+	ClaimDeliveries(ctx context.Context, now time.Time, lease time.Duration, limit int) ([]*Delivery, error)
+	// NextDeliveryAt returns when the next pending delivery becomes claimable
+	// (its NextAt, or the end of its lease if later); zero when none will.
+	NextDeliveryAt(ctx context.Context) (time.Time, error)
+	// UpdateDelivery replaces the stored delivery d.ID's status, attempts,
+	// NextAt, ClaimedUntil, LastError and UpdatedAt with d's.
+	UpdateDelivery(ctx context.Context, d *Delivery) error
+	// ClaimSessionTells leases, for a channel bridge, up to limit pending
+	// tell deliveries of agent's session session that no worker sends (NextAt
+	// nil: hook and bridge channels) and whose ask is settled, to be told and
+	// not told yet, with no lease running at now: each gets ClaimedUntil
+	// now+lease and one more attempt. Oldest first. Concurrent claimers never
+	// get the same delivery while its lease runs.
+	ClaimSessionTells(ctx context.Context, agent, session string, now time.Time, lease time.Duration, limit int) ([]*Delivery, error)
 }

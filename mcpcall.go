@@ -1,6 +1,9 @@
 package askd
 
-import "time"
+import (
+	"context"
+	"time"
+)
 
 // MCPCallKey names one MCP tools/call of a client on a protocol revision
 // before 2026-07-28. Such a client cancels a call with a separate
@@ -30,3 +33,19 @@ type MCPCall struct {
 // by moments, so a handful are ever kept; without a cap, cancellations of
 // made-up calls would each be stored until purged.
 const MaxEarlyCancellations = 100
+
+// MCPCallTx is what a transaction may do with blocking MCP calls.
+type MCPCallTx interface {
+	// MCPCall returns the blocking MCP call with key k; ENOTFOUND when none is kept.
+	MCPCall(ctx context.Context, k MCPCallKey) (*MCPCall, error)
+	// PutMCPCall stores c, replacing the call with its key.
+	PutMCPCall(ctx context.Context, c *MCPCall) error
+	// DeleteMCPCall removes the call with key k, if one is kept.
+	DeleteMCPCall(ctx context.Context, k MCPCallKey) error
+	// CountEarlyCancellations returns how many calls of the agent token
+	// agent are kept with AskID 0: cancellations of calls not recorded.
+	CountEarlyCancellations(ctx context.Context, agent string) (int, error)
+	// PurgeMCPCalls removes every call created before createdBefore, and
+	// returns how many went.
+	PurgeMCPCalls(ctx context.Context, createdBefore time.Time) (int, error)
+}

@@ -1,6 +1,7 @@
 package askd
 
 import (
+	"context"
 	"crypto/ecdh"
 	"encoding/base64"
 	"net/url"
@@ -111,4 +112,33 @@ func (s *PushSubscription) Validate(allow WebhookAllow) error {
 func onP256(b []byte) bool {
 	_, err := ecdh.P256().NewPublicKey(b)
 	return err == nil
+}
+
+// PushTx is what a transaction may do with push subscriptions and the
+// server's VAPID keys.
+type PushTx interface {
+	// PutPushSubscription stores p, replacing the subscription with its
+	// endpoint (a browser subscribing again, or signed in anew); ENOTFOUND
+	// when its browser session or human token does not exist. Ending the
+	// browser session (signing out, DeleteExpiredSignIns) or revoking the
+	// token deletes it.
+	PutPushSubscription(ctx context.Context, p *PushSubscription) error
+	// PushSubscription returns the subscription with the endpoint;
+	// ENOTFOUND when there is none.
+	PushSubscription(ctx context.Context, endpoint string) (*PushSubscription, error)
+	// PushSubscriptions returns the subscriptions whose browser session is
+	// live at t (expires after it), by endpoint.
+	PushSubscriptions(ctx context.Context, t time.Time) ([]*PushSubscription, error)
+	// CountPushSubscriptions returns how many subscriptions human has, live
+	// or not, and how many of them belong to browser session browser.
+	CountPushSubscriptions(ctx context.Context, browser, human string) (ofBrowser, ofHuman int, err error)
+	// DeletePushSubscription deletes the subscription with the endpoint;
+	// ENOTFOUND when there is none.
+	DeletePushSubscription(ctx context.Context, endpoint string) error
+	// CreateVAPIDKeys stores the server's VAPID keys; ECONFLICT when some
+	// are stored already (another process made them first).
+	CreateVAPIDKeys(ctx context.Context, k *VAPIDKeys) error
+	// VAPIDKeys returns the server's VAPID keys; ENOTFOUND when none are
+	// stored yet.
+	VAPIDKeys(ctx context.Context) (*VAPIDKeys, error)
 }

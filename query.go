@@ -25,7 +25,7 @@ type UrgencyKey struct {
 // UrgencyKeyOf is a's place in urgency order.
 func UrgencyKeyOf(a *Ask) UrgencyKey { return UrgencyKey{Deadline: a.Deadline, ID: a.ID} }
 
-// PendingQuery selects pending asks, in urgency order (Tx.PendingAsks).
+// PendingQuery selects pending asks, in urgency order (AskTx.PendingAsks).
 // Zero fields match everything.
 type PendingQuery struct {
 	Agent   string
@@ -39,7 +39,7 @@ type PendingQuery struct {
 // agent token name, then session name, both by bytes.
 type SessionKey struct{ Agent, Name string }
 
-// SessionQuery selects sessions that have asks (Tx.Sessions). The zero
+// SessionQuery selects sessions that have asks (SessionTx.Sessions). The zero
 // query is every one.
 type SessionQuery struct {
 	After *SessionKey // only sessions after this place; nil: from the first
@@ -108,7 +108,7 @@ func (a *Ask) Outcome() Outcome {
 }
 
 // SearchQuery selects settled asks, most recently settled first
-// (Tx.SearchAsks). Zero fields match everything.
+// (AskTx.SearchAsks). Zero fields match everything.
 type SearchQuery struct {
 	// Words must each be a word of the ask's text: its title, details,
 	// questions and their headers, the labels and descriptions of its

@@ -1,6 +1,7 @@
 package askd
 
 import (
+	"context"
 	"encoding/json"
 	"fmt"
 	"path"
@@ -340,4 +341,21 @@ func CleanPathPrefix(prefix string) (string, bool) {
 		return "", false
 	}
 	return path.Clean(prefix), true
+}
+
+// RuleTx is what a transaction may do with rules.
+type RuleTx interface {
+	// CreateRule stores r and sets r.ID; ids are never handed out twice.
+	// ENOTFOUND when no token is named r.Agent or r.CreatedBy. Revoking
+	// either token deletes the rule.
+	CreateRule(ctx context.Context, r *Rule) error
+	// Rule returns the rule with the id, live or not; ENOTFOUND when there
+	// is none.
+	Rule(ctx context.Context, id int64) (*Rule, error)
+	// FindRules returns the matching rules, oldest (lowest id) first.
+	FindRules(ctx context.Context, f RuleFilter) ([]*Rule, error)
+	// UpdateRule replaces the stored rule r.ID's ExpiresAt, RevokedAt and
+	// RevokedBy with r's (nothing else of a rule changes); ENOTFOUND when
+	// there is none.
+	UpdateRule(ctx context.Context, r *Rule) error
 }

@@ -45,10 +45,10 @@ func TestBackupWhileServing(t *testing.T) {
 	var got *askd.Ask
 	var tokens []*askd.Token
 	err = copyStore.View(ctx, func(tx askd.Tx) (err error) {
-		if got, err = tx.Ask(ctx, a.ID); err != nil {
+		if got, err = tx.Asks.Ask(ctx, a.ID); err != nil {
 			return err
 		}
-		tokens, err = tx.Tokens(ctx)
+		tokens, err = tx.Tokens.Tokens(ctx)
 		return err
 	})
 	if err != nil {

@@ -164,7 +164,7 @@ func waitAttached(t *testing.T, srv *testserver.Server, agent, session string) {
 	testserver.Eventually(t, "a bridge attached to "+session, func() bool {
 		var until time.Time
 		_ = srv.Store.View(t.Context(), func(tx askd.Tx) (err error) {
-			until, err = tx.BridgeUntil(t.Context(), agent, session)
+			until, err = tx.Channels.BridgeUntil(t.Context(), agent, session)
 			return err
 		})
 		return !until.IsZero()
@@ -319,7 +319,7 @@ func TestChannelBridgeDiesBeforeWriting(t *testing.T) {
 	delivery := func() *askd.Delivery {
 		var d *askd.Delivery
 		if err := srv.Store.View(t.Context(), func(tx askd.Tx) (err error) {
-			d, err = tx.Delivery(t.Context(), key)
+			d, err = tx.Deliveries.Delivery(t.Context(), key)
 			return err
 		}); err != nil {
 			t.Fatal(err)

@@ -38,10 +38,10 @@ func TestOutputEscapesStoredText(t *testing.T) {
 	}
 	err := srv.Store.Update(ctx, func(tx askd.Tx) error {
 		for _, x := range []*askd.Ask{a, q} {
-			if err := tx.CreateAsk(ctx, x); err != nil {
+			if err := tx.Asks.CreateAsk(ctx, x); err != nil {
 				return err
 			}
-			if err := tx.AddEvent(ctx, &askd.Event{AskID: x.ID, Session: x.Session, Action: askd.ActionCreated,
+			if err := tx.Events.AddEvent(ctx, &askd.Event{AskID: x.ID, Session: x.Session, Action: askd.ActionCreated,
 				Actor: "agent\x1b[5m", At: now, Note: "note\u009b1m", Ask: x}); err != nil {
 				return err
 			}

@@ -81,7 +81,7 @@ func cmdToken(ctx context.Context, e *env, args []string) error {
 	case "list":
 		var ts []*askd.Token
 		err := store.View(ctx, func(tx askd.Tx) (err error) {
-			ts, err = tx.Tokens(ctx)
+			ts, err = tx.Tokens.Tokens(ctx)
 			return err
 		})
 		if err != nil {
@@ -105,7 +105,7 @@ func cmdToken(ctx context.Context, e *env, args []string) error {
 		return tw.Flush()
 	default: // revoke
 		name := fs.Arg(0)
-		if err := store.Update(ctx, func(tx askd.Tx) error { return tx.RevokeToken(ctx, name) }); err != nil {
+		if err := store.Update(ctx, func(tx askd.Tx) error { return tx.Tokens.RevokeToken(ctx, name) }); err != nil {
 			return err
 		}
 		if *asJSON {

@@ -84,7 +84,7 @@ type MintedLink struct {
 func NotifyHuman(ctx context.Context, store askd.Store, name string) (string, error) {
 	var ts []*askd.Token
 	err := store.View(ctx, func(tx askd.Tx) (err error) {
-		ts, err = tx.Tokens(ctx)
+		ts, err = tx.Tokens.Tokens(ctx)
 		return err
 	})
 	if err != nil {
@@ -115,7 +115,7 @@ func (s *Service) MintAnswerLinksFor(ctx context.Context, human string, id int64
 	var out []MintedLink
 	err := s.store.Update(ctx, func(tx askd.Tx) error {
 		out = nil
-		a, err := tx.Ask(ctx, id)
+		a, err := tx.Asks.Ask(ctx, id)
 		if err != nil {
 			return err
 		}
@@ -126,7 +126,7 @@ func (s *Service) MintAnswerLinksFor(ctx context.Context, human string, id int64
 		// Links expired a while ago go as new ones come, so they do not
 		// pile up; until then a tap on an old notification is told the
 		// link expired, not that it is unknown.
-		if _, err := tx.DeleteExpiredAnswerLinks(ctx, now.Add(-expiredLinkKept)); err != nil {
+		if _, err := tx.AnswerLinks.DeleteExpiredAnswerLinks(ctx, now.Add(-expiredLinkKept)); err != nil {
 			return err
 		}
 		expires := now.Add(AnswerLinkTTL)
@@ -135,7 +135,7 @@ func (s *Service) MintAnswerLinksFor(ctx context.Context, human string, id int64
 		}
 		for _, tap := range taps {
 			code := strings.ToLower(rand.Text())
-			err := tx.CreateAnswerLink(ctx, &askd.AnswerLink{
+			err := tx.AnswerLinks.CreateAnswerLink(ctx, &askd.AnswerLink{
 				Hash: HashToken(code), AskID: a.ID, Revision: a.Revision, Label: tap.Label, Answer: tap.Answer,
 				Human: human, CreatedAt: now, ExpiresAt: expires,
 			})
@@ -161,14 +161,14 @@ func (s *Service) OpenAnswerLink(ctx context.Context, code string) (*LinkView, e
 	v := &LinkView{State: LinkUnknown}
 	err := s.store.View(ctx, func(tx askd.Tx) error {
 		*v = LinkView{State: LinkUnknown}
-		l, err := tx.AnswerLink(ctx, HashToken(code))
+		l, err := tx.AnswerLinks.AnswerLink(ctx, HashToken(code))
 		if askd.ErrorCode(err) == askd.ENOTFOUND {
 			return nil
 		}
 		if err != nil {
 			return err
 		}
-		a, err := tx.Ask(ctx, l.AskID)
+		a, err := tx.Asks.Ask(ctx, l.AskID)
 		if askd.ErrorCode(err) == askd.ENOTFOUND {
 			return nil // purged: its links go with it
 		}
@@ -179,7 +179,7 @@ func (s *Service) OpenAnswerLink(ctx context.Context, code string) (*LinkView, e
 		if v.State != LinkSettled {
 			return nil
 		}
-		evs, err := tx.AskHistory(ctx, a.ID)
+		evs, err := tx.Events.AskHistory(ctx, a.ID)
 		if err != nil {
 			return err
 		}
@@ -238,7 +238,7 @@ func (s *Service) AnswerByLink(ctx context.Context, code, via string) (*LinkView
 	c := askd.Caller{Name: l.Human, Role: askd.RoleHuman, Session: l.Human}
 	out, err := s.settleGated(ctx, c, l.AskID, "answer", &ans, func(tx askd.Tx, a *askd.Ask) (string, string, error) {
 		now := s.now()
-		cur, err := tx.AnswerLink(ctx, l.Hash)
+		cur, err := tx.AnswerLinks.AnswerLink(ctx, l.Hash)
 		if askd.ErrorCode(err) == askd.ENOTFOUND {
 			return "", "", errLinkMoved
 		}
@@ -251,7 +251,7 @@ func (s *Service) AnswerByLink(ctx context.Context, code, via string) (*LinkView
 		if err := a.CheckAnswer(&ans); err != nil {
 			return "", "", &askd.Error{Code: askd.EMISMATCH, Message: askd.ErrorMessage(err)}
 		}
-		if err := tx.UseAnswerLink(ctx, l.Hash, now); err != nil {
+		if err := tx.AnswerLinks.UseAnswerLink(ctx, l.Hash, now); err != nil {
 			return "", "", err
 		}
 		a.Settle(askd.StatusAnswered, "", &ans, l.Human, now)

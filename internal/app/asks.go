@@ -13,7 +13,7 @@ import (
 func (s *Service) Get(ctx context.Context, c askd.Caller, id int64) (*askd.Ask, error) {
 	var a *askd.Ask
 	err := s.store.View(ctx, func(tx askd.Tx) (err error) {
-		a, err = tx.Ask(ctx, id)
+		a, err = tx.Asks.Ask(ctx, id)
 		return err
 	})
 	if err != nil {
@@ -44,7 +44,7 @@ func (s *Service) History(ctx context.Context, c askd.Caller, id int64) ([]*askd
 	}
 	var evs []*askd.Event
 	err := s.store.View(ctx, func(tx askd.Tx) (err error) {
-		evs, err = tx.AskHistory(ctx, id)
+		evs, err = tx.Events.AskHistory(ctx, id)
 		return err
 	})
 	return evs, err
@@ -57,7 +57,7 @@ func (s *Service) Purge(ctx context.Context) (int, error) {
 	}
 	var n int
 	err := s.store.Update(ctx, func(tx askd.Tx) (err error) {
-		n, err = tx.DeleteAsks(ctx, s.now().Add(-s.cfg.Retain))
+		n, err = tx.Asks.DeleteAsks(ctx, s.now().Add(-s.cfg.Retain))
 		return err
 	})
 	return n, err
@@ -70,7 +70,7 @@ func (s *Service) Open(ctx context.Context, c askd.Caller) ([]*askd.Ask, error) 
 	err := s.store.View(ctx, func(tx askd.Tx) (err error) {
 		f := sessionFilter(c)
 		f.Status = askd.StatusPending
-		asks, err = tx.FindAsks(ctx, f)
+		asks, err = tx.Asks.FindAsks(ctx, f)
 		return err
 	})
 	return asks, err
@@ -88,13 +88,13 @@ func (s *Service) List(ctx context.Context, c askd.Caller, f askd.AskFilter) ([]
 	err := s.store.View(ctx, func(tx askd.Tx) error {
 		if f.Status != "" {
 			var err error
-			asks, err = tx.FindAsks(ctx, f)
+			asks, err = tx.Asks.FindAsks(ctx, f)
 			return err
 		}
 		// Default: every pending ask, then the last Limit (50) settled ones.
 		pf := f
 		pf.Status, pf.Limit = askd.StatusPending, 0
-		pending, err := tx.FindAsks(ctx, pf)
+		pending, err := tx.Asks.FindAsks(ctx, pf)
 		if err != nil {
 			return err
 		}
@@ -106,7 +106,7 @@ func (s *Service) List(ctx context.Context, c askd.Caller, f askd.AskFilter) ([]
 		for _, st := range []askd.Status{askd.StatusAnswered, askd.StatusCancelled} {
 			sf := f
 			sf.Status, sf.Limit = st, limit
-			more, err := tx.FindAsks(ctx, sf)
+			more, err := tx.Asks.FindAsks(ctx, sf)
 			if err != nil {
 				return err
 			}
@@ -129,7 +129,7 @@ func (s *Service) Sessions(ctx context.Context, c askd.Caller) ([]*askd.SessionI
 	}
 	var out []*askd.SessionInfo
 	err := s.store.View(ctx, func(tx askd.Tx) (err error) {
-		out, err = tx.Sessions(ctx, askd.SessionQuery{})
+		out, err = tx.Sessions.Sessions(ctx, askd.SessionQuery{})
 		return err
 	})
 	return out, err

@@ -176,7 +176,8 @@ func TestCancellationOvertakingItsCall(t *testing.T) {
 	}
 }
 
-// readCounting is a SQLite store that counts its read transactions.
+// readCounting is a SQLite store that counts its reads: read transactions,
+// and ReadAsk (one of them).
 type readCounting struct {
 	*sqlite.Store
 	views atomic.Int64
@@ -185,6 +186,11 @@ type readCounting struct {
 func (r *readCounting) View(ctx context.Context, fn func(askd.Tx) error) error {
 	r.views.Add(1)
 	return r.Store.View(ctx, fn)
+}
+
+func (r *readCounting) ReadAsk(ctx context.Context, id int64) (*askd.Ask, error) {
+	r.views.Add(1)
+	return r.Store.ReadAsk(ctx, id)
 }
 
 // An answer committed in this process reaches its waiting call as the commit

@@ -92,13 +92,13 @@ func (s *Service) Attach(ctx context.Context, c askd.Caller) (*Attachment, error
 func (a *Attachment) renew(ctx context.Context) error {
 	until := a.svc.now().Add(BridgeLease)
 	err := a.svc.store.Update(ctx, func(tx askd.Tx) error {
-		if err := tx.LockSession(ctx, a.c.Name, a.c.Session); err != nil {
+		if err := tx.Sessions.LockSession(ctx, a.c.Name, a.c.Session); err != nil {
 			return err
 		}
 		if err := a.svc.addSession(ctx, tx, a.c.Name, a.c.Session); err != nil {
 			return err
 		}
-		return tx.AttachBridge(ctx, a.c.Name, a.c.Session, until)
+		return tx.Channels.AttachBridge(ctx, a.c.Name, a.c.Session, until)
 	})
 	if err == nil {
 		a.until, a.renewAt = until, time.Now().Add(BridgeRenew)
@@ -113,7 +113,7 @@ func (a *Attachment) Close(ctx context.Context) {
 	a.stream.Close()
 	a.release()
 	err := a.svc.store.Update(ctx, func(tx askd.Tx) error {
-		return tx.DetachBridge(ctx, a.c.Name, a.c.Session, a.until)
+		return tx.Channels.DetachBridge(ctx, a.c.Name, a.c.Session, a.until)
 	})
 	if err != nil {
 		a.svc.cfg.Logger.Warn("detach channel bridge", "session", a.c.Session, "err", err)
@@ -189,10 +189,10 @@ func (a *Attachment) claim(ctx context.Context) ([]*askd.ChannelTell, error) {
 	err := s.store.Update(ctx, func(tx askd.Tx) (err error) {
 		// The session's lock, as tellSession takes it: a claim and a Stop
 		// hook's telling never overlap.
-		if err := tx.LockSession(ctx, c.Name, c.Session); err != nil {
+		if err := tx.Sessions.LockSession(ctx, c.Name, c.Session); err != nil {
 			return err
 		}
-		ds, err = tx.ClaimSessionTells(ctx, c.Name, c.Session, s.now(), TellLease, maxClaim)
+		ds, err = tx.Deliveries.ClaimSessionTells(ctx, c.Name, c.Session, s.now(), TellLease, maxClaim)
 		return err
 	})
 	if err != nil || len(ds) == 0 {
@@ -202,7 +202,7 @@ func (a *Attachment) claim(ctx context.Context) ([]*askd.ChannelTell, error) {
 	err = s.store.View(ctx, func(tx askd.Tx) error {
 		out = out[:0]
 		for _, d := range ds {
-			ask, err := tx.Ask(ctx, d.AskID)
+			ask, err := tx.Asks.Ask(ctx, d.AskID)
 			if askd.ErrorCode(err) == askd.ENOTFOUND {
 				continue // purged meanwhile, with its delivery
 			}
@@ -235,14 +235,14 @@ func (s *Service) ChannelTold(ctx context.Context, c askd.Caller, key string) (*
 	}
 	var out *askd.Ask
 	err := s.store.Update(ctx, func(tx askd.Tx) error {
-		a, err := tx.Ask(ctx, id) // the ask first: see ClaimDeliveries
+		a, err := tx.Asks.Ask(ctx, id) // the ask first: see ClaimDeliveries
 		if askd.ErrorCode(err) == askd.ENOTFOUND || err == nil && !visible(c, a) {
 			return notFound
 		}
 		if err != nil {
 			return err
 		}
-		d, err := tx.Delivery(ctx, key)
+		d, err := tx.Deliveries.Delivery(ctx, key)
 		if askd.ErrorCode(err) == askd.ENOTFOUND || err == nil && (d.Kind != askd.DeliveryTell || d.AskID != a.ID) {
 			return notFound
 		}
@@ -260,7 +260,7 @@ func (s *Service) ChannelTold(ctx context.Context, c askd.Caller, key string) (*
 // (it is writing it to Claude Code): the Stop hook and check_ask {} leave it
 // to the bridge.
 func heldByBridge(ctx context.Context, tx askd.Tx, a *askd.Ask, now time.Time) (bool, error) {
-	d, err := tx.Delivery(ctx, askd.TellKey(a))
+	d, err := tx.Deliveries.Delivery(ctx, askd.TellKey(a))
 	if askd.ErrorCode(err) == askd.ENOTFOUND {
 		return false, nil
 	}
@@ -274,7 +274,7 @@ func heldByBridge(ctx context.Context, tx askd.Tx, a *askd.Ask, now time.Time) (
 // now: a bridge's when one is attached, else the session's own, else nil
 // (the server's default). One read, on every settlement that tells.
 func tellChannel(ctx context.Context, tx askd.Tx, agent, session string, now time.Time) (*askd.Channel, error) {
-	ch, until, err := tx.TellChannel(ctx, agent, session)
+	ch, until, err := tx.Channels.TellChannel(ctx, agent, session)
 	if err != nil {
 		return nil, err
 	}

@@ -45,12 +45,12 @@ func (s *Service) Create(ctx context.Context, c askd.Caller, in *askd.AskInput, 
 	var rule *askd.Rule // the rule that answered the new ask, if one did
 	err := s.store.Update(ctx, func(tx askd.Tx) error {
 		out, replaced, created, rule = nil, nil, false, nil
-		if err := tx.LockSession(ctx, c.Name, c.Session); err != nil {
+		if err := tx.Sessions.LockSession(ctx, c.Name, c.Session); err != nil {
 			return err
 		}
 		pf := sessionFilter(c)
 		pf.Status = askd.StatusPending
-		pending, err := tx.FindAsks(ctx, pf)
+		pending, err := tx.Asks.FindAsks(ctx, pf)
 		if err != nil {
 			return err
 		}
@@ -142,7 +142,7 @@ func (s *Service) reattachQuestion(ctx context.Context, tx askd.Tx, c askd.Calle
 	// are looked at: a retry comes soon after.
 	rf := sessionFilter(c)
 	rf.Kind, rf.Status, rf.Limit = askd.KindQuestion, askd.StatusAnswered, 3
-	recent, err := tx.FindAsks(ctx, rf)
+	recent, err := tx.Asks.FindAsks(ctx, rf)
 	if err != nil {
 		return nil, err
 	}
@@ -163,7 +163,7 @@ func (s *Service) reattachQuestion(ctx context.Context, tx askd.Tx, c askd.Calle
 func (s *Service) retryApproval(ctx context.Context, tx askd.Tx, c askd.Caller, a *askd.Ask) (same, replaced *askd.Ask, err error) {
 	tf := sessionFilter(c)
 	tf.ToolUseID, tf.Kind, tf.Limit = a.ToolUseID, askd.KindApproval, 1
-	prior, err := tx.FindAsks(ctx, tf)
+	prior, err := tx.Asks.FindAsks(ctx, tf)
 	if err != nil || len(prior) == 0 {
 		return nil, nil, err
 	}
@@ -178,7 +178,7 @@ func (s *Service) retryApproval(ctx context.Context, tx askd.Tx, c askd.Caller, 
 		return p, nil, nil
 	}
 	p.Settle(askd.StatusCancelled, askd.ReasonReplaced, nil, c.Name, a.CreatedAt)
-	if err := tx.UpdateAsk(ctx, p); err != nil {
+	if err := tx.Asks.UpdateAsk(ctx, p); err != nil {
 		return nil, nil, err
 	}
 	if err := s.record(ctx, tx, p, askd.ActionReplaced, c.Name, "replaced by a retry with new input"); err != nil {
@@ -200,7 +200,7 @@ func (s *Service) replaceAttention(ctx context.Context, tx askd.Tx, c askd.Calle
 		p.Revision++
 		p.UpdatedAt = a.CreatedAt
 		p.SnoozedUntil = nil // new content deserves a fresh look
-		if err := tx.UpdateAsk(ctx, p); err != nil {
+		if err := tx.Asks.UpdateAsk(ctx, p); err != nil {
 			return nil, err
 		}
 		if err := s.enqueueNotify(ctx, tx, p); err != nil {
@@ -227,7 +227,7 @@ func (s *Service) insertAsk(ctx context.Context, tx askd.Tx, c askd.Caller, a *a
 			return err
 		}
 	}
-	if err := tx.CreateAsk(ctx, a); err != nil {
+	if err := tx.Asks.CreateAsk(ctx, a); err != nil {
 		return err
 	}
 	return s.record(ctx, tx, a, askd.ActionCreated, c.Name, "")
@@ -237,7 +237,7 @@ func (s *Service) insertAsk(ctx context.Context, tx askd.Tx, c askd.Caller, a *a
 // MaxPendingPerToken pending asks across all its sessions (ELIMIT): the
 // per-session cap alone lets one token fill the inbox by naming new sessions.
 func (s *Service) checkTokenPending(ctx context.Context, tx askd.Tx, agent string) error {
-	n, err := tx.CountAsks(ctx, askd.AskFilter{Agent: agent, Status: askd.StatusPending})
+	n, err := tx.Asks.CountAsks(ctx, askd.AskFilter{Agent: agent, Status: askd.StatusPending})
 	if err != nil {
 		return err
 	}
@@ -252,11 +252,11 @@ func (s *Service) checkTokenPending(ctx context.Context, tx askd.Tx, agent strin
 // The refusal fails the caller's transaction, which takes the record back.
 func (s *Service) addSession(ctx context.Context, tx askd.Tx, agent, session string) error {
 	now := s.now()
-	added, err := tx.AddSession(ctx, agent, session, now)
+	added, err := tx.Sessions.AddSession(ctx, agent, session, now)
 	if err != nil || !added {
 		return err
 	}
-	n, err := tx.CountSessions(ctx, agent, now.Add(-time.Minute))
+	n, err := tx.Sessions.CountSessions(ctx, agent, now.Add(-time.Minute))
 	if err != nil {
 		return err
 	}
@@ -269,7 +269,7 @@ func (s *Service) addSession(ctx context.Context, tx askd.Tx, agent, session str
 // record appends the history event for a transition of a.
 func (s *Service) record(ctx context.Context, tx askd.Tx, a *askd.Ask, action, actor, note string) error {
 	snap := *a
-	return tx.AddEvent(ctx, &askd.Event{AskID: a.ID, Session: a.Session, Action: action, Actor: actor, At: a.UpdatedAt, Note: note, Ask: &snap})
+	return tx.Events.AddEvent(ctx, &askd.Event{AskID: a.ID, Session: a.Session, Action: action, Actor: actor, At: a.UpdatedAt, Note: note, Ask: &snap})
 }
 
 func sameJSON(a, b any) bool {

@@ -120,7 +120,7 @@ func (s *Service) enqueueTell(ctx context.Context, tx askd.Tx, a *askd.Ask) (sen
 	if ch.Type != askd.ChannelHook && ch.Type != askd.ChannelBridge {
 		d.NextAt = &now
 	}
-	err = tx.CreateDelivery(ctx, d)
+	err = tx.Deliveries.CreateDelivery(ctx, d)
 	if askd.ErrorCode(err) == askd.ECONFLICT {
 		return false, nil // this settlement is queued already
 	}
@@ -136,7 +136,7 @@ func (s *Service) enqueueNotify(ctx context.Context, tx askd.Tx, a *askd.Ask) er
 			Kind: askd.DeliveryNotify, Key: askd.NotifyKey(a, i), AskID: a.ID, Session: a.Session,
 			Channel: n, Status: askd.DeliveryPending, NextAt: &now, CreatedAt: now, UpdatedAt: now,
 		}
-		if err := tx.CreateDelivery(ctx, d); err != nil && askd.ErrorCode(err) != askd.ECONFLICT {
+		if err := tx.Deliveries.CreateDelivery(ctx, d); err != nil && askd.ErrorCode(err) != askd.ECONFLICT {
 			return err
 		}
 	}
@@ -178,13 +178,13 @@ func (s *Service) SetChannel(ctx context.Context, c askd.Caller, session string,
 		return err
 	}
 	return s.store.Update(ctx, func(tx askd.Tx) error {
-		if err := tx.LockSession(ctx, c.Name, session); err != nil {
+		if err := tx.Sessions.LockSession(ctx, c.Name, session); err != nil {
 			return err
 		}
 		if err := s.addSession(ctx, tx, c.Name, session); err != nil {
 			return err
 		}
-		return tx.SetChannel(ctx, c.Name, session, ch)
+		return tx.Channels.SetChannel(ctx, c.Name, session, ch)
 	})
 }
 
@@ -193,7 +193,7 @@ func (s *Service) SetChannel(ctx context.Context, c askd.Caller, session string,
 func (s *Service) SessionChannel(ctx context.Context, agent, session string) (*askd.Channel, error) {
 	var ch *askd.Channel
 	err := s.store.View(ctx, func(tx askd.Tx) (err error) {
-		ch, err = tx.Channel(ctx, agent, session)
+		ch, err = tx.Channels.Channel(ctx, agent, session)
 		return err
 	})
 	if askd.ErrorCode(err) == askd.ENOTFOUND {
@@ -211,7 +211,7 @@ type Claimed struct {
 }
 
 // ClaimDeliveries leases up to limit due deliveries for lease (see
-// askd.Tx.ClaimDeliveries). A tell whose ask was told meanwhile is marked
+// askd.DeliveryTx.ClaimDeliveries). A tell whose ask was told meanwhile is marked
 // sent and not returned.
 //
 // Lock order: every transaction touching an ask and its delivery locks the
@@ -221,7 +221,7 @@ type Claimed struct {
 func (s *Service) ClaimDeliveries(ctx context.Context, lease time.Duration, limit int) ([]*Claimed, error) {
 	var ds []*askd.Delivery
 	err := s.store.Update(ctx, func(tx askd.Tx) (err error) {
-		ds, err = tx.ClaimDeliveries(ctx, s.now(), lease, limit)
+		ds, err = tx.Deliveries.ClaimDeliveries(ctx, s.now(), lease, limit)
 		return err
 	})
 	if err != nil || len(ds) == 0 {
@@ -231,7 +231,7 @@ func (s *Service) ClaimDeliveries(ctx context.Context, lease time.Duration, limi
 	err = s.store.View(ctx, func(tx askd.Tx) error {
 		out = out[:0]
 		for _, d := range ds {
-			a, err := tx.Ask(ctx, d.AskID)
+			a, err := tx.Asks.Ask(ctx, d.AskID)
 			if askd.ErrorCode(err) == askd.ENOTFOUND {
 				continue // purged meanwhile, with its delivery
 			}
@@ -268,7 +268,7 @@ func (s *Service) ClaimDeliveries(ctx context.Context, lease time.Duration, limi
 func (s *Service) NextDeliveryAt(ctx context.Context) (time.Time, error) {
 	var at time.Time
 	err := s.store.View(ctx, func(tx askd.Tx) (err error) {
-		at, err = tx.NextDeliveryAt(ctx)
+		at, err = tx.Deliveries.NextDeliveryAt(ctx)
 		return err
 	})
 	return at, err
@@ -278,17 +278,17 @@ func (s *Service) NextDeliveryAt(ctx context.Context) (time.Time, error) {
 // marked told (once, whoever told it first). how says by what ("webhook").
 func (s *Service) Delivered(ctx context.Context, cl *Claimed, how string) error {
 	return s.store.Update(ctx, func(tx askd.Tx) error {
-		a, err := tx.Ask(ctx, cl.Delivery.AskID) // the ask first: see ClaimDeliveries
+		a, err := tx.Asks.Ask(ctx, cl.Delivery.AskID) // the ask first: see ClaimDeliveries
 		if err != nil {
 			return err
 		}
-		d, err := tx.Delivery(ctx, cl.Delivery.Key)
+		d, err := tx.Deliveries.Delivery(ctx, cl.Delivery.Key)
 		if err != nil {
 			return err
 		}
 		now := s.now()
 		d.Status, d.ClaimedUntil, d.NextAt, d.LastError, d.UpdatedAt = askd.DeliverySent, nil, nil, "", now
-		if err := tx.UpdateDelivery(ctx, d); err != nil {
+		if err := tx.Deliveries.UpdateDelivery(ctx, d); err != nil {
 			return err
 		}
 		if d.Kind != askd.DeliveryTell {
@@ -309,11 +309,11 @@ func (s *Service) DeliveryFailed(ctx context.Context, cl *Claimed, reason string
 	var failed *askd.Delivery
 	err := s.store.Update(ctx, func(tx askd.Tx) error {
 		failed = nil
-		a, err := tx.Ask(ctx, cl.Delivery.AskID) // the ask first: see ClaimDeliveries
+		a, err := tx.Asks.Ask(ctx, cl.Delivery.AskID) // the ask first: see ClaimDeliveries
 		if err != nil {
 			return err
 		}
-		d, err := tx.Delivery(ctx, cl.Delivery.Key)
+		d, err := tx.Deliveries.Delivery(ctx, cl.Delivery.Key)
 		if err != nil {
 			return err
 		}
@@ -329,10 +329,10 @@ func (s *Service) DeliveryFailed(ctx context.Context, cl *Claimed, reason string
 			}
 			next := now.Add(wait)
 			d.NextAt = &next
-			return tx.UpdateDelivery(ctx, d)
+			return tx.Deliveries.UpdateDelivery(ctx, d)
 		}
 		d.Status, d.NextAt = askd.DeliveryFailed, nil
-		if err := tx.UpdateDelivery(ctx, d); err != nil {
+		if err := tx.Deliveries.UpdateDelivery(ctx, d); err != nil {
 			return err
 		}
 		failed = d

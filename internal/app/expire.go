@@ -33,7 +33,7 @@ func overdue(a *askd.Ask, now time.Time) bool {
 // reports whether the delivery is for the worker to send (enqueueTell).
 func (s *Service) expireTx(ctx context.Context, tx askd.Tx, a *askd.Ask, now time.Time) (send bool, err error) {
 	a.Settle(askd.StatusCancelled, askd.ReasonTimeout, nil, "askd", now)
-	if err := tx.UpdateAsk(ctx, a); err != nil {
+	if err := tx.Asks.UpdateAsk(ctx, a); err != nil {
 		return false, err
 	}
 	if send, err = s.enqueueTell(ctx, tx, a); err != nil {
@@ -48,7 +48,7 @@ func (s *Service) expire(ctx context.Context, id int64) (*askd.Ask, error) {
 	var out *askd.Ask
 	var settled, send bool
 	err := s.store.Update(ctx, func(tx askd.Tx) error {
-		a, err := tx.Ask(ctx, id)
+		a, err := tx.Asks.Ask(ctx, id)
 		if err != nil {
 			return err
 		}
@@ -75,7 +75,7 @@ func (s *Service) expire(ctx context.Context, id int64) (*askd.Ask, error) {
 func (s *Service) ExpireDue(ctx context.Context) error {
 	var due []*askd.Ask
 	err := s.store.View(ctx, func(tx askd.Tx) (err error) {
-		due, err = tx.FindAsks(ctx, askd.AskFilter{Status: askd.StatusPending, DeadlineBefore: s.now()})
+		due, err = tx.Asks.FindAsks(ctx, askd.AskFilter{Status: askd.StatusPending, DeadlineBefore: s.now()})
 		return err
 	})
 	if err != nil {

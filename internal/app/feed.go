@@ -100,7 +100,7 @@ func (f *feed) load(ctx context.Context) error {
 	if !loaded {
 		var last int64
 		err := f.store.View(ctx, func(tx askd.Tx) (err error) {
-			last, err = tx.LastEventID(ctx)
+			last, err = tx.Events.LastEventID(ctx)
 			return err
 		})
 		if err != nil {
@@ -116,7 +116,7 @@ func (f *feed) load(ctx context.Context) error {
 	for {
 		var evs []*askd.Event
 		err := f.store.View(ctx, func(tx askd.Tx) (err error) {
-			evs, err = tx.EventsAfter(ctx, after, 500)
+			evs, err = tx.Events.EventsAfter(ctx, after, 500)
 			return err
 		})
 		if err != nil {
@@ -214,7 +214,7 @@ func (s *Stream) Next(ctx context.Context) ([]*FeedEvent, error) {
 	f.mu.Unlock()
 	var evs []*askd.Event
 	err := f.store.View(ctx, func(tx askd.Tx) (err error) {
-		evs, err = tx.EventsAfter(ctx, s.cursor, 500)
+		evs, err = tx.Events.EventsAfter(ctx, s.cursor, 500)
 		return err
 	})
 	if err != nil {

@@ -23,8 +23,8 @@ type health struct {
 	faults *prometheus.CounterVec // askd_storage_errors_total{cause}
 }
 
-// observed is the store as the service uses it: every Update's and View's
-// outcome goes through health, so readiness follows what writes do.
+// observed is the store as the service uses it: every Update's, View's and
+// ReadAsk's outcome goes through health, so readiness follows what writes do.
 type observed struct {
 	askd.Store
 	h *health
@@ -40,6 +40,12 @@ func (o observed) View(ctx context.Context, fn func(askd.Tx) error) error {
 	err := o.Store.View(ctx, fn)
 	o.h.read(err)
 	return err
+}
+
+func (o observed) ReadAsk(ctx context.Context, id int64) (*askd.Ask, error) {
+	a, err := o.Store.ReadAsk(ctx, id)
+	o.h.read(err)
+	return a, err
 }
 
 // wrote notes a write's outcome. fn's own errors (not found, conflict, bad

@@ -42,17 +42,17 @@ func (s *Service) CallStarted(ctx context.Context, c askd.Caller, mcpSession, re
 	err := s.store.Update(ctx, func(tx askd.Tx) error {
 		// The call and its cancellation both read, then write the row: the
 		// session lock makes one wait for the other.
-		if err := tx.LockSession(ctx, c.Name, c.Session); err != nil {
+		if err := tx.Sessions.LockSession(ctx, c.Name, c.Session); err != nil {
 			return err
 		}
-		old, err := tx.MCPCall(ctx, k)
+		old, err := tx.MCPCalls.MCPCall(ctx, k)
 		switch {
 		case err == nil:
 			cancelled = old.Cancelled
 		case askd.ErrorCode(err) != askd.ENOTFOUND:
 			return err
 		}
-		return tx.PutMCPCall(ctx, &askd.MCPCall{MCPCallKey: k, AskID: id, Cancelled: cancelled, CreatedAt: s.now()})
+		return tx.MCPCalls.PutMCPCall(ctx, &askd.MCPCall{MCPCallKey: k, AskID: id, Cancelled: cancelled, CreatedAt: s.now()})
 	})
 	if err != nil {
 		return err
@@ -66,7 +66,7 @@ func (s *Service) CallStarted(ctx context.Context, c askd.Caller, mcpSession, re
 // CallEnded forgets the caller's MCP call: it returned, or its client went.
 func (s *Service) CallEnded(ctx context.Context, c askd.Caller, mcpSession, requestID string) error {
 	return s.store.Update(ctx, func(tx askd.Tx) error {
-		return tx.DeleteMCPCall(ctx, callKey(c, mcpSession, requestID))
+		return tx.MCPCalls.DeleteMCPCall(ctx, callKey(c, mcpSession, requestID))
 	})
 }
 
@@ -84,14 +84,14 @@ func (s *Service) CallCancelled(ctx context.Context, c askd.Caller, mcpSession, 
 	k := callKey(c, mcpSession, requestID)
 	var id int64
 	err := s.store.Update(ctx, func(tx askd.Tx) error {
-		if err := tx.LockSession(ctx, c.Name, c.Session); err != nil {
+		if err := tx.Sessions.LockSession(ctx, c.Name, c.Session); err != nil {
 			return err
 		}
 		now := s.now()
-		if _, err := tx.PurgeMCPCalls(ctx, now.Add(-s.keepCalls())); err != nil {
+		if _, err := tx.MCPCalls.PurgeMCPCalls(ctx, now.Add(-s.keepCalls())); err != nil {
 			return err
 		}
-		call, err := tx.MCPCall(ctx, k)
+		call, err := tx.MCPCalls.MCPCall(ctx, k)
 		switch {
 		case err == nil:
 			id = call.AskID
@@ -104,7 +104,7 @@ func (s *Service) CallCancelled(ctx context.Context, c askd.Caller, mcpSession, 
 			return err
 		}
 		call.Cancelled = true
-		return tx.PutMCPCall(ctx, call)
+		return tx.MCPCalls.PutMCPCall(ctx, call)
 	})
 	if err != nil || id == 0 {
 		return 0, err
@@ -115,7 +115,7 @@ func (s *Service) CallCancelled(ctx context.Context, c askd.Caller, mcpSession, 
 // checkEarlyCancellations refuses (ELIMIT) to keep one more cancellation of
 // a call not recorded for agent, past askd.MaxEarlyCancellations.
 func checkEarlyCancellations(ctx context.Context, tx askd.Tx, agent string) error {
-	n, err := tx.CountEarlyCancellations(ctx, agent)
+	n, err := tx.MCPCalls.CountEarlyCancellations(ctx, agent)
 	if err != nil {
 		return err
 	}

@@ -52,7 +52,7 @@ func newMetrics(s *Service) *Metrics {
 		defer cancel()
 		var n int
 		err := s.store.View(ctx, func(tx askd.Tx) (err error) {
-			n, err = tx.CountAsks(ctx, askd.AskFilter{Status: askd.StatusPending})
+			n, err = tx.Asks.CountAsks(ctx, askd.AskFilter{Status: askd.StatusPending})
 			return err
 		})
 		if err != nil {

@@ -562,7 +562,7 @@ func (w *await) stop() {
 // call hears of a cancellation). A settled ask is left as it is.
 func (s *Service) cutOff(ctx context.Context, c askd.Caller, id int64) error {
 	return s.store.Update(ctx, func(tx askd.Tx) error {
-		a, err := tx.Ask(ctx, id)
+		a, err := tx.Asks.Ask(ctx, id)
 		if err != nil {
 			return err
 		}
@@ -572,7 +572,7 @@ func (s *Service) cutOff(ctx context.Context, c askd.Caller, id int64) error {
 		}
 		a.ToBeTold = true
 		a.UpdatedAt = s.now()
-		if err := tx.UpdateAsk(ctx, a); err != nil {
+		if err := tx.Asks.UpdateAsk(ctx, a); err != nil {
 			return err
 		}
 		return s.record(ctx, tx, a, askd.ActionCutOff, c.Name, "the agent stopped waiting; the answer will be told to its session")

@@ -80,12 +80,12 @@ func (s *Service) PendingPage(ctx context.Context, c askd.Caller, q askd.Pending
 	s.expireBeforeListing(ctx)
 	var page Page[*askd.Ask]
 	err = s.store.View(ctx, func(tx askd.Tx) error {
-		asks, err := tx.PendingAsks(ctx, q)
+		asks, err := tx.Asks.PendingAsks(ctx, q)
 		if err != nil {
 			return err
 		}
 		fill(&page, asks, p.Limit, func(a *askd.Ask) string { return pendingCursor(askd.UrgencyKeyOf(a)) })
-		page.Total, err = tx.CountAsks(ctx, askd.AskFilter{Status: askd.StatusPending, Agent: q.Agent, Session: q.Session, Kind: q.Kind})
+		page.Total, err = tx.Asks.CountAsks(ctx, askd.AskFilter{Status: askd.StatusPending, Agent: q.Agent, Session: q.Session, Kind: q.Kind})
 		return err
 	})
 	if err != nil {
@@ -110,14 +110,14 @@ func (s *Service) SessionsPage(ctx context.Context, c askd.Caller, p PageRequest
 	}
 	var page Page[*askd.SessionInfo]
 	err = s.store.View(ctx, func(tx askd.Tx) error {
-		ss, err := tx.Sessions(ctx, askd.SessionQuery{After: after, Limit: p.Limit + 1})
+		ss, err := tx.Sessions.Sessions(ctx, askd.SessionQuery{After: after, Limit: p.Limit + 1})
 		if err != nil {
 			return err
 		}
 		fill(&page, ss, p.Limit, func(si *askd.SessionInfo) string {
 			return sessionsCursor(askd.SessionKey{Agent: si.Agent, Name: si.Name})
 		})
-		page.Total, err = tx.CountSessionsWithAsks(ctx)
+		page.Total, err = tx.Sessions.CountSessionsWithAsks(ctx)
 		return err
 	})
 	if err != nil {
@@ -182,13 +182,13 @@ func (s *Service) SearchHistory(ctx context.Context, c askd.Caller, f HistoryFil
 		Outcome: f.Outcome, SettledBy: f.By}
 	var page Page[*askd.Ask]
 	err = s.store.View(ctx, func(tx askd.Tx) error {
-		n, err := tx.CountSearch(ctx, q)
+		n, err := tx.Asks.CountSearch(ctx, q)
 		if err != nil {
 			return err
 		}
 		page.Total = n
 		q.After, q.Limit = after, p.Limit+1
-		asks, err := tx.SearchAsks(ctx, q)
+		asks, err := tx.Asks.SearchAsks(ctx, q)
 		if err != nil {
 			return err
 		}

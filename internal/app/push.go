@@ -56,7 +56,7 @@ func (s *Service) VAPIDKeys(ctx context.Context) (*askd.VAPIDKeys, error) {
 	var k *askd.VAPIDKeys
 	read := func() error {
 		return s.store.View(ctx, func(tx askd.Tx) (err error) {
-			k, err = tx.VAPIDKeys(ctx)
+			k, err = tx.Push.VAPIDKeys(ctx)
 			return err
 		})
 	}
@@ -67,7 +67,7 @@ func (s *Service) VAPIDKeys(ctx context.Context) (*askd.VAPIDKeys, error) {
 			return nil, err
 		}
 		k.CreatedAt = s.now()
-		err = s.store.Update(ctx, func(tx askd.Tx) error { return tx.CreateVAPIDKeys(ctx, k) })
+		err = s.store.Update(ctx, func(tx askd.Tx) error { return tx.Push.CreateVAPIDKeys(ctx, k) })
 		if askd.ErrorCode(err) == askd.ECONFLICT { // another process made them first
 			err = read()
 		}
@@ -141,7 +141,7 @@ func (s *Service) SubscribePush(ctx context.Context, c askd.Caller, p *askd.Push
 		if err := checkPushCaps(ctx, tx, p, now); err != nil {
 			return err
 		}
-		return tx.PutPushSubscription(ctx, p)
+		return tx.Push.PutPushSubscription(ctx, p)
 	})
 	if askd.ErrorCode(err) == askd.ENOTFOUND {
 		return askd.Errorf(askd.EUNAUTHORIZED, "signed out: sign in again")
@@ -155,14 +155,14 @@ func (s *Service) SubscribePush(ctx context.Context, c askd.Caller, p *askd.Push
 // none. Browser sessions expired by now go first, with their
 // subscriptions, so that they are not counted.
 func checkPushCaps(ctx context.Context, tx askd.Tx, p *askd.PushSubscription, now time.Time) error {
-	if _, err := tx.DeleteExpiredSignIns(ctx, now); err != nil {
+	if _, err := tx.SignIns.DeleteExpiredSignIns(ctx, now); err != nil {
 		return err
 	}
-	old, err := tx.PushSubscription(ctx, p.Endpoint) // nil when it is new
+	old, err := tx.Push.PushSubscription(ctx, p.Endpoint) // nil when it is new
 	if err != nil && askd.ErrorCode(err) != askd.ENOTFOUND {
 		return err
 	}
-	ofBrowser, ofHuman, err := tx.CountPushSubscriptions(ctx, p.Browser, p.Human)
+	ofBrowser, ofHuman, err := tx.Push.CountPushSubscriptions(ctx, p.Browser, p.Human)
 	if err != nil {
 		return err
 	}
@@ -184,14 +184,14 @@ func (s *Service) UnsubscribePush(ctx context.Context, c askd.Caller, endpoint s
 		return err
 	}
 	return s.store.Update(ctx, func(tx askd.Tx) error {
-		p, err := tx.PushSubscription(ctx, endpoint)
+		p, err := tx.Push.PushSubscription(ctx, endpoint)
 		if err == nil && p.Browser != browser {
 			err = askd.Errorf(askd.ENOTFOUND, "this browser session has no push subscription with that endpoint")
 		}
 		if err != nil {
 			return err
 		}
-		return tx.DeletePushSubscription(ctx, endpoint)
+		return tx.Push.DeletePushSubscription(ctx, endpoint)
 	})
 }
 
@@ -200,7 +200,7 @@ func (s *Service) UnsubscribePush(ctx context.Context, c askd.Caller, endpoint s
 func (s *Service) PushSubscriptions(ctx context.Context) ([]*askd.PushSubscription, error) {
 	var out []*askd.PushSubscription
 	err := s.store.View(ctx, func(tx askd.Tx) (err error) {
-		out, err = tx.PushSubscriptions(ctx, s.now())
+		out, err = tx.Push.PushSubscriptions(ctx, s.now())
 		return err
 	})
 	return out, err
@@ -209,7 +209,7 @@ func (s *Service) PushSubscriptions(ctx context.Context) ([]*askd.PushSubscripti
 // DropPushSubscription deletes the subscription with the endpoint, which
 // its push service says is gone (404, 410). One gone already is no error.
 func (s *Service) DropPushSubscription(ctx context.Context, endpoint string) error {
-	err := s.store.Update(ctx, func(tx askd.Tx) error { return tx.DeletePushSubscription(ctx, endpoint) })
+	err := s.store.Update(ctx, func(tx askd.Tx) error { return tx.Push.DeletePushSubscription(ctx, endpoint) })
 	if askd.ErrorCode(err) == askd.ENOTFOUND {
 		return nil
 	}

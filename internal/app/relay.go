@@ -94,7 +94,7 @@ func (s *Service) CloseRelay(ctx context.Context, c askd.Caller, requestID, reas
 	err := s.store.View(ctx, func(tx askd.Tx) error {
 		f := sessionFilter(c)
 		f.Kind, f.ToolUseID, f.Limit = askd.KindApproval, askd.RelayToolUsePrefix+requestID, 1
-		asks, err := tx.FindAsks(ctx, f)
+		asks, err := tx.Asks.FindAsks(ctx, f)
 		if err == nil && len(asks) > 0 {
 			found = asks[0]
 		}

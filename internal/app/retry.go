@@ -32,14 +32,6 @@ func (s *Service) retryUnavailable(ctx context.Context, until time.Time, fn func
 	return backoff{first: retryFirst, max: retryMax}.retry(ctx, s.now, until, s.closing, fn)
 }
 
-// askReader is a store that reads one ask in a single statement, without a
-// transaction around it: on PostgreSQL one round trip instead of three, on
-// the way of an answer to its waiting call in another process when the
-// notification could not carry the ask (settledSeen).
-type askReader interface {
-	ReadAsk(ctx context.Context, id int64) (*askd.Ask, error)
-}
-
 // getForWait is Get for a wait on ask id until until (see
 // retryUnavailable). With call, it also reports, from the same snapshot,
 // whether that MCP call's cancellation was recorded: one read transaction
@@ -60,25 +52,24 @@ func (s *Service) getForWait(ctx context.Context, c askd.Caller, id int64, until
 }
 
 // readForWait reads ask id, and with call whether that call's cancellation
-// was recorded (then without the ask), in one snapshot: a single statement
-// where the store has one (askReader), else one read transaction.
+// was recorded (then without the ask), in one snapshot: without call by
+// Store.ReadAsk (on PostgreSQL one statement, no transaction around it, on
+// the way of an answer to its waiting call in another process when the
+// notification could not carry the ask), with call in one read transaction.
 func (s *Service) readForWait(ctx context.Context, id int64, call *askd.MCPCallKey) (a *askd.Ask, cancelled bool, err error) {
-	if r, ok := s.raw.(askReader); ok && call == nil {
-		a, err = r.ReadAsk(ctx, id)
-		s.health.read(err)
+	if call == nil {
+		a, err = s.store.ReadAsk(ctx, id)
 		return a, false, err
 	}
 	err = s.store.View(ctx, func(tx askd.Tx) error {
-		if call != nil {
-			mc, err := tx.MCPCall(ctx, *call)
-			if err != nil && askd.ErrorCode(err) != askd.ENOTFOUND {
-				return err
-			}
-			if cancelled = err == nil && mc.Cancelled; cancelled {
-				return nil
-			}
+		mc, err := tx.MCPCalls.MCPCall(ctx, *call)
+		if err != nil && askd.ErrorCode(err) != askd.ENOTFOUND {
+			return err
 		}
-		a, err = tx.Ask(ctx, id)
+		if cancelled = err == nil && mc.Cancelled; cancelled {
+			return nil
+		}
+		a, err = tx.Asks.Ask(ctx, id)
 		return err
 	})
 	return a, cancelled, err

@@ -39,7 +39,7 @@ func (s *Service) CreateRule(ctx context.Context, c askd.Caller, in *askd.RuleIn
 	}
 	var out *askd.Rule
 	err = s.store.Update(ctx, func(tx askd.Tx) error {
-		a, err := tx.Ask(ctx, in.AskID)
+		a, err := tx.Asks.Ask(ctx, in.AskID)
 		if askd.ErrorCode(err) == askd.ENOTFOUND {
 			return askd.Errorf(askd.EMISMATCH, "ask_id: no ask %d", in.AskID)
 		}
@@ -51,14 +51,14 @@ func (s *Service) CreateRule(ctx context.Context, c askd.Caller, in *askd.RuleIn
 			return err
 		}
 		r.CreatedBy, r.CreatedAt, r.ExpiresAt = c.Name, now, expires
-		live, err := tx.FindRules(ctx, askd.RuleFilter{Agent: a.Agent, Session: a.Session, LiveAt: now})
+		live, err := tx.Rules.FindRules(ctx, askd.RuleFilter{Agent: a.Agent, Session: a.Session, LiveAt: now})
 		if err != nil {
 			return err
 		}
 		if len(live) >= askd.MaxRulesPerSession {
 			return askd.Errorf(askd.ELIMIT, "session %q of agent %q already has %d live rules, at most %d: revoke some first", a.Session, a.Agent, len(live), askd.MaxRulesPerSession)
 		}
-		err = tx.CreateRule(ctx, r)
+		err = tx.Rules.CreateRule(ctx, r)
 		if askd.ErrorCode(err) == askd.ENOTFOUND {
 			// Its agent token was revoked since it asked (or the person's own).
 			return askd.Errorf(askd.EMISMATCH, "ask_id: ask %d's agent token %q no longer exists", a.ID, a.Agent)
@@ -168,7 +168,7 @@ func (s *Service) Rules(ctx context.Context, c askd.Caller, agent, session strin
 	}
 	var out []*askd.Rule
 	err := s.store.View(ctx, func(tx askd.Tx) (err error) {
-		out, err = tx.FindRules(ctx, askd.RuleFilter{Agent: agent, Session: session, LiveAt: s.now()})
+		out, err = tx.Rules.FindRules(ctx, askd.RuleFilter{Agent: agent, Session: session, LiveAt: s.now()})
 		return err
 	})
 	return out, err
@@ -205,7 +205,7 @@ func (s *Service) RevokeRule(ctx context.Context, c askd.Caller, id int64) (*ask
 func (s *Service) changeLiveRule(ctx context.Context, id int64, now time.Time, change func(r *askd.Rule)) (*askd.Rule, error) {
 	var out *askd.Rule
 	err := s.store.Update(ctx, func(tx askd.Tx) error {
-		r, err := tx.Rule(ctx, id)
+		r, err := tx.Rules.Rule(ctx, id)
 		if err != nil {
 			return err
 		}
@@ -217,7 +217,7 @@ func (s *Service) changeLiveRule(ctx context.Context, id int64, now time.Time, c
 		}
 		change(r)
 		out = r
-		return tx.UpdateRule(ctx, r)
+		return tx.Rules.UpdateRule(ctx, r)
 	})
 	return out, err
 }
@@ -229,7 +229,7 @@ func (s *Service) ruleFor(ctx context.Context, tx askd.Tx, a *askd.Ask) (*askd.R
 	if a.Kind != askd.KindApproval {
 		return nil, nil
 	}
-	rules, err := tx.FindRules(ctx, askd.RuleFilter{Agent: a.Agent, Session: a.Session, LiveAt: a.CreatedAt})
+	rules, err := tx.Rules.FindRules(ctx, askd.RuleFilter{Agent: a.Agent, Session: a.Session, LiveAt: a.CreatedAt})
 	if err != nil {
 		return nil, err
 	}
@@ -259,7 +259,7 @@ func (s *Service) answerByRule(ctx context.Context, tx askd.Tx, a *askd.Ask, r *
 		ans.Decision = askd.DecisionRejected
 	}
 	a.Settle(askd.StatusAnswered, "", ans, r.Actor(), a.CreatedAt)
-	if err := tx.UpdateAsk(ctx, a); err != nil {
+	if err := tx.Asks.UpdateAsk(ctx, a); err != nil {
 		return fmt.Errorf("answer ask %d by rule %d: %w", a.ID, r.ID, err)
 	}
 	return s.record(ctx, tx, a, askd.ActionAnswered, r.Actor(), r.Note())

@@ -25,7 +25,7 @@ func (s *Service) settle(ctx context.Context, id int64, change settleFunc) (*ask
 	var out *askd.Ask
 	var expired, send bool
 	err := s.store.Update(ctx, func(tx askd.Tx) error {
-		a, err := tx.Ask(ctx, id)
+		a, err := tx.Asks.Ask(ctx, id)
 		if err != nil {
 			return err
 		}
@@ -45,7 +45,7 @@ func (s *Service) settle(ctx context.Context, id int64, change settleFunc) (*ask
 			return err
 		}
 		a.UpdatedAt = now
-		if err := tx.UpdateAsk(ctx, a); err != nil {
+		if err := tx.Asks.UpdateAsk(ctx, a); err != nil {
 			return err
 		}
 		// The answer and its delivery to the agent commit together, or neither.
@@ -168,7 +168,7 @@ func (s *Service) Snooze(ctx context.Context, c askd.Caller, id int64, until tim
 	}
 	var out *askd.Ask
 	err := s.store.Update(ctx, func(tx askd.Tx) error {
-		a, err := tx.Ask(ctx, id)
+		a, err := tx.Asks.Ask(ctx, id)
 		if err != nil {
 			return err
 		}
@@ -178,7 +178,7 @@ func (s *Service) Snooze(ctx context.Context, c askd.Caller, id int64, until tim
 		u := until.UTC()
 		a.SnoozedUntil = &u
 		a.UpdatedAt = now
-		if err := tx.UpdateAsk(ctx, a); err != nil {
+		if err := tx.Asks.UpdateAsk(ctx, a); err != nil {
 			return err
 		}
 		out = a

@@ -52,17 +52,17 @@ func CreateSignInCode(ctx context.Context, store askd.Store, human string, now t
 	now = now.UTC().Truncate(time.Microsecond)
 	code = strings.ToLower(rand.Text())
 	err = store.Update(ctx, func(tx askd.Tx) error {
-		ts, err := tx.Tokens(ctx)
+		ts, err := tx.Tokens.Tokens(ctx)
 		if err != nil {
 			return err
 		}
 		if name, err = humanTokenName(ts, human, "--human"); err != nil {
 			return err
 		}
-		if _, err := tx.DeleteExpiredSignIns(ctx, now); err != nil {
+		if _, err := tx.SignIns.DeleteExpiredSignIns(ctx, now); err != nil {
 			return err
 		}
-		return tx.CreateSignInCode(ctx, &askd.SignInCode{
+		return tx.SignIns.CreateSignInCode(ctx, &askd.SignInCode{
 			Hash: HashToken(code), Human: name, CreatedAt: now, ExpiresAt: now.Add(SignInCodeTTL),
 		})
 	})
@@ -110,7 +110,7 @@ func (s *Service) SignInWithCode(ctx context.Context, code string) (string, erro
 	var expired bool
 	err := s.store.Update(ctx, func(tx askd.Tx) error {
 		id, ended, expired = "", nil, false
-		c, err := tx.TakeSignInCode(ctx, HashToken(code))
+		c, err := tx.SignIns.TakeSignInCode(ctx, HashToken(code))
 		if askd.ErrorCode(err) == askd.ENOTFOUND {
 			return nil
 		}
@@ -169,21 +169,21 @@ func (s *Service) SignInWithToken(ctx context.Context, token string) (string, er
 // seen of human's, past MaxBrowserSessions. Expired codes and browser
 // sessions go first, so they do not pile up.
 func startBrowserSession(ctx context.Context, tx askd.Tx, human string, now time.Time) (id string, ended []string, err error) {
-	if _, err := tx.DeleteExpiredSignIns(ctx, now); err != nil {
+	if _, err := tx.SignIns.DeleteExpiredSignIns(ctx, now); err != nil {
 		return "", nil, err
 	}
-	bs, err := tx.BrowserSessionsOf(ctx, human)
+	bs, err := tx.SignIns.BrowserSessionsOf(ctx, human)
 	if err != nil {
 		return "", nil, err
 	}
 	for _, b := range bs[:max(0, len(bs)-MaxBrowserSessions+1)] {
-		if err := tx.EndBrowserSession(ctx, b.Hash); err != nil {
+		if err := tx.SignIns.EndBrowserSession(ctx, b.Hash); err != nil {
 			return "", nil, fmt.Errorf("end the least recently used browser session: %w", err)
 		}
 		ended = append(ended, b.Hash)
 	}
 	id = strings.ToLower(rand.Text())
-	err = tx.CreateBrowserSession(ctx, &askd.BrowserSession{
+	err = tx.SignIns.CreateBrowserSession(ctx, &askd.BrowserSession{
 		Hash: HashToken(id), Human: human, CreatedAt: now, LastSeenAt: now, ExpiresAt: browserExpiry(now, now),
 	})
 	if err != nil {
@@ -228,7 +228,7 @@ func (s *Service) BrowserCaller(ctx context.Context, id string) (askd.Caller, er
 	}
 	var b *askd.BrowserSession
 	err := s.store.View(ctx, func(tx askd.Tx) (err error) {
-		b, err = tx.BrowserSession(ctx, hash)
+		b, err = tx.SignIns.BrowserSession(ctx, hash)
 		return err
 	})
 	switch {
@@ -241,7 +241,7 @@ func (s *Service) BrowserCaller(ctx context.Context, id string) (askd.Caller, er
 	}
 	if now.Sub(b.LastSeenAt) >= browserTouchEvery {
 		err := s.store.Update(ctx, func(tx askd.Tx) error {
-			return tx.TouchBrowserSession(ctx, hash, now, browserExpiry(b.CreatedAt, now))
+			return tx.SignIns.TouchBrowserSession(ctx, hash, now, browserExpiry(b.CreatedAt, now))
 		})
 		if askd.ErrorCode(err) == askd.ENOTFOUND { // signed out meanwhile
 			return askd.Caller{}, askd.Errorf(askd.EUNAUTHORIZED, "signed out: sign in again")
@@ -275,7 +275,7 @@ func (s *Service) SignOut(ctx context.Context, id string) error {
 		return nil
 	}
 	hash := HashToken(id)
-	err := s.store.Update(ctx, func(tx askd.Tx) error { return tx.EndBrowserSession(ctx, hash) })
+	err := s.store.Update(ctx, func(tx askd.Tx) error { return tx.SignIns.EndBrowserSession(ctx, hash) })
 	s.browsers.forget(hash)
 	if err == nil || askd.ErrorCode(err) == askd.ENOTFOUND {
 		s.live.revoke(browserHold + hash) // this process's streams end now

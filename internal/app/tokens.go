@@ -36,7 +36,7 @@ func CreateToken(ctx context.Context, store askd.Store, name string, role askd.R
 	}
 	secret := TokenPrefix(role) + strings.ToLower(rand.Text())
 	t := &askd.Token{Name: name, Role: role, Hash: HashToken(secret), CreatedAt: time.Now().UTC()}
-	err := store.Update(ctx, func(tx askd.Tx) error { return tx.CreateToken(ctx, t) })
+	err := store.Update(ctx, func(tx askd.Tx) error { return tx.Tokens.CreateToken(ctx, t) })
 	if err != nil {
 		return "", err
 	}
@@ -59,7 +59,7 @@ func (s *Service) Authenticate(ctx context.Context, token string) (askd.Caller, 
 	}
 	var t *askd.Token
 	err := s.store.View(ctx, func(tx askd.Tx) (err error) {
-		t, err = tx.TokenByHash(ctx, hash)
+		t, err = tx.Tokens.TokenByHash(ctx, hash)
 		return err
 	})
 	if askd.ErrorCode(err) == askd.ENOTFOUND || err == nil && subtle.ConstantTimeCompare([]byte(t.Hash), []byte(hash)) != 1 {
@@ -140,7 +140,7 @@ func (c *tokenCache) put(hash string, caller askd.Caller, now time.Time) {
 func Bootstrap(ctx context.Context, store askd.Store) (human, agent string, err error) {
 	var n int
 	err = store.View(ctx, func(tx askd.Tx) error {
-		ts, err := tx.Tokens(ctx)
+		ts, err := tx.Tokens.Tokens(ctx)
 		n = len(ts)
 		return err
 	})
@@ -323,11 +323,11 @@ func (s *Service) checkTokens(ctx context.Context) error {
 			if b, ok := strings.CutPrefix(h, browserHold); ok {
 				var bs *askd.BrowserSession
 				// Signed out, expired, or its token revoked (which deletes it).
-				if bs, err = tx.BrowserSession(ctx, b); err == nil && !s.now().Before(bs.ExpiresAt) {
+				if bs, err = tx.SignIns.BrowserSession(ctx, b); err == nil && !s.now().Before(bs.ExpiresAt) {
 					err = askd.Errorf(askd.ENOTFOUND, "browser session expired")
 				}
 			} else {
-				_, err = tx.TokenByHash(ctx, h)
+				_, err = tx.Tokens.TokenByHash(ctx, h)
 			}
 			switch askd.ErrorCode(err) {
 			case "":

@@ -39,7 +39,7 @@ func (s *Service) markTold(ctx context.Context, tx askd.Tx, a *askd.Ask, actor, 
 	}
 	now := s.now()
 	a.ToldAt, a.UpdatedAt = &now, now
-	if err := tx.UpdateAsk(ctx, a); err != nil {
+	if err := tx.Asks.UpdateAsk(ctx, a); err != nil {
 		return false, err
 	}
 	if err := s.deliverySent(ctx, tx, a, now); err != nil {
@@ -54,7 +54,7 @@ func (s *Service) deliverySent(ctx context.Context, tx askd.Tx, a *askd.Ask, now
 	if !a.ToBeTold || a.SettledAt == nil {
 		return nil
 	}
-	d, err := tx.Delivery(ctx, askd.TellKey(a))
+	d, err := tx.Deliveries.Delivery(ctx, askd.TellKey(a))
 	if askd.ErrorCode(err) == askd.ENOTFOUND {
 		return nil // settled before deliveries existed
 	}
@@ -62,7 +62,7 @@ func (s *Service) deliverySent(ctx context.Context, tx askd.Tx, a *askd.Ask, now
 		return err
 	}
 	d.Status, d.NextAt, d.ClaimedUntil, d.LastError, d.UpdatedAt = askd.DeliverySent, nil, nil, "", now
-	return tx.UpdateDelivery(ctx, d)
+	return tx.Deliveries.UpdateDelivery(ctx, d)
 }
 
 // nothingToTell marks a, being settled at now by the agent's own act, told
@@ -89,7 +89,7 @@ func (s *Service) tellOutcome(ctx context.Context, c askd.Caller, a *askd.Ask, h
 	id := a.ID
 	var out *askd.Ask
 	err := s.store.Update(ctx, func(tx askd.Tx) error {
-		a, err := tx.Ask(ctx, id)
+		a, err := tx.Asks.Ask(ctx, id)
 		if err != nil {
 			return err
 		}
@@ -124,10 +124,10 @@ func (s *Service) tellSession(ctx context.Context, c askd.Caller, how string) ([
 	}
 	var out []*askd.Ask
 	err := s.store.Update(ctx, func(tx askd.Tx) error {
-		if err := tx.LockSession(ctx, c.Name, c.Session); err != nil {
+		if err := tx.Sessions.LockSession(ctx, c.Name, c.Session); err != nil {
 			return err
 		}
-		asks, err := tx.FindAsks(ctx, sessionFilter(c))
+		asks, err := tx.Asks.FindAsks(ctx, sessionFilter(c))
 		if err != nil {
 			return err
 		}
@@ -170,7 +170,7 @@ func (s *Service) pendingToBeTold(ctx context.Context, c askd.Caller) ([]*askd.A
 func (s *Service) markToBeTold(ctx context.Context, c askd.Caller, id int64) (*askd.Ask, error) {
 	var out *askd.Ask
 	err := s.store.Update(ctx, func(tx askd.Tx) error {
-		a, err := tx.Ask(ctx, id)
+		a, err := tx.Asks.Ask(ctx, id)
 		if err != nil {
 			return err
 		}
@@ -182,7 +182,7 @@ func (s *Service) markToBeTold(ctx context.Context, c askd.Caller, id int64) (*a
 			return nil
 		}
 		a.ToBeTold = true
-		return tx.UpdateAsk(ctx, a)
+		return tx.Asks.UpdateAsk(ctx, a)
 	})
 	return out, err
 }

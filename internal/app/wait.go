@@ -87,7 +87,7 @@ func (s *Service) waitAny(ctx context.Context, c askd.Caller, ids []int64, until
 	var settled bool
 	_ = s.store.View(ctx, func(tx askd.Tx) error {
 		for _, id := range ids {
-			a, err := tx.Ask(ctx, id)
+			a, err := tx.Asks.Ask(ctx, id)
 			if err != nil || !a.Pending() {
 				settled = true
 				return nil

@@ -23,7 +23,7 @@ func newTestQueue(sizes *[]int, mu *sync.Mutex, took chan<- struct{}, release <-
 		mu.Unlock()
 		results := make([]Result, len(batch))
 		for i, u := range batch {
-			results[i] = Call(u, nil)
+			results[i] = Call(u, askd.Tx{})
 		}
 		Finish(batch, results)
 	})

@@ -176,7 +176,7 @@ func TestAnswerLinkThrottleAndRevoke(t *testing.T) {
 
 	s2 := testserver.Start(t, testserver.Options{Config: app.Config{NotifyAs: "alice"}})
 	a2, urls2 := mintLinks(t, s2, "Deploy?")
-	if err := s2.Store.Update(ctxT(t), func(tx askd.Tx) error { return tx.RevokeToken(ctxT(t), "alice") }); err != nil {
+	if err := s2.Store.Update(ctxT(t), func(tx askd.Tx) error { return tx.Tokens.RevokeToken(ctxT(t), "alice") }); err != nil {
 		t.Fatal(err)
 	}
 	if status, _ := linkPost(t, urls2["Monday"], "confirm=1"); status != http.StatusNotFound {

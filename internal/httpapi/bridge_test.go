@@ -15,7 +15,7 @@ func delivery(t *testing.T, srv *testserver.Server, key string) *askd.Delivery {
 	t.Helper()
 	var d *askd.Delivery
 	if err := srv.Store.View(t.Context(), func(tx askd.Tx) (err error) {
-		d, err = tx.Delivery(t.Context(), key)
+		d, err = tx.Deliveries.Delivery(t.Context(), key)
 		return err
 	}); err != nil {
 		t.Fatalf("read delivery %s back: %v", key, err)
@@ -40,7 +40,7 @@ func TestBridgeIsolation(t *testing.T) {
 	testserver.Eventually(t, "B's bridge attached", func() bool {
 		var until time.Time
 		_ = srv.Store.View(ctx, func(tx askd.Tx) (err error) {
-			until, err = tx.BridgeUntil(ctx, "agent-b", "s1")
+			until, err = tx.Channels.BridgeUntil(ctx, "agent-b", "s1")
 			return err
 		})
 		return !until.IsZero()

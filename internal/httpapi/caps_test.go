@@ -17,7 +17,7 @@ func browserSessionsOf(t *testing.T, s *testserver.Server, human string) []*askd
 	t.Helper()
 	var bs []*askd.BrowserSession
 	err := s.Store.View(t.Context(), func(tx askd.Tx) (err error) {
-		bs, err = tx.BrowserSessionsOf(t.Context(), human)
+		bs, err = tx.SignIns.BrowserSessionsOf(t.Context(), human)
 		return err
 	})
 	if err != nil {

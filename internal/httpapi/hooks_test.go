@@ -299,7 +299,7 @@ func TestHookPermissionForAskdsOwnTools(t *testing.T) {
 	}
 	var n int
 	err := srv.Store.View(ctx, func(tx askd.Tx) (err error) {
-		n, err = tx.CountAsks(ctx, askd.AskFilter{})
+		n, err = tx.Asks.CountAsks(ctx, askd.AskFilter{})
 		return err
 	})
 	if err != nil || n != 0 {

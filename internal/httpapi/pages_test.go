@@ -81,7 +81,7 @@ func storeAsks(t *testing.T, s *testserver.Server, asks ...*askd.Ask) {
 	t.Helper()
 	err := s.Store.Update(ctxT(t), func(tx askd.Tx) error {
 		for _, a := range asks {
-			if err := tx.CreateAsk(ctxT(t), a); err != nil {
+			if err := tx.Asks.CreateAsk(ctxT(t), a); err != nil {
 				return err
 			}
 		}

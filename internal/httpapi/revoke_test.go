@@ -26,7 +26,7 @@ const revokedWithin = 60 * time.Second
 // straight in the store, not through the server.
 func revoke(t *testing.T, s *testserver.Server, name string) {
 	t.Helper()
-	err := s.Store.Update(context.Background(), func(tx askd.Tx) error { return tx.RevokeToken(context.Background(), name) })
+	err := s.Store.Update(context.Background(), func(tx askd.Tx) error { return tx.Tokens.RevokeToken(context.Background(), name) })
 	if err != nil {
 		t.Fatal(err)
 	}

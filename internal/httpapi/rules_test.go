@@ -62,10 +62,10 @@ func storedAsk(t *testing.T, s *testserver.Server, id int64) (*askd.Ask, []*askd
 	var a *askd.Ask
 	var hist []*askd.Event
 	err := s.Store.View(ctxT(t), func(tx askd.Tx) (err error) {
-		if a, err = tx.Ask(ctxT(t), id); err != nil {
+		if a, err = tx.Asks.Ask(ctxT(t), id); err != nil {
 			return err
 		}
-		hist, err = tx.AskHistory(ctxT(t), id)
+		hist, err = tx.Events.AskHistory(ctxT(t), id)
 		return err
 	})
 	if err != nil {
@@ -79,7 +79,7 @@ func storedRules(t *testing.T, s *testserver.Server) []*askd.Rule {
 	t.Helper()
 	var rules []*askd.Rule
 	err := s.Store.View(ctxT(t), func(tx askd.Tx) (err error) {
-		rules, err = tx.FindRules(ctxT(t), askd.RuleFilter{})
+		rules, err = tx.Rules.FindRules(ctxT(t), askd.RuleFilter{})
 		return err
 	})
 	if err != nil {

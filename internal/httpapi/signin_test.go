@@ -88,7 +88,7 @@ func me(t *testing.T, s *testserver.Server, ck *http.Cookie) (int, string) {
 func browserSessionStored(t *testing.T, s *testserver.Server, ck *http.Cookie) bool {
 	t.Helper()
 	err := s.Store.View(t.Context(), func(tx askd.Tx) error {
-		_, err := tx.BrowserSession(t.Context(), app.HashToken(ck.Value))
+		_, err := tx.SignIns.BrowserSession(t.Context(), app.HashToken(ck.Value))
 		return err
 	})
 	switch askd.ErrorCode(err) {
@@ -273,7 +273,7 @@ func TestRevokingTokenEndsBrowserSessions(t *testing.T) {
 		t.Fatalf("before revoking: %d", code)
 	}
 	// As askd token revoke does it: on the database, maybe from another process.
-	if err := s.Store.Update(t.Context(), func(tx askd.Tx) error { return tx.RevokeToken(t.Context(), s.HumanName) }); err != nil {
+	if err := s.Store.Update(t.Context(), func(tx askd.Tx) error { return tx.Tokens.RevokeToken(t.Context(), s.HumanName) }); err != nil {
 		t.Fatal(err)
 	}
 	if browserSessionStored(t, s, alice) {

@@ -39,7 +39,7 @@ func TestEarlyCancellationsCapped(t *testing.T) {
 		t.Helper()
 		var n int
 		err := srv.Store.View(t.Context(), func(tx askd.Tx) (err error) {
-			n, err = tx.CountEarlyCancellations(t.Context(), srv.AgentName)
+			n, err = tx.MCPCalls.CountEarlyCancellations(t.Context(), srv.AgentName)
 			return err
 		})
 		if err != nil {
@@ -63,7 +63,7 @@ func TestEarlyCancellationsCapped(t *testing.T) {
 		t.Errorf("%d cancellations kept after the refusal, want %d", n, askd.MaxEarlyCancellations)
 	}
 	err := srv.Store.View(t.Context(), func(tx askd.Tx) error {
-		_, err := tx.MCPCall(t.Context(), askd.MCPCallKey{Agent: srv.AgentName, Session: "s1", MCPSession: "made-up", RequestID: fmt.Sprint(askd.MaxEarlyCancellations + 1)})
+		_, err := tx.MCPCalls.MCPCall(t.Context(), askd.MCPCallKey{Agent: srv.AgentName, Session: "s1", MCPSession: "made-up", RequestID: fmt.Sprint(askd.MaxEarlyCancellations + 1)})
 		return err
 	})
 	if askd.ErrorCode(err) != askd.ENOTFOUND {

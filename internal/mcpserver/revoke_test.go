@@ -38,13 +38,13 @@ func TestRevokedTokenEndsBlockingCall(t *testing.T) {
 
 		ctx := context.Background()
 		err := srv.Store.Update(ctx, func(tx askd.Tx) error {
-			ts, err := tx.Tokens(ctx)
+			ts, err := tx.Tokens.Tokens(ctx)
 			if err != nil {
 				return err
 			}
 			for _, tok := range ts {
 				if tok.Role == askd.RoleAgent {
-					return tx.RevokeToken(ctx, tok.Name)
+					return tx.Tokens.RevokeToken(ctx, tok.Name)
 				}
 			}
 			t.Fatal("no agent token")

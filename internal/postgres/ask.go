@@ -42,7 +42,16 @@ func (t *tx) ctx(ctx context.Context) context.Context {
 	return ctx
 }
 
-var _ askd.Tx = (*tx)(nil)
+// areas is t as the askd.Tx it serves: t does every area.
+func (t *tx) areas() askd.Tx {
+	return askd.Tx{
+		Sessions: t, Asks: t, Events: t, Tokens: t, SignIns: t, Push: t,
+		Channels: t, Deliveries: t, Rules: t, AnswerLinks: t, MCPCalls: t,
+	}
+}
+
+// txOf is the store's own transaction behind t, one that areas made.
+func txOf(t askd.Tx) *tx { return t.Asks.(*tx) }
 
 // LockSession takes a transaction advisory lock on the session (the 64-bit
 // hash of its agent and name), held until commit or rollback: transactions

@@ -56,14 +56,14 @@ func TestMigrateSearch(t *testing.T) {
 	// the migration indexes that ask by its title and details alone, and
 	// goes on. Then it goes, for the check both stores share.
 	err = s.Update(ctx, func(tx askd.Tx) error {
-		found, err := tx.SearchAsks(ctx, askd.SearchQuery{Words: []string{"caches"}})
+		found, err := tx.Asks.SearchAsks(ctx, askd.SearchQuery{Words: []string{"caches"}})
 		if err != nil {
 			return err
 		}
 		if len(found) != 1 || found[0].Title != "Flush the caches" {
 			t.Errorf("search caches after migration = %d asks, want the one with the unreadable payload", len(found))
 		}
-		_, err = tx.DeleteAsks(ctx, time.Now().Add(-5*time.Hour))
+		_, err = tx.Asks.DeleteAsks(ctx, time.Now().Add(-5*time.Hour))
 		return err
 	})
 	if err != nil {

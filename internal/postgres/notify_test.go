@@ -22,17 +22,17 @@ func addEvent(t *testing.T, s askd.Store, a *askd.Ask, action string, change fun
 	ctx := context.Background()
 	e := &askd.Event{AskID: a.ID, Session: a.Session, Action: action, Actor: "reviewer"}
 	err := s.Update(ctx, func(tx askd.Tx) error {
-		got, err := tx.Ask(ctx, a.ID)
+		got, err := tx.Asks.Ask(ctx, a.ID)
 		if err != nil {
 			return err
 		}
 		*a = *got
 		change(a)
-		if err := tx.UpdateAsk(ctx, a); err != nil {
+		if err := tx.Asks.UpdateAsk(ctx, a); err != nil {
 			return err
 		}
 		e.At, e.Ask = a.UpdatedAt, a
-		return tx.AddEvent(ctx, e)
+		return tx.Events.AddEvent(ctx, e)
 	})
 	if err != nil {
 		t.Fatalf("%s ask %d: %v", action, a.ID, err)
@@ -41,9 +41,7 @@ func addEvent(t *testing.T, s askd.Store, a *askd.Ask, action string, change fun
 }
 
 // readAsk is ask id as s reads it now.
-func readAsk(t *testing.T, s interface {
-	ReadAsk(context.Context, int64) (*askd.Ask, error)
-}, id int64) *askd.Ask {
+func readAsk(t *testing.T, s askd.Store, id int64) *askd.Ask {
 	t.Helper()
 	a, err := s.ReadAsk(context.Background(), id)
 	if err != nil {
@@ -74,11 +72,11 @@ func TestNotificationCarriesTheAsk(t *testing.T) {
 	}
 	e := &askd.Event{Session: a.Session, Action: askd.ActionCreated, Actor: a.Agent, At: created, Ask: a}
 	err := writer.Update(context.Background(), func(tx askd.Tx) error {
-		if err := tx.CreateAsk(context.Background(), a); err != nil {
+		if err := tx.Asks.CreateAsk(context.Background(), a); err != nil {
 			return err
 		}
 		e.AskID = a.ID
-		return tx.AddEvent(context.Background(), e)
+		return tx.Events.AddEvent(context.Background(), e)
 	})
 	if err != nil {
 		t.Fatal(err)
@@ -114,7 +112,7 @@ func eventPayload(t *testing.T, s askd.Store, a *askd.Ask) int {
 	t.Helper()
 	var last int64
 	err := s.View(context.Background(), func(tx askd.Tx) (err error) {
-		last, err = tx.LastEventID(context.Background())
+		last, err = tx.Events.LastEventID(context.Background())
 		return err
 	})
 	if err != nil {

@@ -29,52 +29,52 @@ func TestPipelinedBatches(t *testing.T) {
 	}
 	var (
 		change = step{"change", func(ctx context.Context, tx askd.Tx, a *askd.Ask) error {
-			got, err := tx.Ask(ctx, a.ID)
+			got, err := tx.Asks.Ask(ctx, a.ID)
 			if err != nil {
 				return err
 			}
 			got.Title, got.UpdatedAt = "changed", got.UpdatedAt.Add(time.Second)
-			if err := tx.UpdateAsk(ctx, got); err != nil {
+			if err := tx.Asks.UpdateAsk(ctx, got); err != nil {
 				return err
 			}
-			return tx.AddEvent(ctx, &askd.Event{AskID: got.ID, Session: got.Session, Action: askd.ActionReplaced, At: got.UpdatedAt, Ask: got})
+			return tx.Events.AddEvent(ctx, &askd.Event{AskID: got.ID, Session: got.Session, Action: askd.ActionReplaced, At: got.UpdatedAt, Ask: got})
 		}, ""}
 		// held writes the database refuses when they are sent
 		updateMissing = step{"update a missing ask", func(ctx context.Context, tx askd.Tx, a *askd.Ask) error {
 			a.Title = "lost"
 			b := *a
 			b.ID = missing
-			if err := tx.UpdateAsk(ctx, a); err != nil { // held, and would succeed
+			if err := tx.Asks.UpdateAsk(ctx, a); err != nil { // held, and would succeed
 				return err
 			}
-			return tx.UpdateAsk(ctx, &b)
+			return tx.Asks.UpdateAsk(ctx, &b)
 		}, "ask 1000000 not found"}
 		eventMissing = step{"event of a missing ask", func(ctx context.Context, tx askd.Tx, a *askd.Ask) error {
 			a.Title = "lost"
-			if err := tx.UpdateAsk(ctx, a); err != nil {
+			if err := tx.Asks.UpdateAsk(ctx, a); err != nil {
 				return err
 			}
-			return tx.AddEvent(ctx, &askd.Event{AskID: missing, Session: a.Session, Action: askd.ActionCreated, At: a.CreatedAt, Ask: a})
+			return tx.Events.AddEvent(ctx, &askd.Event{AskID: missing, Session: a.Session, Action: askd.ActionCreated, At: a.CreatedAt, Ask: a})
 		}, "ask 1000000 not found"}
 		// held writes followed by a read that is refused
 		refusedRead = step{"a refused statement", func(ctx context.Context, tx askd.Tx, a *askd.Ask) error {
 			a.Title = "lost"
-			if err := tx.UpdateAsk(ctx, a); err != nil {
+			if err := tx.Asks.UpdateAsk(ctx, a); err != nil {
 				return err
 			}
-			return tx.CreateToken(ctx, &askd.Token{Name: "taken", Role: askd.RoleAgent, Hash: "ab12", CreatedAt: a.CreatedAt})
+			return tx.Tokens.CreateToken(ctx, &askd.Token{Name: "taken", Role: askd.RoleAgent, Hash: "ab12", CreatedAt: a.CreatedAt})
 		}, "is taken"}
 		// an error of fn's own after held writes, which are then never sent
 		fnError = step{"fn's own error", func(ctx context.Context, tx askd.Tx, a *askd.Ask) error {
 			a.Title = "lost"
-			if err := tx.UpdateAsk(ctx, a); err != nil {
+			if err := tx.Asks.UpdateAsk(ctx, a); err != nil {
 				return err
 			}
 			return boom
 		}, "boom"}
 		panics = step{"a panic", func(ctx context.Context, tx askd.Tx, a *askd.Ask) error {
 			a.Title = "lost"
-			if err := tx.UpdateAsk(ctx, a); err != nil {
+			if err := tx.Asks.UpdateAsk(ctx, a); err != nil {
 				return err
 			}
 			panic("boom")
@@ -82,13 +82,13 @@ func TestPipelinedBatches(t *testing.T) {
 		// a refused statement whose error fn does not return: the
 		// transaction is aborted, and the COMMIT rolls it back
 		swallowed = step{"a refused statement ignored", func(ctx context.Context, tx askd.Tx, a *askd.Ask) error {
-			_ = tx.CreateToken(ctx, &askd.Token{Name: "taken", Role: askd.RoleAgent, Hash: "ab12", CreatedAt: a.CreatedAt})
+			_ = tx.Tokens.CreateToken(ctx, &askd.Token{Name: "taken", Role: askd.RoleAgent, Hash: "ab12", CreatedAt: a.CreatedAt})
 			return nil
 		}, "rollback"}
 		nothing = step{"no statement", func(context.Context, askd.Tx, *askd.Ask) error { return nil }, ""}
 		// a statement this connection has never run, right after a failure
 		fresh = step{"a first statement", func(ctx context.Context, tx askd.Tx, a *askd.Ask) error {
-			if _, err := tx.Tokens(ctx); err != nil {
+			if _, err := tx.Tokens.Tokens(ctx); err != nil {
 				return err
 			}
 			return change.fn(ctx, tx, a)
@@ -136,13 +136,13 @@ func TestPipelinedBatches(t *testing.T) {
 			asks := make([]*askd.Ask, len(steps))
 			at := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
 			err = s.Update(ctx, func(tx askd.Tx) error {
-				if err := tx.CreateToken(ctx, &askd.Token{Name: "taken", Role: askd.RoleAgent, Hash: "0000", CreatedAt: at}); err != nil {
+				if err := tx.Tokens.CreateToken(ctx, &askd.Token{Name: "taken", Role: askd.RoleAgent, Hash: "0000", CreatedAt: at}); err != nil {
 					return err
 				}
 				for i := range asks {
 					asks[i] = &askd.Ask{Kind: askd.KindDecision, Session: fmt.Sprintf("s%d", i), Agent: "agent-1", Status: askd.StatusPending,
 						Revision: 1, Title: "first", Options: []askd.Option{{Label: "yes"}, {Label: "no"}}, CreatedAt: at, UpdatedAt: at}
-					if err := tx.CreateAsk(ctx, asks[i]); err != nil {
+					if err := tx.Asks.CreateAsk(ctx, asks[i]); err != nil {
 						return err
 					}
 				}
@@ -173,7 +173,7 @@ func TestPipelinedBatches(t *testing.T) {
 			// Each update's outcome is its own, and exactly the successful
 			// ones' writes are kept.
 			err = s.View(ctx, func(tx askd.Tx) error {
-				events, err := tx.EventsAfter(ctx, 0, 0)
+				events, err := tx.Events.EventsAfter(ctx, 0, 0)
 				if err != nil {
 					return err
 				}
@@ -193,7 +193,7 @@ func TestPipelinedBatches(t *testing.T) {
 					case st.want != "" && (r.Err == nil || !strings.Contains(r.Err.Error(), st.want)):
 						t.Errorf("update %d (%s): %v, want an error with %q", i, st.name, r.Err, st.want)
 					}
-					got, err := tx.Ask(ctx, asks[i].ID)
+					got, err := tx.Asks.Ask(ctx, asks[i].ID)
 					if err != nil {
 						return err
 					}
@@ -208,7 +208,7 @@ func TestPipelinedBatches(t *testing.T) {
 				if len(events) > len(steps) {
 					t.Errorf("%d events, more than the %d updates", len(events), len(steps))
 				}
-				toks, err := tx.Tokens(ctx)
+				toks, err := tx.Tokens.Tokens(ctx)
 				if err != nil {
 					return err
 				}

@@ -165,7 +165,8 @@ func (s *Store) runBatch(batch []*groupcommit.Update) {
 		if shared {
 			p.frame(savepoint, "savepoint")
 		}
-		results[i] = groupcommit.Call(u, &tx{tx: p, p: p, writable: true, exclusive: true, fixed: ctx})
+		t := &tx{tx: p, p: p, writable: true, exclusive: true, fixed: ctx}
+		results[i] = groupcommit.Call(u, t.areas())
 		if results[i].OK() && i < len(batch)-1 {
 			// Its writes are sent now, so that their errors are its own.
 			results[i].Err = p.flush(ctx)
@@ -249,7 +250,8 @@ func (s *Store) View(ctx context.Context, fn func(askd.Tx) error) error {
 	p := newPipe(pc.Conn())
 	defer release(ctx, pc, p) // nothing to commit: rolling back ends the snapshot
 	p.frame(beginRead, "begin read transaction")
-	return fault(fn(&tx{tx: p}))
+	t := &tx{tx: p}
+	return fault(fn(t.areas()))
 }
 
 // ReadAsk reads ask id in one statement, outside any transaction: one round
@@ -324,7 +326,7 @@ func (s *Store) Close() error {
 // (app.Service.Ready).
 func (s *Store) Probe(ctx context.Context) error {
 	return s.Update(ctx, func(t askd.Tx) error {
-		pt := t.(*tx)
+		pt := txOf(t)
 		_, err := pt.tx.Exec(pt.ctx(ctx), `UPDATE database_info SET probed_at = now() WHERE id = 1`)
 		return translate(err, "probe a write")
 	})

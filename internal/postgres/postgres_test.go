@@ -84,11 +84,11 @@ func addAsk(s askd.Store, session string) (*askd.Ask, *askd.Event, error) {
 	a := newAsk(session)
 	e := &askd.Event{Session: session, Action: askd.ActionCreated, Actor: "agent-1", At: a.CreatedAt}
 	err := s.Update(context.Background(), func(tx askd.Tx) error {
-		if err := tx.CreateAsk(context.Background(), a); err != nil {
+		if err := tx.Asks.CreateAsk(context.Background(), a); err != nil {
 			return err
 		}
 		e.AskID = a.ID
-		return tx.AddEvent(context.Background(), e)
+		return tx.Events.AddEvent(context.Background(), e)
 	})
 	return a, e, err
 }
@@ -108,12 +108,12 @@ func update(t *testing.T, s askd.Store, id int64, change func(a *askd.Ask)) {
 	t.Helper()
 	ctx := context.Background()
 	err := s.Update(ctx, func(tx askd.Tx) error {
-		a, err := tx.Ask(ctx, id)
+		a, err := tx.Asks.Ask(ctx, id)
 		if err != nil {
 			return err
 		}
 		change(a)
-		return tx.UpdateAsk(ctx, a)
+		return tx.Asks.UpdateAsk(ctx, a)
 	})
 	if err != nil {
 		t.Fatalf("update ask %d: %v", id, err)
@@ -269,7 +269,7 @@ func TestServerRestart(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer cancel()
 	// A statement, since an update that makes none sends nothing.
-	err := s.Update(ctx, func(tx askd.Tx) error { _, err := tx.LastEventID(ctx); return err })
+	err := s.Update(ctx, func(tx askd.Tx) error { _, err := tx.Events.LastEventID(ctx); return err })
 	if code := askd.ErrorCode(err); code != askd.EUNAVAILABLE {
 		t.Errorf("Update with the server down: %v (code %q), want %s", err, code, askd.EUNAVAILABLE)
 	}
@@ -357,7 +357,7 @@ func TestConcurrentAnswersOneWins(t *testing.T) {
 		for _, who := range []string{"ann", "bob", "cy"} {
 			wg.Go(func() {
 				err := s.Update(ctx, func(tx askd.Tx) error {
-					got, err := tx.Ask(ctx, a.ID)
+					got, err := tx.Asks.Ask(ctx, a.ID)
 					if err != nil {
 						return err
 					}
@@ -365,10 +365,10 @@ func TestConcurrentAnswersOneWins(t *testing.T) {
 						return askd.Errorf(askd.ECONFLICT, "answered by %s", got.SettledBy)
 					}
 					got.Settle(askd.StatusAnswered, "", &askd.Answer{Answer: who}, who, time.Now())
-					if err := tx.UpdateAsk(ctx, got); err != nil {
+					if err := tx.Asks.UpdateAsk(ctx, got); err != nil {
 						return err
 					}
-					return tx.AddEvent(ctx, &askd.Event{AskID: a.ID, Session: "s1", Action: askd.ActionAnswered, Actor: who, At: time.Now()})
+					return tx.Events.AddEvent(ctx, &askd.Event{AskID: a.ID, Session: "s1", Action: askd.ActionAnswered, Actor: who, At: time.Now()})
 				})
 				switch askd.ErrorCode(err) {
 				case "":
@@ -409,7 +409,7 @@ func TestEventIDsInCommitOrder(t *testing.T) {
 			}
 			var evs []*askd.Event
 			err := s.View(ctx, func(tx askd.Tx) (err error) {
-				evs, err = tx.EventsAfter(ctx, last, 0)
+				evs, err = tx.Events.EventsAfter(ctx, last, 0)
 				return err
 			})
 			if err != nil {
@@ -444,7 +444,7 @@ func TestEventIDsInCommitOrder(t *testing.T) {
 	}
 	var all []*askd.Event
 	err := s.View(ctx, func(tx askd.Tx) (err error) {
-		all, err = tx.EventsAfter(ctx, 0, 0)
+		all, err = tx.Events.EventsAfter(ctx, 0, 0)
 		return err
 	})
 	if err != nil {
@@ -461,7 +461,7 @@ func TestNULInText(t *testing.T) {
 	s := open(t, pgtest.URL(t))
 	a := newAsk("s1")
 	a.Title = "before\x00after"
-	err := s.Update(context.Background(), func(tx askd.Tx) error { return tx.CreateAsk(context.Background(), a) })
+	err := s.Update(context.Background(), func(tx askd.Tx) error { return tx.Asks.CreateAsk(context.Background(), a) })
 	if code := askd.ErrorCode(err); code != askd.EINVALID {
 		t.Errorf("CreateAsk with a NUL: %v (code %q), want %s", err, code, askd.EINVALID)
 	}
@@ -471,7 +471,7 @@ func TestNULInText(t *testing.T) {
 func TestNotFoundIsENOTFOUND(t *testing.T) {
 	s := open(t, pgtest.URL(t))
 	err := s.View(context.Background(), func(tx askd.Tx) error {
-		_, err := tx.Ask(context.Background(), 42)
+		_, err := tx.Asks.Ask(context.Background(), 42)
 		return err
 	})
 	var e *askd.Error
@@ -497,28 +497,28 @@ func BenchmarkCreateAnswer(b *testing.B) {
 		for pb.Next() {
 			a := newAsk(session)
 			err := s.Update(ctx, func(tx askd.Tx) error {
-				if err := tx.LockSession(ctx, "agent-1", session); err != nil {
+				if err := tx.Sessions.LockSession(ctx, "agent-1", session); err != nil {
 					return err
 				}
-				if _, err := tx.FindAsks(ctx, askd.AskFilter{Session: session, Status: askd.StatusPending}); err != nil {
+				if _, err := tx.Asks.FindAsks(ctx, askd.AskFilter{Session: session, Status: askd.StatusPending}); err != nil {
 					return err
 				}
-				if err := tx.CreateAsk(ctx, a); err != nil {
+				if err := tx.Asks.CreateAsk(ctx, a); err != nil {
 					return err
 				}
-				return tx.AddEvent(ctx, &askd.Event{AskID: a.ID, Session: session, Action: askd.ActionCreated, At: a.CreatedAt, Ask: a})
+				return tx.Events.AddEvent(ctx, &askd.Event{AskID: a.ID, Session: session, Action: askd.ActionCreated, At: a.CreatedAt, Ask: a})
 			})
 			if err == nil {
 				err = s.Update(ctx, func(tx askd.Tx) error {
-					got, err := tx.Ask(ctx, a.ID)
+					got, err := tx.Asks.Ask(ctx, a.ID)
 					if err != nil {
 						return err
 					}
 					got.Settle(askd.StatusAnswered, "", &askd.Answer{Answer: "yes"}, "reviewer", time.Now())
-					if err := tx.UpdateAsk(ctx, got); err != nil {
+					if err := tx.Asks.UpdateAsk(ctx, got); err != nil {
 						return err
 					}
-					return tx.AddEvent(ctx, &askd.Event{AskID: a.ID, Session: session, Action: askd.ActionAnswered, At: time.Now(), Ask: got})
+					return tx.Events.AddEvent(ctx, &askd.Event{AskID: a.ID, Session: session, Action: askd.ActionAnswered, At: time.Now(), Ask: got})
 				})
 			}
 			if err != nil {
@@ -540,13 +540,13 @@ func BenchmarkViewOneRead(b *testing.B) {
 	}
 	defer s.Close()
 	a := newAsk("s1")
-	if err := s.Update(ctx, func(tx askd.Tx) error { return tx.CreateAsk(ctx, a) }); err != nil {
+	if err := s.Update(ctx, func(tx askd.Tx) error { return tx.Asks.CreateAsk(ctx, a) }); err != nil {
 		b.Fatal(err)
 	}
 	b.ResetTimer()
 	for b.Loop() {
 		err := s.View(ctx, func(tx askd.Tx) error {
-			_, err := tx.Ask(ctx, a.ID)
+			_, err := tx.Asks.Ask(ctx, a.ID)
 			return err
 		})
 		if err != nil {

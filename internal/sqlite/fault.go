@@ -58,7 +58,7 @@ func (s *Store) Probe(ctx context.Context) error {
 		return askd.Fault(askd.EFULL)
 	}
 	return s.Update(ctx, func(t askd.Tx) error {
-		_, err := t.(*tx).tx.ExecContext(ctx, `UPDATE database_info SET probed_at = ? WHERE id = 1`, time.Now().UnixMicro())
+		_, err := txOf(t).tx.ExecContext(ctx, `UPDATE database_info SET probed_at = ? WHERE id = 1`, time.Now().UnixMicro())
 		return err
 	})
 }
@@ -68,7 +68,7 @@ func (s *Store) Probe(ctx context.Context) error {
 func (s *Store) DatabaseID(ctx context.Context) (string, error) {
 	var id string
 	err := s.View(ctx, func(t askd.Tx) error {
-		return t.(*tx).tx.QueryRowContext(ctx, `SELECT database_id FROM database_info WHERE id = 1`).Scan(&id)
+		return txOf(t).tx.QueryRowContext(ctx, `SELECT database_id FROM database_info WHERE id = 1`).Scan(&id)
 	})
 	if err != nil {
 		return "", fmt.Errorf("read the database id: %w", err)
@@ -82,7 +82,7 @@ func (s *Store) DatabaseID(ctx context.Context) (string, error) {
 func (s *Store) QuickCheck(ctx context.Context) error {
 	var problems []string
 	err := s.View(ctx, func(t askd.Tx) error {
-		rows, err := t.(*tx).tx.QueryContext(ctx, `PRAGMA quick_check(5)`)
+		rows, err := txOf(t).tx.QueryContext(ctx, `PRAGMA quick_check(5)`)
 		if err != nil {
 			return err
 		}

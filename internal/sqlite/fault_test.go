@@ -16,7 +16,7 @@ import (
 // writeToken stores a new token named name through s.Update.
 func writeToken(s *Store, name string) error {
 	return s.Update(context.Background(), func(tx askd.Tx) error {
-		return tx.CreateToken(context.Background(), &askd.Token{Name: name, Role: askd.RoleHuman,
+		return tx.Tokens.CreateToken(context.Background(), &askd.Token{Name: name, Role: askd.RoleHuman,
 			Hash: "hash of " + name, CreatedAt: time.Now().UTC().Truncate(time.Microsecond)})
 	})
 }
@@ -24,7 +24,7 @@ func writeToken(s *Store, name string) error {
 // readTokens reads every token through s.View.
 func readTokens(s *Store) error {
 	return s.View(context.Background(), func(tx askd.Tx) error {
-		_, err := tx.Tokens(context.Background())
+		_, err := tx.Tokens.Tokens(context.Background())
 		return err
 	})
 }

@@ -39,7 +39,7 @@ func wantMode(t *testing.T, files ...string) {
 func write(t *testing.T, s *Store) {
 	t.Helper()
 	err := s.Update(t.Context(), func(tx askd.Tx) error {
-		return tx.CreateToken(t.Context(), &askd.Token{Name: "n" + time.Now().Format("150405.000000000"),
+		return tx.Tokens.CreateToken(t.Context(), &askd.Token{Name: "n" + time.Now().Format("150405.000000000"),
 			Role: askd.RoleHuman, Hash: time.Now().String(), CreatedAt: time.Now()})
 	})
 	if err != nil {

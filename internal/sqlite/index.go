@@ -73,7 +73,7 @@ func (s *Store) indexLater() {
 	s.index.mu.Unlock()
 	// errClosed once the store has closed: the next Open indexes the queue.
 	ctx := context.Background()
-	_ = s.writes.Do(ctx, func(t askd.Tx) error { return t.(*tx).indexQueue(ctx) })
+	_ = s.writes.Do(ctx, func(t askd.Tx) error { return txOf(t).indexQueue(ctx) })
 }
 
 // stopIndexing cancels the indexing due, for Close.

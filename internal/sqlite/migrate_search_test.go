@@ -90,7 +90,7 @@ func TestPurgeLeavesNoWords(t *testing.T) {
 			s := indexing(openTest(t), c.batch, time.Hour)
 			if err := s.Update(ctx, func(tx askd.Tx) error {
 				for _, a := range []*askd.Ask{settledAsk("Kestrel", 1), settledAsk("Kestrel too", 1000)} {
-					if err := tx.CreateAsk(ctx, a); err != nil {
+					if err := tx.Asks.CreateAsk(ctx, a); err != nil {
 						return err
 					}
 				}
@@ -107,7 +107,7 @@ func TestPurgeLeavesNoWords(t *testing.T) {
 				t.Fatalf("%d rows of the index hold the word and %d asks are queued, want %d and %d", indexed, queued, c.indexed, c.queued)
 			}
 			if err := s.Update(ctx, func(tx askd.Tx) error {
-				_, err := tx.DeleteAsks(ctx, time.UnixMicro(500))
+				_, err := tx.Asks.DeleteAsks(ctx, time.UnixMicro(500))
 				return err
 			}); err != nil {
 				t.Fatal(err)
@@ -129,7 +129,7 @@ func TestQueueIndexed(t *testing.T) {
 		t.Fatal(err)
 	}
 	indexing(s, 1<<30, time.Hour)
-	if err := s.Update(ctx, func(tx askd.Tx) error { return tx.CreateAsk(ctx, settledAsk("Osprey", 5)) }); err != nil {
+	if err := s.Update(ctx, func(tx askd.Tx) error { return tx.Asks.CreateAsk(ctx, settledAsk("Osprey", 5)) }); err != nil {
 		t.Fatal(err)
 	}
 	if err := s.Close(); err != nil {
@@ -142,7 +142,7 @@ func TestQueueIndexed(t *testing.T) {
 
 	// The first settled ask arms the delay, whose end indexes the queue
 	// (called here rather than waited for).
-	if err := s.Update(ctx, func(tx askd.Tx) error { return tx.CreateAsk(ctx, settledAsk("Heron", 6)) }); err != nil {
+	if err := s.Update(ctx, func(tx askd.Tx) error { return tx.Asks.CreateAsk(ctx, settledAsk("Heron", 6)) }); err != nil {
 		t.Fatal(err)
 	}
 	s.index.mu.Lock()

@@ -311,7 +311,7 @@ func (s *Store) runBatch(batch []*groupcommit.Update) {
 			return
 		}
 		t := &tx{tx: sqlConn{tx: sqlTx, fixed: bctx, stmts: stmts}, writable: true}
-		results[i] = groupcommit.Call(u, t)
+		results[i] = groupcommit.Call(u, t.areas())
 		if !results[i].OK() {
 			if !shared {
 				groupcommit.Finish(batch, results) // the deferred rollback undoes it
@@ -367,7 +367,18 @@ func (s *Store) View(ctx context.Context, fn func(askd.Tx) error) error {
 	}
 	// Nothing to commit: rolling back ends the read snapshot.
 	defer sqlTx.Rollback()
-	return fault(fn(&tx{tx: sqlConn{tx: sqlTx, stmts: &stmtCache{tx: sqlTx, db: &s.readStmts}}}), s.path)
+	t := &tx{tx: sqlConn{tx: sqlTx, stmts: &stmtCache{tx: sqlTx, db: &s.readStmts}}}
+	return fault(fn(t.areas()), s.path)
+}
+
+// ReadAsk reads ask id in a View: a read transaction on SQLite costs no
+// round trip, so there is no shorter way.
+func (s *Store) ReadAsk(ctx context.Context, id int64) (a *askd.Ask, err error) {
+	err = s.View(ctx, func(tx askd.Tx) error {
+		a, err = tx.Asks.Ask(ctx, id)
+		return err
+	})
+	return a, err
 }
 
 // checkFile returns errMoved when the file at the store's path is not the
@@ -453,7 +464,16 @@ type tx struct {
 	settled int
 }
 
-var _ askd.Tx = (*tx)(nil)
+// areas is t as the askd.Tx it serves: t does every area.
+func (t *tx) areas() askd.Tx {
+	return askd.Tx{
+		Sessions: t, Asks: t, Events: t, Tokens: t, SignIns: t, Push: t,
+		Channels: t, Deliveries: t, Rules: t, AnswerLinks: t, MCPCalls: t,
+	}
+}
+
+// txOf is the store's own transaction behind t, one that areas made.
+func txOf(t askd.Tx) *tx { return t.Asks.(*tx) }
 
 // LockSession does nothing: every write transaction is IMMEDIATE on the one
 // writer connection, so writes are already serialized whole.

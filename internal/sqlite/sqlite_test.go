@@ -215,7 +215,7 @@ func TestCheckpointsBesideTheWriter(t *testing.T) {
 	before := size()
 	for i := range checkpointEvery {
 		err := s.Update(t.Context(), func(tx askd.Tx) error {
-			return tx.CreateAsk(t.Context(), &askd.Ask{Kind: askd.KindReady, Session: fmt.Sprintf("s%d", i), Agent: "a",
+			return tx.Asks.CreateAsk(t.Context(), &askd.Ask{Kind: askd.KindReady, Session: fmt.Sprintf("s%d", i), Agent: "a",
 				Title: strings.Repeat("words to fill pages ", 100), Status: askd.StatusPending, CreatedAt: time.Now(), UpdatedAt: time.Now()})
 		})
 		if err != nil {
@@ -263,11 +263,11 @@ func TestWatchersRunBeforeUpdateReturns(t *testing.T) {
 	a := &askd.Ask{Kind: askd.KindReady, Session: "s1", Agent: "a", Status: askd.StatusPending, Revision: 1, Title: "t"}
 	var e askd.Event
 	err := s.Update(ctx, func(tx askd.Tx) error {
-		if err := tx.CreateAsk(ctx, a); err != nil {
+		if err := tx.Asks.CreateAsk(ctx, a); err != nil {
 			return err
 		}
 		e = askd.Event{AskID: a.ID, Session: a.Session, Action: askd.ActionCreated}
-		if err := tx.AddEvent(ctx, &e); err != nil {
+		if err := tx.Events.AddEvent(ctx, &e); err != nil {
 			return err
 		}
 		if len(heard) != 0 {
@@ -298,12 +298,12 @@ func TestTwoStoresOnOneFile(t *testing.T) {
 			wg.Go(func() {
 				for n := range perGoroutine {
 					err := s.Update(ctx, func(tx askd.Tx) error {
-						tokens, err := tx.Tokens(ctx)
+						tokens, err := tx.Tokens.Tokens(ctx)
 						if err != nil {
 							return err
 						}
 						name := fmt.Sprintf("store%d-g%d-n%d", i, g, n)
-						return tx.CreateToken(ctx, &askd.Token{
+						return tx.Tokens.CreateToken(ctx, &askd.Token{
 							Name: name, Role: askd.RoleAgent, Hash: fmt.Sprintf("%s-%d", name, len(tokens)), CreatedAt: time.Now(),
 						})
 					})
@@ -318,7 +318,7 @@ func TestTwoStoresOnOneFile(t *testing.T) {
 	wg.Wait()
 
 	err := stores[0].View(ctx, func(tx askd.Tx) error {
-		tokens, err := tx.Tokens(ctx)
+		tokens, err := tx.Tokens.Tokens(ctx)
 		if err != nil {
 			return err
 		}
@@ -352,11 +352,11 @@ func TestTimes(t *testing.T) {
 				Title: "t", CreatedAt: tt.at, UpdatedAt: tt.at, Deadline: &tt.at}
 			var got *askd.Ask
 			err := s.Update(ctx, func(tx askd.Tx) error {
-				if err := tx.CreateAsk(ctx, a); err != nil {
+				if err := tx.Asks.CreateAsk(ctx, a); err != nil {
 					return err
 				}
 				var err error
-				got, err = tx.Ask(ctx, a.ID)
+				got, err = tx.Asks.Ask(ctx, a.ID)
 				return err
 			})
 			if err != nil {
@@ -381,7 +381,7 @@ func TestUpdateAfterCancelledContext(t *testing.T) {
 	ctx, cancel := context.WithCancel(t.Context())
 	err := s.Update(ctx, func(tx askd.Tx) error {
 		cancel()
-		return tx.CreateAsk(ctx, &askd.Ask{Kind: askd.KindReady, Session: "s", Agent: "a", Status: askd.StatusPending, Revision: 1, Title: "t"})
+		return tx.Asks.CreateAsk(ctx, &askd.Ask{Kind: askd.KindReady, Session: "s", Agent: "a", Status: askd.StatusPending, Revision: 1, Title: "t"})
 	})
 	if err == nil {
 		t.Fatal("Update with a cancelled context succeeded")

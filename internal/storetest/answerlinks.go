@@ -32,7 +32,7 @@ func createLinks(t *testing.T, s askd.Store, links ...*askd.AnswerLink) {
 	t.Helper()
 	update(t, s, func(tx askd.Tx) error {
 		for _, l := range links {
-			if err := tx.CreateAnswerLink(t.Context(), l); err != nil {
+			if err := tx.AnswerLinks.CreateAnswerLink(t.Context(), l); err != nil {
 				return err
 			}
 		}
@@ -45,7 +45,7 @@ func readLink(t *testing.T, s askd.Store, hash string) (*askd.AnswerLink, error)
 	t.Helper()
 	var l *askd.AnswerLink
 	err := s.View(t.Context(), func(tx askd.Tx) (err error) {
-		l, err = tx.AnswerLink(t.Context(), hash)
+		l, err = tx.AnswerLinks.AnswerLink(t.Context(), hash)
 		return err
 	})
 	return l, err
@@ -92,7 +92,7 @@ func testAnswerLinks(t *testing.T, s askd.Store) {
 	})
 
 	t.Run("used once", func(t *testing.T) {
-		update(t, s, func(tx askd.Tx) error { return tx.UseAnswerLink(ctx, l.Hash, at(time.Minute)) })
+		update(t, s, func(tx askd.Tx) error { return tx.AnswerLinks.UseAnswerLink(ctx, l.Hash, at(time.Minute)) })
 		got, err := readLink(t, s, l.Hash)
 		if err != nil {
 			t.Fatal(err)
@@ -100,7 +100,7 @@ func testAnswerLinks(t *testing.T, s askd.Store) {
 		want := *l
 		want.UsedAt = ptr(at(time.Minute))
 		checkLink(t, got, &want)
-		err = s.Update(ctx, func(tx askd.Tx) error { return tx.UseAnswerLink(ctx, l.Hash, at(2*time.Minute)) })
+		err = s.Update(ctx, func(tx askd.Tx) error { return tx.AnswerLinks.UseAnswerLink(ctx, l.Hash, at(2*time.Minute)) })
 		wantCode(t, err, askd.ECONFLICT)
 		if got, _ := readLink(t, s, l.Hash); got == nil || got.UsedAt == nil || !got.UsedAt.Equal(stored(at(time.Minute))) {
 			t.Errorf("used_at after a second use = %v, want the first use's", got.UsedAt)
@@ -110,29 +110,31 @@ func testAnswerLinks(t *testing.T, s askd.Store) {
 	t.Run("unknown", func(t *testing.T) {
 		_, err := readLink(t, s, hash("no such link"))
 		wantCode(t, err, askd.ENOTFOUND)
-		err = s.Update(ctx, func(tx askd.Tx) error { return tx.UseAnswerLink(ctx, hash("no such link"), at(0)) })
+		err = s.Update(ctx, func(tx askd.Tx) error { return tx.AnswerLinks.UseAnswerLink(ctx, hash("no such link"), at(0)) })
 		wantCode(t, err, askd.ENOTFOUND)
 	})
 
 	t.Run("hash taken", func(t *testing.T) {
-		err := s.Update(ctx, func(tx askd.Tx) error { return tx.CreateAnswerLink(ctx, l) })
+		err := s.Update(ctx, func(tx askd.Tx) error { return tx.AnswerLinks.CreateAnswerLink(ctx, l) })
 		wantCode(t, err, askd.ECONFLICT)
 	})
 
 	t.Run("no such ask or token", func(t *testing.T) {
 		orphan := newLink(a, "nobody", "Friday", at(time.Hour))
-		err := s.Update(ctx, func(tx askd.Tx) error { return tx.CreateAnswerLink(ctx, orphan) })
+		err := s.Update(ctx, func(tx askd.Tx) error { return tx.AnswerLinks.CreateAnswerLink(ctx, orphan) })
 		wantCode(t, err, askd.ENOTFOUND)
 		gone := newLink(&askd.Ask{ID: a.ID + 1000, Revision: 1}, "reviewer", "Friday", at(time.Hour))
-		err = s.Update(ctx, func(tx askd.Tx) error { return tx.CreateAnswerLink(ctx, gone) })
+		err = s.Update(ctx, func(tx askd.Tx) error { return tx.AnswerLinks.CreateAnswerLink(ctx, gone) })
 		wantCode(t, err, askd.ENOTFOUND)
 	})
 
 	t.Run("view refuses writes", func(t *testing.T) {
-		if err := s.View(ctx, func(tx askd.Tx) error { return tx.UseAnswerLink(ctx, ql.Hash, at(0)) }); err == nil {
+		if err := s.View(ctx, func(tx askd.Tx) error { return tx.AnswerLinks.UseAnswerLink(ctx, ql.Hash, at(0)) }); err == nil {
 			t.Error("UseAnswerLink in a read-only transaction succeeded")
 		}
-		if err := s.View(ctx, func(tx askd.Tx) error { return tx.CreateAnswerLink(ctx, newLink(a, "reviewer", "x", at(time.Hour))) }); err == nil {
+		if err := s.View(ctx, func(tx askd.Tx) error {
+			return tx.AnswerLinks.CreateAnswerLink(ctx, newLink(a, "reviewer", "x", at(time.Hour)))
+		}); err == nil {
 			t.Error("CreateAnswerLink in a read-only transaction succeeded")
 		}
 	})
@@ -154,7 +156,7 @@ func testConcurrentAnswerLinkUse(t *testing.T, s askd.Store) {
 	for range users {
 		wg.Go(func() {
 			<-starts
-			err := s.Update(ctx, func(tx askd.Tx) error { return tx.UseAnswerLink(ctx, l.Hash, at(time.Minute)) })
+			err := s.Update(ctx, func(tx askd.Tx) error { return tx.AnswerLinks.UseAnswerLink(ctx, l.Hash, at(time.Minute)) })
 			mu.Lock()
 			defer mu.Unlock()
 			switch askd.ErrorCode(err) {
@@ -188,22 +190,22 @@ func testAnswerLinksGo(t *testing.T, s askd.Store) {
 
 	var n int
 	update(t, s, func(tx askd.Tx) (err error) {
-		n, err = tx.DeleteExpiredAnswerLinks(ctx, at(time.Minute)) // strict: none expired before it
+		n, err = tx.AnswerLinks.DeleteExpiredAnswerLinks(ctx, at(time.Minute)) // strict: none expired before it
 		return err
 	})
 	if n != 0 {
 		t.Fatalf("DeleteExpiredAnswerLinks at the expiry = %d, want 0", n)
 	}
 	update(t, s, func(tx askd.Tx) (err error) {
-		n, err = tx.DeleteExpiredAnswerLinks(ctx, at(time.Minute+time.Microsecond))
+		n, err = tx.AnswerLinks.DeleteExpiredAnswerLinks(ctx, at(time.Minute+time.Microsecond))
 		return err
 	})
 	if n != 1 {
 		t.Fatalf("DeleteExpiredAnswerLinks = %d, want 1", n)
 	}
-	update(t, s, func(tx askd.Tx) error { return tx.RevokeToken(ctx, "leaving") })
+	update(t, s, func(tx askd.Tx) error { return tx.Tokens.RevokeToken(ctx, "leaving") })
 	update(t, s, func(tx askd.Tx) error {
-		_, err := tx.DeleteAsks(ctx, at(time.Minute))
+		_, err := tx.Asks.DeleteAsks(ctx, at(time.Minute))
 		return err
 	})
 	for _, gone := range []*askd.AnswerLink{old, leaving, purged} {

@@ -1,7 +1,6 @@
 package storetest
 
 import (
-	"context"
 	"encoding/json"
 	"reflect"
 	"slices"
@@ -123,12 +122,12 @@ func testAskRoundTrip(t *testing.T, s askd.Store) {
 				t.Fatalf("CreateAsk set id %d, want > 0", c.ask.ID)
 			}
 			view(t, s, func(tx askd.Tx) error {
-				got, err := tx.Ask(ctx, c.ask.ID)
+				got, err := tx.Asks.Ask(ctx, c.ask.ID)
 				if err != nil {
 					return err
 				}
 				checkAsk(t, "Ask", got, c.ask)
-				found, err := tx.FindAsks(ctx, askd.AskFilter{ID: c.ask.ID})
+				found, err := tx.Asks.FindAsks(ctx, askd.AskFilter{ID: c.ask.ID})
 				if err != nil {
 					return err
 				}
@@ -230,14 +229,14 @@ func testUpdateAsk(t *testing.T, s askd.Store) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			tt.change(a)
-			update(t, s, func(tx askd.Tx) error { return tx.UpdateAsk(ctx, a) })
+			update(t, s, func(tx askd.Tx) error { return tx.Asks.UpdateAsk(ctx, a) })
 			view(t, s, func(tx askd.Tx) error {
-				got, err := tx.Ask(ctx, a.ID)
+				got, err := tx.Asks.Ask(ctx, a.ID)
 				if err != nil {
 					return err
 				}
 				checkAsk(t, "updated", got, a)
-				got, err = tx.Ask(ctx, other.ID)
+				got, err = tx.Asks.Ask(ctx, other.ID)
 				if err != nil {
 					return err
 				}
@@ -260,7 +259,7 @@ func testNotFound(t *testing.T, s askd.Store) {
 		do    func(tx askd.Tx) error
 	}{
 		{"Ask", false, func(tx askd.Tx) error {
-			a, err := tx.Ask(ctx, missing)
+			a, err := tx.Asks.Ask(ctx, missing)
 			if a != nil {
 				t.Errorf("Ask returned %+v with the error", a)
 			}
@@ -269,25 +268,25 @@ func testNotFound(t *testing.T, s askd.Store) {
 		{"UpdateAsk", true, func(tx askd.Tx) error {
 			a := newAsk(askd.KindQuestion, "s1", at(0))
 			a.ID = missing
-			return tx.UpdateAsk(ctx, a)
+			return tx.Asks.UpdateAsk(ctx, a)
 		}},
 		{"AddEvent without snapshot", true, func(tx askd.Tx) error {
-			return tx.AddEvent(ctx, &askd.Event{AskID: missing, Session: "s1", Action: askd.ActionCreated, At: at(0)})
+			return tx.Events.AddEvent(ctx, &askd.Event{AskID: missing, Session: "s1", Action: askd.ActionCreated, At: at(0)})
 		}},
 		{"AddEvent with snapshot", true, func(tx askd.Tx) error {
 			a := newAsk(askd.KindQuestion, "s1", at(0))
 			a.ID = missing
-			return tx.AddEvent(ctx, &askd.Event{AskID: missing, Session: "s1", Action: askd.ActionCreated, At: at(0), Ask: a})
+			return tx.Events.AddEvent(ctx, &askd.Event{AskID: missing, Session: "s1", Action: askd.ActionCreated, At: at(0), Ask: a})
 		}},
 		{"TokenByHash", false, func(tx askd.Tx) error {
-			tok, err := tx.TokenByHash(ctx, "0000")
+			tok, err := tx.Tokens.TokenByHash(ctx, "0000")
 			if tok != nil {
 				t.Errorf("TokenByHash returned %+v with the error", tok)
 			}
 			return err
 		}},
 		{"RevokeToken", true, func(tx askd.Tx) error {
-			return tx.RevokeToken(ctx, "nobody")
+			return tx.Tokens.RevokeToken(ctx, "nobody")
 		}},
 	}
 	for _, tt := range tests {
@@ -302,11 +301,11 @@ func testNotFound(t *testing.T, s askd.Store) {
 
 	t.Run("nothing changed", func(t *testing.T) {
 		view(t, s, func(tx askd.Tx) error {
-			n, err := tx.CountAsks(ctx, askd.AskFilter{})
+			n, err := tx.Asks.CountAsks(ctx, askd.AskFilter{})
 			if err != nil {
 				return err
 			}
-			last, err := tx.LastEventID(ctx)
+			last, err := tx.Events.LastEventID(ctx)
 			if err != nil {
 				return err
 			}
@@ -396,7 +395,7 @@ func testFindAsks(t *testing.T, s askd.Store) {
 	for _, tt := range filterCases(asks) {
 		t.Run(tt.name, func(t *testing.T) {
 			view(t, s, func(tx askd.Tx) error {
-				got, err := tx.FindAsks(ctx, tt.filter)
+				got, err := tx.Asks.FindAsks(ctx, tt.filter)
 				if err != nil {
 					return err
 				}
@@ -424,7 +423,7 @@ func testCountAsks(t *testing.T, s askd.Store) {
 	for _, tt := range filterCases(asks) {
 		t.Run(tt.name, func(t *testing.T) {
 			view(t, s, func(tx askd.Tx) error {
-				n, err := tx.CountAsks(ctx, tt.filter)
+				n, err := tx.Asks.CountAsks(ctx, tt.filter)
 				if err != nil {
 					return err
 				}
@@ -448,7 +447,7 @@ func testDeleteAsks(t *testing.T, s askd.Store) {
 	update(t, s, func(tx askd.Tx) error {
 		for _, a := range all {
 			for _, action := range []string{askd.ActionCreated, askd.ActionAnswered} {
-				if err := tx.AddEvent(ctx, &askd.Event{AskID: a.ID, Session: a.Session, Action: action, Actor: "x", At: a.CreatedAt, Ask: a}); err != nil {
+				if err := tx.Events.AddEvent(ctx, &askd.Event{AskID: a.ID, Session: a.Session, Action: action, Actor: "x", At: a.CreatedAt, Ask: a}); err != nil {
 					return err
 				}
 			}
@@ -459,7 +458,7 @@ func testDeleteAsks(t *testing.T, s askd.Store) {
 	var deleted int
 	update(t, s, func(tx askd.Tx) error {
 		var err error
-		deleted, err = tx.DeleteAsks(ctx, at(-24*time.Hour))
+		deleted, err = tx.Asks.DeleteAsks(ctx, at(-24*time.Hour))
 		return err
 	})
 	if deleted != 2 {
@@ -468,9 +467,9 @@ func testDeleteAsks(t *testing.T, s askd.Store) {
 
 	view(t, s, func(tx askd.Tx) error {
 		for _, a := range []*askd.Ask{old, oldCancelled} {
-			_, err := tx.Ask(ctx, a.ID)
+			_, err := tx.Asks.Ask(ctx, a.ID)
 			wantCode(t, err, askd.ENOTFOUND)
-			events, err := tx.AskHistory(ctx, a.ID)
+			events, err := tx.Events.AskHistory(ctx, a.ID)
 			if err != nil {
 				return err
 			}
@@ -478,14 +477,14 @@ func testDeleteAsks(t *testing.T, s askd.Store) {
 				t.Errorf("deleted ask %d still has %d events", a.ID, len(events))
 			}
 		}
-		got, err := tx.FindAsks(ctx, askd.AskFilter{})
+		got, err := tx.Asks.FindAsks(ctx, askd.AskFilter{})
 		if err != nil {
 			return err
 		}
 		if want := []int64{oldPending.ID, recent.ID}; !slices.Equal(ids(got), want) {
 			t.Errorf("asks left = %v, want %v (the pending one and the recent one)", ids(got), want)
 		}
-		events, err := tx.EventsAfter(ctx, 0, 0)
+		events, err := tx.Events.EventsAfter(ctx, 0, 0)
 		if err != nil {
 			return err
 		}
@@ -502,7 +501,7 @@ func testDeleteAsks(t *testing.T, s askd.Store) {
 
 	update(t, s, func(tx askd.Tx) error {
 		var err error
-		deleted, err = tx.DeleteAsks(ctx, at(-24*time.Hour))
+		deleted, err = tx.Asks.DeleteAsks(ctx, at(-24*time.Hour))
 		return err
 	})
 	if deleted != 0 {
@@ -516,13 +515,13 @@ func testIDsNeverReused(t *testing.T, s askd.Store) {
 	newest := settled(newAsk(askd.KindQuestion, "s1", at(time.Second)), "", at(time.Minute))
 	create(t, s, first, newest)
 	// Event ids are read once the update is over: a store may send an
-	// event's insert with the commit (askd.Tx.AddEvent).
+	// event's insert with the commit (askd.EventTx.AddEvent).
 	last := &askd.Event{AskID: newest.ID, Session: "s1", Action: askd.ActionAnswered, At: at(time.Minute)}
 	update(t, s, func(tx askd.Tx) error {
-		if err := tx.AddEvent(ctx, last); err != nil {
+		if err := tx.Events.AddEvent(ctx, last); err != nil {
 			return err
 		}
-		_, err := tx.DeleteAsks(ctx, at(time.Hour))
+		_, err := tx.Asks.DeleteAsks(ctx, at(time.Hour))
 		return err
 	})
 
@@ -532,7 +531,7 @@ func testIDsNeverReused(t *testing.T, s askd.Store) {
 		t.Errorf("ask created after deleting ask %d got id %d, want a new one", newest.ID, next.ID)
 	}
 	e := &askd.Event{AskID: next.ID, Session: "s1", Action: askd.ActionCreated, At: at(2 * time.Minute)}
-	update(t, s, func(tx askd.Tx) error { return tx.AddEvent(ctx, e) })
+	update(t, s, func(tx askd.Tx) error { return tx.Events.AddEvent(ctx, e) })
 	if last.ID == 0 || e.ID <= last.ID {
 		t.Errorf("event added after deleting event %d got id %d, want a new one", last.ID, e.ID)
 	}
@@ -541,7 +540,7 @@ func testIDsNeverReused(t *testing.T, s askd.Store) {
 func testSessions(t *testing.T, s askd.Store) {
 	ctx := t.Context()
 	view(t, s, func(tx askd.Tx) error {
-		got, err := tx.Sessions(ctx, askd.SessionQuery{})
+		got, err := tx.Sessions.Sessions(ctx, askd.SessionQuery{})
 		if err != nil {
 			return err
 		}
@@ -566,7 +565,7 @@ func testSessions(t *testing.T, s askd.Store) {
 		{Agent: "agent-2", Name: "s-b", Pending: 1, Total: 1, LastAskAt: at(4 * time.Minute)},
 	}
 	view(t, s, func(tx askd.Tx) error {
-		got, err := tx.Sessions(ctx, askd.SessionQuery{})
+		got, err := tx.Sessions.Sessions(ctx, askd.SessionQuery{})
 		if err != nil {
 			return err
 		}
@@ -584,33 +583,26 @@ func testSessions(t *testing.T, s askd.Store) {
 	})
 }
 
-// testReadAsk: a store that reads one ask without a transaction (ReadAsk,
-// optional) reads it as View does, and says ENOTFOUND for one not there.
+// testReadAsk: ReadAsk reads an ask as View does, and says ENOTFOUND for
+// one not there.
 func testReadAsk(t *testing.T, s askd.Store) {
-	r, ok := s.(interface {
-		ReadAsk(ctx context.Context, id int64) (*askd.Ask, error)
-	})
-	if !ok {
-		t.Log("the store has no ReadAsk: waits read in a read-only transaction")
-		return
-	}
 	ctx := t.Context()
 	a := newAsk(askd.KindQuestion, "s1", at(0))
-	update(t, s, func(tx askd.Tx) error { return tx.CreateAsk(ctx, a) })
+	update(t, s, func(tx askd.Tx) error { return tx.Asks.CreateAsk(ctx, a) })
 	a.Settle(askd.StatusAnswered, "", &askd.Answer{Answers: map[string]askd.Choice{"Which?": {Values: []string{"a"}}}}, "alice", at(time.Minute))
-	update(t, s, func(tx askd.Tx) error { return tx.UpdateAsk(ctx, a) })
+	update(t, s, func(tx askd.Tx) error { return tx.Asks.UpdateAsk(ctx, a) })
 	var want *askd.Ask
 	view(t, s, func(tx askd.Tx) (err error) {
-		want, err = tx.Ask(ctx, a.ID)
+		want, err = tx.Asks.Ask(ctx, a.ID)
 		return err
 	})
-	got, err := r.ReadAsk(ctx, a.ID)
+	got, err := s.ReadAsk(ctx, a.ID)
 	if err != nil {
 		t.Fatal(err)
 	}
 	if !reflect.DeepEqual(got, want) {
 		t.Errorf("ReadAsk = %+v, want %+v as View reads it", got, want)
 	}
-	_, err = r.ReadAsk(ctx, a.ID+1000)
+	_, err = s.ReadAsk(ctx, a.ID+1000)
 	wantCode(t, err, askd.ENOTFOUND)
 }

@@ -53,7 +53,7 @@ func testClaimSessionTells(t *testing.T, s askd.Store) {
 	dSent.Key, dSent.Status = "sent", askd.DeliverySent
 	update(t, s, func(tx askd.Tx) error {
 		for _, d := range []*askd.Delivery{dMine, dLeased, dWebhook, dTold, dNotToTell, dPending, dTheirs, dOther, dSent} {
-			if err := tx.CreateDelivery(ctx, d); err != nil {
+			if err := tx.Deliveries.CreateDelivery(ctx, d); err != nil {
 				return err
 			}
 		}
@@ -63,7 +63,7 @@ func testClaimSessionTells(t *testing.T, s askd.Store) {
 		t.Helper()
 		var got []*askd.Delivery
 		update(t, s, func(tx askd.Tx) (err error) {
-			got, err = tx.ClaimSessionTells(ctx, agent, session, now, lease, 10)
+			got, err = tx.Deliveries.ClaimSessionTells(ctx, agent, session, now, lease, 10)
 			return err
 		})
 		keys := make([]string, len(got))
@@ -77,7 +77,7 @@ func testClaimSessionTells(t *testing.T, s askd.Store) {
 		t.Fatalf("claim = %v, want only %s: not the leased, the webhook's, the told, one not to tell, the pending, a sent one, another token's or another session's", got, dMine.Key)
 	}
 	view(t, s, func(tx askd.Tx) error {
-		d, err := tx.Delivery(ctx, dMine.Key)
+		d, err := tx.Deliveries.Delivery(ctx, dMine.Key)
 		if err != nil {
 			return err
 		}
@@ -85,7 +85,7 @@ func testClaimSessionTells(t *testing.T, s askd.Store) {
 		want.Attempts, want.ClaimedUntil, want.UpdatedAt = 1, ptr(now.Add(lease)), now
 		checkDelivery(t, "claimed", d, &want)
 		// The worker never claims what a bridge does.
-		due, err := tx.NextDeliveryAt(ctx)
+		due, err := tx.Deliveries.NextDeliveryAt(ctx)
 		if err != nil {
 			return err
 		}
@@ -114,7 +114,7 @@ func testConcurrentSessionClaims(t *testing.T, s askd.Store) {
 	create(t, s, asks...)
 	update(t, s, func(tx askd.Tx) error {
 		for _, a := range asks {
-			if err := tx.CreateDelivery(ctx, newDelivery(a, askd.TellKey(a), nil)); err != nil {
+			if err := tx.Deliveries.CreateDelivery(ctx, newDelivery(a, askd.TellKey(a), nil)); err != nil {
 				return err
 			}
 		}
@@ -122,7 +122,7 @@ func testConcurrentSessionClaims(t *testing.T, s askd.Store) {
 	})
 	now := at(time.Hour)
 	claimedOnce(t, s, n, claimers, func(tx askd.Tx) ([]*askd.Delivery, error) {
-		return tx.ClaimSessionTells(ctx, "agent-1", "s1", now, time.Minute, 2)
+		return tx.Deliveries.ClaimSessionTells(ctx, "agent-1", "s1", now, time.Minute, 2)
 	})
 }
 
@@ -133,13 +133,13 @@ func testBridgeLeases(t *testing.T, s askd.Store) {
 		var got, both time.Time
 		var ch *askd.Channel
 		view(t, s, func(tx askd.Tx) (err error) {
-			if got, err = tx.BridgeUntil(ctx, agent, session); err != nil {
+			if got, err = tx.Channels.BridgeUntil(ctx, agent, session); err != nil {
 				return err
 			}
-			if ch, both, err = tx.TellChannel(ctx, agent, session); err != nil {
+			if ch, both, err = tx.Channels.TellChannel(ctx, agent, session); err != nil {
 				return err
 			}
-			set, err := tx.Channel(ctx, agent, session)
+			set, err := tx.Channels.Channel(ctx, agent, session)
 			if askd.ErrorCode(err) == askd.ENOTFOUND {
 				set, err = nil, nil
 			}
@@ -156,11 +156,11 @@ func testBridgeLeases(t *testing.T, s askd.Store) {
 	if got := until("agent-1", "s1"); !got.IsZero() {
 		t.Fatalf("bridge of a session not recorded = %v, want zero", got)
 	}
-	err := s.Update(ctx, func(tx askd.Tx) error { return tx.AttachBridge(ctx, "agent-1", "s1", at(time.Minute)) })
+	err := s.Update(ctx, func(tx askd.Tx) error { return tx.Channels.AttachBridge(ctx, "agent-1", "s1", at(time.Minute)) })
 	wantCode(t, err, askd.ENOTFOUND)
 	update(t, s, func(tx askd.Tx) error {
 		for _, k := range []struct{ agent, session string }{{"agent-1", "s1"}, {"agent-2", "s1"}} {
-			if _, err := tx.AddSession(ctx, k.agent, k.session, at(0)); err != nil {
+			if _, err := tx.Sessions.AddSession(ctx, k.agent, k.session, at(0)); err != nil {
 				return err
 			}
 		}
@@ -176,13 +176,13 @@ func testBridgeLeases(t *testing.T, s askd.Store) {
 		want   time.Time
 		theirs time.Time // agent-2's s1, untouched throughout
 	}{
-		{"attach", func(tx askd.Tx) error { return tx.AttachBridge(ctx, "agent-1", "s1", first) }, first, time.Time{}},
-		{"a later lease", func(tx askd.Tx) error { return tx.AttachBridge(ctx, "agent-1", "s1", second) }, second, time.Time{}},
-		{"an earlier lease keeps the later", func(tx askd.Tx) error { return tx.AttachBridge(ctx, "agent-1", "s1", first) }, second, time.Time{}},
-		{"detaching a replaced lease changes nothing", func(tx askd.Tx) error { return tx.DetachBridge(ctx, "agent-1", "s1", first) }, second, time.Time{}},
-		{"another token's session of the name", func(tx askd.Tx) error { return tx.DetachBridge(ctx, "agent-2", "s1", second) }, second, time.Time{}},
-		{"detach", func(tx askd.Tx) error { return tx.DetachBridge(ctx, "agent-1", "s1", second) }, time.Time{}, time.Time{}},
-		{"detach a session not recorded", func(tx askd.Tx) error { return tx.DetachBridge(ctx, "agent-3", "s1", second) }, time.Time{}, time.Time{}},
+		{"attach", func(tx askd.Tx) error { return tx.Channels.AttachBridge(ctx, "agent-1", "s1", first) }, first, time.Time{}},
+		{"a later lease", func(tx askd.Tx) error { return tx.Channels.AttachBridge(ctx, "agent-1", "s1", second) }, second, time.Time{}},
+		{"an earlier lease keeps the later", func(tx askd.Tx) error { return tx.Channels.AttachBridge(ctx, "agent-1", "s1", first) }, second, time.Time{}},
+		{"detaching a replaced lease changes nothing", func(tx askd.Tx) error { return tx.Channels.DetachBridge(ctx, "agent-1", "s1", first) }, second, time.Time{}},
+		{"another token's session of the name", func(tx askd.Tx) error { return tx.Channels.DetachBridge(ctx, "agent-2", "s1", second) }, second, time.Time{}},
+		{"detach", func(tx askd.Tx) error { return tx.Channels.DetachBridge(ctx, "agent-1", "s1", second) }, time.Time{}, time.Time{}},
+		{"detach a session not recorded", func(tx askd.Tx) error { return tx.Channels.DetachBridge(ctx, "agent-3", "s1", second) }, time.Time{}, time.Time{}},
 	}
 	for _, st := range steps {
 		update(t, s, st.do)
@@ -194,22 +194,22 @@ func testBridgeLeases(t *testing.T, s askd.Store) {
 		}
 	}
 	// A lease round-trips in UTC, truncated to the microsecond.
-	update(t, s, func(tx askd.Tx) error { return tx.AttachBridge(ctx, "agent-1", "s1", base) })
+	update(t, s, func(tx askd.Tx) error { return tx.Channels.AttachBridge(ctx, "agent-1", "s1", base) })
 	checkTime(t, "bridge until", until("agent-1", "s1"), base)
 	// Setting the channel keeps the lease.
 	update(t, s, func(tx askd.Tx) error {
-		return tx.SetChannel(ctx, "agent-1", "s1", &askd.Channel{Type: askd.ChannelHook})
+		return tx.Channels.SetChannel(ctx, "agent-1", "s1", &askd.Channel{Type: askd.ChannelHook})
 	})
 	checkTime(t, "bridge until after SetChannel", until("agent-1", "s1"), base)
 	// With a channel set, TellChannel gives it beside the lease.
 	hook := &askd.Channel{Type: askd.ChannelHook}
-	update(t, s, func(tx askd.Tx) error { return tx.SetChannel(ctx, "agent-2", "s1", hook) })
+	update(t, s, func(tx askd.Tx) error { return tx.Channels.SetChannel(ctx, "agent-2", "s1", hook) })
 	view(t, s, func(tx askd.Tx) error {
-		ch, end, err := tx.TellChannel(ctx, "agent-2", "s1")
+		ch, end, err := tx.Channels.TellChannel(ctx, "agent-2", "s1")
 		if err != nil {
 			return err
 		}
-		want, _ := tx.BridgeUntil(ctx, "agent-2", "s1")
+		want, _ := tx.Channels.BridgeUntil(ctx, "agent-2", "s1")
 		if ch == nil || ch.Type != askd.ChannelHook || !end.Equal(want) {
 			t.Errorf("TellChannel of agent-2/s1 = %+v, %v; want the hook channel and %v", ch, end, want)
 		}

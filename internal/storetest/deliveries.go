@@ -16,7 +16,7 @@ import (
 func testChannels(t *testing.T, s askd.Store) {
 	ctx := t.Context()
 	err := s.View(ctx, func(tx askd.Tx) error {
-		_, err := tx.Channel(ctx, "agent-1", "s1")
+		_, err := tx.Channels.Channel(ctx, "agent-1", "s1")
 		return err
 	})
 	wantCode(t, err, askd.ENOTFOUND)
@@ -25,9 +25,9 @@ func testChannels(t *testing.T, s askd.Store) {
 	web := &askd.Channel{Type: askd.ChannelWebhook, URL: "https://example.test/tell?x=1", Secret: "s3cret"}
 	cmd := &askd.Channel{Type: askd.ChannelCommand, Argv: []string{"tmux", "send-keys", "-t", "{session}", "{prompt}", "Enter"}}
 	for _, want := range []*askd.Channel{hook, web, cmd} {
-		update(t, s, func(tx askd.Tx) error { return tx.SetChannel(ctx, "agent-1", "s1", want) })
+		update(t, s, func(tx askd.Tx) error { return tx.Channels.SetChannel(ctx, "agent-1", "s1", want) })
 		view(t, s, func(tx askd.Tx) error {
-			got, err := tx.Channel(ctx, "agent-1", "s1")
+			got, err := tx.Channels.Channel(ctx, "agent-1", "s1")
 			if err != nil {
 				return err
 			}
@@ -38,18 +38,18 @@ func testChannels(t *testing.T, s askd.Store) {
 		})
 	}
 	view(t, s, func(tx askd.Tx) error {
-		if _, err := tx.Channel(ctx, "agent-1", "s2"); askd.ErrorCode(err) != askd.ENOTFOUND {
+		if _, err := tx.Channels.Channel(ctx, "agent-1", "s2"); askd.ErrorCode(err) != askd.ENOTFOUND {
 			t.Errorf("another session's channel: %v, want ENOTFOUND", err)
 		}
 		// The same name under another token is another session (SPEC §1).
-		if _, err := tx.Channel(ctx, "agent-2", "s1"); askd.ErrorCode(err) != askd.ENOTFOUND {
+		if _, err := tx.Channels.Channel(ctx, "agent-2", "s1"); askd.ErrorCode(err) != askd.ENOTFOUND {
 			t.Errorf("another token's session s1: %v, want ENOTFOUND", err)
 		}
 		return nil
 	})
-	update(t, s, func(tx askd.Tx) error { return tx.SetChannel(ctx, "agent-2", "s1", hook) })
+	update(t, s, func(tx askd.Tx) error { return tx.Channels.SetChannel(ctx, "agent-2", "s1", hook) })
 	view(t, s, func(tx askd.Tx) error {
-		got, err := tx.Channel(ctx, "agent-1", "s1")
+		got, err := tx.Channels.Channel(ctx, "agent-1", "s1")
 		if err != nil {
 			return err
 		}
@@ -67,7 +67,7 @@ func testSessionsRecorded(t *testing.T, s askd.Store) {
 	add := func(agent, session string, when time.Time, wantNew bool) {
 		t.Helper()
 		update(t, s, func(tx askd.Tx) error {
-			added, err := tx.AddSession(ctx, agent, session, when)
+			added, err := tx.Sessions.AddSession(ctx, agent, session, when)
 			if err == nil && added != wantNew {
 				t.Errorf("AddSession(%s, %s) = %v, want %v", agent, session, added, wantNew)
 			}
@@ -80,11 +80,11 @@ func testSessionsRecorded(t *testing.T, s askd.Store) {
 	add("agent-2", "s1", at(2*time.Minute), true)
 	// A session whose channel was set keeps it when recorded again.
 	ch := &askd.Channel{Type: askd.ChannelWebhook, URL: "https://example.test/x", Secret: "k"}
-	update(t, s, func(tx askd.Tx) error { return tx.SetChannel(ctx, "agent-1", "s2", ch) })
+	update(t, s, func(tx askd.Tx) error { return tx.Channels.SetChannel(ctx, "agent-1", "s2", ch) })
 	add("agent-1", "s2", at(3*time.Minute), false)
 	// A rolled-back transaction records nothing.
 	err := s.Update(ctx, func(tx askd.Tx) error {
-		if _, err := tx.AddSession(ctx, "agent-1", "s3", at(time.Minute)); err != nil {
+		if _, err := tx.Sessions.AddSession(ctx, "agent-1", "s3", at(time.Minute)); err != nil {
 			return err
 		}
 		return askd.Errorf(askd.ELIMIT, "refused")
@@ -102,7 +102,7 @@ func testSessionsRecorded(t *testing.T, s askd.Store) {
 			{"agent-2", at(0), 1},
 			{"agent-3", at(0), 0},
 		} {
-			n, err := tx.CountSessions(ctx, c.agent, c.since)
+			n, err := tx.Sessions.CountSessions(ctx, c.agent, c.since)
 			if err != nil {
 				return err
 			}
@@ -110,14 +110,14 @@ func testSessionsRecorded(t *testing.T, s askd.Store) {
 				t.Errorf("CountSessions(%s, since %v) = %d, want %d", c.agent, c.since, n, c.want)
 			}
 		}
-		got, err := tx.Channel(ctx, "agent-1", "s2")
+		got, err := tx.Channels.Channel(ctx, "agent-1", "s2")
 		if err != nil {
 			return err
 		}
 		if !reflect.DeepEqual(got, ch) {
 			t.Errorf("channel after AddSession = %+v, want %+v", got, ch)
 		}
-		if _, err := tx.Channel(ctx, "agent-1", "s1"); askd.ErrorCode(err) != askd.ENOTFOUND {
+		if _, err := tx.Channels.Channel(ctx, "agent-1", "s1"); askd.ErrorCode(err) != askd.ENOTFOUND {
 			t.Errorf("channel of a session recorded without one: %v, want ENOTFOUND", err)
 		}
 		return nil
@@ -160,7 +160,7 @@ func testDeliveryRoundTrip(t *testing.T, s askd.Store) {
 	d := newDelivery(a, askd.TellKey(a), ptr(at(time.Second)))
 	d.Attempts, d.LastError = 2, "connection refused"
 	update(t, s, func(tx askd.Tx) error {
-		if err := tx.CreateDelivery(ctx, d); err != nil {
+		if err := tx.Deliveries.CreateDelivery(ctx, d); err != nil {
 			return err
 		}
 		if d.ID == 0 {
@@ -168,8 +168,8 @@ func testDeliveryRoundTrip(t *testing.T, s askd.Store) {
 		}
 		// The same key again: ECONFLICT, and the transaction goes on.
 		again := newDelivery(a, d.Key, nil)
-		wantCode(t, tx.CreateDelivery(ctx, again), askd.ECONFLICT)
-		got, err := tx.Delivery(ctx, d.Key)
+		wantCode(t, tx.Deliveries.CreateDelivery(ctx, again), askd.ECONFLICT)
+		got, err := tx.Deliveries.Delivery(ctx, d.Key)
 		if err != nil {
 			return err
 		}
@@ -177,7 +177,7 @@ func testDeliveryRoundTrip(t *testing.T, s askd.Store) {
 		return nil
 	})
 	view(t, s, func(tx askd.Tx) error {
-		got, err := tx.Delivery(ctx, d.Key)
+		got, err := tx.Deliveries.Delivery(ctx, d.Key)
 		if err != nil {
 			return err
 		}
@@ -187,9 +187,9 @@ func testDeliveryRoundTrip(t *testing.T, s askd.Store) {
 
 	d.Status, d.Attempts, d.NextAt, d.ClaimedUntil = askd.DeliverySent, 3, nil, nil
 	d.LastError, d.UpdatedAt = "", at(time.Minute)
-	update(t, s, func(tx askd.Tx) error { return tx.UpdateDelivery(ctx, d) })
+	update(t, s, func(tx askd.Tx) error { return tx.Deliveries.UpdateDelivery(ctx, d) })
 	view(t, s, func(tx askd.Tx) error {
-		got, err := tx.Delivery(ctx, d.Key)
+		got, err := tx.Deliveries.Delivery(ctx, d.Key)
 		if err != nil {
 			return err
 		}
@@ -198,29 +198,29 @@ func testDeliveryRoundTrip(t *testing.T, s askd.Store) {
 	})
 
 	err := s.View(ctx, func(tx askd.Tx) error {
-		_, err := tx.Delivery(ctx, "ask:999@none")
+		_, err := tx.Deliveries.Delivery(ctx, "ask:999@none")
 		return err
 	})
 	wantCode(t, err, askd.ENOTFOUND)
 	err = s.Update(ctx, func(tx askd.Tx) error {
 		ghost := *d
 		ghost.ID = d.ID + 1000
-		return tx.UpdateDelivery(ctx, &ghost)
+		return tx.Deliveries.UpdateDelivery(ctx, &ghost)
 	})
 	wantCode(t, err, askd.ENOTFOUND)
 	err = s.Update(ctx, func(tx askd.Tx) error {
 		orphan := newDelivery(&askd.Ask{ID: a.ID + 1000, Session: "s1"}, "orphan", nil)
-		return tx.CreateDelivery(ctx, orphan)
+		return tx.Deliveries.CreateDelivery(ctx, orphan)
 	})
 	wantCode(t, err, askd.ENOTFOUND)
 
 	// Deliveries go with their ask when it is purged.
 	update(t, s, func(tx askd.Tx) error {
-		_, err := tx.DeleteAsks(ctx, at(time.Hour))
+		_, err := tx.Asks.DeleteAsks(ctx, at(time.Hour))
 		return err
 	})
 	err = s.View(ctx, func(tx askd.Tx) error {
-		_, err := tx.Delivery(ctx, d.Key)
+		_, err := tx.Deliveries.Delivery(ctx, d.Key)
 		return err
 	})
 	wantCode(t, err, askd.ENOTFOUND)
@@ -244,7 +244,7 @@ func testClaimDeliveries(t *testing.T, s askd.Store) {
 	leased.ClaimedUntil = ptr(now.Add(time.Second))
 	update(t, s, func(tx askd.Tx) error {
 		for _, d := range []*askd.Delivery{early, due, later, hook, sent, failed, leased} {
-			if err := tx.CreateDelivery(ctx, d); err != nil {
+			if err := tx.Deliveries.CreateDelivery(ctx, d); err != nil {
 				return err
 			}
 		}
@@ -252,7 +252,7 @@ func testClaimDeliveries(t *testing.T, s askd.Store) {
 	})
 
 	view(t, s, func(tx askd.Tx) error {
-		next, err := tx.NextDeliveryAt(ctx)
+		next, err := tx.Deliveries.NextDeliveryAt(ctx)
 		if err != nil {
 			return err
 		}
@@ -264,7 +264,7 @@ func testClaimDeliveries(t *testing.T, s askd.Store) {
 		t.Helper()
 		var got []*askd.Delivery
 		update(t, s, func(tx askd.Tx) (err error) {
-			got, err = tx.ClaimDeliveries(ctx, now, lease, limit)
+			got, err = tx.Deliveries.ClaimDeliveries(ctx, now, lease, limit)
 			return err
 		})
 		return got
@@ -292,7 +292,7 @@ func testClaimDeliveries(t *testing.T, s askd.Store) {
 		t.Fatalf("third claim = %v, want none", keys(got))
 	}
 	view(t, s, func(tx askd.Tx) error {
-		next, err := tx.NextDeliveryAt(ctx)
+		next, err := tx.Deliveries.NextDeliveryAt(ctx)
 		if err != nil {
 			return err
 		}
@@ -322,7 +322,7 @@ func testConcurrentClaims(t *testing.T, s askd.Store) {
 	const n, claimers = 60, 8
 	update(t, s, func(tx askd.Tx) error {
 		for i := range n {
-			if err := tx.CreateDelivery(ctx, newDelivery(a, fmt.Sprintf("d%d", i), ptr(at(time.Duration(i)*time.Millisecond)))); err != nil {
+			if err := tx.Deliveries.CreateDelivery(ctx, newDelivery(a, fmt.Sprintf("d%d", i), ptr(at(time.Duration(i)*time.Millisecond)))); err != nil {
 				return err
 			}
 		}
@@ -330,7 +330,7 @@ func testConcurrentClaims(t *testing.T, s askd.Store) {
 	})
 	now := at(time.Hour)
 	claimedOnce(t, s, n, claimers, func(tx askd.Tx) ([]*askd.Delivery, error) {
-		return tx.ClaimDeliveries(ctx, now, time.Minute, 3)
+		return tx.Deliveries.ClaimDeliveries(ctx, now, time.Minute, 3)
 	})
 }
 

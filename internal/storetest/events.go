@@ -19,12 +19,12 @@ func eventFixture(t *testing.T, s askd.Store) (a, b *askd.Ask, events []*askd.Ev
 	b = newAsk(askd.KindApproval, "s2", at(time.Second))
 	update(t, s, func(tx askd.Tx) error {
 		for _, x := range []*askd.Ask{a, b} {
-			if err := tx.CreateAsk(ctx, x); err != nil {
+			if err := tx.Asks.CreateAsk(ctx, x); err != nil {
 				return err
 			}
 			snap := *x
 			e := &askd.Event{AskID: x.ID, Session: x.Session, Action: askd.ActionCreated, Actor: x.Agent, At: x.CreatedAt, Ask: &snap}
-			if err := tx.AddEvent(ctx, e); err != nil {
+			if err := tx.Events.AddEvent(ctx, e); err != nil {
 				return err
 			}
 			events, snapshots = append(events, e), append(snapshots, &snap)
@@ -33,12 +33,12 @@ func eventFixture(t *testing.T, s askd.Store) (a, b *askd.Ask, events []*askd.Ev
 	})
 	update(t, s, func(tx askd.Tx) error {
 		a.Settle(askd.StatusAnswered, "", &askd.Answer{Answers: map[string]askd.Choice{"Proceed?": {Values: []string{"yes"}}}}, "reviewer", at(time.Minute))
-		if err := tx.UpdateAsk(ctx, a); err != nil {
+		if err := tx.Asks.UpdateAsk(ctx, a); err != nil {
 			return err
 		}
 		snap := *a
 		e := &askd.Event{AskID: a.ID, Session: a.Session, Action: askd.ActionAnswered, Actor: "reviewer", At: at(time.Minute), Note: "from the inbox", Ask: &snap}
-		if err := tx.AddEvent(ctx, e); err != nil {
+		if err := tx.Events.AddEvent(ctx, e); err != nil {
 			return err
 		}
 		events, snapshots = append(events, e), append(snapshots, &snap)
@@ -78,7 +78,7 @@ func testAskHistory(t *testing.T, s askd.Store) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			view(t, s, func(tx askd.Tx) error {
-				got, err := tx.AskHistory(ctx, tt.askID)
+				got, err := tx.Events.AskHistory(ctx, tt.askID)
 				if err != nil {
 					return err
 				}
@@ -115,7 +115,7 @@ func testEventsAfter(t *testing.T, s askd.Store) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			view(t, s, func(tx askd.Tx) error {
-				got, err := tx.EventsAfter(ctx, tt.afterID, tt.limit)
+				got, err := tx.Events.EventsAfter(ctx, tt.afterID, tt.limit)
 				if err != nil {
 					return err
 				}
@@ -145,15 +145,15 @@ func testEventSnapshotFromStore(t *testing.T, s askd.Store) {
 	var e askd.Event
 	update(t, s, func(tx askd.Tx) error {
 		a.Settle(askd.StatusAnswered, "", &askd.Answer{Answer: "b"}, "reviewer", at(time.Minute))
-		if err := tx.UpdateAsk(ctx, a); err != nil {
+		if err := tx.Asks.UpdateAsk(ctx, a); err != nil {
 			return err
 		}
 		// No Ask: the store snapshots the ask as this transaction left it.
 		e = askd.Event{AskID: a.ID, Session: a.Session, Action: askd.ActionAnswered, Actor: "reviewer", At: at(time.Minute)}
-		return tx.AddEvent(ctx, &e)
+		return tx.Events.AddEvent(ctx, &e)
 	})
 	view(t, s, func(tx askd.Tx) error {
-		got, err := tx.EventsAfter(ctx, 0, 0)
+		got, err := tx.Events.EventsAfter(ctx, 0, 0)
 		if err != nil {
 			return err
 		}
@@ -173,7 +173,7 @@ func testLastEventID(t *testing.T, s askd.Store) {
 		var id int64
 		view(t, s, func(tx askd.Tx) error {
 			var err error
-			id, err = tx.LastEventID(ctx)
+			id, err = tx.Events.LastEventID(ctx)
 			return err
 		})
 		return id
@@ -186,7 +186,7 @@ func testLastEventID(t *testing.T, s askd.Store) {
 		t.Errorf("LastEventID = %d, want %d", got, want)
 	}
 	update(t, s, func(tx askd.Tx) error {
-		got, err := tx.LastEventID(ctx)
+		got, err := tx.Events.LastEventID(ctx)
 		if err != nil {
 			return err
 		}

@@ -24,7 +24,7 @@ func testMCPCalls(t *testing.T, s askd.Store) {
 	}
 	update(t, s, func(tx askd.Tx) error {
 		for _, c := range calls {
-			if err := tx.PutMCPCall(ctx, c); err != nil {
+			if err := tx.MCPCalls.PutMCPCall(ctx, c); err != nil {
 				return err
 			}
 		}
@@ -33,7 +33,7 @@ func testMCPCalls(t *testing.T, s askd.Store) {
 	check := func(what string, want *askd.MCPCall) {
 		t.Helper()
 		view(t, s, func(tx askd.Tx) error {
-			got, err := tx.MCPCall(ctx, want.MCPCallKey)
+			got, err := tx.MCPCalls.MCPCall(ctx, want.MCPCallKey)
 			if err != nil {
 				t.Errorf("%s: %v", what, err)
 				return nil
@@ -50,17 +50,17 @@ func testMCPCalls(t *testing.T, s askd.Store) {
 	}
 	gone := func(what string, k askd.MCPCallKey) {
 		t.Helper()
-		err := s.View(ctx, func(tx askd.Tx) error { _, err := tx.MCPCall(ctx, k); return err })
+		err := s.View(ctx, func(tx askd.Tx) error { _, err := tx.MCPCalls.MCPCall(ctx, k); return err })
 		wantCode(t, err, askd.ENOTFOUND)
 	}
 	gone("another session's call", askd.MCPCallKey{Agent: "agent-1", Session: "s2", MCPSession: "M1", RequestID: "1"})
 
 	t.Run("count early cancellations", func(t *testing.T) {
 		other := &askd.MCPCall{MCPCallKey: askd.MCPCallKey{Agent: "agent-2", Session: "s1", MCPSession: "M1", RequestID: "9"}, Cancelled: true, CreatedAt: at(0)}
-		update(t, s, func(tx askd.Tx) error { return tx.PutMCPCall(ctx, other) })
+		update(t, s, func(tx askd.Tx) error { return tx.MCPCalls.PutMCPCall(ctx, other) })
 		view(t, s, func(tx askd.Tx) error {
 			for agent, want := range map[string]int{"agent-1": 1, "agent-2": 1, "agent-3": 0} {
-				n, err := tx.CountEarlyCancellations(ctx, agent)
+				n, err := tx.MCPCalls.CountEarlyCancellations(ctx, agent)
 				if err != nil {
 					return err
 				}
@@ -70,20 +70,20 @@ func testMCPCalls(t *testing.T, s askd.Store) {
 			}
 			return nil
 		})
-		update(t, s, func(tx askd.Tx) error { return tx.DeleteMCPCall(ctx, other.MCPCallKey) })
+		update(t, s, func(tx askd.Tx) error { return tx.MCPCalls.DeleteMCPCall(ctx, other.MCPCallKey) })
 	})
 
 	// The call records its ask after its cancellation: the key's row is replaced.
 	later := &askd.MCPCall{MCPCallKey: key(`"two"`), AskID: b.ID, Cancelled: true, CreatedAt: at(3 * time.Minute)}
-	update(t, s, func(tx askd.Tx) error { return tx.PutMCPCall(ctx, later) })
+	update(t, s, func(tx askd.Tx) error { return tx.MCPCalls.PutMCPCall(ctx, later) })
 	check("replaced call", later)
 
-	update(t, s, func(tx askd.Tx) error { return tx.DeleteMCPCall(ctx, key("1")) })
+	update(t, s, func(tx askd.Tx) error { return tx.MCPCalls.DeleteMCPCall(ctx, key("1")) })
 	gone("deleted call", key("1"))
-	update(t, s, func(tx askd.Tx) error { return tx.DeleteMCPCall(ctx, key("1")) }) // none kept: no error
+	update(t, s, func(tx askd.Tx) error { return tx.MCPCalls.DeleteMCPCall(ctx, key("1")) }) // none kept: no error
 	// By age: created strictly before the time.
 	update(t, s, func(tx askd.Tx) error {
-		n, err := tx.PurgeMCPCalls(ctx, at(2*time.Minute))
+		n, err := tx.MCPCalls.PurgeMCPCalls(ctx, at(2*time.Minute))
 		if err == nil && n != 0 {
 			t.Errorf("purge by age: %d deleted, want 0", n)
 		}
@@ -92,10 +92,10 @@ func testMCPCalls(t *testing.T, s askd.Store) {
 	check("call 3 after purge", calls[2])
 	// Calls go with their ask.
 	update(t, s, func(tx askd.Tx) error {
-		if err := tx.UpdateAsk(ctx, settled(b, "", at(time.Hour))); err != nil {
+		if err := tx.Asks.UpdateAsk(ctx, settled(b, "", at(time.Hour))); err != nil {
 			return err
 		}
-		_, err := tx.DeleteAsks(ctx, at(2*time.Hour))
+		_, err := tx.Asks.DeleteAsks(ctx, at(2*time.Hour))
 		return err
 	})
 	gone("call of a deleted ask", key("3"))

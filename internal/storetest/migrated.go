@@ -29,7 +29,7 @@ func CheckSessionsMigrated(t *testing.T, s askd.Store) {
 	t.Helper()
 	ctx := t.Context()
 	view(t, s, func(tx askd.Tx) error {
-		infos, err := tx.Sessions(ctx, askd.SessionQuery{})
+		infos, err := tx.Sessions.Sessions(ctx, askd.SessionQuery{})
 		if err != nil {
 			return err
 		}
@@ -41,16 +41,16 @@ func CheckSessionsMigrated(t *testing.T, s askd.Store) {
 		if !slices.Equal(got, want) {
 			t.Errorf("sessions after migration = %+v, want %+v", got, want)
 		}
-		ch, err := tx.Channel(ctx, "a", "mine")
+		ch, err := tx.Channels.Channel(ctx, "a", "mine")
 		if err != nil || ch.URL != "https://a.example/tell" {
 			t.Errorf("a's channel of mine = %+v, %v; want its webhook", ch, err)
 		}
 		for _, k := range [][2]string{{"a", "shared"}, {"b", "shared"}, {"b", "mine"}, {"a", "unused"}} {
-			if ch, err := tx.Channel(ctx, k[0], k[1]); askd.ErrorCode(err) != askd.ENOTFOUND {
+			if ch, err := tx.Channels.Channel(ctx, k[0], k[1]); askd.ErrorCode(err) != askd.ENOTFOUND {
 				t.Errorf("channel of %s's %s = %+v, %v; want none (ENOTFOUND)", k[0], k[1], ch, err)
 			}
 		}
-		n, err := tx.CountSessions(ctx, "a", time.Unix(0, 0))
+		n, err := tx.Sessions.CountSessions(ctx, "a", time.Unix(0, 0))
 		if err != nil || n != 2 {
 			t.Errorf("a's sessions recorded = %d, %v; want 2", n, err)
 		}
@@ -91,7 +91,7 @@ func CheckSearchMigrated(t *testing.T, s askd.Store) {
 		{"pending", nil},
 	} {
 		view(t, s, func(tx askd.Tx) error {
-			asks, err := tx.SearchAsks(ctx, askd.SearchQuery{Words: askd.SearchWords(c.text)})
+			asks, err := tx.Asks.SearchAsks(ctx, askd.SearchQuery{Words: askd.SearchWords(c.text)})
 			if err != nil {
 				return err
 			}

@@ -40,7 +40,7 @@ func pending(t *testing.T, s askd.Store, q askd.PendingQuery) []*askd.Ask {
 	t.Helper()
 	var got []*askd.Ask
 	view(t, s, func(tx askd.Tx) (err error) {
-		got, err = tx.PendingAsks(t.Context(), q)
+		got, err = tx.Asks.PendingAsks(t.Context(), q)
 		return err
 	})
 	return got
@@ -129,7 +129,7 @@ func testPagingPending(t *testing.T, s askd.Store) {
 	create(t, s, made...)
 	var total int
 	view(t, s, func(tx askd.Tx) (err error) {
-		total, err = tx.CountAsks(ctx, askd.AskFilter{Status: askd.StatusPending})
+		total, err = tx.Asks.CountAsks(ctx, askd.AskFilter{Status: askd.StatusPending})
 		return err
 	})
 	if total != 250 {
@@ -168,7 +168,7 @@ func testPagingPending(t *testing.T, s askd.Store) {
 					continue
 				}
 				settledIDs[a.ID] = true
-				if err := tx.UpdateAsk(ctx, settled(a, askd.ReasonDismissed, at(2*time.Hour))); err != nil {
+				if err := tx.Asks.UpdateAsk(ctx, settled(a, askd.ReasonDismissed, at(2*time.Hour))); err != nil {
 					return err
 				}
 			}
@@ -204,10 +204,10 @@ func testSessionsPaged(t *testing.T, s askd.Store) {
 	var all []*askd.SessionInfo
 	var n int
 	view(t, s, func(tx askd.Tx) (err error) {
-		if all, err = tx.Sessions(ctx, askd.SessionQuery{}); err != nil {
+		if all, err = tx.Sessions.Sessions(ctx, askd.SessionQuery{}); err != nil {
 			return err
 		}
-		n, err = tx.CountSessionsWithAsks(ctx)
+		n, err = tx.Sessions.CountSessionsWithAsks(ctx)
 		return err
 	})
 	want := []string{"agent-1/B", "agent-1/a1", "agent-1/a_1", "agent-1/b", "agent-1/c", "agent-2/Z", "agent-2/a"}
@@ -223,7 +223,7 @@ func testSessionsPaged(t *testing.T, s askd.Store) {
 	for page := 0; ; page++ {
 		var got []*askd.SessionInfo
 		view(t, s, func(tx askd.Tx) (err error) {
-			got, err = tx.Sessions(ctx, askd.SessionQuery{After: after, Limit: 2})
+			got, err = tx.Sessions.Sessions(ctx, askd.SessionQuery{After: after, Limit: 2})
 			return err
 		})
 		paged = append(paged, got...)

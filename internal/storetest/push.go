@@ -13,7 +13,7 @@ import (
 func browser(t *testing.T, s askd.Store, human, name string, expires time.Time) string {
 	t.Helper()
 	b := &askd.BrowserSession{Hash: hash(name), Human: human, CreatedAt: at(0), LastSeenAt: at(0), ExpiresAt: expires}
-	update(t, s, func(tx askd.Tx) error { return tx.CreateBrowserSession(t.Context(), b) })
+	update(t, s, func(tx askd.Tx) error { return tx.SignIns.CreateBrowserSession(t.Context(), b) })
 	return b.Hash
 }
 
@@ -27,7 +27,7 @@ func endpoints(t *testing.T, s askd.Store, live time.Time) []string {
 	t.Helper()
 	var out []string
 	view(t, s, func(tx askd.Tx) error {
-		ps, err := tx.PushSubscriptions(t.Context(), live)
+		ps, err := tx.Push.PushSubscriptions(t.Context(), live)
 		for _, p := range ps {
 			out = append(out, p.Endpoint)
 		}
@@ -44,9 +44,9 @@ func testPushSubscriptions(t *testing.T, s askd.Store) {
 	laptop := browser(t, s, "bob", "laptop", at(2*time.Hour))
 
 	p := pushSub("https://push.example/b", phone, "alice")
-	update(t, s, func(tx askd.Tx) error { return tx.PutPushSubscription(ctx, p) })
+	update(t, s, func(tx askd.Tx) error { return tx.Push.PutPushSubscription(ctx, p) })
 	view(t, s, func(tx askd.Tx) error {
-		got, err := tx.PushSubscription(ctx, p.Endpoint)
+		got, err := tx.Push.PushSubscription(ctx, p.Endpoint)
 		if err != nil {
 			return err
 		}
@@ -61,20 +61,20 @@ func testPushSubscriptions(t *testing.T, s askd.Store) {
 		// The same browser, signed in anew as bob: the endpoint is his now.
 		again := pushSub(p.Endpoint, laptop, "bob")
 		again.Keys.Auth = "new auth"
-		update(t, s, func(tx askd.Tx) error { return tx.PutPushSubscription(ctx, again) })
+		update(t, s, func(tx askd.Tx) error { return tx.Push.PutPushSubscription(ctx, again) })
 		view(t, s, func(tx askd.Tx) error {
-			got, err := tx.PushSubscription(ctx, p.Endpoint)
+			got, err := tx.Push.PushSubscription(ctx, p.Endpoint)
 			if err == nil && (got.Human != "bob" || got.Browser != laptop || got.Keys.Auth != "new auth") {
 				t.Errorf("subscription after put again = %+v, want bob's with the new auth", got)
 			}
 			return err
 		})
-		update(t, s, func(tx askd.Tx) error { return tx.PutPushSubscription(ctx, p) })
+		update(t, s, func(tx askd.Tx) error { return tx.Push.PutPushSubscription(ctx, p) })
 	})
 
 	t.Run("listed by endpoint while live", func(t *testing.T) {
 		update(t, s, func(tx askd.Tx) error {
-			return tx.PutPushSubscription(ctx, pushSub("https://push.example/a", laptop, "bob"))
+			return tx.Push.PutPushSubscription(ctx, pushSub("https://push.example/a", laptop, "bob"))
 		})
 		if got := endpoints(t, s, at(0)); len(got) != 2 || got[0] != "https://push.example/a" || got[1] != "https://push.example/b" {
 			t.Errorf("live subscriptions = %v, want a then b", got)
@@ -90,17 +90,17 @@ func testPushSubscriptions(t *testing.T, s askd.Store) {
 
 	t.Run("no such browser session", func(t *testing.T) {
 		err := s.Update(ctx, func(tx askd.Tx) error {
-			return tx.PutPushSubscription(ctx, pushSub("https://push.example/x", hash("nobody"), "alice"))
+			return tx.Push.PutPushSubscription(ctx, pushSub("https://push.example/x", hash("nobody"), "alice"))
 		})
 		wantCode(t, err, askd.ENOTFOUND)
 	})
 
 	t.Run("delete", func(t *testing.T) {
-		update(t, s, func(tx askd.Tx) error { return tx.DeletePushSubscription(ctx, "https://push.example/a") })
-		err := s.Update(ctx, func(tx askd.Tx) error { return tx.DeletePushSubscription(ctx, "https://push.example/a") })
+		update(t, s, func(tx askd.Tx) error { return tx.Push.DeletePushSubscription(ctx, "https://push.example/a") })
+		err := s.Update(ctx, func(tx askd.Tx) error { return tx.Push.DeletePushSubscription(ctx, "https://push.example/a") })
 		wantCode(t, err, askd.ENOTFOUND)
 		err = s.View(ctx, func(tx askd.Tx) error {
-			_, err := tx.PushSubscription(ctx, "https://push.example/a")
+			_, err := tx.Push.PushSubscription(ctx, "https://push.example/a")
 			return err
 		})
 		wantCode(t, err, askd.ENOTFOUND)
@@ -108,7 +108,7 @@ func testPushSubscriptions(t *testing.T, s askd.Store) {
 
 	t.Run("view refuses writes", func(t *testing.T) {
 		if err := s.View(ctx, func(tx askd.Tx) error {
-			return tx.PutPushSubscription(ctx, pushSub("https://push.example/v", phone, "alice"))
+			return tx.Push.PutPushSubscription(ctx, pushSub("https://push.example/v", phone, "alice"))
 		}); err == nil {
 			t.Error("PutPushSubscription in a read-only transaction succeeded")
 		}
@@ -130,21 +130,21 @@ func testPushSubscriptionsGo(t *testing.T, s askd.Store) {
 			pushSub("https://push.example/out", out, "alice"), pushSub("https://push.example/old", old, "alice"),
 			pushSub("https://push.example/bob", bobs, "bob"), pushSub("https://push.example/kept", kept, "alice"),
 		} {
-			if err := tx.PutPushSubscription(ctx, p); err != nil {
+			if err := tx.Push.PutPushSubscription(ctx, p); err != nil {
 				return err
 			}
 		}
 		return nil
 	})
-	update(t, s, func(tx askd.Tx) error { return tx.EndBrowserSession(ctx, out) })
+	update(t, s, func(tx askd.Tx) error { return tx.SignIns.EndBrowserSession(ctx, out) })
 	update(t, s, func(tx askd.Tx) error {
-		_, err := tx.DeleteExpiredSignIns(ctx, at(30*time.Minute))
+		_, err := tx.SignIns.DeleteExpiredSignIns(ctx, at(30*time.Minute))
 		return err
 	})
-	update(t, s, func(tx askd.Tx) error { return tx.RevokeToken(ctx, "bob") })
+	update(t, s, func(tx askd.Tx) error { return tx.Tokens.RevokeToken(ctx, "bob") })
 	for _, e := range []string{"https://push.example/out", "https://push.example/old", "https://push.example/bob"} {
 		err := s.View(ctx, func(tx askd.Tx) error {
-			_, err := tx.PushSubscription(ctx, e)
+			_, err := tx.Push.PushSubscription(ctx, e)
 			return err
 		})
 		wantCode(t, err, askd.ENOTFOUND)
@@ -158,7 +158,7 @@ func testPushSubscriptionsGo(t *testing.T, s askd.Store) {
 func testVAPIDKeys(t *testing.T, s askd.Store) {
 	ctx := t.Context()
 	err := s.View(ctx, func(tx askd.Tx) error {
-		_, err := tx.VAPIDKeys(ctx)
+		_, err := tx.Push.VAPIDKeys(ctx)
 		return err
 	})
 	wantCode(t, err, askd.ENOTFOUND)
@@ -172,7 +172,7 @@ func testVAPIDKeys(t *testing.T, s askd.Store) {
 	for i := range makers {
 		wg.Go(func() {
 			k := &askd.VAPIDKeys{Public: "public " + string(rune('a'+i)), Private: "private", CreatedAt: at(time.Minute)}
-			err := s.Update(ctx, func(tx askd.Tx) error { return tx.CreateVAPIDKeys(ctx, k) })
+			err := s.Update(ctx, func(tx askd.Tx) error { return tx.Push.CreateVAPIDKeys(ctx, k) })
 			switch askd.ErrorCode(err) {
 			case "":
 				mu.Lock()
@@ -189,7 +189,7 @@ func testVAPIDKeys(t *testing.T, s askd.Store) {
 		t.Fatalf("%d of %d makers stored VAPID keys, want 1", len(won), makers)
 	}
 	view(t, s, func(tx askd.Tx) error {
-		k, err := tx.VAPIDKeys(ctx)
+		k, err := tx.Push.VAPIDKeys(ctx)
 		if err != nil {
 			return err
 		}
@@ -217,7 +217,7 @@ func testCountPushSubscriptions(t *testing.T, s askd.Store) {
 			pushSub("https://push.example/3", laptop, "alice"),
 			pushSub("https://push.example/4", desk, "bob"),
 		} {
-			if err := tx.PutPushSubscription(ctx, p); err != nil {
+			if err := tx.Push.PutPushSubscription(ctx, p); err != nil {
 				return err
 			}
 		}
@@ -237,7 +237,7 @@ func testCountPushSubscriptions(t *testing.T, s askd.Store) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			view(t, s, func(tx askd.Tx) error {
-				ofBrowser, ofHuman, err := tx.CountPushSubscriptions(ctx, tt.browser, tt.human)
+				ofBrowser, ofHuman, err := tx.Push.CountPushSubscriptions(ctx, tt.browser, tt.human)
 				if ofBrowser != tt.wantBrowser || ofHuman != tt.wantHuman {
 					t.Errorf("CountPushSubscriptions = %d, %d; want %d, %d", ofBrowser, ofHuman, tt.wantBrowser, tt.wantHuman)
 				}

@@ -18,7 +18,7 @@ func ruleTokens(t *testing.T, s askd.Store) {
 			{Name: "agent-2", Role: askd.RoleAgent, Hash: hash("agent-2 token"), CreatedAt: at(0)},
 			{Name: "reviewer", Role: askd.RoleHuman, Hash: hash("reviewer token"), CreatedAt: at(0)},
 		} {
-			if err := tx.CreateToken(t.Context(), tok); err != nil {
+			if err := tx.Tokens.CreateToken(t.Context(), tok); err != nil {
 				return err
 			}
 		}
@@ -47,7 +47,7 @@ func createRules(t *testing.T, s askd.Store, rules ...*askd.Rule) {
 	t.Helper()
 	update(t, s, func(tx askd.Tx) error {
 		for _, r := range rules {
-			if err := tx.CreateRule(t.Context(), r); err != nil {
+			if err := tx.Rules.CreateRule(t.Context(), r); err != nil {
 				return err
 			}
 		}
@@ -85,7 +85,7 @@ func findRules(t *testing.T, s askd.Store, f askd.RuleFilter) []*askd.Rule {
 	t.Helper()
 	var rules []*askd.Rule
 	view(t, s, func(tx askd.Tx) (err error) {
-		rules, err = tx.FindRules(t.Context(), f)
+		rules, err = tx.Rules.FindRules(t.Context(), f)
 		return err
 	})
 	return rules
@@ -106,7 +106,7 @@ func testRuleRoundTrip(t *testing.T, s askd.Store) {
 			t.Fatalf("rule ids %v: want increasing, above 0", ruleIDs(rules))
 		}
 		view(t, s, func(tx askd.Tx) error {
-			got, err := tx.Rule(ctx, want.ID)
+			got, err := tx.Rules.Rule(ctx, want.ID)
 			if err != nil {
 				return err
 			}
@@ -115,7 +115,7 @@ func testRuleRoundTrip(t *testing.T, s askd.Store) {
 		})
 	}
 	err := s.View(ctx, func(tx askd.Tx) error {
-		_, err := tx.Rule(ctx, rules[2].ID+100)
+		_, err := tx.Rules.Rule(ctx, rules[2].ID+100)
 		return err
 	})
 	wantCode(t, err, askd.ENOTFOUND)
@@ -134,7 +134,7 @@ func testFindRules(t *testing.T, s askd.Store) {
 	)
 	createRules(t, s, live, expired, revoked, other, theirs)
 	revoked.RevokedAt, revoked.RevokedBy = ptr(at(time.Second)), "reviewer"
-	update(t, s, func(tx askd.Tx) error { return tx.UpdateRule(ctx, revoked) })
+	update(t, s, func(tx askd.Tx) error { return tx.Rules.UpdateRule(ctx, revoked) })
 
 	tests := []struct {
 		name string
@@ -178,9 +178,9 @@ func testUpdateRule(t *testing.T, s askd.Store) {
 	r.ExpiresAt, r.RevokedAt, r.RevokedBy = at(2*time.Hour), ptr(at(time.Minute)), "reviewer"
 	r.Prefix, r.Effect, r.Session = "rm -rf", askd.EffectDeny, "s2"
 	want.ExpiresAt, want.RevokedAt, want.RevokedBy = r.ExpiresAt, r.RevokedAt, r.RevokedBy
-	update(t, s, func(tx askd.Tx) error { return tx.UpdateRule(ctx, r) })
+	update(t, s, func(tx askd.Tx) error { return tx.Rules.UpdateRule(ctx, r) })
 	view(t, s, func(tx askd.Tx) error {
-		got, err := tx.Rule(ctx, r.ID)
+		got, err := tx.Rules.Rule(ctx, r.ID)
 		if err != nil {
 			return err
 		}
@@ -189,7 +189,7 @@ func testUpdateRule(t *testing.T, s askd.Store) {
 	})
 	missing := want
 	missing.ID += 100
-	err := s.Update(ctx, func(tx askd.Tx) error { return tx.UpdateRule(ctx, &missing) })
+	err := s.Update(ctx, func(tx askd.Tx) error { return tx.Rules.UpdateRule(ctx, &missing) })
 	wantCode(t, err, askd.ENOTFOUND)
 }
 
@@ -206,17 +206,17 @@ func testRulesGoWithTokens(t *testing.T, s askd.Store) {
 			return r
 		}(),
 	} {
-		err := s.Update(ctx, func(tx askd.Tx) error { return tx.CreateRule(ctx, r) })
+		err := s.Update(ctx, func(tx askd.Tx) error { return tx.Rules.CreateRule(ctx, r) })
 		wantCode(t, err, askd.ENOTFOUND)
 	}
 	mine := newRule("agent-1", "s1", askd.MatchTool, time.Hour)
 	theirs := newRule("agent-2", "s1", askd.MatchTool, time.Hour)
 	createRules(t, s, mine, theirs)
-	update(t, s, func(tx askd.Tx) error { return tx.RevokeToken(ctx, "agent-1") })
+	update(t, s, func(tx askd.Tx) error { return tx.Tokens.RevokeToken(ctx, "agent-1") })
 	if got := ruleIDs(findRules(t, s, askd.RuleFilter{})); !reflect.DeepEqual(got, []int64{theirs.ID}) {
 		t.Fatalf("rules after revoking agent-1 = %v, want only agent-2's %d", got, theirs.ID)
 	}
-	update(t, s, func(tx askd.Tx) error { return tx.RevokeToken(ctx, "reviewer") })
+	update(t, s, func(tx askd.Tx) error { return tx.Tokens.RevokeToken(ctx, "reviewer") })
 	if got := findRules(t, s, askd.RuleFilter{}); len(got) != 0 {
 		t.Fatalf("rules after revoking their maker = %v, want none", ruleIDs(got))
 	}

@@ -136,7 +136,7 @@ func testSearch(t *testing.T, s askd.Store) {
 			q := tt.query
 			q.Words = askd.SearchWords(tt.text)
 			view(t, s, func(tx askd.Tx) error {
-				got, err := tx.SearchAsks(ctx, q)
+				got, err := tx.Asks.SearchAsks(ctx, q)
 				if err != nil {
 					return err
 				}
@@ -150,7 +150,7 @@ func testSearch(t *testing.T, s askd.Store) {
 				if len(got) > 0 && names[got[0].ID] == tt.want[0] {
 					checkAsk(t, tt.want[0], got[0], asks[tt.want[0]])
 				}
-				n, err := tx.CountSearch(ctx, q)
+				n, err := tx.Asks.CountSearch(ctx, q)
 				if err != nil {
 					return err
 				}
@@ -167,14 +167,14 @@ func testSearch(t *testing.T, s askd.Store) {
 			q := askd.SearchQuery{Words: askd.SearchWords(text)}
 			var whole, paged []*askd.Ask
 			view(t, s, func(tx askd.Tx) (err error) {
-				whole, err = tx.SearchAsks(ctx, q)
+				whole, err = tx.Asks.SearchAsks(ctx, q)
 				return err
 			})
 			for page := 0; page < 20; page++ {
 				q.Limit = 2
 				var got []*askd.Ask
 				view(t, s, func(tx askd.Tx) (err error) {
-					got, err = tx.SearchAsks(ctx, q)
+					got, err = tx.Asks.SearchAsks(ctx, q)
 					return err
 				})
 				paged = append(paged, got...)
@@ -203,10 +203,10 @@ func testSearchInStep(t *testing.T, s askd.Store) {
 		var n int
 		view(t, s, func(tx askd.Tx) (err error) {
 			q := askd.SearchQuery{Words: askd.SearchWords(text)}
-			if got, err = tx.SearchAsks(ctx, q); err != nil {
+			if got, err = tx.Asks.SearchAsks(ctx, q); err != nil {
 				return err
 			}
-			n, err = tx.CountSearch(ctx, q)
+			n, err = tx.Asks.CountSearch(ctx, q)
 			return err
 		})
 		if n != len(got) {
@@ -227,22 +227,22 @@ func testSearchInStep(t *testing.T, s askd.Store) {
 	want(t, "zebra")
 
 	a.Title, a.Revision, a.UpdatedAt = "Giraffe crossing", 2, at(time.Minute) // replaced by a newer attention ask
-	update(t, s, func(tx askd.Tx) error { return tx.UpdateAsk(ctx, a) })
+	update(t, s, func(tx askd.Tx) error { return tx.Asks.UpdateAsk(ctx, a) })
 	want(t, "giraffe")
 
 	settled(a, "", at(2*time.Minute)).Answer = &askd.Answer{Answer: "wombat"}
-	update(t, s, func(tx askd.Tx) error { return tx.UpdateAsk(ctx, a) })
+	update(t, s, func(tx askd.Tx) error { return tx.Asks.UpdateAsk(ctx, a) })
 	want(t, "giraffe", a.ID)
 	want(t, "wombat", a.ID)
 	want(t, "zebra")
 
 	a.Answer = &askd.Answer{Answer: "quokka"}
-	update(t, s, func(tx askd.Tx) error { return tx.UpdateAsk(ctx, a) })
+	update(t, s, func(tx askd.Tx) error { return tx.Asks.UpdateAsk(ctx, a) })
 	want(t, "wombat")
 	want(t, "quokka", a.ID)
 
 	a.ToldAt, a.UpdatedAt = ptr(at(3*time.Minute)), at(3*time.Minute)
-	update(t, s, func(tx askd.Tx) error { return tx.UpdateAsk(ctx, a) })
+	update(t, s, func(tx askd.Tx) error { return tx.Asks.UpdateAsk(ctx, a) })
 	want(t, "quokka", a.ID)
 
 	born := settled(newAsk(askd.KindReady, "s1", at(0)), askd.ReasonDismissed, at(time.Hour))
@@ -251,7 +251,7 @@ func testSearchInStep(t *testing.T, s askd.Store) {
 	want(t, "quokka", born.ID, a.ID)
 
 	update(t, s, func(tx askd.Tx) error {
-		_, err := tx.DeleteAsks(ctx, at(30*time.Minute))
+		_, err := tx.Asks.DeleteAsks(ctx, at(30*time.Minute))
 		return err
 	})
 	want(t, "quokka", born.ID)

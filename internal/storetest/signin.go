@@ -13,7 +13,7 @@ import (
 func humanToken(t *testing.T, s askd.Store, name string) *askd.Token {
 	t.Helper()
 	tok := &askd.Token{Name: name, Role: askd.RoleHuman, Hash: hash(name + " token"), CreatedAt: at(0)}
-	update(t, s, func(tx askd.Tx) error { return tx.CreateToken(t.Context(), tok) })
+	update(t, s, func(tx askd.Tx) error { return tx.Tokens.CreateToken(t.Context(), tok) })
 	return tok
 }
 
@@ -21,11 +21,11 @@ func testSignInCodes(t *testing.T, s askd.Store) {
 	ctx := t.Context()
 	humanToken(t, s, "reviewer")
 	code := &askd.SignInCode{Hash: hash("code"), Human: "reviewer", CreatedAt: at(0), ExpiresAt: at(10 * time.Minute)}
-	update(t, s, func(tx askd.Tx) error { return tx.CreateSignInCode(ctx, code) })
+	update(t, s, func(tx askd.Tx) error { return tx.SignIns.CreateSignInCode(ctx, code) })
 
 	t.Run("taken once", func(t *testing.T) {
 		update(t, s, func(tx askd.Tx) error {
-			got, err := tx.TakeSignInCode(ctx, code.Hash)
+			got, err := tx.SignIns.TakeSignInCode(ctx, code.Hash)
 			if err != nil {
 				return err
 			}
@@ -37,7 +37,7 @@ func testSignInCodes(t *testing.T, s askd.Store) {
 			return nil
 		})
 		err := s.Update(ctx, func(tx askd.Tx) error {
-			_, err := tx.TakeSignInCode(ctx, code.Hash)
+			_, err := tx.SignIns.TakeSignInCode(ctx, code.Hash)
 			return err
 		})
 		wantCode(t, err, askd.ENOTFOUND)
@@ -45,20 +45,20 @@ func testSignInCodes(t *testing.T, s askd.Store) {
 
 	t.Run("hash taken", func(t *testing.T) {
 		c := &askd.SignInCode{Hash: hash("twice"), Human: "reviewer", CreatedAt: at(0), ExpiresAt: at(time.Minute)}
-		update(t, s, func(tx askd.Tx) error { return tx.CreateSignInCode(ctx, c) })
-		err := s.Update(ctx, func(tx askd.Tx) error { return tx.CreateSignInCode(ctx, c) })
+		update(t, s, func(tx askd.Tx) error { return tx.SignIns.CreateSignInCode(ctx, c) })
+		err := s.Update(ctx, func(tx askd.Tx) error { return tx.SignIns.CreateSignInCode(ctx, c) })
 		wantCode(t, err, askd.ECONFLICT)
 	})
 
 	t.Run("no such token", func(t *testing.T) {
 		c := &askd.SignInCode{Hash: hash("orphan"), Human: "nobody", CreatedAt: at(0), ExpiresAt: at(time.Minute)}
-		err := s.Update(ctx, func(tx askd.Tx) error { return tx.CreateSignInCode(ctx, c) })
+		err := s.Update(ctx, func(tx askd.Tx) error { return tx.SignIns.CreateSignInCode(ctx, c) })
 		wantCode(t, err, askd.ENOTFOUND)
 	})
 
 	t.Run("view refuses taking", func(t *testing.T) {
 		err := s.View(ctx, func(tx askd.Tx) error {
-			_, err := tx.TakeSignInCode(ctx, hash("twice"))
+			_, err := tx.SignIns.TakeSignInCode(ctx, hash("twice"))
 			return err
 		})
 		if err == nil {
@@ -73,7 +73,7 @@ func testConcurrentSignInCode(t *testing.T, s askd.Store) {
 	ctx := t.Context()
 	humanToken(t, s, "reviewer")
 	code := &askd.SignInCode{Hash: hash("contested"), Human: "reviewer", CreatedAt: at(0), ExpiresAt: at(time.Minute)}
-	update(t, s, func(tx askd.Tx) error { return tx.CreateSignInCode(ctx, code) })
+	update(t, s, func(tx askd.Tx) error { return tx.SignIns.CreateSignInCode(ctx, code) })
 	const takers = 8
 	var (
 		wg     sync.WaitGroup
@@ -85,7 +85,7 @@ func testConcurrentSignInCode(t *testing.T, s askd.Store) {
 		wg.Go(func() {
 			<-starts
 			err := s.Update(ctx, func(tx askd.Tx) error {
-				_, err := tx.TakeSignInCode(ctx, code.Hash)
+				_, err := tx.SignIns.TakeSignInCode(ctx, code.Hash)
 				return err
 			})
 			mu.Lock()
@@ -120,16 +120,16 @@ func testBrowserSessions(t *testing.T, s askd.Store) {
 	ctx := t.Context()
 	humanToken(t, s, "reviewer")
 	b := &askd.BrowserSession{Hash: hash("cookie"), Human: "reviewer", CreatedAt: at(0), LastSeenAt: at(0), ExpiresAt: at(24 * time.Hour)}
-	update(t, s, func(tx askd.Tx) error { return tx.CreateBrowserSession(ctx, b) })
+	update(t, s, func(tx askd.Tx) error { return tx.SignIns.CreateBrowserSession(ctx, b) })
 
 	t.Run("by hash", func(t *testing.T) {
 		view(t, s, func(tx askd.Tx) error {
-			got, err := tx.BrowserSession(ctx, b.Hash)
+			got, err := tx.SignIns.BrowserSession(ctx, b.Hash)
 			if err != nil {
 				return err
 			}
 			checkBrowserSession(t, got, b)
-			_, err = tx.BrowserSession(ctx, hash("another cookie"))
+			_, err = tx.SignIns.BrowserSession(ctx, hash("another cookie"))
 			wantCode(t, err, askd.ENOTFOUND)
 			return nil
 		})
@@ -137,16 +137,16 @@ func testBrowserSessions(t *testing.T, s askd.Store) {
 
 	t.Run("touch", func(t *testing.T) {
 		b.LastSeenAt, b.ExpiresAt = at(time.Hour), at(25*time.Hour)
-		update(t, s, func(tx askd.Tx) error { return tx.TouchBrowserSession(ctx, b.Hash, b.LastSeenAt, b.ExpiresAt) })
+		update(t, s, func(tx askd.Tx) error { return tx.SignIns.TouchBrowserSession(ctx, b.Hash, b.LastSeenAt, b.ExpiresAt) })
 		view(t, s, func(tx askd.Tx) error {
-			got, err := tx.BrowserSession(ctx, b.Hash)
+			got, err := tx.SignIns.BrowserSession(ctx, b.Hash)
 			if err != nil {
 				return err
 			}
 			checkBrowserSession(t, got, b)
 			return nil
 		})
-		err := s.Update(ctx, func(tx askd.Tx) error { return tx.TouchBrowserSession(ctx, hash("nope"), at(0), at(0)) })
+		err := s.Update(ctx, func(tx askd.Tx) error { return tx.SignIns.TouchBrowserSession(ctx, hash("nope"), at(0), at(0)) })
 		wantCode(t, err, askd.ENOTFOUND)
 	})
 
@@ -157,10 +157,10 @@ func testBrowserSessions(t *testing.T, s askd.Store) {
 			{Hash: hash("earlier"), Human: "reviewer", CreatedAt: at(0), LastSeenAt: at(0), ExpiresAt: at(time.Hour)},
 			{Hash: hash("another's"), Human: "other", CreatedAt: at(0), LastSeenAt: at(0), ExpiresAt: at(time.Hour)},
 		} {
-			update(t, s, func(tx askd.Tx) error { return tx.CreateBrowserSession(ctx, o) })
+			update(t, s, func(tx askd.Tx) error { return tx.SignIns.CreateBrowserSession(ctx, o) })
 		}
 		view(t, s, func(tx askd.Tx) error {
-			bs, err := tx.BrowserSessionsOf(ctx, "reviewer")
+			bs, err := tx.SignIns.BrowserSessionsOf(ctx, "reviewer")
 			var got []string
 			for _, b := range bs {
 				got = append(got, b.Hash)
@@ -176,7 +176,7 @@ func testBrowserSessions(t *testing.T, s askd.Store) {
 		})
 		update(t, s, func(tx askd.Tx) error {
 			for _, h := range []string{hash("later"), hash("earlier"), hash("another's")} {
-				if err := tx.EndBrowserSession(ctx, h); err != nil {
+				if err := tx.SignIns.EndBrowserSession(ctx, h); err != nil {
 					return err
 				}
 			}
@@ -185,24 +185,24 @@ func testBrowserSessions(t *testing.T, s askd.Store) {
 	})
 
 	t.Run("hash taken", func(t *testing.T) {
-		err := s.Update(ctx, func(tx askd.Tx) error { return tx.CreateBrowserSession(ctx, b) })
+		err := s.Update(ctx, func(tx askd.Tx) error { return tx.SignIns.CreateBrowserSession(ctx, b) })
 		wantCode(t, err, askd.ECONFLICT)
 	})
 
 	t.Run("no such token", func(t *testing.T) {
 		orphan := &askd.BrowserSession{Hash: hash("orphan"), Human: "nobody", CreatedAt: at(0), LastSeenAt: at(0), ExpiresAt: at(time.Hour)}
-		err := s.Update(ctx, func(tx askd.Tx) error { return tx.CreateBrowserSession(ctx, orphan) })
+		err := s.Update(ctx, func(tx askd.Tx) error { return tx.SignIns.CreateBrowserSession(ctx, orphan) })
 		wantCode(t, err, askd.ENOTFOUND)
 	})
 
 	t.Run("end", func(t *testing.T) {
-		update(t, s, func(tx askd.Tx) error { return tx.EndBrowserSession(ctx, b.Hash) })
+		update(t, s, func(tx askd.Tx) error { return tx.SignIns.EndBrowserSession(ctx, b.Hash) })
 		view(t, s, func(tx askd.Tx) error {
-			_, err := tx.BrowserSession(ctx, b.Hash)
+			_, err := tx.SignIns.BrowserSession(ctx, b.Hash)
 			wantCode(t, err, askd.ENOTFOUND)
 			return nil
 		})
-		err := s.Update(ctx, func(tx askd.Tx) error { return tx.EndBrowserSession(ctx, b.Hash) })
+		err := s.Update(ctx, func(tx askd.Tx) error { return tx.SignIns.EndBrowserSession(ctx, b.Hash) })
 		wantCode(t, err, askd.ENOTFOUND)
 	})
 }
@@ -215,29 +215,29 @@ func testRevokeEndsSignIns(t *testing.T, s askd.Store) {
 	humanToken(t, s, "staying")
 	update(t, s, func(tx askd.Tx) error {
 		for _, name := range []string{"leaving", "staying"} {
-			if err := tx.CreateSignInCode(ctx, &askd.SignInCode{Hash: hash(name + " code"), Human: name, CreatedAt: at(0), ExpiresAt: at(time.Hour)}); err != nil {
+			if err := tx.SignIns.CreateSignInCode(ctx, &askd.SignInCode{Hash: hash(name + " code"), Human: name, CreatedAt: at(0), ExpiresAt: at(time.Hour)}); err != nil {
 				return err
 			}
-			if err := tx.CreateBrowserSession(ctx, &askd.BrowserSession{Hash: hash(name + " cookie"), Human: name, CreatedAt: at(0), LastSeenAt: at(0), ExpiresAt: at(time.Hour)}); err != nil {
+			if err := tx.SignIns.CreateBrowserSession(ctx, &askd.BrowserSession{Hash: hash(name + " cookie"), Human: name, CreatedAt: at(0), LastSeenAt: at(0), ExpiresAt: at(time.Hour)}); err != nil {
 				return err
 			}
 		}
 		return nil
 	})
-	update(t, s, func(tx askd.Tx) error { return tx.RevokeToken(ctx, "leaving") })
+	update(t, s, func(tx askd.Tx) error { return tx.Tokens.RevokeToken(ctx, "leaving") })
 	view(t, s, func(tx askd.Tx) error {
-		_, err := tx.BrowserSession(ctx, hash("leaving cookie"))
+		_, err := tx.SignIns.BrowserSession(ctx, hash("leaving cookie"))
 		wantCode(t, err, askd.ENOTFOUND)
-		_, err = tx.BrowserSession(ctx, hash("staying cookie"))
+		_, err = tx.SignIns.BrowserSession(ctx, hash("staying cookie"))
 		return err
 	})
 	err := s.Update(ctx, func(tx askd.Tx) error {
-		_, err := tx.TakeSignInCode(ctx, hash("leaving code"))
+		_, err := tx.SignIns.TakeSignInCode(ctx, hash("leaving code"))
 		return err
 	})
 	wantCode(t, err, askd.ENOTFOUND)
 	update(t, s, func(tx askd.Tx) error {
-		_, err := tx.TakeSignInCode(ctx, hash("staying code"))
+		_, err := tx.SignIns.TakeSignInCode(ctx, hash("staying code"))
 		return err
 	})
 }
@@ -252,7 +252,7 @@ func testDeleteExpiredSignIns(t *testing.T, s askd.Store) {
 			{Hash: hash("old code"), Human: "reviewer", CreatedAt: at(0), ExpiresAt: at(time.Minute)},
 			{Hash: hash("new code"), Human: "reviewer", CreatedAt: at(0), ExpiresAt: at(time.Hour)},
 		} {
-			if err := tx.CreateSignInCode(ctx, c); err != nil {
+			if err := tx.SignIns.CreateSignInCode(ctx, c); err != nil {
 				return err
 			}
 		}
@@ -260,7 +260,7 @@ func testDeleteExpiredSignIns(t *testing.T, s askd.Store) {
 			{Hash: hash("old cookie"), Human: "reviewer", CreatedAt: at(0), LastSeenAt: at(0), ExpiresAt: at(time.Minute)},
 			{Hash: hash("new cookie"), Human: "reviewer", CreatedAt: at(0), LastSeenAt: at(0), ExpiresAt: at(time.Hour)},
 		} {
-			if err := tx.CreateBrowserSession(ctx, b); err != nil {
+			if err := tx.SignIns.CreateBrowserSession(ctx, b); err != nil {
 				return err
 			}
 		}
@@ -268,32 +268,32 @@ func testDeleteExpiredSignIns(t *testing.T, s askd.Store) {
 	})
 	var n int
 	update(t, s, func(tx askd.Tx) (err error) {
-		n, err = tx.DeleteExpiredSignIns(ctx, at(time.Minute)) // strict: none expired before it
+		n, err = tx.SignIns.DeleteExpiredSignIns(ctx, at(time.Minute)) // strict: none expired before it
 		return err
 	})
 	if n != 0 {
 		t.Fatalf("DeleteExpiredSignIns at the expiry = %d, want 0", n)
 	}
 	update(t, s, func(tx askd.Tx) (err error) {
-		n, err = tx.DeleteExpiredSignIns(ctx, at(time.Minute+time.Microsecond))
+		n, err = tx.SignIns.DeleteExpiredSignIns(ctx, at(time.Minute+time.Microsecond))
 		return err
 	})
 	if n != 2 {
 		t.Fatalf("DeleteExpiredSignIns = %d, want 2", n)
 	}
 	view(t, s, func(tx askd.Tx) error {
-		_, err := tx.BrowserSession(ctx, hash("old cookie"))
+		_, err := tx.SignIns.BrowserSession(ctx, hash("old cookie"))
 		wantCode(t, err, askd.ENOTFOUND)
-		_, err = tx.BrowserSession(ctx, hash("new cookie"))
+		_, err = tx.SignIns.BrowserSession(ctx, hash("new cookie"))
 		return err
 	})
 	err := s.Update(ctx, func(tx askd.Tx) error {
-		_, err := tx.TakeSignInCode(ctx, hash("old code"))
+		_, err := tx.SignIns.TakeSignInCode(ctx, hash("old code"))
 		return err
 	})
 	wantCode(t, err, askd.ENOTFOUND)
 	update(t, s, func(tx askd.Tx) error {
-		_, err := tx.TakeSignInCode(ctx, hash("new code"))
+		_, err := tx.SignIns.TakeSignInCode(ctx, hash("new code"))
 		return err
 	})
 }

@@ -153,7 +153,7 @@ func create(t *testing.T, s askd.Store, asks ...*askd.Ask) {
 	t.Helper()
 	update(t, s, func(tx askd.Tx) error {
 		for _, a := range asks {
-			if err := tx.CreateAsk(t.Context(), a); err != nil {
+			if err := tx.Asks.CreateAsk(t.Context(), a); err != nil {
 				return err
 			}
 		}

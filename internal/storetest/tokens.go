@@ -32,16 +32,16 @@ func testTokens(t *testing.T, s askd.Store) {
 	human := &askd.Token{Name: "reviewer", Role: askd.RoleHuman, Hash: hash("reviewer token"), CreatedAt: at(0)}
 	agent := &askd.Token{Name: "agent-1", Role: askd.RoleAgent, Hash: hash("agent token"), CreatedAt: at(time.Second)}
 	update(t, s, func(tx askd.Tx) error {
-		if err := tx.CreateToken(ctx, human); err != nil {
+		if err := tx.Tokens.CreateToken(ctx, human); err != nil {
 			return err
 		}
-		return tx.CreateToken(ctx, agent)
+		return tx.Tokens.CreateToken(ctx, agent)
 	})
 
 	t.Run("by hash", func(t *testing.T) {
 		for _, want := range []*askd.Token{human, agent} {
 			view(t, s, func(tx askd.Tx) error {
-				got, err := tx.TokenByHash(ctx, want.Hash)
+				got, err := tx.Tokens.TokenByHash(ctx, want.Hash)
 				if err != nil {
 					return err
 				}
@@ -53,7 +53,7 @@ func testTokens(t *testing.T, s askd.Store) {
 
 	t.Run("list by name", func(t *testing.T) {
 		view(t, s, func(tx askd.Tx) error {
-			got, err := tx.Tokens(ctx)
+			got, err := tx.Tokens.Tokens(ctx)
 			if err != nil {
 				return err
 			}
@@ -67,11 +67,11 @@ func testTokens(t *testing.T, s askd.Store) {
 	})
 
 	t.Run("revoke", func(t *testing.T) {
-		update(t, s, func(tx askd.Tx) error { return tx.RevokeToken(ctx, agent.Name) })
+		update(t, s, func(tx askd.Tx) error { return tx.Tokens.RevokeToken(ctx, agent.Name) })
 		view(t, s, func(tx askd.Tx) error {
-			_, err := tx.TokenByHash(ctx, agent.Hash)
+			_, err := tx.Tokens.TokenByHash(ctx, agent.Hash)
 			wantCode(t, err, askd.ENOTFOUND)
-			got, err := tx.Tokens(ctx)
+			got, err := tx.Tokens.Tokens(ctx)
 			if err != nil {
 				return err
 			}
@@ -81,7 +81,7 @@ func testTokens(t *testing.T, s askd.Store) {
 			checkToken(t, got[0], human)
 			return nil
 		})
-		err := s.Update(ctx, func(tx askd.Tx) error { return tx.RevokeToken(ctx, agent.Name) })
+		err := s.Update(ctx, func(tx askd.Tx) error { return tx.Tokens.RevokeToken(ctx, agent.Name) })
 		wantCode(t, err, askd.ENOTFOUND)
 	})
 }
@@ -89,19 +89,19 @@ func testTokens(t *testing.T, s askd.Store) {
 func testTokenNameTaken(t *testing.T, s askd.Store) {
 	ctx := t.Context()
 	first := &askd.Token{Name: "ci", Role: askd.RoleAgent, Hash: hash("first"), CreatedAt: at(0)}
-	update(t, s, func(tx askd.Tx) error { return tx.CreateToken(ctx, first) })
+	update(t, s, func(tx askd.Tx) error { return tx.Tokens.CreateToken(ctx, first) })
 
 	second := &askd.Token{Name: "ci", Role: askd.RoleHuman, Hash: hash("second"), CreatedAt: at(time.Minute)}
-	err := s.Update(ctx, func(tx askd.Tx) error { return tx.CreateToken(ctx, second) })
+	err := s.Update(ctx, func(tx askd.Tx) error { return tx.Tokens.CreateToken(ctx, second) })
 	wantCode(t, err, askd.ECONFLICT)
 
 	view(t, s, func(tx askd.Tx) error {
-		got, err := tx.TokenByHash(ctx, first.Hash)
+		got, err := tx.Tokens.TokenByHash(ctx, first.Hash)
 		if err != nil {
 			return err
 		}
 		checkToken(t, got, first)
-		_, err = tx.TokenByHash(ctx, second.Hash)
+		_, err = tx.Tokens.TokenByHash(ctx, second.Hash)
 		wantCode(t, err, askd.ENOTFOUND)
 		return nil
 	})

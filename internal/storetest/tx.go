@@ -86,7 +86,7 @@ func sameChanges(got, want []askd.Change) bool {
 func addEvent(t *testing.T, tx askd.Tx, a *askd.Ask, action string) (*askd.Event, error) {
 	t.Helper()
 	e := &askd.Event{AskID: a.ID, Session: a.Session, Action: action, Actor: a.Agent, At: a.UpdatedAt, Ask: a}
-	return e, tx.AddEvent(t.Context(), e)
+	return e, tx.Events.AddEvent(t.Context(), e)
 }
 
 func testRolledBackUpdate(t *testing.T, s askd.Store) {
@@ -95,13 +95,13 @@ func testRolledBackUpdate(t *testing.T, s askd.Store) {
 	boom := errors.New("boom")
 	a := newAsk(askd.KindQuestion, "s1", at(0))
 	err := s.Update(ctx, func(tx askd.Tx) error {
-		if err := tx.CreateAsk(ctx, a); err != nil {
+		if err := tx.Asks.CreateAsk(ctx, a); err != nil {
 			return err
 		}
 		if _, err := addEvent(t, tx, a, askd.ActionCreated); err != nil {
 			return err
 		}
-		if err := tx.CreateToken(ctx, &askd.Token{Name: "t", Role: askd.RoleAgent, Hash: hash("t"), CreatedAt: at(0)}); err != nil {
+		if err := tx.Tokens.CreateToken(ctx, &askd.Token{Name: "t", Role: askd.RoleAgent, Hash: hash("t"), CreatedAt: at(0)}); err != nil {
 			return err
 		}
 		return boom
@@ -111,17 +111,17 @@ func testRolledBackUpdate(t *testing.T, s askd.Store) {
 	}
 
 	view(t, s, func(tx askd.Tx) error {
-		_, err := tx.Ask(ctx, a.ID)
+		_, err := tx.Asks.Ask(ctx, a.ID)
 		wantCode(t, err, askd.ENOTFOUND)
-		n, err := tx.CountAsks(ctx, askd.AskFilter{})
+		n, err := tx.Asks.CountAsks(ctx, askd.AskFilter{})
 		if err != nil {
 			return err
 		}
-		last, err := tx.LastEventID(ctx)
+		last, err := tx.Events.LastEventID(ctx)
 		if err != nil {
 			return err
 		}
-		tokens, err := tx.Tokens(ctx)
+		tokens, err := tx.Tokens.Tokens(ctx)
 		if err != nil {
 			return err
 		}
@@ -136,7 +136,7 @@ func testRolledBackUpdate(t *testing.T, s askd.Store) {
 	b := newAsk(askd.KindQuestion, "s1", at(time.Second))
 	var e *askd.Event
 	update(t, s, func(tx askd.Tx) error {
-		if err := tx.CreateAsk(ctx, b); err != nil {
+		if err := tx.Asks.CreateAsk(ctx, b); err != nil {
 			return err
 		}
 		var err error
@@ -159,7 +159,7 @@ func testPanicInUpdate(t *testing.T, s askd.Store) {
 			}
 		}()
 		s.Update(ctx, func(tx askd.Tx) error {
-			if err := tx.CreateAsk(ctx, newAsk(askd.KindQuestion, "s1", at(0))); err != nil {
+			if err := tx.Asks.CreateAsk(ctx, newAsk(askd.KindQuestion, "s1", at(0))); err != nil {
 				return err
 			}
 			panic("fn panics")
@@ -169,14 +169,14 @@ func testPanicInUpdate(t *testing.T, s askd.Store) {
 	// The write transaction must be over: the next one runs, and sees nothing
 	// of the first.
 	err := s.Update(ctx, func(tx askd.Tx) error {
-		n, err := tx.CountAsks(ctx, askd.AskFilter{})
+		n, err := tx.Asks.CountAsks(ctx, askd.AskFilter{})
 		if err != nil {
 			return err
 		}
 		if n != 0 {
 			t.Errorf("after a panic in Update: %d asks, want 0", n)
 		}
-		return tx.CreateAsk(ctx, newAsk(askd.KindQuestion, "s1", at(time.Second)))
+		return tx.Asks.CreateAsk(ctx, newAsk(askd.KindQuestion, "s1", at(time.Second)))
 	})
 	if err != nil {
 		t.Fatalf("Update after a panic: %v", err)
@@ -200,7 +200,7 @@ func testWatchAfterCommit(t *testing.T, s askd.Store) {
 			return
 		}
 		err := s.View(ctx, func(tx askd.Tx) error {
-			last, err := tx.LastEventID(ctx)
+			last, err := tx.Events.LastEventID(ctx)
 			mu.Lock()
 			visible = append(visible, err == nil && last >= c.EventID)
 			mu.Unlock()
@@ -216,7 +216,7 @@ func testWatchAfterCommit(t *testing.T, s askd.Store) {
 	a := newAsk(askd.KindDecision, "s1", at(0))
 	b := newAsk(askd.KindQuestion, "s2", at(time.Second))
 	// Event ids are read once the update is over: a store may send an
-	// event's insert with the commit (askd.Tx.AddEvent).
+	// event's insert with the commit (askd.EventTx.AddEvent).
 	var added []*askd.Event
 	update(t, s, func(tx askd.Tx) error {
 		for _, step := range []struct {
@@ -224,7 +224,7 @@ func testWatchAfterCommit(t *testing.T, s askd.Store) {
 			action string
 		}{{a, askd.ActionCreated}, {b, askd.ActionCreated}, {a, askd.ActionReplaced}} {
 			if step.ask.ID == 0 {
-				if err := tx.CreateAsk(ctx, step.ask); err != nil {
+				if err := tx.Asks.CreateAsk(ctx, step.ask); err != nil {
 					return err
 				}
 			}
@@ -249,7 +249,7 @@ func testWatchAfterCommit(t *testing.T, s askd.Store) {
 	// A commit without events says nothing; the next one with an event says
 	// exactly that event.
 	update(t, s, func(tx askd.Tx) error {
-		return tx.CreateAsk(ctx, newAsk(askd.KindQuestion, "s3", at(2*time.Second)))
+		return tx.Asks.CreateAsk(ctx, newAsk(askd.KindQuestion, "s3", at(2*time.Second)))
 	})
 	var snoozed *askd.Event
 	update(t, s, func(tx askd.Tx) error {
@@ -290,7 +290,7 @@ func testViewSeesOnlyCommitted(t *testing.T, s askd.Store) {
 	ctx := t.Context()
 	a := newAsk(askd.KindQuestion, "s1", at(0))
 	update(t, s, func(tx askd.Tx) error {
-		if err := tx.CreateAsk(ctx, a); err != nil {
+		if err := tx.Asks.CreateAsk(ctx, a); err != nil {
 			return err
 		}
 		if _, err := addEvent(t, tx, a, askd.ActionCreated); err != nil {
@@ -298,13 +298,13 @@ func testViewSeesOnlyCommitted(t *testing.T, s askd.Store) {
 		}
 		// A reader running now must see none of this transaction.
 		return s.View(ctx, func(v askd.Tx) error {
-			_, err := v.Ask(ctx, a.ID)
+			_, err := v.Asks.Ask(ctx, a.ID)
 			wantCode(t, err, askd.ENOTFOUND)
-			n, err := v.CountAsks(ctx, askd.AskFilter{})
+			n, err := v.Asks.CountAsks(ctx, askd.AskFilter{})
 			if err != nil {
 				return err
 			}
-			last, err := v.LastEventID(ctx)
+			last, err := v.Events.LastEventID(ctx)
 			if err != nil {
 				return err
 			}
@@ -315,7 +315,7 @@ func testViewSeesOnlyCommitted(t *testing.T, s askd.Store) {
 		})
 	})
 	view(t, s, func(tx askd.Tx) error {
-		got, err := tx.Ask(ctx, a.ID)
+		got, err := tx.Asks.Ask(ctx, a.ID)
 		if err != nil {
 			return err
 		}
@@ -330,15 +330,17 @@ func testViewRefusesWrites(t *testing.T, s askd.Store) {
 		name string
 		do   func(tx askd.Tx) error
 	}{
-		{"CreateAsk", func(tx askd.Tx) error { return tx.CreateAsk(ctx, newAsk(askd.KindQuestion, "s1", at(0))) }},
+		{"CreateAsk", func(tx askd.Tx) error { return tx.Asks.CreateAsk(ctx, newAsk(askd.KindQuestion, "s1", at(0))) }},
 		{"CreateToken", func(tx askd.Tx) error {
-			return tx.CreateToken(ctx, &askd.Token{Name: "t", Role: askd.RoleHuman, Hash: hash("t"), CreatedAt: at(0)})
+			return tx.Tokens.CreateToken(ctx, &askd.Token{Name: "t", Role: askd.RoleHuman, Hash: hash("t"), CreatedAt: at(0)})
 		}},
-		{"CreateRule", func(tx askd.Tx) error { return tx.CreateRule(ctx, newRule("agent-1", "s1", askd.MatchTool, time.Hour)) }},
+		{"CreateRule", func(tx askd.Tx) error {
+			return tx.Rules.CreateRule(ctx, newRule("agent-1", "s1", askd.MatchTool, time.Hour))
+		}},
 		{"UpdateRule", func(tx askd.Tx) error {
 			r := newRule("agent-1", "s1", askd.MatchTool, time.Hour)
 			r.ID = 1
-			return tx.UpdateRule(ctx, r)
+			return tx.Rules.UpdateRule(ctx, r)
 		}},
 	}
 	for _, w := range writes {
@@ -349,11 +351,11 @@ func testViewRefusesWrites(t *testing.T, s askd.Store) {
 		})
 	}
 	view(t, s, func(tx askd.Tx) error {
-		n, err := tx.CountAsks(ctx, askd.AskFilter{})
+		n, err := tx.Asks.CountAsks(ctx, askd.AskFilter{})
 		if err != nil {
 			return err
 		}
-		tokens, err := tx.Tokens(ctx)
+		tokens, err := tx.Tokens.Tokens(ctx)
 		if err != nil {
 			return err
 		}
@@ -386,10 +388,10 @@ func testConcurrentUpdates(t *testing.T, s askd.Store) {
 				default:
 				}
 				err := s.View(ctx, func(tx askd.Tx) error {
-					if _, err := tx.FindAsks(ctx, askd.AskFilter{Status: askd.StatusPending, Limit: 20}); err != nil {
+					if _, err := tx.Asks.FindAsks(ctx, askd.AskFilter{Status: askd.StatusPending, Limit: 20}); err != nil {
 						return err
 					}
-					_, err := tx.Sessions(ctx, askd.SessionQuery{})
+					_, err := tx.Sessions.Sessions(ctx, askd.SessionQuery{})
 					return err
 				})
 				if err != nil {
@@ -406,16 +408,16 @@ func testConcurrentUpdates(t *testing.T, s askd.Store) {
 				// Read, then write what depends on the read: each new ask's
 				// revision is one more than the session's pending count.
 				err := s.Update(ctx, func(tx askd.Tx) error {
-					if err := tx.LockSession(ctx, "agent-1", session); err != nil {
+					if err := tx.Sessions.LockSession(ctx, "agent-1", session); err != nil {
 						return err
 					}
-					n, err := tx.CountAsks(ctx, askd.AskFilter{Session: session, Status: askd.StatusPending})
+					n, err := tx.Asks.CountAsks(ctx, askd.AskFilter{Session: session, Status: askd.StatusPending})
 					if err != nil {
 						return err
 					}
 					a := newAsk(askd.KindQuestion, session, at(time.Duration(w*perWriter+i)*time.Millisecond))
 					a.Revision = n + 1
-					if err := tx.CreateAsk(ctx, a); err != nil {
+					if err := tx.Asks.CreateAsk(ctx, a); err != nil {
 						return err
 					}
 					_, err = addEvent(t, tx, a, askd.ActionCreated)
@@ -438,7 +440,7 @@ func testConcurrentUpdates(t *testing.T, s askd.Store) {
 
 	view(t, s, func(tx askd.Tx) error {
 		for _, session := range sessions {
-			asks, err := tx.FindAsks(ctx, askd.AskFilter{Session: session})
+			asks, err := tx.Asks.FindAsks(ctx, askd.AskFilter{Session: session})
 			if err != nil {
 				return err
 			}
@@ -457,7 +459,7 @@ func testConcurrentUpdates(t *testing.T, s askd.Store) {
 				t.Errorf("session %s: %d asks, want %d", session, len(asks), perSess)
 			}
 		}
-		events, err := tx.EventsAfter(ctx, 0, 0)
+		events, err := tx.Events.EventsAfter(ctx, 0, 0)
 		if err != nil {
 			return err
 		}
@@ -489,18 +491,18 @@ func testConcurrentUpdatesSomeFail(t *testing.T, s askd.Store) {
 			<-start
 			results[i] = s.Update(ctx, func(tx askd.Tx) error {
 				a := newAsk(askd.KindQuestion, fmt.Sprintf("u%02d", i), at(time.Duration(i)*time.Second))
-				if err := tx.CreateAsk(ctx, a); err != nil {
+				if err := tx.Asks.CreateAsk(ctx, a); err != nil {
 					return err
 				}
 				switch i % 4 {
 				case 1:
 					return errBoom
 				case 2: // refused by the database: an event of an ask that does not exist
-					return tx.AddEvent(ctx, &askd.Event{AskID: a.ID + 1_000_000, Session: a.Session, Action: askd.ActionCreated, At: a.CreatedAt, Ask: a})
+					return tx.Events.AddEvent(ctx, &askd.Event{AskID: a.ID + 1_000_000, Session: a.Session, Action: askd.ActionCreated, At: a.CreatedAt, Ask: a})
 				case 3:
 					panic("boom")
 				}
-				return tx.AddEvent(ctx, &askd.Event{AskID: a.ID, Session: a.Session, Action: askd.ActionCreated, At: a.CreatedAt, Ask: a})
+				return tx.Events.AddEvent(ctx, &askd.Event{AskID: a.ID, Session: a.Session, Action: askd.ActionCreated, At: a.CreatedAt, Ask: a})
 			})
 		})
 	}
@@ -515,10 +517,10 @@ func testConcurrentUpdatesSomeFail(t *testing.T, s askd.Store) {
 	var asks []*askd.Ask
 	var events []*askd.Event
 	err := s.View(ctx, func(tx askd.Tx) (err error) {
-		if asks, err = tx.FindAsks(ctx, askd.AskFilter{}); err != nil {
+		if asks, err = tx.Asks.FindAsks(ctx, askd.AskFilter{}); err != nil {
 			return err
 		}
-		events, err = tx.EventsAfter(ctx, 0, 0)
+		events, err = tx.Events.EventsAfter(ctx, 0, 0)
 		return err
 	})
 	if err != nil {

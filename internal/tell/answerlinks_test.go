@@ -136,10 +136,10 @@ func stored(t *testing.T, srv *testserver.Server, id int64) (*askd.Ask, []*askd.
 	var a *askd.Ask
 	var evs []*askd.Event
 	err := srv.Store.View(t.Context(), func(tx askd.Tx) (err error) {
-		if a, err = tx.Ask(t.Context(), id); err != nil {
+		if a, err = tx.Asks.Ask(t.Context(), id); err != nil {
 			return err
 		}
-		evs, err = tx.AskHistory(t.Context(), id)
+		evs, err = tx.Events.AskHistory(t.Context(), id)
 		return err
 	})
 	if err != nil {
@@ -314,7 +314,7 @@ func storedLink(t *testing.T, srv *testserver.Server, code string) *askd.AnswerL
 	sum := sha256.Sum256([]byte(code))
 	var l *askd.AnswerLink
 	err := srv.Store.View(t.Context(), func(tx askd.Tx) (err error) {
-		l, err = tx.AnswerLink(t.Context(), hex.EncodeToString(sum[:]))
+		l, err = tx.AnswerLinks.AnswerLink(t.Context(), hex.EncodeToString(sum[:]))
 		return err
 	})
 	if askd.ErrorCode(err) == askd.ENOTFOUND {

@@ -139,7 +139,7 @@ func TestCommandTemplateRuns(t *testing.T) {
 // older askd (or a hand-edited database) left it.
 func storeChannel(t *testing.T, srv *testserver.Server, session string, ch *askd.Channel) {
 	t.Helper()
-	if err := srv.Store.Update(t.Context(), func(tx askd.Tx) error { return tx.SetChannel(t.Context(), srv.AgentName, session, ch) }); err != nil {
+	if err := srv.Store.Update(t.Context(), func(tx askd.Tx) error { return tx.Channels.SetChannel(t.Context(), srv.AgentName, session, ch) }); err != nil {
 		t.Fatal(err)
 	}
 }

@@ -193,10 +193,10 @@ func delivery(t *testing.T, srv *testserver.Server, id int64) *askd.Delivery {
 	var a *askd.Ask
 	var d *askd.Delivery
 	err := srv.Store.View(t.Context(), func(tx askd.Tx) (err error) {
-		if a, err = tx.Ask(t.Context(), id); err != nil {
+		if a, err = tx.Asks.Ask(t.Context(), id); err != nil {
 			return err
 		}
-		d, err = tx.Delivery(t.Context(), askd.TellKey(a))
+		d, err = tx.Deliveries.Delivery(t.Context(), askd.TellKey(a))
 		return err
 	})
 	if err != nil {
@@ -723,7 +723,7 @@ func storedChannel(t *testing.T, srv *testserver.Server, session string) *askd.C
 	t.Helper()
 	var ch *askd.Channel
 	err := srv.Store.View(t.Context(), func(tx askd.Tx) (err error) {
-		ch, err = tx.Channel(t.Context(), srv.AgentName, session)
+		ch, err = tx.Channels.Channel(t.Context(), srv.AgentName, session)
 		return err
 	})
 	if askd.ErrorCode(err) == askd.ENOTFOUND {

@@ -480,7 +480,7 @@ func TestSignInAndOut(t *testing.T) {
 		t.Errorf("the signed-out cookie opened the inbox: %d", resp.StatusCode)
 	}
 	err := srv.Store.View(t.Context(), func(tx askd.Tx) error {
-		_, err := tx.BrowserSession(t.Context(), app.HashToken(ck.Value))
+		_, err := tx.SignIns.BrowserSession(t.Context(), app.HashToken(ck.Value))
 		return err
 	})
 	if askd.ErrorCode(err) != askd.ENOTFOUND {

@@ -197,7 +197,7 @@ func seedInbox(t *testing.T, srv *testserver.Server, n, sessions int) {
 			default:
 				a.Kind, a.Title = askd.KindAction, fmt.Sprintf("Rotate key %d", i)
 			}
-			if err := tx.CreateAsk(context.Background(), a); err != nil {
+			if err := tx.Asks.CreateAsk(context.Background(), a); err != nil {
 				return err
 			}
 		}

@@ -113,7 +113,7 @@ func (h *Handler) index(w http.ResponseWriter, r *http.Request) {
 func (h *Handler) lastEventID(ctx context.Context) (int64, error) {
 	var id int64
 	err := h.svc.Store().View(ctx, func(tx askd.Tx) (err error) {
-		id, err = tx.LastEventID(ctx)
+		id, err = tx.Events.LastEventID(ctx)
 		return err
 	})
 	return id, err
