@@ -241,7 +241,7 @@ func storedDelivery(t *testing.T, db, key string) *askd.Delivery {
 	defer st.Close()
 	var d *askd.Delivery
 	if err := st.View(t.Context(), func(tx askd.Tx) (err error) {
-		d, err = tx.Delivery(t.Context(), key)
+		d, err = tx.Deliveries.Delivery(t.Context(), key)
 		return err
 	}); err != nil {
 		t.Fatalf("delivery %s: %v", key, err)
@@ -319,7 +319,7 @@ func TestClaimsAcrossProcesses(t *testing.T) {
 		var d *askd.Delivery
 		testserver.Eventually(t, k+" recorded as sent", func() bool {
 			err := stores[0].View(ctx, func(tx askd.Tx) (err error) {
-				d, err = tx.Delivery(ctx, k)
+				d, err = tx.Deliveries.Delivery(ctx, k)
 				return err
 			})
 			if err != nil {

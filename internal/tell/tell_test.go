@@ -648,7 +648,7 @@ func TestNotifiers(t *testing.T) {
 	testserver.Eventually(t, "the failing notifier's delivery to fail", func() bool {
 		var d *askd.Delivery
 		err := srv.Store.View(t.Context(), func(tx askd.Tx) (err error) {
-			d, err = tx.Delivery(t.Context(), askd.NotifyKey(a, 3))
+			d, err = tx.Deliveries.Delivery(t.Context(), askd.NotifyKey(a, 3))
 			return err
 		})
 		return err == nil && d.Status == askd.DeliveryFailed
