@@ -341,7 +341,7 @@ func (e *Expectation) step(left, stopping bool) bool {
 	sent := e.sent
 	e.timer.Reset(e.next(wake))
 	e.mu.Unlock()
-	if due && e.h.Progress(sent) != nil {
+	if due && e.h.Progress != nil && e.h.Progress(sent) != nil {
 		e.Gone()
 	}
 	return false
