@@ -66,3 +66,63 @@ func (s *Service) StopHook(ctx context.Context, sessions []askd.Caller, wait tim
 		}
 	}
 }
+
+// waitAny blocks until any of c's asks ids changes, until passes, ctx ends
+// or the service closes. It fails with EUNAUTHORIZED when c's token is
+// revoked meanwhile, and returns nil otherwise.
+func (s *Service) waitAny(ctx context.Context, c askd.Caller, ids []int64, until time.Time) error {
+	revoked, release := s.Hold(c)
+	defer release()
+	ws := make([]*waiter, len(ids))
+	wake := make(chan struct{}, 1)
+	for i, id := range ids {
+		ws[i] = s.hub.add(id, nil)
+	}
+	defer func() {
+		for _, w := range ws {
+			s.hub.remove(w)
+		}
+	}()
+	stop := make(chan struct{})
+	defer close(stop)
+	for _, w := range ws {
+		go func(w *waiter) {
+			select {
+			case <-w.ch:
+				signal(wake)
+			case <-stop:
+			}
+		}(w)
+	}
+	// The caller read these asks pending before we registered: one settled
+	// in between would never wake us, so look again now that we listen.
+	var settled bool
+	_ = s.store.View(ctx, func(tx askd.Tx) error {
+		for _, id := range ids {
+			a, err := tx.Asks.Ask(ctx, id)
+			if err != nil || !a.Pending() {
+				settled = true
+				return nil
+			}
+		}
+		return nil
+	})
+	if settled {
+		return nil
+	}
+	d := time.Until(until)
+	if d <= 0 {
+		return nil
+	}
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-wake:
+	case <-t.C:
+	case <-ctx.Done():
+	case <-s.closing:
+	case <-revoked:
+		return errRevoked()
+	}
+	return nil
+}
