@@ -163,6 +163,9 @@ func TestRules(t *testing.T) {
 		}
 		return time.Until(rules[0].ExpiresAt) > 6*24*time.Hour
 	})
+	// And the page shows it: the list is drawn anew with the extended rule,
+	// so the next click finds the new row, not the one it replaced.
+	p.waitFor(fmt.Sprintf(`(t => t !== null && Date.parse(t.getAttribute('datetime')) - Date.now() > 6*24*3600*1000)(document.querySelector('%s time.expires'))`, row))
 
 	// Revoke: gone from the list; the next matching prompt is a card.
 	p.do(chromedp.Click(chromedp.CSS(row + " button.revoke")))
