@@ -72,7 +72,6 @@ func runHook(ctx context.Context, e *env, args []string) error {
 	if err != nil {
 		return err
 	}
-	c.Session = r.session
 	input, err := io.ReadAll(io.LimitReader(e.stdin, askd.MaxBodyBytes+1))
 	if err != nil {
 		return fmt.Errorf("reading the hook input: %v", err)
