@@ -22,6 +22,47 @@ type Answer struct {
 	Decision string          `json:"decision,omitempty"`
 	Payload  json.RawMessage `json:"payload,omitempty"`
 	Comment  string          `json:"comment,omitempty"`
+
+	// form: accept (with the content in form mode; Done in url mode) or
+	// decline.
+	Action  string         `json:"action,omitempty"`
+	Content map[string]any `json:"content,omitempty"`
+}
+
+// checkFormAnswer checks a form ask's answer (SPEC §9): accept with content
+// that fits the schema (form mode; action may be left out) or with none
+// (url mode: Done), or decline with nothing. Content problems name the field
+// alone ("count: 142 is above the maximum 100").
+func (a *Ask) checkFormAnswer(p *problems, ans *Answer) {
+	if ans.Action == "" && ans.Content != nil {
+		ans.Action = FormAccept
+	}
+	switch ans.Action {
+	case FormAccept:
+		if a.URL != "" {
+			if ans.Content != nil {
+				p.add("content", "not for a url-mode form: Done (accept) takes no content")
+			}
+			return
+		}
+		s, err := ParseFormSchema(a.Schema)
+		if err != nil {
+			p.add("schema", "the stored form no longer parses: %s", ErrorMessage(err))
+			return
+		}
+		if ans.Content == nil {
+			ans.Content = map[string]any{}
+		}
+		p.merge(s.check(ans.Content))
+	case FormDecline:
+		if ans.Content != nil {
+			p.add("content", "not with action decline")
+		}
+	case "":
+		p.add("action", "required, accept or decline (or content, which accepts)")
+	default:
+		p.add("action", "%q is not one of accept, decline", ans.Action)
+	}
 }
 
 // Choice is the answer to one question: one value (a label or own words) for a
@@ -75,7 +116,19 @@ func (a *Ask) CheckAnswer(ans *Answer) error {
 			p.add(field, "not for %s asks", a.Kind)
 		}
 	}
+	if a.Kind != KindForm {
+		not("action", ans.Action != "")
+		not("content", ans.Content != nil)
+	}
 	switch {
+	case a.Kind == KindForm:
+		not("answers", ans.Answers != nil)
+		not("response", ans.Response != "")
+		not("answer", ans.Answer != "")
+		not("decision", ans.Decision != "")
+		not("payload", ans.Payload != nil)
+		not("comment", ans.Comment != "")
+		a.checkFormAnswer(&p, ans)
 	case a.Kind == KindQuestion:
 		not("answer", ans.Answer != "")
 		not("decision", ans.Decision != "")

@@ -19,10 +19,11 @@ const (
 	KindReady    Kind = "ready"
 	KindBlocked  Kind = "blocked"
 	KindApproval Kind = "approval" // approve / approve with edits / reject (§2.3)
+	KindForm     Kind = "form"     // an MCP server's elicitation: a form or a URL (§9)
 )
 
 // Kinds lists every kind, in the order the docs give them.
-var Kinds = []Kind{KindQuestion, KindDecision, KindAction, KindReady, KindBlocked, KindApproval}
+var Kinds = []Kind{KindQuestion, KindDecision, KindAction, KindReady, KindBlocked, KindApproval, KindForm}
 
 // IsAttention reports whether k is an attention kind: non-blocking, one pending
 // per session, its answer told to the agent later.
@@ -35,7 +36,9 @@ func (k Kind) IsAttention() bool {
 }
 
 // Valid reports whether k is one of Kinds.
-func (k Kind) Valid() bool { return k == KindQuestion || k == KindApproval || k.IsAttention() }
+func (k Kind) Valid() bool {
+	return k == KindQuestion || k == KindApproval || k == KindForm || k.IsAttention()
+}
 
 // Status is where an ask is in its life: pending, then answered or cancelled.
 type Status string
@@ -62,6 +65,14 @@ type Role string
 const (
 	RoleHuman Role = "human" // sees the inbox and answers
 	RoleAgent Role = "agent" // creates asks and reads its own
+)
+
+// Actions on a form ask (SPEC §9): the person's answer, or their Decline.
+// A dismissal, a timeout or a withdrawal is MCP's "cancel".
+const (
+	FormAccept  = "accept"
+	FormDecline = "decline"
+	FormCancel  = "cancel" // never stored: what a form ask cancelled means to its MCP server
 )
 
 // Decisions on an approval.
@@ -98,13 +109,16 @@ type Ask struct {
 
 	// Content; which fields are set depends on Kind.
 	Questions   []Question      `json:"questions,omitempty"`   // question
-	Title       string          `json:"title,omitempty"`       // attention, approval
+	Title       string          `json:"title,omitempty"`       // attention, approval; form: the message
 	Details     string          `json:"details,omitempty"`     // attention, approval
 	Options     []Option        `json:"options,omitempty"`     // decision
 	Recommended string          `json:"recommended,omitempty"` // decision
 	Payload     json.RawMessage `json:"payload,omitempty"`     // approval: the object the person may edit
 	ToolName    string          `json:"tool_name,omitempty"`   // approval from a permission prompt
 	ToolUseID   string          `json:"tool_use_id,omitempty"` // approval: retries with it re-attach
+	Source      string          `json:"source,omitempty"`      // form: the MCP server that asks
+	Schema      json.RawMessage `json:"schema,omitempty"`      // form, form mode: the fields, as given
+	URL         string          `json:"url,omitempty"`         // form, url mode: where the person goes
 
 	CreatedAt    time.Time    `json:"created_at"`
 	UpdatedAt    time.Time    `json:"updated_at"`

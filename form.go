@@ -77,10 +77,21 @@ var formats = []string{"email", "uri", "date", "date-time"}
 // naming each broken rule under "schema." (schema.properties.NAME.maximum:
 // ...).
 func ParseFormSchema(raw json.RawMessage) (*FormSchema, error) {
+	s, p := parseFormSchema(raw)
+	if err := p.err(); err != nil {
+		return nil, err
+	}
+	return s, nil
+}
+
+// parseFormSchema is ParseFormSchema, its problems kept apart for an input
+// that has more fields (AskInput.Validate).
+func parseFormSchema(raw json.RawMessage) (*FormSchema, problems) {
 	var p problems
 	top, order, err := objectOf(raw)
 	if err != nil {
-		return nil, Errorf(EINVALID, "schema: %s", err)
+		p.add("schema", "%s", err)
+		return nil, p
 	}
 	for _, k := range order {
 		if !slices.Contains([]string{"type", "properties", "required", "$schema", "title", "description"}, k) {
@@ -104,7 +115,7 @@ func ParseFormSchema(raw json.RawMessage) (*FormSchema, error) {
 	s := &FormSchema{}
 	for _, name := range names {
 		f, fp := parseField(name, props[name])
-		p.list, p.more = append(p.list, fp.list...), p.more+fp.more
+		p.merge(fp)
 		s.Fields = append(s.Fields, f)
 	}
 	if raw := top["required"]; raw != nil {
@@ -121,10 +132,7 @@ func ParseFormSchema(raw json.RawMessage) (*FormSchema, error) {
 			s.Fields[i].Required = true
 		}
 	}
-	if err := p.err(); err != nil {
-		return nil, err
-	}
-	return s, nil
+	return s, p
 }
 
 // fieldKeys are the keys a property may hold.
@@ -301,7 +309,9 @@ func (p *problems) options(at string, m map[string]json.RawMessage) []FormOption
 // every required field given, no field the form lacks, each value of its
 // field's type and within its rules. Errors are one EINVALID naming each
 // problem by field ("count: 142 is above the maximum 100").
-func (s *FormSchema) Check(content map[string]any) error {
+func (s *FormSchema) Check(content map[string]any) error { return s.check(content).err() }
+
+func (s *FormSchema) check(content map[string]any) problems {
 	var p problems
 	for name := range content {
 		if !slices.ContainsFunc(s.Fields, func(f FormField) bool { return f.Name == name }) {
@@ -321,7 +331,7 @@ func (s *FormSchema) Check(content map[string]any) error {
 		}
 	}
 	slices.Sort(p.list)
-	return p.err()
+	return p
 }
 
 // Defaults returns the fields' defaults, to pre-fill a form.
@@ -397,10 +407,10 @@ func (f *FormField) check(v any) string {
 func (f *FormField) checkString(s string) string {
 	n := utf8.RuneCountInString(s)
 	if f.MinLength != nil && n < *f.MinLength {
-		return fmt.Sprintf("%d characters, at least %d", n, *f.MinLength)
+		return fmt.Sprintf("%s, at least %d", plural(n, "character"), *f.MinLength)
 	}
 	if f.MaxLength != nil && n > *f.MaxLength {
-		return fmt.Sprintf("%d characters, at most %d", n, *f.MaxLength)
+		return fmt.Sprintf("%s, at most %d", plural(n, "character"), *f.MaxLength)
 	}
 	switch f.Format {
 	case "email":

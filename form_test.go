@@ -124,7 +124,7 @@ func TestFormSchemaCheck(t *testing.T) {
 		{"only the required", `{"name":"Ada","count":1}`, ""},
 		{"required missing", `{"name":"Ada"}`, "count: required"},
 		{"not a field", `{"name":"Ada","count":1,"extra":1}`, "extra: not a field of this form"},
-		{"too short", `{"name":"A","count":1}`, "name: 1 characters, at least 2"},
+		{"too short", `{"name":"A","count":1}`, "name: 1 character, at least 2"},
 		{"too long, counted in characters", `{"name":"ééééééééééé","count":1}`, "name: 11 characters, at most 10"},
 		{"text for a number", `{"name":"Ada","count":"42"}`, "count: must be a number"},
 		{"above the maximum", `{"name":"Ada","count":142}`, "count: 142 is above the maximum 100"},

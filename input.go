@@ -3,7 +3,10 @@ package askd
 import (
 	"encoding/json"
 	"fmt"
+	"net/url"
 	"strings"
+	"unicode"
+	"unicode/utf8"
 )
 
 // AskInput is what an agent sends to create an ask: the body of POST /api/asks,
@@ -28,6 +31,12 @@ type AskInput struct {
 	GraceSeconds *int            `json:"grace_seconds,omitempty"`
 	ToolName     string          `json:"tool_name,omitempty"`
 	ToolUseID    string          `json:"tool_use_id,omitempty"`
+
+	// form (SPEC §9): Title is the message; Schema (form mode) or URL (url
+	// mode), never both.
+	Source string          `json:"source,omitempty"`
+	Schema json.RawMessage `json:"schema,omitempty"`
+	URL    string          `json:"url,omitempty"`
 }
 
 // PermissionInput is the input of Claude Code's permission prompt tool.
@@ -43,9 +52,9 @@ func (in *AskInput) Validate(previewHTML bool) error {
 	var p problems
 	if !in.Kind.Valid() {
 		if in.Kind == "" {
-			p.add("kind", "required, one of question, decision, action, ready, blocked, approval")
+			p.add("kind", "required, one of question, decision, action, ready, blocked, approval, form")
 		} else {
-			p.add("kind", "%q is not one of question, decision, action, ready, blocked, approval", in.Kind)
+			p.add("kind", "%q is not one of question, decision, action, ready, blocked, approval, form", in.Kind)
 		}
 		return p.err()
 	}
@@ -57,7 +66,7 @@ func (in *AskInput) Validate(previewHTML bool) error {
 	switch {
 	case in.Kind == KindQuestion:
 		validateQuestions(&p, in.Questions, previewHTML)
-		only("title", in.Title != "", "attention and approval")
+		only("title", in.Title != "", "attention, approval and form")
 		only("details", in.Details != "", "attention and approval")
 	case in.Kind.IsAttention():
 		p.line("title", in.Title, 1, MaxTitleChars, "titles")
@@ -67,6 +76,17 @@ func (in *AskInput) Validate(previewHTML bool) error {
 		p.line("title", in.Title, 1, MaxTitleChars, "titles")
 		p.blob("details", in.Details, MaxApprovalDetails)
 		only("questions", in.Questions != nil, "question")
+	case in.Kind == KindForm:
+		p.text("title", in.Title, 1, MaxFormTitleChars)
+		only("details", in.Details != "", "attention and approval")
+		only("questions", in.Questions != nil, "question")
+	}
+	if in.Kind == KindForm {
+		validateForm(&p, in)
+	} else {
+		only("source", in.Source != "", "form")
+		only("schema", in.Schema != nil, "form")
+		only("url", in.URL != "", "form")
 	}
 	if in.Kind == KindDecision {
 		if in.Options != nil {
@@ -114,6 +134,48 @@ func (in *PermissionInput) Validate() error {
 		validateObject(&p, "input", in.Input)
 	}
 	return p.err()
+}
+
+// validateForm checks a form ask's source and its schema or URL (SPEC §9).
+func validateForm(p *problems, in *AskInput) {
+	p.line("source", in.Source, 0, MaxSourceChars, "source names")
+	switch {
+	case in.Schema != nil && in.URL != "":
+		p.add("url", "only without schema: a form ask is a form (schema) or a link to open (url), not both")
+	case in.Schema != nil:
+		if len(in.Schema) > MaxFormSchemaBytes {
+			p.size("schema", len(in.Schema), MaxFormSchemaBytes)
+		} else {
+			_, sp := parseFormSchema(in.Schema)
+			p.merge(sp)
+		}
+	case in.URL != "":
+		p.formURL("url", in.URL)
+	default:
+		p.add("schema", "required: a form ask has a schema (form mode) or a url (url mode)")
+	}
+}
+
+// formURL checks a url-mode form's URL: http or https, with a host, at most
+// MaxFormURLBytes, no spaces or control characters. askd never fetches it.
+func (p *problems) formURL(path, s string) {
+	if len(s) > MaxFormURLBytes {
+		p.size(path, len(s), MaxFormURLBytes)
+		return
+	}
+	if !utf8.ValidString(s) || strings.ContainsFunc(s, func(r rune) bool { return r <= ' ' || r == 0x7f || unicode.IsSpace(r) }) {
+		p.add(path, "contains a space or a control character; a URL has neither")
+		return
+	}
+	u, err := url.Parse(s)
+	switch {
+	case err != nil:
+		p.add(path, "not a URL")
+	case u.Scheme != "http" && u.Scheme != "https":
+		p.add(path, "must start with https:// or http://")
+	case u.Host == "":
+		p.add(path, "has no host")
+	}
 }
 
 func validateQuestions(p *problems, qs []Question, previewHTML bool) {

@@ -1,6 +1,7 @@
 package askd
 
 import (
+	"maps"
 	"slices"
 	"strings"
 	"time"
@@ -159,8 +160,29 @@ func (a *Ask) SearchText() string {
 		for _, k := range others {
 			parts = append(parts, ans.Answers[k].Values...)
 		}
+		parts = append(parts, contentWords(ans.Content)...)
 	}
+	parts = append(parts, a.Source, a.URL)
 	return strings.Join(SearchWords(strings.Join(parts, " ")), " ")
+}
+
+// contentWords are a form answer's text values, by field name, so that the
+// text is the same each time.
+func contentWords(content map[string]any) []string {
+	var words []string
+	for _, k := range slices.Sorted(maps.Keys(content)) {
+		switch v := content[k].(type) {
+		case string:
+			words = append(words, v)
+		case []any:
+			for _, e := range v {
+				if s, ok := e.(string); ok {
+					words = append(words, s)
+				}
+			}
+		}
+	}
+	return words
 }
 
 // SearchWords splits text into the words a search looks for: the runs of

@@ -28,6 +28,10 @@ const (
 	MaxNameChars       = 128  // session and token names
 	MaxToolNameChars   = 200
 	MaxToolUseIDChars  = 200
+	MaxFormTitleChars  = 1000     // a form's message: several lines allowed (SPEC §9)
+	MaxSourceChars     = 100      // the MCP server's name
+	MaxFormURLBytes    = 2048     // url mode
+	MaxFormSchemaBytes = 64 << 10 // form mode
 )
 
 // problems collects the rules an input breaks, each as "path: rule". Past
@@ -46,6 +50,18 @@ func (p *problems) add(path, format string, args ...any) {
 		return
 	}
 	p.list = append(p.list, path+": "+fmt.Sprintf(format, args...))
+}
+
+// merge adds q's problems to p's.
+func (p *problems) merge(q problems) {
+	for _, m := range q.list {
+		if len(p.list) == maxProblems {
+			p.more++
+			continue
+		}
+		p.list = append(p.list, m)
+	}
+	p.more += q.more
 }
 
 // err returns nil, or one EINVALID *Error listing the problems (the first

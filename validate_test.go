@@ -81,7 +81,7 @@ func wantInvalid(t *testing.T, err error, want string) {
 }
 
 func TestAskInputValidate(t *testing.T) {
-	const kinds = "question, decision, action, ready, blocked, approval"
+	const kinds = "question, decision, action, ready, blocked, approval, form"
 	q := askd.KindQuestion
 	tests := []struct {
 		name string
@@ -219,7 +219,7 @@ func TestAskInputValidate(t *testing.T) {
 
 		// question: fields of other kinds
 		{name: "question with title", kind: q, edit: func(in *askd.AskInput) { in.Title = "t" },
-			want: "title: only on attention and approval asks"},
+			want: "title: only on attention, approval and form asks"},
 		{name: "question with details", kind: q, edit: func(in *askd.AskInput) { in.Details = "d" },
 			want: "details: only on attention and approval asks"},
 		{name: "question with options", kind: q, edit: func(in *askd.AskInput) { in.Options = options("a", "b") },

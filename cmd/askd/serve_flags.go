@@ -102,6 +102,8 @@ func serverFlags(fs *flag.FlagSet, sc *serveConfig) {
 // how they show, how long they are kept.
 func askFlags(fs *flag.FlagSet, sc *serveConfig) {
 	fs.DurationVar(&sc.cfg.QuestionTimeout, "question-timeout", sc.cfg.QuestionTimeout, "how long a question waits for an answer before it times out")
+	fs.DurationVar(&sc.cfg.ElicitationTimeout, "elicitation-timeout", 0, "how long an MCP server's question (a form ask, through Claude Code's Elicitation hook) waits\n"+
+		"before it is cancelled (default: --question-timeout)")
 	fs.DurationVar(&sc.cfg.ApprovalGrace, "approval-grace", sc.cfg.ApprovalGrace, "how long request_approval waits before returning pending")
 	fs.DurationVar(&sc.cfg.ApprovalTimeout, "approval-timeout", sc.cfg.ApprovalTimeout, "how long a permission prompt waits before it is denied")
 	fs.IntVar(&sc.cfg.MaxPending, "max-pending", sc.cfg.MaxPending, "pending asks allowed per session")

@@ -15,6 +15,9 @@ import (
 // Config holds the server settings the rules depend on (SPEC §3.3).
 type Config struct {
 	QuestionTimeout time.Duration // a question ask is cancelled (timeout) after this
+	// ElicitationTimeout: a form ask (SPEC §9) is cancelled (timeout) after
+	// this; zero: QuestionTimeout.
+	ElicitationTimeout time.Duration
 	ApprovalGrace   time.Duration // request_approval waits this long before returning pending
 	ApprovalTimeout time.Duration // a permission prompt is denied after this
 	MaxPending      int           // pending asks per session
@@ -109,6 +112,9 @@ func New(store askd.Store, cfg Config) *Service {
 	def := DefaultConfig()
 	if cfg.QuestionTimeout <= 0 {
 		cfg.QuestionTimeout = def.QuestionTimeout
+	}
+	if cfg.ElicitationTimeout <= 0 {
+		cfg.ElicitationTimeout = cfg.QuestionTimeout
 	}
 	if cfg.ApprovalGrace < 0 {
 		cfg.ApprovalGrace = 0

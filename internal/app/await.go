@@ -210,9 +210,13 @@ func (w *await) stop() {
 
 // cutOff marks c's pending ask id to be told once settled, with a cut_off
 // event (each cut-off gets one: it is also how another process holding the
-// call hears of a cancellation). A settled ask is left as it is.
+// call hears of a cancellation). A settled ask is left as it is. A form ask
+// is withdrawn instead (form.go): nothing could carry a later answer to the
+// MCP server that asked.
 func (s *Service) cutOff(ctx context.Context, c askd.Caller, id int64) error {
-	return s.store.Update(ctx, func(tx askd.Tx) error {
+	var withdrawn *askd.Ask
+	err := s.store.Update(ctx, func(tx askd.Tx) error {
+		withdrawn = nil
 		a, err := tx.Asks.Ask(ctx, id)
 		if err != nil {
 			return err
@@ -221,6 +225,10 @@ func (s *Service) cutOff(ctx context.Context, c askd.Caller, id int64) error {
 		if !visible(c, a) || !a.Pending() || a.Kind.IsAttention() {
 			return nil
 		}
+		if a.Kind == askd.KindForm {
+			withdrawn = a
+			return s.withdrawForm(ctx, tx, c, a)
+		}
 		a.ToBeTold = true
 		a.UpdatedAt = s.now()
 		if err := tx.Asks.UpdateAsk(ctx, a); err != nil {
@@ -228,6 +236,10 @@ func (s *Service) cutOff(ctx context.Context, c askd.Caller, id int64) error {
 		}
 		return s.record(ctx, tx, a, askd.ActionCutOff, c.Name, "the agent stopped waiting; the answer will be told to its session")
 	})
+	if err == nil && withdrawn != nil {
+		s.Metrics.settled(withdrawn)
+	}
+	return err
 }
 
 // poll is one look of a wait at ask id. When the wait is over (the ask settled;

@@ -14,7 +14,8 @@ import (
 // CreateOptions adjust how one ask is created.
 type CreateOptions struct {
 	// Timeout overrides the kind's default deadline (question: QuestionTimeout;
-	// approval from a permission prompt: ApprovalTimeout; others: none).
+	// approval from a permission prompt: ApprovalTimeout; form:
+	// ElicitationTimeout; others: none).
 	Timeout time.Duration
 }
 
@@ -108,6 +109,7 @@ func (s *Service) newAsk(c askd.Caller, in *askd.AskInput, opt CreateOptions) *a
 		Kind: in.Kind, Session: c.Session, Agent: c.Name, Status: askd.StatusPending, Revision: 1,
 		Questions: in.Questions, Title: in.Title, Details: in.Details, Options: in.Options,
 		Recommended: in.Recommended, Payload: compactJSON(in.Payload), ToolName: in.ToolName, ToolUseID: in.ToolUseID,
+		Source: in.Source, Schema: in.Schema, URL: in.URL,
 		CreatedAt: now, UpdatedAt: now,
 		ToBeTold: in.Kind.IsAttention(),
 	}
@@ -118,6 +120,8 @@ func (s *Service) newAsk(c askd.Caller, in *askd.AskInput, opt CreateOptions) *a
 			timeout = s.cfg.QuestionTimeout
 		case in.Kind == askd.KindApproval && in.ToolName != "":
 			timeout = s.cfg.ApprovalTimeout
+		case in.Kind == askd.KindForm:
+			timeout = s.cfg.ElicitationTimeout
 		}
 	}
 	if timeout > 0 {

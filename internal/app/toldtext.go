@@ -1,6 +1,7 @@
 package app
 
 import (
+	"encoding/json"
 	"fmt"
 	"strings"
 	"time"
@@ -55,6 +56,18 @@ func ToldText(a *askd.Ask) string {
 			}
 			if ans.Response != "" {
 				fmt.Fprintf(&b, ". They added: %s", ans.Response)
+			}
+		case askd.KindForm:
+			if ans.Action == askd.FormDecline {
+				fmt.Fprintf(&b, "The user declined your form %s.", what)
+				break
+			}
+			fmt.Fprintf(&b, "The user accepted your form %s", what)
+			if ans.Content != nil {
+				content, _ := json.Marshal(ans.Content)
+				fmt.Fprintf(&b, ": %s", content)
+			} else {
+				b.WriteString(".")
 			}
 		default:
 			fmt.Fprintf(&b, "The user answered your %s %s: %s", noun, what, ans.Answer)

@@ -22,6 +22,24 @@ type hookInput struct {
 	ToolInput      json.RawMessage `json:"tool_input"`
 	ToolUseID      string          `json:"tool_use_id"`
 	StopHookActive bool            `json:"stop_hook_active"`
+
+	// Elicitation (SPEC §9)
+	MCPServerName   string          `json:"mcp_server_name"`
+	Message         string          `json:"message"`
+	Mode            string          `json:"mode"`
+	RequestedSchema json.RawMessage `json:"requested_schema"`
+	URL             string          `json:"url"`
+}
+
+// elicitationOutput is Elicitation's reply in Claude Code's shape: what
+// Claude Code answers the MCP server.
+type elicitationOutput struct {
+	HookSpecificOutput struct {
+		HookEventName string `json:"hookEventName"`
+		Action        string `json:"action"`
+		Content       any    `json:"content,omitempty"` // an empty form's {} too
+
+	} `json:"hookSpecificOutput"`
 }
 
 // preToolUseOutput is PreToolUse's reply in Claude Code's shape.
@@ -101,6 +119,8 @@ func (s *Server) hook(r *http.Request, c askd.Caller, in *hookInput, also []askd
 		return s.preToolUseQuestion(r.Context(), c, in)
 	case in.HookEventName == "PermissionRequest" && in.ToolName != "":
 		return s.permissionRequest(r.Context(), c, in)
+	case in.HookEventName == "Elicitation":
+		return s.elicitation(r.Context(), c, in)
 	case in.HookEventName == "Stop":
 		wait, err := waitParam(r)
 		if err != nil {
@@ -175,6 +195,29 @@ func (s *Server) permissionRequest(ctx context.Context, c askd.Caller, in *hookI
 	var out permissionRequestOutput
 	out.HookSpecificOutput.HookEventName = "PermissionRequest"
 	out.HookSpecificOutput.Decision = d
+	return out, nil
+}
+
+// elicitation answers an Elicitation hook: the MCP server's question put to
+// a person as a form ask, and their answer, Decline, or a cancel for
+// anything else (app.Service.Elicit). Claude Code giving up on the hook
+// withdraws the ask.
+func (s *Server) elicitation(ctx context.Context, c askd.Caller, in *hookInput) (any, error) {
+	res, err := s.app.Elicit(ctx, c, &app.Elicitation{
+		Server: in.MCPServerName, Message: in.Message, Mode: in.Mode, Schema: in.RequestedSchema, URL: in.URL,
+	})
+	if res.Ask != 0 {
+		noteAsk(ctx, res.Ask)
+	}
+	if err != nil {
+		return nil, err
+	}
+	var out elicitationOutput
+	out.HookSpecificOutput.HookEventName = "Elicitation"
+	out.HookSpecificOutput.Action = res.Action
+	if res.Content != nil {
+		out.HookSpecificOutput.Content = res.Content
+	}
 	return out, nil
 }
 

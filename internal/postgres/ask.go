@@ -95,6 +95,7 @@ func (t *tx) forUpdate() string {
 var askFields = []string{
 	"kind", "session", "agent", "status", "revision",
 	"questions", "title", "details", "options", "recommended", "payload", "tool_name", "tool_use_id",
+	"source", "form_schema", "url",
 	"created_at", "updated_at", "deadline", "snoozed_until", "settled_at", "settled_by", "cancel_reason", "answer",
 	"tell", "told_at",
 }
@@ -149,6 +150,13 @@ func askValues(a *askd.Ask) ([]any, error) {
 		}
 		payload = a.Payload
 	}
+	var schema []byte
+	if len(a.Schema) > 0 {
+		if !json.Valid(a.Schema) {
+			return nil, errors.New("schema: not valid JSON")
+		}
+		schema = a.Schema
+	}
 	answer, err := jsonColumn(a.Answer, a.Answer == nil)
 	if err != nil {
 		return nil, fmt.Errorf("answer: %w", err)
@@ -166,6 +174,7 @@ func askValues(a *askd.Ask) ([]any, error) {
 	return []any{
 		string(a.Kind), a.Session, a.Agent, string(a.Status), a.Revision,
 		questions, a.Title, a.Details, options, a.Recommended, payload, a.ToolName, toolUseID,
+		a.Source, schema, a.URL,
 		a.CreatedAt, a.UpdatedAt, a.Deadline, a.SnoozedUntil,
 		a.SettledAt, a.SettledBy, string(a.CancelReason), answer,
 		a.ToBeTold, a.ToldAt,
@@ -179,12 +188,14 @@ func scanAsk(row pgx.Row) (*askd.Ask, error) {
 		a                                         askd.Ask
 		kind, status, cancelReason                string
 		questions, options, payload, answer       []byte
+		schema                                    []byte
 		toolUseID                                 *string
 		deadline, snoozedUntil, settledAt, toldAt *time.Time
 	)
 	err := row.Scan(&a.ID,
 		&kind, &a.Session, &a.Agent, &status, &a.Revision,
 		&questions, &a.Title, &a.Details, &options, &a.Recommended, &payload, &a.ToolName, &toolUseID,
+		&a.Source, &schema, &a.URL,
 		&a.CreatedAt, &a.UpdatedAt, &deadline, &snoozedUntil, &settledAt, &a.SettledBy, &cancelReason, &answer,
 		&a.ToBeTold, &toldAt)
 	if err != nil {
@@ -199,6 +210,9 @@ func scanAsk(row pgx.Row) (*askd.Ask, error) {
 	a.SettledAt, a.ToldAt = utc(settledAt), utc(toldAt)
 	if payload != nil {
 		a.Payload = json.RawMessage(payload)
+	}
+	if schema != nil {
+		a.Schema = json.RawMessage(schema)
 	}
 	if err := decodeColumn(questions, &a.Questions); err != nil {
 		return nil, fmt.Errorf("ask %d questions: %w", a.ID, err)

@@ -18,6 +18,7 @@ import (
 var askFields = []string{
 	"kind", "session", "agent", "status", "revision",
 	"questions", "title", "details", "options", "recommended", "payload", "tool_name", "tool_use_id",
+	"source", "form_schema", "url",
 	"created_at", "updated_at", "deadline", "snoozed_until", "settled_at", "settled_by", "cancel_reason", "answer",
 	"tell", "told_at",
 }
@@ -46,6 +47,13 @@ func askValues(a *askd.Ask) ([]any, error) {
 		}
 		payload = sql.NullString{String: string(a.Payload), Valid: true}
 	}
+	var schema sql.NullString
+	if len(a.Schema) > 0 {
+		if !json.Valid(a.Schema) {
+			return nil, errors.New("schema: not valid JSON")
+		}
+		schema = sql.NullString{String: string(a.Schema), Valid: true}
+	}
 	answer, err := jsonColumn(a.Answer, a.Answer == nil)
 	if err != nil {
 		return nil, fmt.Errorf("answer: %w", err)
@@ -59,6 +67,7 @@ func askValues(a *askd.Ask) ([]any, error) {
 	return []any{
 		string(a.Kind), a.Session, a.Agent, string(a.Status), a.Revision,
 		questions, a.Title, a.Details, options, a.Recommended, payload, a.ToolName, toolUseID,
+		a.Source, schema, a.URL,
 		micros(a.CreatedAt), micros(a.UpdatedAt), nullMicros(a.Deadline), nullMicros(a.SnoozedUntil),
 		nullMicros(a.SettledAt), a.SettledBy, string(a.CancelReason), answer,
 		tell, nullMicros(a.ToldAt),
@@ -74,6 +83,7 @@ func scanAsk(row scanner) (*askd.Ask, error) {
 		a                                              askd.Ask
 		kind, status, cancelReason                     string
 		questions, options, payload, toolUseID, answer sql.NullString
+		schema                                         sql.NullString
 		createdAt, updatedAt                           int64
 		deadline, snoozedUntil, settledAt, toldAt      sql.NullInt64
 		tell                                           int64
@@ -81,6 +91,7 @@ func scanAsk(row scanner) (*askd.Ask, error) {
 	err := row.Scan(&a.ID,
 		&kind, &a.Session, &a.Agent, &status, &a.Revision,
 		&questions, &a.Title, &a.Details, &options, &a.Recommended, &payload, &a.ToolName, &toolUseID,
+		&a.Source, &schema, &a.URL,
 		&createdAt, &updatedAt, &deadline, &snoozedUntil, &settledAt, &a.SettledBy, &cancelReason, &answer,
 		&tell, &toldAt)
 	if err != nil {
@@ -94,6 +105,9 @@ func scanAsk(row scanner) (*askd.Ask, error) {
 	a.ToBeTold = tell != 0
 	if payload.Valid {
 		a.Payload = json.RawMessage(payload.String)
+	}
+	if schema.Valid {
+		a.Schema = json.RawMessage(schema.String)
 	}
 	if err := decodeColumn(questions, &a.Questions); err != nil {
 		return nil, fmt.Errorf("ask %d questions: %w", a.ID, err)

@@ -105,6 +105,23 @@ func roundTripAsks() []struct {
 			SettledAt: ptr(at(time.Minute)), SettledBy: "reviewer",
 			Answer: &askd.Answer{Decision: askd.DecisionRejected, Comment: "open a PR"},
 		}},
+		{"form answered, schema kept as given", &askd.Ask{
+			Kind: askd.KindForm, Session: "s3", Agent: "agent-1", Status: askd.StatusAnswered, Revision: 1,
+			Title:  "Which day?\nPick one.",
+			Source: "calendar",
+			Schema: json.RawMessage(`{"type": "object", "properties": {"z": {"type": "integer", "maximum": 100}, "a": {"type": "string", "default": "x"}}, "required": ["z"]}`),
+			CreatedAt: at(0), UpdatedAt: at(time.Minute), Deadline: ptr(at(5 * time.Minute)),
+			SettledAt: ptr(at(time.Minute)), SettledBy: "reviewer",
+			Answer: &askd.Answer{Action: askd.FormAccept, Content: map[string]any{"z": 42.0, "a": "Wednesday", "m": []any{"x", "y"}, "b": true}},
+			ToldAt: ptr(at(time.Minute)),
+		}},
+		{"form in url mode, declined", &askd.Ask{
+			Kind: askd.KindForm, Session: "s3", Agent: "agent-1", Status: askd.StatusAnswered, Revision: 1,
+			Title: "Sign in to GitHub", Source: "github", URL: "https://github.com/login/device?code=AB-12",
+			CreatedAt: at(0), UpdatedAt: at(time.Minute),
+			SettledAt: ptr(at(time.Minute)), SettledBy: "reviewer",
+			Answer: &askd.Answer{Action: askd.FormDecline},
+		}},
 		{"approval pending, no payload", &askd.Ask{
 			Kind: askd.KindApproval, Session: "s3", Agent: "agent-1", Status: askd.StatusPending, Revision: 1,
 			Title: "Deploy", CreatedAt: at(0), UpdatedAt: at(0),
