@@ -10,6 +10,7 @@ import (
 	"regexp"
 	"slices"
 	"strings"
+	"sync"
 	"time"
 	"unicode/utf8"
 )
@@ -76,12 +77,59 @@ var formats = []string{"email", "uri", "date", "date-time"}
 // ParseFormSchema parses and checks a form schema. Errors are one EINVALID
 // naming each broken rule under "schema." (schema.properties.NAME.maximum:
 // ...).
+//
+// The schema returned is shared (parsed schemas are kept: see schemas), so
+// it must not be changed.
 func ParseFormSchema(raw json.RawMessage) (*FormSchema, error) {
-	s, p := parseFormSchema(raw)
+	s, p := parseKept(raw)
 	if err := p.err(); err != nil {
 		return nil, err
 	}
 	return s, nil
+}
+
+// parseKept is parseFormSchema through schemas.
+func parseKept(raw json.RawMessage) (*FormSchema, problems) {
+	if s := schemas.get(raw); s != nil {
+		return s, problems{}
+	}
+	s, p := parseFormSchema(raw)
+	if len(p.list) == 0 {
+		schemas.put(raw, s)
+	}
+	return s, p
+}
+
+// schemas keeps the schemas parsed last, by their text: a form's schema is
+// parsed when the form is asked and again when it is answered, and an MCP
+// server asks the same form again and again. Parsing took 40 µs of a form's
+// create + answer cycle each time (docs/benchmarks.md). It holds at most
+// schemaCacheBytes of schema text and forgets them all when full.
+var schemas = &schemaCache{m: map[string]*FormSchema{}}
+
+const schemaCacheBytes = 1 << 20
+
+type schemaCache struct {
+	mu    sync.Mutex
+	m     map[string]*FormSchema
+	bytes int
+}
+
+func (c *schemaCache) get(raw json.RawMessage) *FormSchema {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.m[string(raw)]
+}
+
+func (c *schemaCache) put(raw json.RawMessage, s *FormSchema) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.bytes+len(raw) > schemaCacheBytes {
+		clear(c.m)
+		c.bytes = 0
+	}
+	c.m[string(raw)] = s
+	c.bytes += len(raw)
 }
 
 // parseFormSchema is ParseFormSchema, its problems kept apart for an input
@@ -101,7 +149,7 @@ func parseFormSchema(raw json.RawMessage) (*FormSchema, problems) {
 	if t, ok := top["type"]; !ok || string(bytes.TrimSpace(t)) != `"object"` {
 		p.add("schema.type", `must be "object"`)
 	}
-	props, names, err := objectOf(top["properties"])
+	props, names, err := membersOf(top["properties"])
 	switch {
 	case top["properties"] == nil:
 		p.add("schema.properties", "required, an object of the form's fields")
@@ -144,7 +192,7 @@ func parseField(name string, raw json.RawMessage) (FormField, problems) {
 	var p problems
 	at := "schema.properties." + name
 	f := FormField{Name: name}
-	m, keys, err := objectOf(raw)
+	m, keys, err := membersOf(raw)
 	if err != nil {
 		p.add(at, "%s", err)
 		return f, p
@@ -227,7 +275,7 @@ func parseField(name string, raw json.RawMessage) (FormField, problems) {
 		only("boolean", "minLength", "maxLength", "format", "pattern", "minimum", "maximum", "enum", "enumNames", "oneOf", "items", "minItems", "maxItems")
 	case typ == "array":
 		f.Type = FieldMulti
-		items, _, err := objectOf(m["items"])
+		items, _, err := membersOf(m["items"])
 		if m["items"] == nil || err != nil {
 			p.add(at+".items", "required on a multi-select field: an object with enum or anyOf")
 		} else {
@@ -457,31 +505,93 @@ func quoteValue(v any) string {
 }
 
 // objectOf decodes raw as a JSON object, returning its members and their
-// keys in the order written. A key given twice is refused.
+// keys in the order written. A key given twice is refused. One pass of the
+// body's scanner (jsonscan.go) after json.Valid: a form's schema is parsed
+// when it is asked and again when it is answered, and json.Decoder's tokens
+// took a tenth of a form's create + answer cycle.
 func objectOf(raw json.RawMessage) (map[string]json.RawMessage, []string, error) {
 	if raw == nil {
 		return nil, nil, nil
 	}
-	dec := json.NewDecoder(bytes.NewReader(raw))
-	if t, err := dec.Token(); err != nil || t != json.Delim('{') {
+	if !json.Valid(raw) {
 		return nil, nil, fmt.Errorf("must be an object")
 	}
+	return membersOf(raw)
+}
+
+// membersOf is objectOf of a part of JSON that objectOf has checked valid.
+func membersOf(raw json.RawMessage) (map[string]json.RawMessage, []string, error) {
+	if raw == nil {
+		return nil, nil, nil
+	}
+	s := newScanner(raw)
+	defer s.free()
+	s.space()
+	if s.peek() != '{' {
+		return nil, nil, fmt.Errorf("must be an object")
+	}
+	s.i++ // {
 	m := map[string]json.RawMessage{}
 	var keys []string
-	for dec.More() {
-		t, err := dec.Token()
-		if err != nil {
-			return nil, nil, fmt.Errorf("must be an object")
+	for {
+		s.space()
+		if s.peek() != '"' {
+			return m, keys, nil // }
 		}
-		k := t.(string)
-		var v json.RawMessage
-		if err := dec.Decode(&v); err != nil {
-			return nil, nil, fmt.Errorf("must be an object")
+		start := s.i
+		if rule := s.text(); rule != "" {
+			return nil, nil, fmt.Errorf("%s", rule)
+		}
+		k := string(raw[start+1 : s.i-1])
+		if strings.IndexByte(k, '\\') >= 0 {
+			_ = json.Unmarshal(raw[start:s.i], &k) // valid JSON: cannot fail
 		}
 		if _, dup := m[k]; dup {
 			return nil, nil, fmt.Errorf("%q is given twice", k)
 		}
-		m[k], keys = v, append(keys, k)
+		s.space()
+		s.i++ // :
+		s.space()
+		from := s.i
+		s.i = skipValue(raw, s.i) // its own objects are checked when parsed
+		m[k], keys = raw[from:s.i], append(keys, k)
+		s.space()
+		if s.peek() == ',' {
+			s.i++
+		}
 	}
-	return m, keys, nil
+}
+
+// skipValue is the index just past the JSON value at data[i:], which is
+// valid JSON.
+func skipValue(data []byte, i int) int {
+	depth := 0
+	for ; i < len(data); i++ {
+		switch c := data[i]; c {
+		case '"':
+			for i++; data[i] != '"'; i++ {
+				if data[i] == '\\' {
+					i++
+				}
+			}
+			if depth == 0 {
+				return i + 1
+			}
+		case '{', '[':
+			depth++
+		case '}', ']':
+			depth--
+			if depth == 0 {
+				return i + 1
+			}
+			if depth < 0 { // the end of the enclosing object: a scalar ended
+				return i
+			}
+		case ',', ' ', '\t', '\r', '\n':
+			if depth == 0 {
+				return i
+			}
+		}
+	}
+	return i
 }

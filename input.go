@@ -146,7 +146,7 @@ func validateForm(p *problems, in *AskInput) {
 		if len(in.Schema) > MaxFormSchemaBytes {
 			p.size("schema", len(in.Schema), MaxFormSchemaBytes)
 		} else {
-			_, sp := parseFormSchema(in.Schema)
+			_, sp := parseKept(in.Schema)
 			p.merge(sp)
 		}
 	case in.URL != "":

@@ -399,7 +399,7 @@ func (b *bench) metric(ctx context.Context, base, name string) (float64, error) 
 func (b *bench) throughput(ctx context.Context, tw io.Writer, rest bool) error {
 	via := "MCP"
 	if rest {
-		via = "REST"
+		via = "REST " + string(b.cfg.restKind)
 	}
 	for _, agents := range b.cfg.agents {
 		run := time.Now().UnixNano()
@@ -414,12 +414,13 @@ func (b *bench) throughput(ctx context.Context, tw io.Writer, rest bool) error {
 		for g := 0; g < agents; g++ {
 			session := fmt.Sprintf("bench-tp-%d-%d", run, g)
 			create := func(i int) (int64, error) {
-				a, err := b.agent(session).Create(ctx, &askd.AskInput{Kind: askd.KindReady, Title: fmt.Sprintf("cycle %d", i)}, 0)
+				a, err := b.agent(session).Create(ctx, restInput(b.cfg.restKind, i), 0)
 				if err != nil {
 					return 0, err
 				}
 				return a.ID, nil
 			}
+			answer := restAnswer(b.cfg.restKind)
 			if !rest {
 				cs, err := b.mcpSession(ctx, session)
 				if err != nil {
@@ -450,7 +451,7 @@ func (b *bench) throughput(ctx context.Context, tw io.Writer, rest bool) error {
 						errs.Add(1)
 						continue
 					}
-					if _, err := b.human().Answer(ctx, id, &askd.Answer{Answer: "ok"}); err != nil {
+					if _, err := b.human().Answer(ctx, id, answer()); err != nil {
 						errs.Add(1)
 						continue
 					}
@@ -470,6 +471,45 @@ func (b *bench) throughput(ctx context.Context, tw io.Writer, rest bool) error {
 		}
 	}
 	return nil
+}
+
+// benchForm is the form throughput-rest --rest-kind form creates: seven
+// fields of every kind, as an MCP server's form might ask.
+const benchForm = `{"type":"object","properties":{` +
+	`"name":{"type":"string","title":"Name","minLength":2,"maxLength":80},` +
+	`"email":{"type":"string","format":"email"},` +
+	`"when":{"type":"string","format":"date"},` +
+	`"count":{"type":"integer","minimum":1,"maximum":100,"default":3},` +
+	`"confirm":{"type":"boolean","default":false},` +
+	`"env":{"type":"string","oneOf":[{"const":"dev","title":"Development"},{"const":"prod","title":"Production"}]},` +
+	`"tags":{"type":"array","items":{"enum":["a","b","c"]},"minItems":1,"maxItems":2}` +
+	`},"required":["name","count"]}`
+
+// restInput is the ask throughput-rest creates for cycle i.
+func restInput(kind askd.Kind, i int) *askd.AskInput {
+	title := fmt.Sprintf("cycle %d", i)
+	switch kind {
+	case askd.KindApproval:
+		return &askd.AskInput{Kind: kind, Title: title, Payload: json.RawMessage(`{"command":"make deploy"}`)}
+	case askd.KindForm:
+		return &askd.AskInput{Kind: kind, Title: title, Source: "bench", Schema: json.RawMessage(benchForm)}
+	}
+	return &askd.AskInput{Kind: kind, Title: title}
+}
+
+// restAnswer returns the answers throughput-rest gives asks of kind, a new
+// one each time (the client may change it).
+func restAnswer(kind askd.Kind) func() *askd.Answer {
+	switch kind {
+	case askd.KindApproval:
+		return func() *askd.Answer { return &askd.Answer{Decision: askd.DecisionApproved} }
+	case askd.KindForm:
+		return func() *askd.Answer {
+			return &askd.Answer{Content: map[string]any{"name": "Ada", "email": "ada@example.com", "when": "2026-12-02",
+				"count": 7.0, "confirm": true, "env": "prod", "tags": []any{"a", "c"}}}
+		}
+	}
+	return func() *askd.Answer { return &askd.Answer{Answer: "ok"} }
 }
 
 // cpuSample is CPU seconds used so far, by process: the askd servers (from

@@ -19,6 +19,8 @@ import (
 	"strings"
 	"syscall"
 	"time"
+
+	"github.com/askd-dev/askd"
 )
 
 // version names the load tool to the server (its MCP client's version); set
@@ -54,6 +56,7 @@ func run(ctx context.Context, args []string, stdout io.Writer) error {
 type benchConfig struct {
 	agentURL, inboxURL, agentToken, humanToken string
 	scenarios                                  string
+	restKind                                   askd.Kind
 	latencyN, waiters, sseStreams              int
 	settle                                     time.Duration
 	duration, timeout, pause                   time.Duration
@@ -72,6 +75,8 @@ func parseFlags(args []string, stdout io.Writer) (benchConfig, error) {
 	fs.StringVar(&bc.agentToken, "agent-token", "", "an agent token")
 	fs.StringVar(&bc.humanToken, "human-token", "", "a human token")
 	fs.StringVar(&bc.scenarios, "scenarios", "latency,waiters,throughput,sse", "which figures to measure (also throughput-rest: creates over POST /api/asks)")
+	restKind := fs.String("rest-kind", "ready", "what throughput-rest creates and answers: ready (a plain attention ask), approval, or form (a\n"+
+		"seven-field form, answered with content checked against it)")
 	fs.IntVar(&bc.latencyN, "latency-n", 500, "answers timed in the latency scenario")
 	fs.IntVar(&bc.waiters, "waiters", 10000, "concurrent blocked ask_user_question calls")
 	fs.DurationVar(&bc.settle, "waiters-settle", 0, "in the waiters scenario, also read the agent process's memory this long after the calls are all waiting (Go collects at least every 2 minutes: 130s gives the settled figure)")
@@ -94,6 +99,11 @@ func parseFlags(args []string, stdout io.Writer) (benchConfig, error) {
 	}
 	if bc.agentToken == "" || bc.humanToken == "" {
 		return bc, usageError("--agent-token and --human-token are required")
+	}
+	switch bc.restKind = askd.Kind(*restKind); bc.restKind {
+	case askd.KindReady, askd.KindApproval, askd.KindForm:
+	default:
+		return bc, usageError(fmt.Sprintf("--rest-kind: %q is not one of ready, approval, form", *restKind))
 	}
 	for _, a := range strings.Split(*agents, ",") {
 		n, err := strconv.Atoi(strings.TrimSpace(a))

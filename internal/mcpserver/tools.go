@@ -244,7 +244,7 @@ func (t *tools) ask(ctx context.Context, c askd.Caller, in call) (result, *wait)
 	if err := in.decode(&args); err != nil {
 		return errorResult(err), nil
 	}
-	if args.Kind == askd.KindQuestion || args.Kind == askd.KindApproval {
+	if args.Kind != "" && !args.Kind.IsAttention() {
 		return errorResult(askd.Errorf(askd.EINVALID, "kind: %q is not one of decision, action, ready, blocked (use ask_user_question or request_approval)", args.Kind)), nil
 	}
 	if args.Kind == "" {
@@ -392,6 +392,8 @@ type askView struct {
 	Response  string                 `json:"response,omitempty"`
 	Payload   json.RawMessage        `json:"payload,omitempty"`
 	Comment   string                 `json:"comment,omitempty"`
+	Action    string                 `json:"action,omitempty"`  // form: accept, decline or cancel
+	Content   map[string]any         `json:"content,omitempty"` // form: what the person entered
 	By        string                 `json:"settled_by,omitempty"`
 	CreatedAt *time.Time             `json:"created_at,omitempty"`
 	Message   string                 `json:"message,omitempty"`
@@ -417,6 +419,11 @@ func (t *tools) view(a *askd.Ask) (askView, bool) {
 		r, rejected := approvalOutcome(a)
 		v.Status, v.Payload, v.Comment, v.Response = r.Status, r.Payload, r.Comment, r.Response
 		isErr = rejected
+	case askd.KindForm:
+		if !a.Pending() {
+			o := app.FormOutcome(a)
+			v.Action, v.Content = o.Action, o.Content
+		}
 	default:
 		if a.Answer != nil {
 			v.Answer, v.Response = a.Answer.Answer, a.Answer.Response
