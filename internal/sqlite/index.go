@@ -122,20 +122,25 @@ func (t *tx) indexQueue(ctx context.Context) error {
 }
 
 func init() {
-	sqlite.MustRegisterDeterministicScalarFunction("askd_search_text", 5, askdSearchText)
+	// Variadic: 006_search.sql's view passed five columns, 012_forms.sql's
+	// passes seven; a migration runs with the view of the one before it.
+	sqlite.MustRegisterDeterministicScalarFunction("askd_search_text", -1, askdSearchText)
 	sqlite.MustRegisterDeterministicScalarFunction("askd_match", 2, askdMatch)
 }
 
 // askdSearchText is the SQL function askd_search_text(title, details,
-// questions, options, answer), of the columns of an ask: its
+// questions, options, answer[, source, url]), of the columns of an ask: its
 // askd.Ask.SearchText. JSON that does not decode (no store writes such)
 // counts as absent, rather than failing the write that indexes the ask.
 func askdSearchText(_ *sqlite.FunctionContext, args []driver.Value) (driver.Value, error) {
 	text := func(i int) string {
+		if i >= len(args) {
+			return ""
+		}
 		s, _ := args[i].(string)
 		return s
 	}
-	a := askd.Ask{Title: text(0), Details: text(1)}
+	a := askd.Ask{Title: text(0), Details: text(1), Source: text(5), URL: text(6)}
 	for i, v := range []any{&a.Questions, &a.Options, &a.Answer} {
 		if s := text(i + 2); s != "" {
 			_ = json.Unmarshal([]byte(s), v)

@@ -75,8 +75,13 @@ func searchFixture(t *testing.T, s askd.Store) map[string]*askd.Ask {
 	p10 := newAsk(askd.KindDecision, "repo", at(9*time.Second))
 	p10.Title = "Deploy Friday"
 
-	create(t, s, q1, d2, a3, a4, x5, t6, w7, r8, m9, p10)
-	return map[string]*askd.Ask{"q1": q1, "d2": d2, "a3": a3, "a4": a4, "x5": x5, "t6": t6, "w7": w7, "r8": r8, "m9": m9, "p10": p10}
+	f11 := newAsk(askd.KindForm, "forms", at(10*time.Second))
+	f11.Title, f11.Source = "Pick a release train", "releasebot"
+	f11.Schema = json.RawMessage(`{"type":"object","properties":{"train":{"type":"string","title":"schemaonlyword"},"n":{"type":"integer"}}}`)
+	settle(f11, askd.StatusAnswered, "", &askd.Answer{Action: askd.FormAccept, Content: map[string]any{"train": "nightly", "n": 3.0}}, "carol", 10)
+
+	create(t, s, q1, d2, a3, a4, x5, t6, w7, r8, m9, p10, f11)
+	return map[string]*askd.Ask{"q1": q1, "d2": d2, "a3": a3, "a4": a4, "x5": x5, "t6": t6, "w7": w7, "r8": r8, "m9": m9, "p10": p10, "f11": f11}
 }
 
 // searchCases are SearchQueries over searchFixture with the asks SearchAsks
@@ -87,7 +92,7 @@ var searchCases = []struct {
 	query askd.SearchQuery
 	want  []string
 }{
-	{"no words: every settled ask, most recently settled first", "", askd.SearchQuery{}, []string{"m9", "r8", "w7", "t6", "x5", "a4", "a3", "d2", "q1"}},
+	{"no words: every settled ask, most recently settled first", "", askd.SearchQuery{}, []string{"f11", "m9", "r8", "w7", "t6", "x5", "a4", "a3", "d2", "q1"}},
 	{"a word of the title", "deploy", askd.SearchQuery{}, []string{"r8", "a4", "d2"}},
 	{"case does not matter", "FRIDAY", askd.SearchQuery{}, []string{"r8", "d2"}},
 	{"the last word as a prefix", "Dep", askd.SearchQuery{}, []string{"r8", "a4", "d2"}},
@@ -114,14 +119,18 @@ var searchCases = []struct {
 	{"session", "", askd.SearchQuery{Session: "ci"}, []string{"w7", "t6"}},
 	{"agent and session", "", askd.SearchQuery{Agent: "agent-1", Session: "ops"}, []string{"a3"}},
 	{"kind", "", askd.SearchQuery{Kind: askd.KindApproval}, []string{"r8", "a4", "a3"}},
-	{"outcome answered", "", askd.SearchQuery{Outcome: askd.OutcomeAnswered}, []string{"m9", "a4", "a3", "d2", "q1"}},
+	{"outcome answered", "", askd.SearchQuery{Outcome: askd.OutcomeAnswered}, []string{"f11", "m9", "a4", "a3", "d2", "q1"}},
 	{"outcome dismissed", "", askd.SearchQuery{Outcome: askd.OutcomeDismissed}, []string{"x5"}},
 	{"outcome timeout", "", askd.SearchQuery{Outcome: askd.OutcomeTimeout}, []string{"t6"}},
 	{"outcome withdrawn", "", askd.SearchQuery{Outcome: askd.OutcomeWithdrawn}, []string{"w7"}},
 	{"outcome replaced", "", askd.SearchQuery{Outcome: askd.OutcomeReplaced}, []string{"r8"}},
 	{"settled by", "", askd.SearchQuery{SettledBy: "bob"}, []string{"m9", "x5", "d2"}},
 	{"words and every filter", "deploy", askd.SearchQuery{Agent: "agent-1", Session: "repo", Kind: askd.KindDecision, Outcome: askd.OutcomeAnswered, SettledBy: "bob"}, []string{"d2"}},
-	{"limit", "", askd.SearchQuery{Limit: 2}, []string{"m9", "r8"}},
+	{"limit", "", askd.SearchQuery{Limit: 2}, []string{"f11", "m9"}},
+	{"a form's message and source", "release releasebot", askd.SearchQuery{}, []string{"f11"}},
+	{"a form's answer", "nightly", askd.SearchQuery{}, []string{"f11"}},
+	{"a form's schema is not searched", "schemaonlyword", askd.SearchQuery{}, nil},
+	{"kind form", "", askd.SearchQuery{Kind: askd.KindForm}, []string{"f11"}},
 }
 
 func testSearch(t *testing.T, s askd.Store) {
