@@ -12,6 +12,7 @@ import (
 	"strings"
 	"sync"
 	"time"
+	"unicode"
 	"unicode/utf8"
 )
 
@@ -362,8 +363,8 @@ func (s *FormSchema) Check(content map[string]any) error { return s.check(conten
 func (s *FormSchema) check(content map[string]any) problems {
 	var p problems
 	for name := range content {
-		if !slices.ContainsFunc(s.Fields, func(f FormField) bool { return f.Name == name }) {
-			p.add(name, "not a field of this form")
+		if s.Field(name) == nil {
+			p.add(name, "not a field of this form%s", s.unknownHint(name))
 		}
 	}
 	for _, f := range s.Fields {
@@ -380,6 +381,30 @@ func (s *FormSchema) check(content map[string]any) problems {
 	}
 	slices.Sort(p.list)
 	return p
+}
+
+// Field is the form's field named name, nil if it has none.
+func (s *FormSchema) Field(name string) *FormField {
+	for i := range s.Fields {
+		if s.Fields[i].Name == name {
+			return &s.Fields[i]
+		}
+	}
+	return nil
+}
+
+// unknownHint says which field a name the form lacks was likely meant to be
+// (" (did you mean \"color\"?)"), else which fields there are.
+func (s *FormSchema) unknownHint(name string) string {
+	cands := make([]FormOption, len(s.Fields))
+	names := make([]string, len(s.Fields))
+	for i, f := range s.Fields {
+		cands[i], names[i] = FormOption{Const: f.Name, Title: f.Title}, f.Name
+	}
+	if h := didYouMean(name, cands); h != "" {
+		return h
+	}
+	return " (its fields: " + strings.Join(names, ", ") + ")"
 }
 
 // Defaults returns the fields' defaults, to pre-fill a form.
@@ -399,13 +424,13 @@ func (f *FormField) check(v any) string {
 	case FieldString:
 		s, ok := v.(string)
 		if !ok {
-			return "must be text"
+			return "must be text, not " + quoteValue(v)
 		}
 		return f.checkString(s)
 	case FieldNumber, FieldInteger:
 		n, ok := v.(float64)
 		if !ok {
-			return "must be a number"
+			return "must be a number, not " + notText(v)
 		}
 		if f.Type == FieldInteger && n != math.Trunc(n) {
 			return fmt.Sprintf("%v is not a whole number", n)
@@ -418,23 +443,23 @@ func (f *FormField) check(v any) string {
 		}
 	case FieldBoolean:
 		if _, ok := v.(bool); !ok {
-			return "must be true or false"
+			return "must be true or false, not " + notText(v)
 		}
 	case FieldEnum:
 		s, ok := v.(string)
 		if !ok || !f.hasOption(s) {
-			return fmt.Sprintf("%s is not one of %s", quoteValue(v), f.optionList())
+			return f.notAnOption(v)
 		}
 	case FieldMulti:
 		list, ok := v.([]any)
 		if !ok {
-			return "must be a list of choices"
+			return "must be a list of choices, not " + notText(v)
 		}
 		seen := map[string]bool{}
 		for _, e := range list {
 			s, ok := e.(string)
 			if !ok || !f.hasOption(s) {
-				return fmt.Sprintf("%s is not one of %s", quoteValue(e), f.optionList())
+				return f.notAnOption(e)
 			}
 			if seen[s] {
 				return fmt.Sprintf("%q is chosen twice", s)
@@ -494,6 +519,105 @@ func (f *FormField) optionList() string {
 		vals = append(vals, o.Const)
 	}
 	return strings.Join(vals, ", ")
+}
+
+// notAnOption says that v is none of f's options, naming the one it was
+// likely meant to be.
+func (f *FormField) notAnOption(v any) string {
+	why := fmt.Sprintf("%s is not one of %s", quoteValue(v), f.optionList())
+	if s, ok := v.(string); ok {
+		why += didYouMean(s, f.Options)
+	}
+	return why
+}
+
+// didYouMean names the candidates' Const that s was likely meant to be,
+// as " (did you mean \"green\"?)", or "" when none is close: the same
+// letters in another case or spacing, a Title typed instead of its Const,
+// or a slip of a letter or two (at most one per three letters of what was
+// meant, so "m" is no near miss of "s").
+func didYouMean(s string, cands []FormOption) string {
+	best, near := -1, []string(nil)
+	fs := foldName(s)
+	for _, c := range cands {
+		d := -1
+		for _, target := range []string{c.Const, c.Title} {
+			ft := foldName(target)
+			if target == "" || ft == "" {
+				continue
+			}
+			n := editDistance(fs, ft)
+			if n > 2 || 3*n > utf8.RuneCountInString(ft) {
+				continue
+			}
+			if d < 0 || n < d {
+				d = n
+			}
+		}
+		if d < 0 || best >= 0 && d > best {
+			continue
+		}
+		if d < best || best < 0 {
+			best, near = d, nil
+		}
+		name := fmt.Sprintf("%q", c.Const)
+		if c.Title != "" && !strings.EqualFold(c.Title, c.Const) {
+			name += " (" + c.Title + ")"
+		}
+		near = append(near, name)
+	}
+	if len(near) == 0 {
+		return ""
+	}
+	return " (did you mean " + strings.Join(near, " or ") + "?)"
+}
+
+// foldName is s without case, spaces, hyphens or underscores: what a near
+// miss shares with what was meant.
+func foldName(s string) string {
+	return strings.Map(func(r rune) rune {
+		if unicode.IsSpace(r) || r == '-' || r == '_' {
+			return -1
+		}
+		return unicode.ToLower(r)
+	}, s)
+}
+
+// editDistance is the number of letters to insert, delete, change or swap
+// with their neighbour to turn a into b (optimal string alignment).
+func editDistance(a, b string) int {
+	x, y := []rune(a), []rune(b)
+	// d[i][j] is the distance between x[:i] and y[:j].
+	d := make([][]int, len(x)+1)
+	for i := range d {
+		d[i] = make([]int, len(y)+1)
+		d[i][0] = i
+	}
+	for j := range d[0] {
+		d[0][j] = j
+	}
+	for i := 1; i <= len(x); i++ {
+		for j := 1; j <= len(y); j++ {
+			cost := 1
+			if x[i-1] == y[j-1] {
+				cost = 0
+			}
+			d[i][j] = min(d[i-1][j]+1, d[i][j-1]+1, d[i-1][j-1]+cost)
+			if i > 1 && j > 1 && x[i-1] == y[j-2] && x[i-2] == y[j-1] {
+				d[i][j] = min(d[i][j], d[i-2][j-2]+1)
+			}
+		}
+	}
+	return d[len(x)][len(y)]
+}
+
+// notText is v as a refusal names it: "the text \"42\"" for a string,
+// else its JSON.
+func notText(v any) string {
+	if s, ok := v.(string); ok {
+		return fmt.Sprintf("the text %q", s)
+	}
+	return quoteValue(v)
 }
 
 func quoteValue(v any) string {

@@ -123,10 +123,13 @@ func TestFormSchemaCheck(t *testing.T) {
 		{"valid", valid, ""},
 		{"only the required", `{"name":"Ada","count":1}`, ""},
 		{"required missing", `{"name":"Ada"}`, "count: required"},
-		{"not a field", `{"name":"Ada","count":1,"extra":1}`, "extra: not a field of this form"},
+		{"not a field", `{"name":"Ada","count":1,"extra":1}`, "extra: not a field of this form (its fields: name, email, site, day, at, code, count, ratio, agree, color, size, tags, pets)"},
+		{"a near miss of a field", `{"name":"Ada","count":1,"colour":"red"}`, `colour: not a field of this form (did you mean "color"?)`},
+		{"a field's title for its name", `{"Name":"Ada","count":1}`, `Name: not a field of this form (did you mean "name"?); name: required`},
 		{"too short", `{"name":"A","count":1}`, "name: 1 character, at least 2"},
 		{"too long, counted in characters", `{"name":"ééééééééééé","count":1}`, "name: 11 characters, at most 10"},
-		{"text for a number", `{"name":"Ada","count":"42"}`, "count: must be a number"},
+		{"text for a number", `{"name":"Ada","count":"42"}`, `count: must be a number, not the text "42"`},
+		{"a number for text", `{"name":5,"count":1}`, "name: must be text, not 5"},
 		{"above the maximum", `{"name":"Ada","count":142}`, "count: 142 is above the maximum 100"},
 		{"below the minimum", `{"name":"Ada","count":0}`, "count: 0 is below the minimum 1"},
 		{"not whole", `{"name":"Ada","count":1.5}`, "count: 1.5 is not a whole number"},
@@ -135,13 +138,19 @@ func TestFormSchemaCheck(t *testing.T) {
 		{"not a date", `{"name":"Ada","count":1,"day":"31.12.2026"}`, `day: "31.12.2026" is not a date`},
 		{"not a date-time", `{"name":"Ada","count":1,"at":"2026-12-31 09:30"}`, `at: "2026-12-31 09:30" is not a date and time`},
 		{"pattern", `{"name":"Ada","count":1,"code":"abc"}`, `code: "abc" does not match the pattern ^[A-Z]{3}$`},
-		{"not a boolean", `{"name":"Ada","count":1,"agree":"yes"}`, "agree: must be true or false"},
-		{"not an option", `{"name":"Ada","count":1,"color":"blue"}`, `color: "blue" is not one of red, green`},
-		{"a title, not the const", `{"name":"Ada","count":1,"size":"Large"}`, `size: "Large" is not one of s, l`},
+		{"not a boolean", `{"name":"Ada","count":1,"agree":"yes"}`, `agree: must be true or false, not the text "yes"`},
+		{"not an option, nothing near", `{"name":"Ada","count":1,"color":"blue"}`, `color: "blue" is not one of red, green` + "$"},
+		{"a letter left out", `{"name":"Ada","count":1,"color":"gren"}`, `color: "gren" is not one of red, green (did you mean "green"?)$`},
+		{"two letters swapped", `{"name":"Ada","count":1,"color":"rde"}`, `color: "rde" is not one of red, green (did you mean "red"?)$`},
+		{"another case", `{"name":"Ada","count":1,"color":"GREEN"}`, `color: "GREEN" is not one of red, green (did you mean "green"?)$`},
+		{"a title, not the const", `{"name":"Ada","count":1,"size":"Large"}`, `size: "Large" is not one of s, l (did you mean "l" (Large)?)$`},
+		{"a slip in a title", `{"name":"Ada","count":1,"size":"smal"}`, `size: "smal" is not one of s, l (did you mean "s" (Small)?)$`},
+		{"one letter is no near miss of another", `{"name":"Ada","count":1,"size":"m"}`, `size: "m" is not one of s, l$`},
+		{"a near miss in a multi-select", `{"name":"Ada","count":1,"pets":["dgo"]}`, `pets: "dgo" is not one of cat, dog (did you mean "dog"?)$`},
 		{"too many chosen", `{"name":"Ada","count":1,"tags":["a","b","c"]}`, "tags: 3 chosen, at most 2"},
 		{"too few chosen", `{"name":"Ada","count":1,"tags":[]}`, "tags: 0 chosen, at least 1"},
 		{"chosen twice", `{"name":"Ada","count":1,"tags":["a","a"]}`, `tags: "a" is chosen twice`},
-		{"not a list", `{"name":"Ada","count":1,"pets":"cat"}`, "pets: must be a list of choices"},
+		{"not a list", `{"name":"Ada","count":1,"pets":"cat"}`, `pets: must be a list of choices, not the text "cat"`},
 		{"two problems, both named", `{"count":500}`, "count: 500 is above the maximum 100; name: required"},
 	}
 	for _, c := range cases {
@@ -157,7 +166,12 @@ func TestFormSchemaCheck(t *testing.T) {
 				}
 				return
 			}
-			if askd.ErrorCode(err) != askd.EINVALID || !strings.Contains(askd.ErrorMessage(err), c.want) {
+			// A want ending in $ is the end of the message: no hint after it.
+			msg, want := askd.ErrorMessage(err), c.want
+			if w, ok := strings.CutSuffix(want, "$"); ok {
+				msg, want = msg+"$", w+"$"
+			}
+			if askd.ErrorCode(err) != askd.EINVALID || !strings.Contains(msg, want) {
 				t.Fatalf("Check(%s) = %v, want EINVALID holding %q", c.content, err, c.want)
 			}
 		})

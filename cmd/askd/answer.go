@@ -15,11 +15,23 @@ import (
 
 const answerSynopsis = `ID LABEL | ID OWN WORDS --own-words | ID approve|reject [--comment TEXT] | ID modify --payload JSON [--comment TEXT]
        askd answer ID HEADER=LABEL... (several questions; repeat a header for several labels) [--response TEXT]
+       askd answer ID FIELD=VALUE... | ID --done | ID --decline   (form asks)
        askd answer ID --body JSON
 
 An answer must be one of the ask's option labels, exactly; a near miss (other
 case or spacing) is refused with the closest labels named. --own-words sends
-words that are not a label as the person's own. Flags may come anywhere.`
+words that are not a label as the person's own. Flags may come anywhere.
+
+A form ask (an MCP server's question; askd show ID lists its fields) takes
+FIELD=VALUE for each field you fill in: a number as 42 or 2.5, a true or
+false field as true, false, yes or no, a choice as its value (as askd show
+prints it, before its title), text as it is (quote it for the shell). A
+multi-select field is repeated, once per choice: tags=a tags=b (tags= alone
+chooses none). Fields not given take their defaults. The answer is checked
+as the server checks it before anything is sent; a near miss is named
+("gren": did you mean "green"?). --done accepts a url-mode form once you
+have finished at its address, or a form as it is pre-filled; --decline
+refuses either.`
 
 func cmdAnswer(ctx context.Context, e *env, args []string) error {
 	fs := flags(e, "answer", answerSynopsis)
@@ -30,7 +42,9 @@ func cmdAnswer(ctx context.Context, e *env, args []string) error {
 	fs.StringVar(&f.comment, "comment", "", "approval: a comment for the agent")
 	fs.StringVar(&f.response, "response", "", "question: a reply for the agent besides the answers")
 	fs.BoolVar(&f.ownWords, "own-words", false, "send words that are not an option label as the person's own answer")
-	for _, n := range []string{"body", "payload", "comment", "response", "own-words"} {
+	fs.BoolVar(&f.done, "done", false, "form: accept; url mode: you have finished at the address; form mode: send the form\nas it is pre-filled (FIELD=VALUE words accept without it)")
+	fs.BoolVar(&f.decline, "decline", false, "form: decline, refusing what the MCP server asks")
+	for _, n := range []string{"body", "payload", "comment", "response", "own-words", "done", "decline"} {
 		e.envName(n, "") // an answer is never taken from the environment
 	}
 	if err := parse(e, fs, args); err != nil {
@@ -50,7 +64,7 @@ func cmdAnswer(ctx context.Context, e *env, args []string) error {
 	}
 	var ans askd.Answer
 	if f.body != "" {
-		if len(rest) > 1 || f.payload != "" || f.comment != "" || f.response != "" || f.ownWords {
+		if len(rest) > 1 || f.payload != "" || f.comment != "" || f.response != "" || f.ownWords || f.done || f.decline {
 			return usageError("answer: --body is the whole answer; give no words or other answer flags with it")
 		}
 		if err := askd.Decode([]byte(f.body), &ans); err != nil {
@@ -75,7 +89,7 @@ func cmdAnswer(ctx context.Context, e *env, args []string) error {
 // answerFlags are askd answer's flags besides the id and words.
 type answerFlags struct {
 	body, payload, comment, response string
-	ownWords                         bool
+	ownWords, done, decline          bool
 }
 
 // answerFromArgs builds an answer body from words on the command line and
@@ -83,14 +97,15 @@ type answerFlags struct {
 // and so are words that are not a label, unless --own-words.
 func answerFromArgs(a *askd.Ask, words []string, f answerFlags) (askd.Answer, error) {
 	var ans askd.Answer
+	if a.Kind == askd.KindForm {
+		return formAnswer(a, words, f)
+	}
+	refuse := func(flag string, set bool) error { return notFor(a.Kind, flag, set) }
+	if err := errors.Join(refuse("--done", f.done), refuse("--decline", f.decline)); err != nil {
+		return ans, err
+	}
 	if len(words) == 0 {
 		return ans, usageError(fmt.Sprintf("answer: give the answer after the id (ask #%d is %s; askd show %d)", a.ID, a.Kind, a.ID))
-	}
-	refuse := func(flag string, set bool) error {
-		if set {
-			return usageError(fmt.Sprintf("answer: %s is not for %s asks", flag, a.Kind))
-		}
-		return nil
 	}
 	switch {
 	case a.Kind == askd.KindApproval:
@@ -143,6 +158,14 @@ func answerFromArgs(a *askd.Ask, words []string, f answerFlags) (askd.Answer, er
 		}
 	}
 	return ans, nil
+}
+
+// notFor refuses a flag, when set, that asks of kind k do not take.
+func notFor(k askd.Kind, flag string, set bool) error {
+	if set {
+		return usageError(fmt.Sprintf("answer: %s is not for %s asks", flag, k))
+	}
+	return nil
 }
 
 // questionAnswers reads a question ask's answers: for one question its

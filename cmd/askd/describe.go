@@ -27,7 +27,9 @@ func describe(w io.Writer, a *askd.Ask) {
 		fmt.Fprintf(w, "  revision %d", a.Revision)
 	}
 	fmt.Fprintln(w)
-	if a.Title != "" {
+	if a.Kind == askd.KindForm {
+		describeForm(w, a)
+	} else if a.Title != "" {
 		fmt.Fprintf(w, "  %s\n", term(a.Title))
 	}
 	if a.ToolName != "" {
@@ -66,6 +68,12 @@ func describe(w io.Writer, a *askd.Ask) {
 	if ans != nil {
 		by := "by " + term(a.SettledBy)
 		switch {
+		case ans.Action == askd.FormDecline:
+			fmt.Fprintf(w, "  declined %s\n", by)
+		case ans.Action == askd.FormAccept && a.URL != "":
+			fmt.Fprintf(w, "  done %s\n", by)
+		case ans.Action == askd.FormAccept:
+			fmt.Fprintf(w, "  accepted %s\n", by)
 		case ans.Decision != "":
 			fmt.Fprintf(w, "  decision %s: %s\n", by, term(ans.Decision))
 		case ans.Answer != "":

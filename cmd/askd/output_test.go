@@ -36,8 +36,16 @@ func TestOutputEscapesStoredText(t *testing.T) {
 			Options: []askd.Option{{Label: "a\u202e"}, {Label: "b"}}}},
 		CreatedAt: now, UpdatedAt: now,
 	}
+	hostileJSON, _ := json.Marshal(hostile)
+	fm := &askd.Ask{
+		Kind: askd.KindForm, Session: "s1", Agent: "agent-1", Status: askd.StatusPending, Revision: 1,
+		Title: "Fill in\n" + hostile, Source: "crm\x1b[0m",
+		Schema: json.RawMessage(`{"type":"object","properties":{"f\u202e":{"type":"string","title":` + string(hostileJSON) +
+			`,"description":"line\n\u001b[2Kgone","enum":["a\u200b"],"enumNames":["A\u009b"],"default":"a\u200b"}}}`),
+		CreatedAt: now, UpdatedAt: now,
+	}
 	err := srv.Store.Update(ctx, func(tx askd.Tx) error {
-		for _, x := range []*askd.Ask{a, q} {
+		for _, x := range []*askd.Ask{a, q, fm} {
 			if err := tx.Asks.CreateAsk(ctx, x); err != nil {
 				return err
 			}
@@ -64,6 +72,8 @@ func TestOutputEscapesStoredText(t *testing.T) {
 				`sure\x1b[8m hidden`, `agent\x1b[5m`, `note\u009b1m`}},
 		{name: "show question", args: append([]string{"show", id(q)}, human...),
 			want: []string{`[H\x1b[0m] Which?\n\x1b[1A\x1b[2Kgone`, `a\u202e`}},
+		{name: "show form", args: append([]string{"show", id(fm)}, human...),
+			want: []string{`  Deploy\x1b]52;c;`, `asked by crm\x1b[0m`, `[f\u202e] Deploy\x1b]52;c;`, `\x1b[2Kgone`, `a\u200b (A\u009b)`, `default a\u200b (A\u009b)`}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"strings"
 	"text/tabwriter"
 
 	"github.com/askd-dev/askd"
@@ -44,14 +45,27 @@ func cmdList(ctx context.Context, e *env, args []string) error {
 			if a.CancelReason != "" {
 				st += "/" + string(a.CancelReason)
 			}
-			fmt.Fprintf(tw, "%d\t%s\t%s\t%s\t%s\t%s\n", a.ID, term(st), term(string(a.Kind)), term(a.Agent), term(a.Session), oneLine(a.Summary(), 60))
+			what := a.Summary()
+			if a.Kind == askd.KindForm { // a form's message may run to several lines: the first says what it is
+				what, _, _ = strings.Cut(strings.TrimSpace(what), "\n")
+			}
+			fmt.Fprintf(tw, "%d\t%s\t%s\t%s\t%s\t%s\n", a.ID, term(st), term(string(a.Kind)), term(a.Agent), term(a.Session), oneLine(what, 60))
 		}
 		tw.Flush()
 	})
 }
 
+const showSynopsis = `ID
+
+Prints the ask, everything the agent acts on, and its history. A form ask
+(an MCP server's question): its message, "asked by SERVER through SESSION",
+then each field as [NAME] TITLE with what it takes (type, bounds, format,
+required, default; a choice's values as VALUE (TITLE)) and, once answered,
+its answer; a url-mode form: the address on a line of its own, never opened,
+and its host set apart. A pending form ends with how to answer it.`
+
 func cmdShow(ctx context.Context, e *env, args []string) error {
-	fs := flags(e, "show", "ID")
+	fs := flags(e, "show", showSynopsis)
 	r := remoteFlags(e, fs, personSide)
 	id, err := parseWithID(e, fs, args)
 	if err != nil {
@@ -67,6 +81,9 @@ func cmdShow(ctx context.Context, e *env, args []string) error {
 	}
 	return r.print(e, d, func(w io.Writer) {
 		describe(w, &d.Ask)
+		if d.Kind == askd.KindForm && d.Pending() {
+			formHowTo(w, &d.Ask)
+		}
 		fmt.Fprintln(w, "\nHistory:")
 		for _, ev := range d.History {
 			line := fmt.Sprintf("  %s  %-10s by %s", ev.At.Local().Format("2006-01-02 15:04:05"), term(ev.Action), term(ev.Actor))
