@@ -1,8 +1,13 @@
 package askd
 
 import (
+	"cmp"
 	"context"
+	"encoding/json"
+	"fmt"
+	"strings"
 	"time"
+	"unicode/utf8"
 )
 
 // An AnswerLink is a signed answer link, <public-url>/a/<code>: a button in
@@ -34,6 +39,9 @@ type OneTap struct {
 	// recommended option and for approving, "danger" for rejecting, "" for
 	// the rest.
 	Style string
+	// Optional is true for a tap a notifier leaves out first when it cannot
+	// show them all (a form's Decline): the others are what the ask asks.
+	Optional bool
 }
 
 // Labels of one-tap answers that are not an option's label.
@@ -42,7 +50,8 @@ const (
 	TapReject  = "Reject"
 	TapAllow   = "Allow" // a permission prompt (an approval with a tool)
 	TapDeny    = "Deny"
-	TapDone    = "Done" // ready and action asks
+	TapDone    = "Done"    // ready and action asks
+	TapDecline = "Decline" // a form of one single-select field
 )
 
 // OneTapAnswers returns the answers a person can give a with one tap each,
@@ -54,8 +63,11 @@ const (
 //   - ready and action asks: "Done";
 //   - an approval: Approve and Reject, called Allow and Deny for a
 //     permission prompt (never "approve with changes": that needs an edit);
+//   - a form of one single-select field (formTaps): one per choice, and
+//     Decline, optional;
 //   - anything else (several questions, multi-select, a decision without
-//     options, a blocked ask, which wants words): none.
+//     options, a blocked ask, which wants words, any other form, a url-mode
+//     form): none.
 func (a *Ask) OneTapAnswers() []OneTap {
 	switch {
 	case a.Kind == KindQuestion:
@@ -92,8 +104,53 @@ func (a *Ask) OneTapAnswers() []OneTap {
 			{Label: yes, Answer: Answer{Decision: DecisionApproved}, Style: "primary"},
 			{Label: no, Answer: Answer{Decision: DecisionRejected}, Style: "danger"},
 		}
+	case a.Kind == KindForm:
+		return a.formTaps()
 	}
 	return nil
+}
+
+// formTaps are the one-tap answers of a form ask (SPEC §9): only a form in
+// form mode whose one field is a single-select, of MinOptions to
+// MaxDecisionOptions choices each read in at most MaxLabelChars (what a
+// decision may have: no form gets more buttons than a decision could). A
+// tap per choice, labelled with its title, answers {"content": {field:
+// const}}; the default is the primary one. Decline comes last, Optional (a
+// notifier with room for the choices alone shows them alone), and not at
+// all when a choice reads "Decline" already: two buttons alike, one
+// answering and one declining, would be a trap.
+func (a *Ask) formTaps() []OneTap {
+	if a.URL != "" {
+		return nil
+	}
+	s, err := ParseFormSchema(a.Schema)
+	if err != nil || len(s.Fields) != 1 || s.Fields[0].Type != FieldEnum {
+		return nil
+	}
+	f := s.Fields[0]
+	if len(f.Options) < MinOptions || len(f.Options) > MaxDecisionOptions {
+		return nil
+	}
+	out := make([]OneTap, 0, len(f.Options)+1)
+	decline := true
+	for _, o := range f.Options {
+		label := optionLabel(o)
+		if utf8.RuneCountInString(label) > MaxLabelChars {
+			return nil
+		}
+		if strings.EqualFold(strings.TrimSpace(label), TapDecline) {
+			decline = false
+		}
+		t := OneTap{Label: label, Answer: Answer{Action: FormAccept, Content: map[string]any{f.Name: o.Const}}}
+		if f.Default == o.Const {
+			t.Style = "primary"
+		}
+		out = append(out, t)
+	}
+	if decline {
+		out = append(out, OneTap{Label: TapDecline, Answer: Answer{Action: FormDecline}, Style: "danger", Optional: true})
+	}
+	return out
 }
 
 // AnswerWords says in a few words how a settled ask was answered, for pages
@@ -146,8 +203,72 @@ func (a *Ask) AnswerWords() string {
 			out += ans.Answers[q.Question].Joined()
 		}
 		return out
+	case KindForm:
+		return a.formWords()
 	}
 	return ans.Answer
+}
+
+// formWords says how a form ask was answered: "declined", "done" (url
+// mode), the one field's value, or each field's title and value ("Name:
+// Ada; Pets: Cat, Dog"); choices by their titles.
+func (a *Ask) formWords() string {
+	ans := a.Answer
+	switch {
+	case ans.Action == FormDecline:
+		return "declined"
+	case a.URL != "":
+		return "done"
+	}
+	s, err := ParseFormSchema(a.Schema)
+	if err != nil {
+		b, _ := json.Marshal(ans.Content)
+		return string(b)
+	}
+	var parts []string
+	for _, f := range s.Fields {
+		v, ok := ans.Content[f.Name]
+		if !ok || v == nil {
+			continue
+		}
+		if len(s.Fields) == 1 {
+			return f.valueWords(v)
+		}
+		parts = append(parts, cmp.Or(f.Title, f.Name)+": "+f.valueWords(v))
+	}
+	if len(parts) == 0 {
+		return "accepted"
+	}
+	return strings.Join(parts, "; ")
+}
+
+// valueWords is v, a value of f, as a person reads it: a choice by its
+// title, several joined with ", ", yes or no, a number as written.
+func (f *FormField) valueWords(v any) string {
+	title := func(c any) string {
+		for _, o := range f.Options {
+			if o.Const == c {
+				return optionLabel(o)
+			}
+		}
+		return fmt.Sprint(c)
+	}
+	switch v := v.(type) {
+	case bool:
+		if v {
+			return "yes"
+		}
+		return "no"
+	case []any:
+		words := make([]string, len(v))
+		for i, c := range v {
+			words[i] = title(c)
+		}
+		return strings.Join(words, ", ")
+	case string:
+		return title(v)
+	}
+	return fmt.Sprint(v)
 }
 
 // AnswerLinkTx is what a transaction may do with answer links.
@@ -167,3 +288,7 @@ type AnswerLinkTx interface {
 	// before t, and returns how many went.
 	DeleteExpiredAnswerLinks(ctx context.Context, t time.Time) (int, error)
 }
+
+// optionLabel is what a person reads of a form's choice: its title, or its
+// value when it has none.
+func optionLabel(o FormOption) string { return cmp.Or(o.Title, o.Const) }

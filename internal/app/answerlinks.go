@@ -4,6 +4,7 @@ import (
 	"context"
 	"crypto/rand"
 	"errors"
+	"slices"
 	"strings"
 	"time"
 
@@ -95,11 +96,13 @@ func NotifyHuman(ctx context.Context, store askd.Store, name string) (string, er
 
 // MintAnswerLinks makes one answer link per one-tap answer of ask id at
 // revision, as the human token Config.NotifyAs, and returns them with their
-// codes. It mints none (and no error) when NotifyAs is unset, when the ask is
-// no longer pending at that revision, when it has no one-tap answers, or
-// more than max when max is above 0 (a notifier that cannot show them all
-// shows none rather than some). Errors: ENOTFOUND when the ask, or the
-// NotifyAs token, is gone.
+// codes. When max is above 0 and the ask has more one-tap answers than
+// that, the optional ones (a form's Decline) are left out first; if there
+// are still more, none are minted (a notifier that cannot show them all
+// shows none rather than some). It mints none (and no error) when NotifyAs
+// is unset, when the ask is no longer pending at that revision, or when it
+// has no one-tap answers. Errors: ENOTFOUND when the ask, or the NotifyAs
+// token, is gone.
 func (s *Service) MintAnswerLinks(ctx context.Context, id int64, revision, max int) ([]MintedLink, error) {
 	if s.cfg.NotifyAs == "" {
 		return nil, nil
@@ -120,6 +123,9 @@ func (s *Service) MintAnswerLinksFor(ctx context.Context, human string, id int64
 			return err
 		}
 		taps := a.OneTapAnswers()
+		if max > 0 && len(taps) > max {
+			taps = slices.DeleteFunc(taps, func(t askd.OneTap) bool { return t.Optional })
+		}
 		if !a.Pending() || a.Revision != revision || overdue(a, now) || len(taps) == 0 || max > 0 && len(taps) > max {
 			return nil
 		}

@@ -2,6 +2,7 @@ package httpapi
 
 import (
 	"bytes"
+	"cmp"
 	"crypto/sha256"
 	"encoding/base64"
 	"encoding/json"
@@ -125,7 +126,8 @@ func (s *Server) linkError(w http.ResponseWriter, r *http.Request, err error) {
 type linkPage struct {
 	Heading, Says string
 	Ask           *askd.Ask
-	Options       []askd.Option // the ask's, or its only question's
+	Field         string        // a form's one field: its title, and description
+	Options       []askd.Option // the ask's, its only question's, or its form's one field's choices
 	Payload       string        // an approval's, indented
 	Open          bool          // the confirm button
 	Label         string        // the link's answer
@@ -143,6 +145,9 @@ func pageOf(v *app.LinkView) *linkPage {
 	p.Options = a.Options
 	if a.Kind == askd.KindQuestion && len(a.Questions) > 0 {
 		p.Options = a.Questions[0].Options
+	}
+	if a.Kind == askd.KindForm {
+		p.Field, p.Options = formChoices(a)
 	}
 	if len(a.Payload) > 0 {
 		var b bytes.Buffer
@@ -162,6 +167,30 @@ func pageOf(v *app.LinkView) *linkPage {
 		p.Expires = l.ExpiresAt.UTC().Format("2 Jan 2006 15:04 MST")
 	}
 	return p
+}
+
+// formChoices are a form ask's one single-select field, in words ("Title:
+// description"), and its choices by their titles (the value when untitled),
+// the default marked: what its links choose from. None for other forms,
+// which have no links.
+func formChoices(a *askd.Ask) (string, []askd.Option) {
+	s, err := askd.ParseFormSchema(a.Schema)
+	if err != nil || len(s.Fields) != 1 || s.Fields[0].Type != askd.FieldEnum {
+		return "", nil
+	}
+	f := s.Fields[0]
+	field := cmp.Or(f.Title, f.Name)
+	if f.Description != "" {
+		field += ": " + f.Description
+	}
+	out := make([]askd.Option, len(f.Options))
+	for i, o := range f.Options {
+		out[i] = askd.Option{Label: cmp.Or(o.Title, o.Const)}
+		if f.Default == o.Const {
+			out[i].Description = "the default"
+		}
+	}
+	return field, out
 }
 
 func (s *Server) linkPage(w http.ResponseWriter, status int, p *linkPage) {
@@ -209,10 +238,11 @@ var linkTemplate = template.Must(template.New("link").Parse(`<!doctype html>
 </head>
 <body>
 <main>
-{{with .Ask}}<p class="from">askd · {{.Kind}} #{{.ID}} from {{.Agent}} / {{.Session}}</p>{{end}}
+{{with .Ask}}<p class="from">askd · {{.Kind}} #{{.ID}} from {{.Agent}} / {{.Session}}{{with .Source}} · asked by {{.}}{{end}}</p>{{end}}
 <h1>{{.Heading}}</h1>
 {{with .Ask}}<section class="ask">
 <p>{{.Summary}}</p>
+{{with $.Field}}<p>{{.}}</p>{{end}}
 {{with $.Options}}<ul>{{range .}}<li>{{.Label}}{{with .Description}}: {{.}}{{end}}</li>{{end}}</ul>{{end}}
 {{with .Details}}<pre>{{.}}</pre>{{end}}
 {{with $.Payload}}<pre>{{.}}</pre>{{end}}

@@ -2,8 +2,10 @@ package httpapi_test
 
 import (
 	"context"
+	"encoding/json"
 	"io"
 	"net/http"
+	"reflect"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -185,4 +187,56 @@ func TestAnswerLinkThrottleAndRevoke(t *testing.T) {
 	if got, _ := storedAsk(t, s2, a2.ID); got.Status != askd.StatusPending {
 		t.Errorf("a revoked human's link answered: %s", got.Status)
 	}
+}
+
+// A form's answer link, on SQLite and PostgreSQL: the confirm page shows the
+// MCP server that asks, its whole message, the field and its choices, all
+// as escaped text; confirming answers with exactly {field: const}, read back
+// from the store; the same link again, and Decline's, only say how it was
+// answered.
+func TestFormAnswerLinkPage(t *testing.T) {
+	eachStore(t, app.Config{NotifyAs: "alice"}, func(t *testing.T, s *testserver.Server) {
+		a, err := s.Agent("s1").Create(ctxT(t), &askd.AskInput{Kind: askd.KindForm, Source: "<b>deployer</b>",
+			Title: "Where should I deploy?\n<script>alert(1)</script> see https://evil.example/x",
+			Schema: json.RawMessage(`{"type":"object","properties":{"env":{"type":"string","title":"Environment","description":"<i>the cluster</i>",` +
+				`"oneOf":[{"const":"staging","title":"Staging"},{"const":"prod","title":"<b>Production</b>"}],"default":"staging"}}}`)}, 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		links, err := s.App.MintAnswerLinks(ctxT(t), a.ID, a.Revision, 0)
+		if err != nil || len(links) != 3 {
+			t.Fatalf("mint: %d links, %v", len(links), err)
+		}
+		urls := map[string]string{}
+		for _, l := range links {
+			urls[l.Label] = s.URL + "/a/" + l.Code
+		}
+		prod := urls["<b>Production</b>"]
+		status, page := linkGet(t, prod)
+		for _, want := range []string{"asked by &lt;b&gt;deployer&lt;/b&gt;", "Where should I deploy?\n&lt;script&gt;alert(1)&lt;/script&gt; see https://evil.example/x",
+			"Environment: &lt;i&gt;the cluster&lt;/i&gt;", "<li>Staging: the default</li>", "<li>&lt;b&gt;Production&lt;/b&gt;</li>",
+			"Answer: &lt;b&gt;Production&lt;/b&gt;?"} {
+			if !strings.Contains(page, want) {
+				t.Errorf("the page lacks %q", want)
+			}
+		}
+		if status != http.StatusOK || strings.Contains(page, "<script") || strings.Contains(page, "<b>") || strings.Contains(page, `href="https://evil`) {
+			t.Fatalf("page: %d %s", status, page)
+		}
+		if status, page := linkPost(t, prod, "confirm=1"); status != http.StatusOK || !strings.Contains(page, "Answered by alice via link: &lt;b&gt;Production&lt;/b&gt;.") {
+			t.Fatalf("confirm: %d %s", status, page)
+		}
+		got, hist := storedAsk(t, s, a.ID)
+		if want := (&askd.Answer{Action: askd.FormAccept, Content: map[string]any{"env": "prod"}}); !reflect.DeepEqual(got.Answer, want) || got.SettledBy != "alice" {
+			t.Fatalf("stored %+v by %q, want %+v by alice", got.Answer, got.SettledBy, want)
+		}
+		for _, u := range []string{prod, urls["Decline"]} {
+			if status, page := linkPost(t, u, "confirm=1"); status != http.StatusConflict || !strings.Contains(page, "Answered by alice via link: &lt;b&gt;Production&lt;/b&gt;.") {
+				t.Errorf("after: %d %s", status, page)
+			}
+		}
+		if again, hist2 := storedAsk(t, s, a.ID); !reflect.DeepEqual(again.Answer, got.Answer) || len(hist2) != len(hist) {
+			t.Errorf("a used link changed the ask: %+v, %d events (were %d)", again.Answer, len(hist2), len(hist))
+		}
+	})
 }

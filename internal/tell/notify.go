@@ -39,7 +39,8 @@ type notification struct {
 	Kind      askd.Kind `json:"kind"`
 	Session   string    `json:"session"`
 	Agent     string    `json:"agent"`
-	Title     string    `json:"title"` // the title, or the first question
+	Title     string    `json:"title"`            // the title, or the first question; a form's message's first line
+	Source    string    `json:"source,omitempty"` // a form ask's MCP server
 	Revision  int       `json:"revision"`
 	Link      string    `json:"link"`
 	CreatedAt time.Time `json:"created_at"`
@@ -65,6 +66,10 @@ func (w *Worker) notify(ctx context.Context, cl *app.Claimed) error {
 		n := notification{
 			Event: "ask.created", ID: a.ID, Kind: a.Kind, Session: a.Session, Agent: a.Agent,
 			Title: a.Summary(), Revision: a.Revision, Link: w.link(a.ID), CreatedAt: a.CreatedAt,
+		}
+		if a.Kind == askd.KindForm {
+			n.Title, _ = firstLine(a.Title)
+			n.Source = a.Source
 		}
 		if a.Revision > 1 {
 			n.Event = "ask.updated"
@@ -172,13 +177,13 @@ func distinct(labels []string) bool {
 const confirmBody = "confirm=1"
 
 // ntfyPriority is how loudly ntfy announces a: a permission prompt is urgent
-// (5: a tool call waits on it, briefly), blocking questions and approvals
-// high (4), attention asks default (3), a ready ask low (2).
+// (5: a tool call waits on it, briefly), blocking questions, approvals and
+// forms (an MCP server waits) high (4), attention asks default (3), a ready ask low (2).
 func ntfyPriority(a *askd.Ask) int {
 	switch {
 	case a.Kind == askd.KindApproval && a.ToolName != "":
 		return 5
-	case a.Kind == askd.KindApproval, a.Kind == askd.KindQuestion:
+	case a.Kind == askd.KindApproval, a.Kind == askd.KindQuestion, a.Kind == askd.KindForm:
 		return 4
 	case a.Kind == askd.KindReady:
 		return 2
@@ -192,6 +197,7 @@ func ntfyTags(a *askd.Ask) string {
 	emoji := map[askd.Kind]string{
 		askd.KindQuestion: "question", askd.KindDecision: "thinking", askd.KindAction: "hammer_and_wrench",
 		askd.KindReady: "white_check_mark", askd.KindBlocked: "construction", askd.KindApproval: "raising_hand",
+		askd.KindForm: "clipboard",
 	}[a.Kind]
 	if a.Kind == askd.KindApproval && a.ToolName != "" {
 		emoji = "lock"
@@ -224,9 +230,22 @@ func headline(a *askd.Ask) string { return fmt.Sprintf("askd: %s from %s", a.Kin
 
 // shownText is what a notification shows of a: its title or question, the
 // options (with descriptions, the recommended one marked), details, and an
-// approval's payload, as shown (agenttext.go); at most maxShown characters.
-// whole is false when it had to be cut.
+// approval's payload (a form's: formText), as shown (agenttext.go); at most
+// maxShown characters. whole is false when it had to be cut.
 func shownText(a *askd.Ask) (text string, whole bool) {
+	raw, whole := askText(a), true
+	if a.Kind == askd.KindForm {
+		raw, whole = formText(a)
+	}
+	text = shown(raw)
+	if utf8.RuneCountInString(text) <= maxShown {
+		return text, whole
+	}
+	return string([]rune(text)[:maxShown-1]) + "…", false
+}
+
+// askText is what a notification shows of a (not a form), before shown().
+func askText(a *askd.Ask) string {
 	var b strings.Builder
 	b.WriteString(a.Summary())
 	options := a.Options
@@ -251,11 +270,7 @@ func shownText(a *askd.Ask) (text string, whole bool) {
 	if a.Kind == askd.KindApproval && len(a.Payload) > 0 {
 		b.WriteString("\n\n" + string(a.Payload))
 	}
-	text = shown(b.String())
-	if utf8.RuneCountInString(text) <= maxShown {
-		return text, true
-	}
-	return string([]rune(text)[:maxShown-1]) + "…", false
+	return b.String()
 }
 
 // cutBytes cuts text to at most max bytes, between characters, ending it

@@ -134,8 +134,8 @@ func (w *Worker) pushMessage(ctx context.Context, a *askd.Ask, text string, whol
 // is gone (404, 410) is deleted, and is no failure.
 func (w *Worker) push(ctx context.Context, keys *askd.VAPIDKeys, sub *askd.PushSubscription, msg []byte, a *askd.Ask) error {
 	urgency := webpush.UrgencyNormal
-	if a.Kind == askd.KindApproval || a.Kind == askd.KindQuestion {
-		urgency = webpush.UrgencyHigh // an agent waits on it
+	if a.Kind == askd.KindApproval || a.Kind == askd.KindQuestion || a.Kind == askd.KindForm {
+		urgency = webpush.UrgencyHigh // an agent (or an MCP server) waits on it
 	}
 	resp, err := webpush.SendNotificationWithContext(ctx, msg, &webpush.Subscription{
 		Endpoint: sub.Endpoint, Keys: webpush.Keys{P256dh: sub.Keys.P256dh, Auth: sub.Keys.Auth},
@@ -191,8 +191,8 @@ func endpointHost(endpoint string) string {
 // shownTextMax is shownText cut at max characters rather than maxShown.
 func shownTextMax(a *askd.Ask, max int) (string, bool) {
 	text, whole := shownText(a)
-	if whole && utf8.RuneCountInString(text) <= max {
-		return text, true
+	if utf8.RuneCountInString(text) <= max {
+		return text, whole // not whole when shownText left something out (a form's other lines)
 	}
 	return string([]rune(text)[:max-1]) + "…", false
 }

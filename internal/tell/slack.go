@@ -88,7 +88,7 @@ func (w *Worker) notifySlack(ctx context.Context, d *askd.Delivery, a *askd.Ask)
 	link := w.link(a.ID)
 	buttons = append(buttons, slackButton{Type: "button", Text: plain("Open in the inbox"), ActionID: slackOpenAction, URL: link})
 	msg := slackMessage{
-		Text: fmt.Sprintf("*%s*\n%s\n<%s|Open in the inbox>", slackShown(headline(a)), slackShown(a.Summary()), link),
+		Text: fmt.Sprintf("*%s*\n%s\n<%s|Open in the inbox>", slackShown(headline(a)), slackShown(subject(a)), link),
 		Blocks: []slackBlock{
 			{Type: "section", Text: mrkdwn("*" + slackShown(headline(a)) + "*\n" + slackEscape(text))},
 			{Type: "actions", BlockID: slackBlockID(a), Elements: buttons},
