@@ -50,8 +50,8 @@ func (a *Ask) checkFormAnswer(p *problems, ans *Answer) {
 			p.add("schema", "the stored form no longer parses: %s", ErrorMessage(err))
 			return
 		}
-		if ans.Content == nil {
-			ans.Content = map[string]any{}
+		if ans.Content == nil { // accepted as pre-filled: the defaults
+			ans.Content = s.Defaults()
 		}
 		p.merge(s.check(ans.Content))
 	case FormDecline:

@@ -6,6 +6,7 @@ package askd
 import (
 	"context"
 	"encoding/json"
+	"strings"
 	"time"
 )
 
@@ -148,8 +149,13 @@ func (a *Ask) Key() string {
 // Pending reports whether the ask still waits for a person.
 func (a *Ask) Pending() bool { return a.Status == StatusPending }
 
-// Summary is a one-line description of the ask: its title, or its first question.
+// Summary is a one-line description of the ask: its title (a form's
+// message: its first line), or its first question.
 func (a *Ask) Summary() string {
+	if a.Kind == KindForm {
+		first, _, _ := strings.Cut(a.Title, "\n")
+		return strings.TrimSpace(first)
+	}
 	if a.Title != "" {
 		return a.Title
 	}

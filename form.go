@@ -30,8 +30,15 @@ import (
 // validator (google/jsonschema-go, already a dependency through the MCP SDK)
 // would accept the rest of JSON Schema that askd must refuse.
 
-// MaxFormFields is the most properties a form's schema may have.
-const MaxFormFields = 20
+// MaxFormFields is the most properties a form's schema may have;
+// MaxFormOptions the most choices of one field. Names, titles and choices
+// follow the rules of labels (MaxLabelChars, one line, no invisible
+// characters), descriptions those of option descriptions.
+const (
+	MaxFormFields   = 20
+	MaxFormOptions  = 100
+	maxPatternBytes = 1000
+)
 
 // FormSchema is a parsed form schema, its fields in the order given.
 type FormSchema struct {
@@ -234,6 +241,9 @@ func parseField(name string, raw json.RawMessage) (FormField, problems) {
 		return &v
 	}
 	f.Title, f.Description = str("title"), str("description")
+	p.ident(at, name, 1, MaxLabelChars, "field names")
+	p.line(at+".title", f.Title, 0, MaxLabelChars, "titles")
+	p.text(at+".description", f.Description, 0, MaxDescChars)
 	typ := str("type")
 	only := func(t string, ks ...string) {
 		for _, k := range ks {
@@ -256,7 +266,9 @@ func parseField(name string, raw json.RawMessage) (FormField, problems) {
 		if f.Format = str("format"); f.Format != "" && !slices.Contains(formats, f.Format) {
 			p.add(at+".format", "%q is not one of %s", f.Format, strings.Join(formats, ", "))
 		}
-		if pat := str("pattern"); pat != "" {
+		if pat := str("pattern"); len(pat) > maxPatternBytes {
+			p.add(at+".pattern", "%d bytes, at most %d", len(pat), maxPatternBytes)
+		} else if pat != "" {
 			re, err := regexp.Compile(pat)
 			if err != nil {
 				p.add(at+".pattern", "not a regular expression askd can check (%v)", strings.TrimPrefix(err.Error(), "error parsing regexp: "))
@@ -344,12 +356,18 @@ func (p *problems) options(at string, m map[string]json.RawMessage) []FormOption
 	default:
 		p.add(at, "needs enum or anyOf, the values to choose from")
 	}
+	if len(out) > MaxFormOptions {
+		p.add(at, "%d choices, at most %d", len(out), MaxFormOptions)
+		return nil
+	}
 	seen := map[string]bool{}
-	for _, o := range out {
+	for i, o := range out {
 		if seen[o.Const] {
 			p.add(at, "the value %q is there twice", o.Const)
 		}
 		seen[o.Const] = true
+		p.ident(fmt.Sprintf("%s choice %d's value", at, i+1), o.Const, 1, MaxLabelChars, "choice values")
+		p.ident(fmt.Sprintf("%s choice %d's title", at, i+1), o.Title, 0, MaxLabelChars, "choice titles")
 	}
 	return out
 }

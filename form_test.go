@@ -2,6 +2,7 @@ package askd_test
 
 import (
 	"encoding/json"
+	"fmt"
 	"strings"
 	"testing"
 
@@ -83,6 +84,13 @@ func TestParseFormSchemaRefuses(t *testing.T) {
 		{"required unknown", `{"type":"object","properties":{"f":{"type":"string"}},"required":["g"]}`, `schema.required: "g" is not one of the form's fields`},
 		{"key twice", `{"type":"object","properties":{"f":{"type":"string"},"f":{"type":"number"}}}`, `schema.properties: "f" is given twice`},
 		{"too many fields", manyFields(askd.MaxFormFields + 1), "schema.properties: 21 fields, at most 20"},
+		{"a field name with a zero-width space", `{"type":"object","properties":{"na\u200bme":{"type":"string"}}}`, "schema.properties.na\u200bme: contains U+200B (zero-width), not allowed in field names"},
+		{"a title of two lines", field(`{"type":"string","title":"a\nb"}`), "schema.properties.f.title: contains U+000A"},
+		{"a long description", field(`{"type":"string","description":"` + strings.Repeat("d", askd.MaxDescChars+1) + `"}`), "schema.properties.f.description: 501 characters, at most 500"},
+		{"a choice value with a control character", field(`{"type":"string","enum":["a\u0007"]}`), "schema.properties.f choice 1's value: contains U+0007"},
+		{"a choice title too long", field(`{"type":"string","oneOf":[{"const":"a","title":"` + strings.Repeat("t", askd.MaxLabelChars+1) + `"}]}`), "schema.properties.f choice 1's title: 101 characters, at most 100"},
+		{"too many choices", field(`{"type":"string","enum":[` + manyChoices(askd.MaxFormOptions+1) + `]}`), "schema.properties.f: 101 choices, at most 100"},
+		{"a long pattern", field(`{"type":"string","pattern":"` + strings.Repeat("a", 1001) + `"}`), "schema.properties.f.pattern: 1001 bytes, at most 1000"},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
@@ -176,4 +184,12 @@ func TestFormSchemaCheck(t *testing.T) {
 			}
 		})
 	}
+}
+
+func manyChoices(n int) string {
+	var vals []string
+	for i := range n {
+		vals = append(vals, fmt.Sprintf("%q", fmt.Sprintf("v%d", i)))
+	}
+	return strings.Join(vals, ",")
 }

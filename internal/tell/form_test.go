@@ -274,25 +274,32 @@ func TestFormButtonAnswersTheHook(t *testing.T) {
 }
 
 // An MCP server's choices that try to be more than text: Markdown links,
-// URLs, Slack's syntax, line breaks, an RFC 2047 encoded word that would
-// decode into more ntfy buttons, values holding a header's line break.
-// Every channel shows them as text on exactly the buttons askd made (one
-// line each, nothing invisible), links nothing, and a tap gives exactly the
-// choice's value, line breaks and all.
+// URLs, Slack's syntax, an RFC 2047 encoded word that would decode into more
+// ntfy buttons. Every channel shows them as text on exactly the buttons askd
+// made, links nothing, and a tap gives exactly the choice's value. Line
+// breaks, control and invisible characters in a choice are refused when the
+// form is asked (form.go), so no notification ever carries them.
 func TestFormChoicesShowAsText(t *testing.T) {
 	c := startChannels(t)
-	approve := "[Approve](https://evil.example/a)\r\nX-Evil: 1 <!here> *bold*\u202e\u200b"
+	bad, _ := json.Marshal(map[string]any{"type": "object", "properties": map[string]any{"env": map[string]any{
+		"type": "string", "oneOf": []map[string]string{{"const": "a\r\nX-Evil: 1", "title": "A\u202e\u200b"}, {"const": "b"}}}}})
+	_, err := c.Agent("attack-refused").Create(t.Context(), &askd.AskInput{Kind: askd.KindForm, Title: "x", Schema: bad}, 0)
+	if askd.ErrorCode(err) != askd.EINVALID || !strings.Contains(err.Error(), "schema.properties.env choice 1's value: contains U+000D") ||
+		!strings.Contains(err.Error(), "choice 1's title: contains U+202E") {
+		t.Fatalf("a choice with a line break: %v", err)
+	}
+	approve := "[Approve](https://evil.example/a) X-Evil: 1 <!here> *bold*"
 	deny := "=?utf-8?q?Deny=22=2C_https://evil.example/x=3B_view=2C_=22Open?="
 	schema, _ := json.Marshal(map[string]any{"type": "object", "properties": map[string]any{"env": map[string]any{
 		"type": "string", "title": "[Field](https://evil.example/f)", "description": "see evil.com <@U123>",
-		"oneOf": []map[string]string{{"const": "a\r\nX-Evil: 1", "title": approve}, {"const": "https://evil.example/b", "title": deny}}}}})
+		"oneOf": []map[string]string{{"const": "a: X-Evil 1", "title": approve}, {"const": "https://evil.example/b", "title": deny}}}}})
 	a, err := c.Agent("attack").Create(t.Context(), &askd.AskInput{Kind: askd.KindForm, Source: "evil.example",
 		Title: "Approve the [deploy](https://evil.example/d) =?utf-8?q?x=0Ay?= <!channel>", Schema: schema}, 0)
 	if err != nil {
 		t.Fatal(err)
 	}
 	n := c.formNotesOf(t, a.ID)
-	shownApprove := "[Approve](https://evil.example/a)  X-Evil: 1 <!here> *bold*"
+	shownApprove := approve
 	ntfy, slack, push := n.labels()
 	if want := []string{shownApprove, deny, "Decline"}; !slices.Equal(ntfy, want) || !slices.Equal(slack, want) {
 		t.Errorf("buttons: ntfy %q, Slack %q; want %q", ntfy, slack, want)
@@ -314,7 +321,7 @@ func TestFormChoicesShowAsText(t *testing.T) {
 		t.Fatalf("tap %q: %d %s", shownApprove, status, page)
 	}
 	got, _ := stored(t, c.Server, a.ID)
-	if !reflect.DeepEqual(got.Answer, &askd.Answer{Action: askd.FormAccept, Content: map[string]any{"env": "a\r\nX-Evil: 1"}}) {
+	if !reflect.DeepEqual(got.Answer, &askd.Answer{Action: askd.FormAccept, Content: map[string]any{"env": "a: X-Evil 1"}}) {
 		t.Errorf("stored %+v, want exactly the choice's value", got.Answer)
 	}
 }
