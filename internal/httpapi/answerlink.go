@@ -241,7 +241,7 @@ var linkTemplate = template.Must(template.New("link").Parse(`<!doctype html>
 {{with .Ask}}<p class="from">askd · {{.Kind}} #{{.ID}} from {{.Agent}} / {{.Session}}{{with .Source}} · asked by {{.}}{{end}}</p>{{end}}
 <h1>{{.Heading}}</h1>
 {{with .Ask}}<section class="ask">
-<p>{{.Summary}}</p>
+<p>{{if eq .Kind "form"}}{{.Title}}{{else}}{{.Summary}}{{end}}</p>
 {{with $.Field}}<p>{{.}}</p>{{end}}
 {{with $.Options}}<ul>{{range .}}<li>{{.Label}}{{with .Description}}: {{.}}{{end}}</li>{{end}}</ul>{{end}}
 {{with .Details}}<pre>{{.}}</pre>{{end}}
