@@ -26,21 +26,30 @@ func (o *options) Set(v string) error {
 func cmdAsk(ctx context.Context, e *env, args []string) error {
 	fs := flags(e, "ask", "--kind KIND --title TEXT [--option \"LABEL[: meaning]\"]... [--wait 5m]")
 	r := remoteFlags(e, fs, askingSide)
-	kind := fs.String("kind", "decision", "question, decision, action, ready, blocked or approval")
-	title := fs.String("title", "", "what you need, in one line (attention asks and approvals)")
+	kind := fs.String("kind", "decision", "question, decision, action, ready, blocked, approval or form")
+	title := fs.String("title", "", "what you need, in one line (attention asks and approvals); a form's message (several lines allowed)")
 	details := fs.String("details", "", "more context (plain text)")
 	question := fs.String("question", "", "the question (kind question)")
 	header := fs.String("header", "", "a short chip label, at most 12 characters (kind question)")
 	multi := fs.Bool("multi", false, "allow several options (kind question)")
 	recommended := fs.String("recommended", "", "the option you recommend (decision)")
 	payload := fs.String("payload", "", "a JSON object the person may edit (approval)")
+	schema := fs.String("schema", "", "the form's fields: MCP's restricted JSON schema, an object of flat properties (form)")
+	formURL := fs.String("form-url", "", "instead of --schema, a URL the person is to open (form, url mode; never opened by askd)")
+	source := fs.String("source", "", "who asks, e.g. the MCP server's name (form)")
 	wait := fs.Duration("wait", 0, "wait this long for the answer (0: return at once)")
 	var opts options
 	fs.Var(&opts, "option", "an option, \"LABEL\" or \"LABEL: what it means\" (repeat)")
 	if err := parse(e, fs, args); err != nil {
 		return err
 	}
-	in := askd.AskInput{Kind: askd.Kind(*kind), Title: *title, Details: *details, Recommended: *recommended}
+	in := askd.AskInput{Kind: askd.Kind(*kind), Title: *title, Details: *details, Recommended: *recommended, Source: *source, URL: *formURL}
+	if *schema != "" {
+		if err := jsonObject("--schema", *schema); err != nil {
+			return err
+		}
+		in.Schema = json.RawMessage(*schema)
+	}
 	if in.Kind == askd.KindQuestion {
 		in.Questions = []askd.Question{{Question: *question, Header: *header, Options: opts, MultiSelect: *multi}}
 	} else if len(opts) > 0 {

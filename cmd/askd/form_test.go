@@ -250,3 +250,29 @@ func TestFormHelp(t *testing.T) {
 		}
 	}
 }
+
+// TestAskForm: an agent asks a form from the command line (askd ask --kind
+// form), as an MCP server's question would come; a schema askd refuses is
+// an error naming the property, and nothing is stored.
+func TestAskForm(t *testing.T) {
+	srv := testserver.Start(t, testserver.Options{})
+	agent := []string{"--url", srv.URL, "--token", srv.AgentToken, "--session", "cli-form", "--json"}
+	var out, errOut strings.Builder
+	err := run(context.Background(), append([]string{"ask", "--kind", "form", "--title", "Which region?\nPick the nearest.", "--source", "deployer",
+		"--schema", `{"type":"object","properties":{"region":{"type":"string","enum":["eu","us"]}},"required":["region"]}`}, agent...), nil, &out, &errOut)
+	if err != nil {
+		t.Fatalf("%v: %s", err, errOut.String())
+	}
+	var a askd.Ask
+	if err := json.Unmarshal([]byte(out.String()), &a); err != nil || a.Kind != askd.KindForm || a.Source != "deployer" || a.Title != "Which region?\nPick the nearest." {
+		t.Fatalf("created %+v, %v\n%s", a, err, out.String())
+	}
+	out.Reset()
+	err = run(context.Background(), append([]string{"ask", "--kind", "form", "--title", "x", "--schema", `{"type":"object","properties":{"region":{"type":"object"}}}`}, agent...), nil, &out, &errOut)
+	if err == nil || !strings.Contains(err.Error(), `schema.properties.region.type: "object" is not one of`) {
+		t.Fatalf("refused schema: %v", err)
+	}
+	if asks := srv.Pending(t, "cli-form", 1); len(asks) != 1 {
+		t.Fatalf("pending after a refusal: %d asks", len(asks))
+	}
+}
