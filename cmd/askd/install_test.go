@@ -203,7 +203,7 @@ func TestInstalledHooksRunUnderPOSIXShells(t *testing.T) {
 
 	dir := t.TempDir()
 	var out bytes.Buffer
-	if err := run(context.Background(), []string{"install", "claude", "--dir", dir, "--url", installed.URL, "--stop-wait", "10m"}, strings.NewReader(""), &out, &out); err != nil {
+	if err := run(context.Background(), []string{"install", "claude", "--dir", dir, "--url", installed.URL, "--stop-wait", "10m", "--elicitation"}, strings.NewReader(""), &out, &out); err != nil {
 		t.Fatalf("%v\n%s", err, out.String())
 	}
 	commands := map[string]string{}
