@@ -18,9 +18,9 @@ type Config struct {
 	// ElicitationTimeout: a form ask (SPEC §9) is cancelled (timeout) after
 	// this; zero: QuestionTimeout.
 	ElicitationTimeout time.Duration
-	ApprovalGrace   time.Duration // request_approval waits this long before returning pending
-	ApprovalTimeout time.Duration // a permission prompt is denied after this
-	MaxPending      int           // pending asks per session
+	ApprovalGrace      time.Duration // request_approval waits this long before returning pending
+	ApprovalTimeout    time.Duration // a permission prompt is denied after this
+	MaxPending         int           // pending asks per session
 	// MaxPendingPerToken caps one agent token's pending asks across all its
 	// sessions; MaxNewSessions the sessions it may start per minute.
 	MaxPendingPerToken int

@@ -107,9 +107,9 @@ func roundTripAsks() []struct {
 		}},
 		{"form answered, schema kept as given", &askd.Ask{
 			Kind: askd.KindForm, Session: "s3", Agent: "agent-1", Status: askd.StatusAnswered, Revision: 1,
-			Title:  "Which day?\nPick one.",
-			Source: "calendar",
-			Schema: json.RawMessage(`{"type": "object", "properties": {"z": {"type": "integer", "maximum": 100}, "a": {"type": "string", "default": "x"}}, "required": ["z"]}`),
+			Title:     "Which day?\nPick one.",
+			Source:    "calendar",
+			Schema:    json.RawMessage(`{"type": "object", "properties": {"z": {"type": "integer", "maximum": 100}, "a": {"type": "string", "default": "x"}}, "required": ["z"]}`),
 			CreatedAt: at(0), UpdatedAt: at(time.Minute), Deadline: ptr(at(5 * time.Minute)),
 			SettledAt: ptr(at(time.Minute)), SettledBy: "reviewer",
 			Answer: &askd.Answer{Action: askd.FormAccept, Content: map[string]any{"z": 42.0, "a": "Wednesday", "m": []any{"x", "y"}, "b": true}},
