@@ -40,6 +40,8 @@ func installUsage(w io.Writer) {
       with --channel, askd mcp as Claude Code's channel (answers pushed into the running
       session, permission prompts relayed to the inbox), started with
         %s
+      with --elicitation, the Elicitation hook: every MCP server's questions become form
+      asks in the inbox (claude -p would cancel them)
   askd install codex %s
       put askd's MCP server and Stop hook into Codex's config.toml (a backup beside it)
 

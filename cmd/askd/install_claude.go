@@ -15,7 +15,7 @@ import (
 // timers alive.)
 const mcpTimeoutMs = 3600000
 
-const claudeSynopsis = "[--scope project|user] [--dir DIR] [--url URL] [--stop-wait D] [--channel]"
+const claudeSynopsis = "[--scope project|user] [--dir DIR] [--url URL] [--stop-wait D] [--channel] [--elicitation [--elicitation-timeout 5m]]"
 
 // channelLaunch is how Claude Code is started with askd as its channel:
 // ASKD_CHANNEL turns the bridge's channel on (askd mcp --channel), and the
@@ -32,11 +32,16 @@ func installClaude(e *env, args []string) error {
 	url := fs.String("url", "http://127.0.0.1:7777", "the askd server the MCP entry and hooks fall back to when ASKD_URL is unset where Claude Code runs")
 	stopWait := fs.Duration("stop-wait", 0, "let the Stop hook wait this long for pending asks (e.g. 10m for headless runs; 0: never wait)")
 	asChannel := fs.Bool("channel", false, "run askd's MCP server as the askd mcp bridge, Claude Code's channel: answers are pushed into the\nrunning session and permission prompts relayed to the inbox (start Claude with "+channelLaunch+")")
+	elicit := fs.Bool("elicitation", false, "add the Elicitation hook: every MCP server's questions become form asks in the inbox (claude -p\notherwise cancels them; interactive Claude Code then asks in the inbox, not its own dialog);\nwithout it, an Elicitation hook an earlier install wrote is taken out")
+	elicitTimeout := fs.Duration("elicitation-timeout", 5*time.Minute, "with --elicitation: the server's --elicitation-timeout (its --question-timeout if it sets none);\nClaude Code waits for the hook a minute longer, 600s at the least")
 	if err := parse(e, fs, args); err != nil {
 		return err
 	}
 	if fs.NArg() > 0 {
 		return usageError(fmt.Sprintf("install claude: unexpected argument %q", fs.Arg(0)))
+	}
+	if *elicitTimeout <= 0 {
+		return usageError(fmt.Sprintf("--elicitation-timeout: %s, must be above 0 (the server's own timeout for form asks)", *elicitTimeout))
 	}
 	base := strings.TrimRight(*url, "/")
 	if err := checkHookURL(base); err != nil {
@@ -74,16 +79,30 @@ func installClaude(e *env, args []string) error {
 		return err
 	}
 	report(e, mcpFile, changed)
+	removed := false // an earlier install's Elicitation hook taken out
 	changed, err = mergeJSONFile(settings, func(root *orderedObject) error {
 		if err := allowAskdTools(root); err != nil {
 			return err
 		}
-		return mergeHooks(root, base, *stopWait, !*asChannel)
+		if err := mergeHooks(root, base, *stopWait, !*asChannel); err != nil {
+			return err
+		}
+		if *elicit {
+			return addElicitationHook(root, base, *elicitTimeout)
+		}
+		removed, err = removeElicitationHook(root)
+		return err
 	})
 	if err != nil {
 		return err
 	}
 	report(e, settings, changed)
+	switch {
+	case *elicit:
+		fmt.Fprintln(e.stderr, elicitationNote(*elicitTimeout))
+	case removed:
+		fmt.Fprintln(e.stderr, "askd: took out askd's Elicitation hook (no --elicitation): MCP servers' questions go to Claude Code's own dialog again, and claude -p cancels them; --elicitation puts the hook back")
+	}
 	changed, err = writeIfChanged(skill, []byte(skillText))
 	if err != nil {
 		return err

@@ -8,6 +8,7 @@ import (
 	"io"
 	"io/fs"
 	"os"
+	"slices"
 	"strconv"
 )
 
@@ -34,6 +35,15 @@ func (o *orderedObject) set(key string, v any) *orderedObject {
 	}
 	o.vals[key] = v
 	return o
+}
+
+// remove takes key out, if it is there.
+func (o *orderedObject) remove(key string) {
+	if _, ok := o.vals[key]; !ok {
+		return
+	}
+	delete(o.vals, key)
+	o.keys = slices.DeleteFunc(o.keys, func(k string) bool { return k == key })
 }
 
 // object returns the object at key, appending an empty one if key is absent.

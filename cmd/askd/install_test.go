@@ -203,7 +203,7 @@ func TestInstalledHooksRunUnderPOSIXShells(t *testing.T) {
 
 	dir := t.TempDir()
 	var out bytes.Buffer
-	if err := run(context.Background(), []string{"install", "claude", "--dir", dir, "--url", installed.URL, "--stop-wait", "10m"}, strings.NewReader(""), &out, &out); err != nil {
+	if err := run(context.Background(), []string{"install", "claude", "--dir", dir, "--url", installed.URL, "--stop-wait", "10m", "--elicitation"}, strings.NewReader(""), &out, &out); err != nil {
 		t.Fatalf("%v\n%s", err, out.String())
 	}
 	commands := map[string]string{}
@@ -472,7 +472,7 @@ func TestInstallHelp(t *testing.T) {
 		{"-h", []string{"-h"}, 0, []string{"Usage: askd install", "askd install claude [--scope", "askd install codex [--config PATH] [--print]"}},
 		{"--help", []string{"--help"}, 0, []string{"askd install claude", "askd install codex"}},
 		{"help", []string{"help"}, 0, []string{"askd install claude", "askd install codex"}},
-		{"claude -h", []string{"claude", "-h"}, 0, []string{"Usage: askd install claude", "--scope", "--stop-wait", "--url"}},
+		{"claude -h", []string{"claude", "-h"}, 0, []string{"Usage: askd install claude", "--scope", "--stop-wait", "--url", "--elicitation", "--elicitation-timeout"}},
 		{"codex --help", []string{"codex", "--help"}, 0, []string{"Usage: askd install codex", "--config", "--print", "--stop-wait"}},
 		{"no agent", nil, 2, []string{"say which agent, claude or codex"}},
 		{"another agent", []string{"cursor"}, 2, []string{`"cursor" is not claude or codex`}},

@@ -36,18 +36,24 @@ func wiredProject(t *testing.T, s *askdServer, installArgs ...string) (project, 
 // arguments, in project, against the scripted model.
 func startClaude(t *testing.T, s *askdServer, model *fakeClaudeModel, project, home, session, prompt string, extra ...string) *claudeRun {
 	t.Helper()
+	return startClaudeEnv(t, s, model, project, home, session, prompt, nil, extra...)
+}
+
+// startClaudeEnv is startClaude with env added to the CLI's environment.
+func startClaudeEnv(t *testing.T, s *askdServer, model *fakeClaudeModel, project, home, session, prompt string, env []string, extra ...string) *claudeRun {
+	t.Helper()
 	bin := installCLI(t, claudePackage, "claude")
 	args := append([]string{"-p", prompt, "--model", "claude-sonnet-4-5", "--output-format", "json"}, extra...)
 	cmd := exec.Command(bin, args...)
 	cmd.Dir = project
-	cmd.Env = agentEnv(s, home, session,
-		"ANTHROPIC_BASE_URL="+model.URL,
+	cmd.Env = agentEnv(s, home, session, append([]string{
+		"ANTHROPIC_BASE_URL=" + model.URL,
 		"ANTHROPIC_API_KEY=sk-ant-scripted",
 		"CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC=1",
 		"DISABLE_AUTOUPDATER=1",
 		"CLAUDE_CODE_MAX_RETRIES=0",
 		"SHELL=/bin/bash", // what a person's shell would say; Claude Code still runs hooks with /bin/sh
-	)
+	}, env...)...)
 	cmd.Stdin = nil
 	r := &claudeRun{cmd: cmd, done: make(chan error, 1)}
 	cmd.Stdout, cmd.Stderr = &r.stdout, &r.stderr
