@@ -35,6 +35,36 @@ type Options struct {
 // mcp__askd__<tool>.
 const ServerName = "askd"
 
+// capabilities are what askd's MCP server declares, in the initialize result
+// and the server/discover result alike: exactly what it answers.
+//
+// The go-sdk answers prompts/list, prompts/get, resources/list,
+// resources/templates/list and resources/read on every server (empty lists,
+// "unknown prompt", "Resource not found"), but on its own declares prompts
+// and resources only once one is registered. askd registers none, so it
+// answered prompt and resource methods without declaring them, where MCP says
+// a server that supports prompts MUST declare them (the conformance suite's
+// check sep-2575-server-declares-prompts-in-discover). Declared, with
+// nothing in them, they say what askd serves.
+//
+// No list ever changes: the six tools are added once, before serving, and
+// there are no prompts or resources. So listChanged is false throughout; the
+// SDK's default for tools, true, made a 2026-07-28 client's
+// subscriptions/listen hold its connection open for a notification that
+// never comes. Resource subscriptions and completions are not declared:
+// their methods are "method not found".
+func capabilities() *mcp.ServerCapabilities {
+	return &mcp.ServerCapabilities{
+		Tools:     &mcp.ToolCapabilities{},
+		Prompts:   &mcp.PromptCapabilities{},
+		Resources: &mcp.ResourceCapabilities{},
+		// The SDK answers logging/setLevel on the 2025 revisions, as it
+		// declared by default; askd sends no log messages.
+		//lint:ignore SA1019 deprecated from 2026-07-28 only; askd serves the 2025 revisions too
+		Logging: &mcp.LoggingCapabilities{},
+	}
+}
+
 // New returns the MCP server with askd's six tools. The caller of each tool
 // call comes from app.CallerFrom(ctx); a call without one is refused.
 func New(svc *app.Service, opts Options) *mcp.Server {

@@ -56,7 +56,8 @@ func (t *tools) server() *mcp.Server {
 			"ask when they should know or decide something but you can keep working (the answer reaches you later); " +
 			"request_approval before an action that needs their sign-off. " +
 			"check_ask shows where your asks stand; cancel_ask takes one back.",
-		Logger: sdkLogger(t.log),
+		Capabilities: capabilities(),
+		Logger:       sdkLogger(t.log),
 	})
 	s.AddTool(&mcp.Tool{
 		Name:  "ask_user_question",
