@@ -12,6 +12,7 @@ import (
 
 	"github.com/askd-dev/askd"
 	"github.com/askd-dev/askd/client"
+	"github.com/askd-dev/askd/internal/mcpserver"
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
@@ -30,12 +31,12 @@ const (
 // (which the SDK adds): both channel ones. Not the SDK's default logging,
 // deprecated, which the bridge never uses.
 func channelCapabilities() *mcp.ServerCapabilities {
-	return &mcp.ServerCapabilities{
-		Experimental: map[string]any{
-			capChannel:           map[string]any{},
-			capChannelPermission: map[string]any{},
-		},
+	c := mcpserver.Capabilities()
+	c.Experimental = map[string]any{
+		capChannel:           map[string]any{},
+		capChannelPermission: map[string]any{},
 	}
+	return c
 }
 
 // channelSettle is how long the bridge lets Claude Code settle after

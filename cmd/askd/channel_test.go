@@ -266,6 +266,11 @@ func TestChannelTellsAnswer(t *testing.T) {
 	if want := `"experimental":{"claude/channel":{},"claude/channel/permission":{}}`; !strings.Contains(initLine, want) {
 		t.Errorf("initialize result %s\nlacks %s", initLine, want)
 	}
+	// The bridge declares what askd's own MCP server does (mcpserver.Capabilities),
+	// so a client reads the same capabilities over stdio as over HTTP.
+	if want := `"logging":{},"prompts":{},"resources":{},"tools":{}`; !strings.Contains(initLine, want) || strings.Contains(initLine, "listChanged") {
+		t.Errorf("initialize result %s\nlacks %s, or declares listChanged", initLine, want)
+	}
 
 	waitAttached(t, srv, srv.AgentName, session)
 	id := decisionAsk(t, p, `Deploy on "Monday" <or> Friday?`)

@@ -140,7 +140,7 @@ func dialBridge(ctx context.Context, url, token, session string, asChannel bool,
 	if ir := b.upstream.InitializeResult(); ir != nil {
 		instructions = ir.Instructions
 	}
-	opts := &mcp.ServerOptions{Instructions: instructions, Logger: log}
+	opts := &mcp.ServerOptions{Instructions: instructions, Logger: log, Capabilities: mcpserver.Capabilities()}
 	if asChannel {
 		opts.Capabilities = channelCapabilities()
 	}

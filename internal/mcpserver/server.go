@@ -53,7 +53,9 @@ const ServerName = "askd"
 // subscriptions/listen hold its connection open for a notification that
 // never comes. Resource subscriptions and completions are not declared:
 // their methods are "method not found".
-func capabilities() *mcp.ServerCapabilities {
+// Capabilities is what askd's MCP server declares, here and through the
+// stdio bridge (askd mcp), which serves the same tools.
+func Capabilities() *mcp.ServerCapabilities {
 	return &mcp.ServerCapabilities{
 		Tools:     &mcp.ToolCapabilities{},
 		Prompts:   &mcp.PromptCapabilities{},

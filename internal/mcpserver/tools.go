@@ -56,7 +56,7 @@ func (t *tools) server() *mcp.Server {
 			"ask when they should know or decide something but you can keep working (the answer reaches you later); " +
 			"request_approval before an action that needs their sign-off. " +
 			"check_ask shows where your asks stand; cancel_ask takes one back.",
-		Capabilities: capabilities(),
+		Capabilities: Capabilities(),
 		Logger:       sdkLogger(t.log),
 	})
 	s.AddTool(&mcp.Tool{
