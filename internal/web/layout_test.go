@@ -138,3 +138,39 @@ func TestPhoneLayout(t *testing.T) {
 	p.waitFor(`document.querySelectorAll('#rules .rule-item').length === 2`)
 	check("Rules")
 }
+
+// TestFormPhoneLayout checks form cards at a phone's width: no button
+// alone on its line or wrapping its words, nothing wider than the screen,
+// with every field's problem shown and Close… open too.
+func TestFormPhoneLayout(t *testing.T) {
+	t.Parallel()
+	clk := &testserver.Clock{}
+	srv := startServer(t, app.Config{Now: clk.Now})
+	formScene(t, srv, clk)
+	a := createForm(t, srv, "s-every", everyField)
+	createFor(t, srv, "s-url", &askd.AskInput{Kind: askd.KindForm, Title: "Open it", Source: "github",
+		URL: "http://github.com@evil.example/login/device?user_code=WDJB-MJHT&next=%2Fsettings%2Fa-very-long-path-that-goes-on-and-on#top"}, 0)
+	p := newTab(t, srv)
+	p.do(chromedp.EmulateViewport(390, 844, chromedp.EmulateScale(2), chromedp.EmulateMobile, chromedp.EmulateTouch))
+	p.signIn(srv.HumanName, "/")
+	p.waitFor(`document.querySelectorAll('#pending .card').length === 4`)
+	eval[bool](p, `document.querySelectorAll('.card').forEach(c => c.style.contentVisibility = 'visible'), true`)
+	check := func(when string) {
+		t.Helper()
+		for _, b := range eval[[]string](p, buttonsAlone) {
+			t.Errorf("%s: %s", when, b)
+		}
+		if w := eval[int](p, `document.documentElement.scrollWidth`); w > 390 {
+			t.Errorf("%s: the page is %d px wide on a 390 px screen", when, w)
+		}
+	}
+	check("loaded")
+	// Every field refused: the name too short, the rest emptied.
+	setValue(p, field(a.ID, "name")+" input", "A")
+	eval[bool](p, fmt.Sprintf(`document.querySelector('%s input[value="1"]').click(), true`, field(a.ID, "pets")))
+	p.do(chromedp.Click(button(a.ID, "Submit")))
+	p.waitFor(fmt.Sprintf(`document.querySelectorAll('%s .field-error:not([hidden])').length === 2`, card(a.ID)))
+	check("problems shown")
+	eval[bool](p, `document.querySelectorAll('#pending .close-toggle').forEach(b => b.click()), true`)
+	check("Close… open")
+}

@@ -2,6 +2,7 @@ package web_test
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -123,6 +124,62 @@ func TestScreenshots(t *testing.T) {
 			p.waitFor(`document.querySelectorAll('#rules .rule-item').length === 2`)
 		})
 	})
+
+	// Form asks: an MCP server's form and an address it asks the person to
+	// open, in a session of their own.
+	release := formScene(t, srv, clk)
+	for _, s := range []shot{
+		{"form-desktop-light.png", 1280, 900, false, false},
+		{"form-desktop-dark.png", 1280, 900, false, true},
+		{"form-phone-light.png", 390, 844, true, false},
+		{"form-phone-dark.png", 390, 844, true, true},
+	} {
+		t.Run(s.name, func(t *testing.T) {
+			take(t, s, "/?agent=claude-code&session=release", func(p *tab) {
+				p.waitFor(`document.querySelectorAll('#pending .card').length === 2`)
+				// The person midway: the tag typed without its v, its
+				// problem beside it; a second team chosen.
+				setValue(p, field(release, "tag")+" input", "2.4.0")
+				p.waitFor(fmt.Sprintf(`!document.querySelector('%s .field-error').hidden`, field(release, "tag")))
+				eval[bool](p, fmt.Sprintf(`document.querySelector('%s input[value="1"]').click(), true`, field(release, "reviewers")))
+			})
+		})
+	}
+}
+
+// formScene adds to the scene's inbox the two form asks of a release
+// session (an MCP server's form, and its request to open an address, asked
+// a minute and a half ago) and returns the form's id. clk is the server's
+// clock, moved back while they are asked.
+func formScene(t *testing.T, srv *testserver.Server, clk *testserver.Clock) int64 {
+	t.Helper()
+	ctx := context.Background()
+	c := askd.Caller{Name: "claude-code", Role: askd.RoleAgent, Session: "release"}
+	mk := func(ago time.Duration, in *askd.AskInput, timeout time.Duration) *askd.Ask {
+		t.Helper()
+		clk.Skip(-ago)
+		defer clk.Skip(ago)
+		a, err := srv.App.Create(ctx, c, in, app.CreateOptions{Timeout: timeout})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return a
+	}
+	form := mk(25*time.Second, &askd.AskInput{Kind: askd.KindForm, Source: "github",
+		Title: "Create the GitHub release for v2.4.0?\nThe tag is pushed to origin and the release notes are published.",
+		Schema: json.RawMessage(`{"type":"object","properties":{` +
+			`"tag":{"type":"string","title":"Tag","description":"The version, with its leading v","pattern":"^v\\d+\\.\\d+\\.\\d+$","default":"v2.4.0"},` +
+			`"channel":{"type":"string","title":"Channel","oneOf":[{"const":"stable","title":"Stable"},{"const":"beta","title":"Beta"},{"const":"nightly","title":"Nightly"}],"default":"stable"},` +
+			`"publish_on":{"type":"string","title":"Publish on","format":"date","default":"2026-12-14"},` +
+			`"retries":{"type":"integer","title":"Upload retries","minimum":0,"maximum":5,"default":3},` +
+			`"announce":{"type":"boolean","title":"Announce in the changelog feed","default":true},` +
+			`"reviewers":{"type":"array","title":"Teams to review","items":{"anyOf":[{"const":"docs","title":"Docs"},{"const":"security","title":"Security"},{"const":"release-eng","title":"Release engineering"}]},"minItems":1,"maxItems":2,"default":["release-eng"]},` +
+			`"highlights":{"type":"string","title":"Highlights","description":"One line for the announcement","maxLength":200}` +
+			`},"required":["tag","channel","reviewers"]}`)}, 10*time.Minute)
+	mk(75*time.Second, &askd.AskInput{Kind: askd.KindForm, Source: "github",
+		Title: "Authorize the release bot to publish on your behalf.\nEnter the code WDJB-MJHT on the page.",
+		URL:   "https://github.com/login/device?user_code=WDJB-MJHT"}, time.Hour)
+	return form.ID
 }
 
 // ruleScene makes two rules in scene's inbox (allow go test in

@@ -2,6 +2,7 @@ package web_test
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"net/http"
 	"strings"
@@ -29,6 +30,25 @@ const xssMarkdown = "# Plan " + xssImg + "\n\n" + xssScript + "\n\n[click me](ja
 const xssHTML = `<h1>Plan</h1>` + xssScript + xssImg +
 	`<script>top.__xss=1; parent.document.title='pwned'</script><form action="javascript:top.__xss=1"><button>go</button></form>`
 
+// xssFormSchema is a form whose every word is a payload.
+var xssFormSchema = json.RawMessage(`{"type":"object","properties":{` +
+	`"text":{"type":"string","title":` + jsonText(xssImg) + `,"description":` + jsonText(xssAll) + `,"default":` + jsonText(xssSVG) + `},` +
+	`"mail":{"type":"string","format":"email","title":` + jsonText(xssScript) + `},` +
+	jsonText(xssSVG) + `:{"type":"boolean"},` +
+	`"pick":{"type":"string","oneOf":[{"const":` + jsonText(xssImg) + `,"title":` + jsonText(xssScript) + `},{"const":"b","title":` + jsonText(xssSVG) + `}],"default":` + jsonText(xssImg) + `},` +
+	`"sel":{"type":"string","enum":["1","2","3","4","5",` + jsonText(xssImg) + `],"enumNames":["1","2","3","4","5",` + jsonText(xssScript) + `]},` +
+	`"many":{"type":"array","title":` + jsonText(xssSVG) + `,"items":{"anyOf":[{"const":"x","title":` + jsonText(xssImg) + `},{"const":` + jsonText(xssScript) + `}]}}` +
+	`},"required":["text"]}`)
+
+// xssURL is a url-mode form's address that is markup too (it has no space:
+// a URL may not).
+const xssURL = `https://example.com/?q="><svg/onload=window.__xss=1>&r=<script>window.__xss=1</script>#<img/src=x/onerror=window.__xss=1>`
+
+func jsonText(s string) string {
+	b, _ := json.Marshal(s)
+	return string(b)
+}
+
 // xssAsks posts asks whose every text field carries the payloads.
 func xssAsks(t *testing.T, agent interface {
 	Create(ctx context.Context, in *askd.AskInput, wait time.Duration) (*askd.Ask, error)
@@ -52,6 +72,10 @@ func xssAsks(t *testing.T, agent interface {
 			Payload: []byte(fmt.Sprintf(`{"cmd":%q,"html":%q}`, xssScript, xssImg))},
 		{Kind: askd.KindApproval, Title: "P", ToolName: `<img src=x onerror=window.__xss=1>`, Details: xssMarkdown,
 			Payload: []byte(fmt.Sprintf(`{"command":%q,"file_path":%q}`, xssImg, xssScript))},
+		// Forms: the message, the MCP server's name, field names, titles,
+		// descriptions, defaults and choices; and an address.
+		{Kind: askd.KindForm, Title: "F " + xssAll + "\n" + xssScript, Source: xssImg, Schema: xssFormSchema},
+		{Kind: askd.KindForm, Title: "U " + xssSVG, Source: xssScript, URL: xssURL},
 	}
 	var out []*askd.Ask
 	for _, in := range ins {
@@ -141,7 +165,22 @@ func TestXSS(t *testing.T) {
 			p.do(chromedp.Click(button(last.ID, "Reject…")))
 			p.do(chromedp.SendKeys(chromedp.CSS(card(last.ID)+" textarea.comment"), xssImg))
 			p.do(chromedp.Click(button(last.ID, "Reject")))
+			// A form's check echoes a person's value beside its field.
+			form := live[4]
+			p.steady(button(form.ID, "Submit"))
+			setValue(p, field(form.ID, "mail")+" input", xssImg)
+			p.do(chromedp.Click(button(form.ID, "Submit")))
+			p.waitFor(fmt.Sprintf(`!document.querySelector('%s .field-error').hidden`, field(form.ID, "mail")))
 			p.waitFor(`document.querySelectorAll('#recent .recent-item').length === 2`)
+			// Forms answered, their words in Recent and their records.
+			if _, err := srv.Human().Answer(context.Background(), old[4].ID, &askd.Answer{Content: map[string]any{
+				"text": xssImg, xssSVG: true, "pick": xssImg, "sel": xssImg, "many": []any{"x", xssScript}}}); err != nil {
+				t.Fatal(err)
+			}
+			if _, err := srv.Human().Answer(context.Background(), old[5].ID, &askd.Answer{Action: askd.FormAccept}); err != nil {
+				t.Fatal(err)
+			}
+			p.waitFor(`document.querySelectorAll('#recent .recent-item').length === 4`)
 			// Their records open in Recent and in History, and rules made
 			// from the approvals (a title, a tool name) in Rules.
 			eval[bool](p, `document.querySelectorAll('#recent details').forEach(d => d.open = true), true`)
@@ -155,7 +194,7 @@ func TestXSS(t *testing.T) {
 				}
 			}
 			p.do(chromedp.Click(chromedp.CSS(`#views .view-link[data-view="history"]`)))
-			p.waitFor(`document.querySelectorAll('#history .recent-item').length === 2`)
+			p.waitFor(`document.querySelectorAll('#history .recent-item').length === 4`)
 			eval[bool](p, `document.querySelectorAll('#history details').forEach(d => d.open = true), true`)
 			p.waitFor(`[...document.querySelectorAll('#history .record-body')].every(b => b.querySelector('.timeline'))`)
 			p.do(chromedp.Click(chromedp.CSS(`#views .view-link[data-view="rules"]`)))

@@ -3,7 +3,7 @@
 // the session list (a page at a time too), the pending cards and Recent; and
 // switches between the inbox and the History and Rules views, which are kept
 // in the URL with the chosen session.
-import { h, clock, micros, relTime, tick } from './dom.js';
+import { h, clock, micros, relTime, tick, tickWaited } from './dom.js';
 import { api, pager, nearView, details } from './api.js';
 import { buildCard, refreshCard, showSettled, summary, answerWithRule } from './cards.js';
 import { settledRow, setupHistory, openHistory, historySettled, FILTERS } from './history.js';
@@ -471,10 +471,13 @@ setInterval(() => {
   for (const t of document.querySelectorAll('time.rel')) t.textContent = relTime(t.getAttribute('datetime'), now);
 }, 30000);
 
-// Countdowns count down, and mark their card when its time is nearly up.
+// Countdowns count down, and mark their card when its time is nearly up;
+// a form's time waiting counts up.
 const countdowns = document.getElementsByClassName('countdown'); // live
+const waits = document.getElementsByClassName('waited'); // live
 function tickAll(force = false) {
   const now = clock.now();
+  for (const el of waits) tickWaited(el, now);
   for (const el of countdowns) {
     const due = tick(el, now, force);
     const card = el._card || (el._card = el.closest('.card'));

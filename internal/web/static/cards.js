@@ -3,18 +3,18 @@
 // textContent, or attribute values that are never URLs or handlers); the
 // exceptions are option previews and details, which the server rendered from
 // Markdown and sanitized (no links, no images, no scripts).
-import { h, add, keyHint, rel, countdown } from './dom.js';
+import { h, add, keyHint, rel, countdown, MOD } from './dom.js';
 import { approvalBody } from './approval.js';
+import { formBody, formWhat } from './form.js';
 import { errorText } from './api.js';
 
-export const KIND = { question: 'Question', decision: 'Decision', action: 'Action', ready: 'Ready', blocked: 'Blocked', approval: 'Approval' };
+export const KIND = { question: 'Question', decision: 'Decision', action: 'Action', ready: 'Ready', blocked: 'Blocked', approval: 'Approval', form: 'Form' };
 export const kindName = a => (a.kind === 'approval' && a.tool_name ? 'Permission' : KIND[a.kind] || a.kind);
 
-// The modifier of the submit key, as this platform writes it.
-export const MOD = /Mac|iPhone|iPad/.test(navigator.platform) ? '⌘' : 'Ctrl';
-
-// summary is the ask's one line: its title or first question.
+// summary is the ask's one line: its title (a form's message: its first
+// line) or first question.
 export function summary(a) {
+  if (a.kind === 'form' && a.title) return a.title.split('\n').find(l => l.trim()) || a.title;
   return a.title || (a.questions && a.questions[0] && a.questions[0].question) || `Ask #${a.id}`;
 }
 
@@ -43,6 +43,8 @@ export function outcome(a) {
           .map(q => (qs.length > 1 ? `${q.header}: ` : '') + choiceText(ans.answers[q.question])).join(' · ');
       }
       if (ans.response) what = what ? `${what} · “${ans.response}”` : `“${ans.response}”`;
+    } else if (a.kind === 'form') {
+      what = formWhat(a);
     } else if (a.kind === 'approval') {
       what = { approved: 'approved', modified: 'approved with edits', rejected: 'rejected' }[ans.decision] || ans.decision || '';
       if (ans.comment) what += `: “${ans.comment}”`;
@@ -57,6 +59,8 @@ export function outcome(a) {
     case 'withdrawn':
       // A relayed permission prompt answered without the inbox says how.
       if ((a.tool_use_id || '').startsWith('channel:') && ans.response) return { how: ans.response, who: '', what: '' };
+      // A form is withdrawn when whoever asked stopped waiting (SPEC §9).
+      if (a.kind === 'form') return { how: 'withdrawn', who: '', what: 'the agent stopped waiting' };
       return { how: 'withdrawn', who: '', what: 'the agent took it back' };
     case 'replaced': return { how: 'replaced', who: '', what: 'a newer ask took its place' };
   }
@@ -109,7 +113,9 @@ function optionText(o, extra) {
 // importing this module, which imports it).
 //
 // card._st is the card's state; st.submitFrom(target) is what Ctrl/Cmd+Enter
-// does on it, and st.escape() what Escape does.
+// does on it, st.escape() what Escape does, and st.refused(res), when a kind
+// sets it, shows a refused answer its own way (it returns false to leave it
+// to the card's error line).
 export function buildCard(ask, ctx) {
   const card = h('article', { class: `card kind-${ask.kind}`, tabindex: '0', 'data-id': ask.id, 'aria-label': `${kindName(ask)}: ${summary(ask)}` });
   const body = h('fieldset', { class: 'card-body' });
@@ -130,6 +136,7 @@ export function buildCard(ask, ctx) {
   if (card.querySelector('.countdown.soon')) card.classList.add('due');
   if (ask.kind === 'question') questionBody(st);
   else if (ask.kind === 'approval') approvalBody(st);
+  else if (ask.kind === 'form') formBody(st);
   else attentionBody(st);
   const foot = footer(st);
   body.append(foot);
@@ -188,6 +195,8 @@ async function send(st, method, path, payload) {
     return null;
   }
   st.body.disabled = false;
+  // A kind may place the refusal itself (a form: beside the fields it names).
+  if (st.refused && st.refused(res)) return null;
   st.err.textContent = (res.data && res.data.error) || `Request failed (${res.status || 'network error'})`;
   st.err.hidden = false;
   return null;
@@ -207,8 +216,7 @@ function notice(st, text) {
   st.body.disabled = true;
   st.card.classList.add('settled');
   st.card.classList.remove('due');
-  const cd = st.card.querySelector('.countdown');
-  if (cd) cd.remove();
+  for (const el of st.card.querySelectorAll('.countdown, .form-wait')) el.remove();
   st.banner.replaceChildren(
     h('span', { class: 'banner-text' }, text),
     h('button', { class: 'secondary small', type: 'button', onclick: () => st.ctx.release(st.ask.id) }, 'OK'),

@@ -27,6 +27,9 @@ export function h(tag, props, ...kids) {
   return add(el, ...kids);
 }
 
+// MOD is the modifier of the submit key, as this platform writes it.
+export const MOD = /Mac|iPhone|iPad/.test(navigator.platform) ? '⌘' : 'Ctrl';
+
 // keyHint is the digit shown on a button that the digit key presses.
 export function keyHint(n) {
   return n <= 9 ? h('kbd', { class: 'key', 'aria-hidden': 'true' }, String(n)) : null;
@@ -118,4 +121,35 @@ export function tick(el, now = clock.now(), force = false) {
   if (el.textContent !== text) el.textContent = text;
   if (el.classList.contains('soon') !== el._soon) el.classList.toggle('soon', el._soon);
   return el._soon;
+}
+
+// WAITED_LONG is how long an ask may wait before its card says that whoever
+// asked may have stopped waiting (an MCP server's own request times out,
+// often after a minute).
+export const WAITED_LONG = 60 * 1000;
+
+// waitedText says how long has passed since ms (ms since the epoch), to the
+// second under an hour: "0:42", "12:05", then "1 h 5 min".
+export function waitedText(since, now = clock.now()) {
+  const s = Math.max(0, Math.floor((now - since) / 1000));
+  if (s < 3600) return `${Math.floor(s / 60)}:${String(s % 60).padStart(2, '0')}`;
+  const m = Math.floor(s % 3600 / 60);
+  return `${Math.floor(s / 3600)} h${m ? ` ${m} min` : ''}`;
+}
+
+// waited is the element showing how long the ask of ts (RFC 3339) has
+// waited; tickWaited keeps it current.
+export function waited(ts) {
+  const el = h('time', { class: 'waited', datetime: ts, title: `Asked ${fullTime.format(new Date(ts))}` });
+  el._since = Date.parse(ts);
+  tickWaited(el);
+  return el;
+}
+
+// tickWaited updates a waited element, marking it long past WAITED_LONG.
+export function tickWaited(el, now = clock.now()) {
+  const text = waitedText(el._since, now);
+  if (el.textContent !== text) el.textContent = text;
+  const long = now - el._since >= WAITED_LONG;
+  if (el.classList.contains('long') !== long) el.classList.toggle('long', long);
 }

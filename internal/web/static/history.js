@@ -7,6 +7,7 @@ import { h, relTime, stamp } from './dom.js';
 import { api, pager, nearView, errorText } from './api.js';
 import { summary, outcome, outcomeLine, kindName } from './cards.js';
 import { diffView, pretty, headline } from './approval.js';
+import { formRecord } from './form.js';
 
 // edits shows, folded, how a person changed an approval's payload.
 export function edits(a) {
@@ -88,6 +89,7 @@ const chosenOf = (a, q) => {
 
 // asked is what the agent asked, as text.
 function asked(a) {
+  if (a.kind === 'form') return formRecord(a);
   if (a.kind === 'question') {
     return (a.questions || []).map(q => {
       const chosen = chosenOf(a, q);
