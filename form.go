@@ -79,6 +79,11 @@ const (
 // the answer holds, Title what a person reads ("" reads as Const).
 type FormOption struct{ Const, Title string }
 
+// rfc3339 is RFC 3339's date-time, which time.Parse's RFC3339 layout reads
+// more loosely (a one-digit hour, a comma before the fraction, an offset of
+// +24:60): an MCP server may hold the person's answer to the RFC.
+var rfc3339 = regexp.MustCompile(`^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.\d+)?(Z|[+-]([01]\d|2[0-3]):[0-5]\d)$`)
+
 // formats are the string formats a form may ask for.
 var formats = []string{"email", "uri", "date", "date-time"}
 
@@ -387,7 +392,8 @@ func (s *FormSchema) check(content map[string]any) problems {
 	}
 	for _, f := range s.Fields {
 		v, ok := content[f.Name]
-		if !ok || v == nil {
+		// A required text left empty is not given.
+		if !ok || v == nil || f.Required && v == "" && f.Type == FieldString {
 			if f.Required {
 				p.add(f.Name, "required")
 			}
@@ -517,7 +523,7 @@ func (f *FormField) checkString(s string) string {
 			return fmt.Sprintf("%q is not a date such as 2026-12-31", s)
 		}
 	case "date-time":
-		if _, err := time.Parse(time.RFC3339, s); err != nil {
+		if _, err := time.Parse(time.RFC3339, s); err != nil || !rfc3339.MatchString(s) {
 			return fmt.Sprintf("%q is not a date and time such as 2026-12-31T09:30:00Z", s)
 		}
 	}

@@ -67,23 +67,23 @@ export const optionTitle = o => o.title || o.const;
 export function problem(f, v) {
   switch (f.type) {
     case 'string':
-      return typeof v === 'string' ? textProblem(f, v) : 'must be text';
+      return typeof v === 'string' ? textProblem(f, v) : `must be text, not ${notText(v)}`;
     case 'number':
     case 'integer':
-      if (typeof v !== 'number' || !isFinite(v)) return 'must be a number';
+      if (typeof v !== 'number' || !isFinite(v)) return `must be a number, not ${notText(v)}`;
       if (f.type === 'integer' && !Number.isInteger(v)) return `${goNumber(v)} is not a whole number`;
       if (f.minimum != null && v < f.minimum) return `${goNumber(v)} is below the minimum ${goNumber(f.minimum)}`;
       if (f.maximum != null && v > f.maximum) return `${goNumber(v)} is above the maximum ${goNumber(f.maximum)}`;
       return '';
     case 'boolean':
-      return typeof v === 'boolean' ? '' : 'must be true or false';
+      return typeof v === 'boolean' ? '' : `must be true or false, not ${notText(v)}`;
     case 'enum':
-      return typeof v === 'string' && hasOption(f, v) ? '' : `${quoteValue(v)} is not one of ${optionList(f)}`;
+      return typeof v === 'string' && hasOption(f, v) ? '' : notAnOption(f, v);
     case 'multi': {
-      if (!Array.isArray(v)) return 'must be a list of choices';
+      if (!Array.isArray(v)) return `must be a list of choices, not ${notText(v)}`;
       const seen = new Set();
       for (const e of v) {
-        if (typeof e !== 'string' || !hasOption(f, e)) return `${quoteValue(e)} is not one of ${optionList(f)}`;
+        if (typeof e !== 'string' || !hasOption(f, e)) return notAnOption(f, e);
         if (seen.has(e)) return `${goQuote(e)} is chosen twice`;
         seen.add(e);
       }
@@ -99,6 +99,54 @@ const hasOption = (f, s) => f.options.some(o => o.const === s);
 const optionList = f => f.options.map(o => o.const).join(', ');
 const quoteValue = v => (typeof v === 'string' ? goQuote(v) : JSON.stringify(v));
 const plural = (n, word) => `${n} ${word}${n === 1 ? '' : 's'}`;
+const notText = v => (typeof v === 'string' ? `the text ${goQuote(v)}` : quoteValue(v));
+
+// notAnOption says that v is none of f's choices, naming the one it was
+// likely meant to be: form.go's notAnOption and didYouMean, word for word.
+function notAnOption(f, v) {
+  const why = `${quoteValue(v)} is not one of ${optionList(f)}`;
+  return typeof v === 'string' ? why + didYouMean(v, f.options) : why;
+}
+
+function didYouMean(s, cands) {
+  let best = -1, near = [];
+  const fs = foldName(s);
+  for (const c of cands) {
+    let d = -1;
+    for (const target of [c.const, c.title || '']) {
+      const ft = foldName(target);
+      if (target === '' || ft === '') continue;
+      const n = editDistance(fs, ft);
+      if (n > 2 || 3 * n > [...ft].length) continue;
+      if (d < 0 || n < d) d = n;
+    }
+    if (d < 0 || (best >= 0 && d > best)) continue;
+    if (d < best || best < 0) { best = d; near = []; }
+    let name = goQuote(c.const);
+    if (c.title && c.title.toLowerCase() !== c.const.toLowerCase()) name += ` (${c.title})`;
+    near.push(name);
+  }
+  return near.length ? ` (did you mean ${near.join(' or ')}?)` : '';
+}
+
+// foldName is s without case, spaces, hyphens or underscores.
+const foldName = s => [...s].filter(ch => !/[\s\-_]/u.test(ch)).map(ch => ch.toLowerCase()).join('');
+
+// editDistance counts the letters to insert, delete, change or swap with
+// their neighbour to turn a into b (optimal string alignment).
+function editDistance(a, b) {
+  const x = [...a], y = [...b];
+  const d = Array.from({ length: x.length + 1 }, (_, i) => [i, ...new Array(y.length).fill(0)]);
+  for (let j = 0; j <= y.length; j++) d[0][j] = j;
+  for (let i = 1; i <= x.length; i++) {
+    for (let j = 1; j <= y.length; j++) {
+      const cost = x[i - 1] === y[j - 1] ? 0 : 1;
+      d[i][j] = Math.min(d[i - 1][j] + 1, d[i][j - 1] + 1, d[i - 1][j - 1] + cost);
+      if (i > 1 && j > 1 && x[i - 1] === y[j - 2] && x[i - 2] === y[j - 1]) d[i][j] = Math.min(d[i][j], d[i - 2][j - 2] + 1);
+    }
+  }
+  return d[x.length][y.length];
+}
 
 function textProblem(f, s) {
   const n = [...s].length; // characters, as Go counts runes
@@ -213,9 +261,10 @@ function isDate(s) {
 // isDateTime: time.Parse(time.RFC3339, s), whose slower path also takes a
 // one-digit hour, a comma before the fraction and offsets up to 24:60.
 function isDateTime(s) {
-  const m = /^(\d{4})-(\d{2})-(\d{2})T(\d{1,2}):(\d{2}):(\d{2})(?:[.,]\d+)?(?:Z|[+-](\d{2}):(\d{2}))$/.exec(s);
+  // RFC 3339 exactly, as the server holds it (form.go's rfc3339).
+  const m = /^(\d{4})-(\d{2})-(\d{2})T(\d{2}):(\d{2}):(\d{2})(?:\.\d+)?(?:Z|[+-](\d{2}):(\d{2}))$/.exec(s);
   if (!m || !dayOK(+m[1], +m[2], +m[3]) || +m[4] > 23 || +m[5] > 59 || +m[6] > 59) return false;
-  return m[7] === undefined || (+m[7] <= 24 && +m[8] <= 60);
+  return m[7] === undefined || (+m[7] <= 23 && +m[8] <= 59);
 }
 
 const patterns = new Map();
