@@ -130,6 +130,16 @@ type Ask struct {
 	CancelReason CancelReason `json:"cancel_reason,omitempty"`
 	Answer       *Answer      `json:"answer,omitempty"`
 
+	// Routing (SPEC §10): Owner is the agent token's owner when the ask was
+	// made ("alice", "team:platform"; "" for everyone). ClaimedBy is the
+	// person who said "I'm on it", until it settles. EscalatedTo is who the
+	// ask was escalated to (a person or "team:NAME"), once, at EscalatedAt.
+	Owner       string     `json:"owner,omitempty"`
+	ClaimedBy   string     `json:"claimed_by,omitempty"`
+	ClaimedAt   *time.Time `json:"claimed_at,omitempty"`
+	EscalatedTo string     `json:"escalated_to,omitempty"`
+	EscalatedAt *time.Time `json:"escalated_at,omitempty"`
+
 	// ToBeTold is true when the agent is to be told of the outcome later
 	// (SPEC §5): attention asks, approvals whose tool call already returned
 	// pending, and asks whose blocking call was cut off. ToldAt is when it was.
@@ -190,6 +200,11 @@ const (
 	// a cancellation, a dropped connection) while the ask stays pending; its
 	// outcome will be told to the session later (SPEC §2.1).
 	ActionCutOff = "cut_off"
+	// A team's inbox (SPEC §10): a person takes an ask ("I'm on it") or
+	// lets it go; an ask waiting too long is escalated, once.
+	ActionClaimed   = "claimed"
+	ActionReleased  = "released"
+	ActionEscalated = "escalated"
 )
 
 // EventType is the name of an event on the SSE stream.
@@ -223,6 +238,7 @@ type Event struct {
 type Caller struct {
 	Name    string
 	Role    Role
+	Access  Access // a person's access level (team.go); "" for agents
 	Session string
 	// TokenHash is the stored hash of the token the caller authenticated
 	// with (for a browser, of its browser session, marked as such), so that
@@ -259,6 +275,14 @@ type AskFilter struct {
 	SettledBefore time.Time
 	// DeadlineBefore matches asks with a deadline before this time (expiry).
 	DeadlineBefore time.Time
+	// Routes, when not nil, matches asks whose Owner is one of them ("" for
+	// asks of no owner) or that were escalated to one of them: a person's
+	// Mine (SPEC §10).
+	Routes []string
+	// EscalateDue matches asks that are pending, unclaimed, not snoozed at
+	// this time, not escalated yet, owned by a team, and whose UpdatedAt is
+	// at or before this time minus their team's EscalateAfter (the sweep).
+	EscalateDue time.Time
 }
 
 // Change is what a store tells its process after a commit: an event was added
@@ -310,6 +334,7 @@ type Tx struct {
 	Channels    ChannelTx    // sessions' delivery channels and bridges (delivery.go)
 	Deliveries  DeliveryTx   // the outbox (delivery.go)
 	Rules       RuleTx       // standing answers to approvals (rule.go)
+	Teams       TeamTx       // teams and people's notification settings (team.go)
 	AnswerLinks AnswerLinkTx // signed answer links (answerlink.go)
 	MCPCalls    MCPCallTx    // blocking MCP calls (mcpcall.go)
 }

@@ -34,6 +34,7 @@ type PendingQuery struct {
 	Kind    Kind
 	After   *UrgencyKey // only asks after this place; nil: from the most urgent
 	Limit   int         // at most this many, when above 0
+	Routes  []string    // when not nil: a person's Mine, as AskFilter.Routes
 }
 
 // SessionKey is a session's place in the order sessions are listed: by

@@ -9,6 +9,8 @@ import (
 type Token struct {
 	Name      string    `json:"name"`
 	Role      Role      `json:"role"`
+	Access    Access    `json:"access,omitempty"` // human tokens: what the person may do (team.go)
+	Owner     string    `json:"owner,omitempty"`  // agent tokens: a person or "team:NAME"; "": everyone's
 	Hash      string    `json:"-"`
 	CreatedAt time.Time `json:"created_at"`
 }
@@ -21,6 +23,12 @@ type TokenTx interface {
 	Tokens(ctx context.Context) ([]*Token, error)
 	// RevokeToken deletes the named token; ENOTFOUND when there is none.
 	RevokeToken(ctx context.Context, name string) error
+	// TokenByName returns the named token; ENOTFOUND when there is none.
+	TokenByName(ctx context.Context, name string) (*Token, error)
+	// SetAccess sets a human token's Access, SetOwner an agent token's
+	// Owner; ENOTFOUND when there is no such token of that role.
+	SetAccess(ctx context.Context, name string, a Access) error
+	SetOwner(ctx context.Context, name, owner string) error
 }
 
 // SignInCode is what a sign-in link carries (SPEC §7): random, short-lived

@@ -1,0 +1,120 @@
+package askd
+
+import (
+	"context"
+	"strings"
+	"time"
+)
+
+// A team's inbox (SPEC §10): people have an access level, agents an owner,
+// teams of people escalate what waits too long, and an ask is routed to its
+// agent's owner.
+
+// Access is what a person (a human token) may do.
+type Access string
+
+const (
+	// AccessAdmin may do everything, including teams, policies, the audit
+	// trail and anyone's rules.
+	AccessAdmin Access = "admin"
+	// AccessApprover answers any ask, and makes rules only from asks routed
+	// to them or to nobody.
+	AccessApprover Access = "approver"
+	// AccessViewer reads the inbox and history; answers, dismisses, snoozes,
+	// claims and makes rules not at all.
+	AccessViewer Access = "viewer"
+)
+
+// Accesses lists every access level, highest first.
+var Accesses = []Access{AccessAdmin, AccessApprover, AccessViewer}
+
+// Valid reports whether a is one of Accesses.
+func (a Access) Valid() bool { return a == AccessAdmin || a == AccessApprover || a == AccessViewer }
+
+// rank orders the levels: a viewer 1, an approver 2, an admin 3; 0 for none.
+func (a Access) rank() int {
+	switch a {
+	case AccessAdmin:
+		return 3
+	case AccessApprover:
+		return 2
+	case AccessViewer:
+		return 1
+	}
+	return 0
+}
+
+// Needs is nil when c, a person, has access need or above, else an
+// EFORBIDDEN naming the role needed: "needs the approver role". Agents are
+// refused as they are everywhere a person's act is asked for.
+func (c Caller) Needs(need Access) error {
+	if c.Role != RoleHuman {
+		return Errorf(EFORBIDDEN, "only people (human tokens) may do this")
+	}
+	if c.Access.rank() < need.rank() {
+		return Errorf(EFORBIDDEN, "needs the %s role (this token is a %s)", need, c.Access)
+	}
+	return nil
+}
+
+// TeamPrefix marks an owner or escalation target that is a team:
+// "team:platform". Without it, the name is a person's.
+const TeamPrefix = "team:"
+
+// TeamOf is the team an owner or target names, and whether it names one.
+func TeamOf(route string) (string, bool) { return strings.CutPrefix(route, TeamPrefix) }
+
+// Team is a group of people that agents may belong to and asks be routed
+// to. A person who wants escalation is a team of one.
+type Team struct {
+	Name    string   `json:"name"`
+	Members []string `json:"members"` // people (human token names), sorted
+	// EscalateAfter: an ask routed to the team, pending, unclaimed and not
+	// snoozed this long after it was created (or last revised), is escalated
+	// once to EscalateTo (a person, or "team:NAME"). Zero: never.
+	EscalateAfter time.Duration `json:"-"`
+	EscalateTo    string        `json:"escalate_to,omitempty"`
+	CreatedAt     time.Time     `json:"created_at"`
+}
+
+// PersonNotify is where one person wants to hear of asks routed to them:
+// their own ntfy topic and webhook (their Web Push subscriptions are kept
+// with their browser sessions).
+type PersonNotify struct {
+	Person  string `json:"-"`
+	Ntfy    string `json:"ntfy,omitempty"`
+	Webhook string `json:"webhook,omitempty"`
+}
+
+// TeamTx is what a transaction may do with teams, and with people's
+// notification settings.
+type TeamTx interface {
+	// CreateTeam stores t (without members); a name in use is ECONFLICT.
+	CreateTeam(ctx context.Context, t *Team) error
+	// Team returns the team named name with its members; ENOTFOUND when
+	// there is none.
+	Team(ctx context.Context, name string) (*Team, error)
+	// Teams returns every team with its members, by name.
+	Teams(ctx context.Context) ([]*Team, error)
+	// TeamsOf returns the names of the teams person is a member of, sorted.
+	TeamsOf(ctx context.Context, person string) ([]string, error)
+	// SetEscalation sets team name's EscalateAfter and EscalateTo;
+	// ENOTFOUND when there is none.
+	SetEscalation(ctx context.Context, name string, after time.Duration, to string) error
+	// AddMembers adds people to team name (those in it already stay);
+	// ENOTFOUND when there is no such team.
+	AddMembers(ctx context.Context, name string, people []string) error
+	// RemoveMember takes person out of team name; ENOTFOUND when the team
+	// has no such member.
+	RemoveMember(ctx context.Context, name, person string) error
+	// DeleteTeam deletes team name and its memberships; ENOTFOUND when there
+	// is none.
+	DeleteTeam(ctx context.Context, name string) error
+
+	// SetNotify replaces person's notification settings (all fields empty:
+	// none kept); Notify reads them (the zero value, with Person set, when
+	// none); NotifyAll returns everyone's that has any, by person.
+	SetNotify(ctx context.Context, n *PersonNotify) error
+	Notify(ctx context.Context, person string) (*PersonNotify, error)
+	NotifyAll(ctx context.Context) ([]*PersonNotify, error)
+}
