@@ -236,4 +236,5 @@ func (a *Ask) Settle(status Status, reason CancelReason, ans *Answer, by string,
 	a.SettledBy = by
 	a.SettledAt = &t
 	a.UpdatedAt = t
+	a.ClaimedBy, a.ClaimedAt = "", nil // settling ends a claim (SPEC §10)
 }

@@ -239,6 +239,7 @@ type Caller struct {
 	Name    string
 	Role    Role
 	Access  Access // a person's access level (team.go); "" for agents
+	Owner   string // an agent's owner (team.go): its asks are routed there
 	Session string
 	// TokenHash is the stored hash of the token the caller authenticated
 	// with (for a browser, of its browser session, marked as such), so that

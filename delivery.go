@@ -72,6 +72,11 @@ type Channel struct {
 	// such channels, still stored in older databases, can be recognised and
 	// refused: Validate never accepts it and nothing runs it.
 	Argv []string `json:"argv,omitempty"`
+	// As is the person a notifier's notification is for (SPEC §10: their own
+	// ntfy topic, webhook or Web Push subscriptions): its answer buttons
+	// answer as them, and a push goes to their subscriptions only. "" for
+	// the server-wide notifiers (askd serve --notify-*).
+	As string `json:"as,omitempty"`
 }
 
 // Redacted returns a copy of c fit to show: the secret replaced.

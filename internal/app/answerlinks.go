@@ -112,7 +112,8 @@ func (s *Service) MintAnswerLinks(ctx context.Context, id int64, revision, max i
 
 // MintAnswerLinksFor is MintAnswerLinks with links answering as the human
 // token named human: a push notification's actions answer as the person
-// whose browser subscribed. ENOTFOUND when the ask, or that token, is gone.
+// whose browser subscribed. None for a person whose role cannot answer (a
+// viewer). ENOTFOUND when the ask, or that token, is gone.
 func (s *Service) MintAnswerLinksFor(ctx context.Context, human string, id int64, revision, max int) ([]MintedLink, error) {
 	now := s.now()
 	var out []MintedLink
@@ -128,6 +129,12 @@ func (s *Service) MintAnswerLinksFor(ctx context.Context, human string, id int64
 		}
 		if !a.Pending() || a.Revision != revision || overdue(a, now) || len(taps) == 0 || max > 0 && len(taps) > max {
 			return nil
+		}
+		// A viewer's notifications carry no answer buttons (SPEC §10).
+		if err := linkPerson(ctx, tx, human); askd.ErrorCode(err) == askd.EFORBIDDEN {
+			return nil
+		} else if err != nil {
+			return err
 		}
 		// Links expired a while ago go as new ones come, so they do not
 		// pile up; until then a tap on an old notification is told the
@@ -254,6 +261,11 @@ func (s *Service) AnswerByLink(ctx context.Context, code, via string) (*LinkView
 		if linkState(cur, a, now) != LinkOpen {
 			return "", "", errLinkMoved
 		}
+		// The link answers as its person, with their role now: one made a
+		// viewer since, or whose token is gone, answers nothing.
+		if err := linkPerson(ctx, tx, l.Human); err != nil {
+			return "", "", err
+		}
 		if err := a.CheckAnswer(&ans); err != nil {
 			return "", "", &askd.Error{Code: askd.EMISMATCH, Message: askd.ErrorMessage(err)}
 		}
@@ -315,4 +327,17 @@ func SettledText(a *askd.Ask, note string) string {
 		return "The agent replaced the ask with a newer one."
 	}
 	return "The ask is " + string(a.Status) + "."
+}
+
+// linkPerson is nil when person may answer by link now: their human token
+// exists with the approver role or above.
+func linkPerson(ctx context.Context, tx askd.Tx, person string) error {
+	t, err := tx.Tokens.TokenByName(ctx, person)
+	if askd.ErrorCode(err) == askd.ENOTFOUND {
+		return askd.Errorf(askd.EFORBIDDEN, "the link's person %q has no token any more", person)
+	}
+	if err != nil {
+		return err
+	}
+	return askd.Caller{Name: t.Name, Role: t.Role, Access: t.Access}.Needs(askd.AccessApprover)
 }

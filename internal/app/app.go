@@ -205,6 +205,9 @@ func (s *Service) Run(ctx context.Context) {
 		if err := s.ExpireDue(ctx); err != nil && ctx.Err() == nil {
 			s.cfg.Logger.Warn("expire asks", "err", err)
 		}
+		if _, err := s.EscalateDue(ctx); err != nil && ctx.Err() == nil {
+			s.cfg.Logger.Warn("escalate asks", "err", err)
+		}
 		if s.cfg.Retain > 0 && time.Since(lastPurge) > time.Hour {
 			lastPurge = time.Now()
 			if n, err := s.Purge(ctx); err != nil {

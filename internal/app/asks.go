@@ -76,8 +76,9 @@ func (s *Service) Open(ctx context.Context, c askd.Caller) ([]*askd.Ask, error) 
 	return asks, err
 }
 
-// List returns asks for the inbox: pending ones first, then settled ones.
-func (s *Service) List(ctx context.Context, c askd.Caller, f askd.AskFilter) ([]*askd.Ask, error) {
+// List returns asks for the inbox: pending ones first, then settled ones;
+// with mine, only those routed to c, a team of c's, or nobody (SPEC §10).
+func (s *Service) List(ctx context.Context, c askd.Caller, f askd.AskFilter, mine bool) ([]*askd.Ask, error) {
 	if err := human(c); err != nil {
 		return nil, err
 	}
@@ -86,6 +87,12 @@ func (s *Service) List(ctx context.Context, c askd.Caller, f askd.AskFilter) ([]
 	}
 	var asks []*askd.Ask
 	err := s.store.View(ctx, func(tx askd.Tx) error {
+		if mine {
+			var err error
+			if f.Routes, err = routes(ctx, tx, c); err != nil {
+				return err
+			}
+		}
 		if f.Status != "" {
 			var err error
 			asks, err = tx.Asks.FindAsks(ctx, f)

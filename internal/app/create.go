@@ -95,9 +95,7 @@ func (s *Service) Create(ctx context.Context, c askd.Caller, in *askd.AskInput, 
 	if replaced != nil {
 		s.Metrics.settled(replaced)
 	}
-	if len(s.cfg.Notifiers) > 0 {
-		s.kickDeliveries()
-	}
+	s.kickDeliveries() // its notifications: people's own channels, or the server's notifiers
 	return out, nil
 }
 
@@ -110,6 +108,7 @@ func (s *Service) newAsk(c askd.Caller, in *askd.AskInput, opt CreateOptions) *a
 		Questions: in.Questions, Title: in.Title, Details: in.Details, Options: in.Options,
 		Recommended: in.Recommended, Payload: compactJSON(in.Payload), ToolName: in.ToolName, ToolUseID: in.ToolUseID,
 		Source: in.Source, Schema: in.Schema, URL: in.URL,
+		Owner:     c.Owner, // routed to the agent token's owner (SPEC §10)
 		CreatedAt: now, UpdatedAt: now,
 		ToBeTold: in.Kind.IsAttention(),
 	}

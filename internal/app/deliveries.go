@@ -127,9 +127,9 @@ func (s *Service) enqueueTell(ctx context.Context, tx askd.Tx, a *askd.Ask) (sen
 	return err == nil && d.NextAt != nil, err
 }
 
-// enqueueNotify writes one notify delivery per notifier for a new ask, or a
-// new revision of one, in the transaction that made it.
-func (s *Service) enqueueNotify(ctx context.Context, tx askd.Tx, a *askd.Ask) error {
+// enqueueServerNotify writes a's notify deliveries for the server-wide
+// notifiers (askd serve --notify-*): the fallback (notifypeople.go).
+func (s *Service) enqueueServerNotify(ctx context.Context, tx askd.Tx, a *askd.Ask) error {
 	now := s.now()
 	for i, n := range s.cfg.Notifiers {
 		d := &askd.Delivery{

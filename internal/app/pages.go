@@ -62,10 +62,10 @@ func fill[T any](p *Page[T], items []T, limit int, key func(T) string) {
 // PendingPage returns one page of the inbox's pending asks matching q, in
 // urgency order (askd.UrgencyKey: asks with a deadline first, soonest first,
 // then the others newest first), and how many pending asks match q in all
-// (humans only). q.After and q.Limit come from p. Snoozed asks are in their
+// (humans only); with mine, only c's (List). q.After and q.Limit come from p. Snoozed asks are in their
 // place, as List has them: the inbox shows them apart. A cursor that is not
 // one of this list's is EMISMATCH.
-func (s *Service) PendingPage(ctx context.Context, c askd.Caller, q askd.PendingQuery, p PageRequest) (*Page[*askd.Ask], error) {
+func (s *Service) PendingPage(ctx context.Context, c askd.Caller, q askd.PendingQuery, p PageRequest, mine bool) (*Page[*askd.Ask], error) {
 	if err := human(c); err != nil {
 		return nil, err
 	}
@@ -80,12 +80,18 @@ func (s *Service) PendingPage(ctx context.Context, c askd.Caller, q askd.Pending
 	s.expireBeforeListing(ctx)
 	var page Page[*askd.Ask]
 	err = s.store.View(ctx, func(tx askd.Tx) error {
+		if mine {
+			var err error
+			if q.Routes, err = routes(ctx, tx, c); err != nil {
+				return err
+			}
+		}
 		asks, err := tx.Asks.PendingAsks(ctx, q)
 		if err != nil {
 			return err
 		}
 		fill(&page, asks, p.Limit, func(a *askd.Ask) string { return pendingCursor(askd.UrgencyKeyOf(a)) })
-		page.Total, err = tx.Asks.CountAsks(ctx, askd.AskFilter{Status: askd.StatusPending, Agent: q.Agent, Session: q.Session, Kind: q.Kind})
+		page.Total, err = tx.Asks.CountAsks(ctx, askd.AskFilter{Status: askd.StatusPending, Agent: q.Agent, Session: q.Session, Kind: q.Kind, Routes: q.Routes})
 		return err
 	})
 	if err != nil {

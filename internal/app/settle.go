@@ -97,7 +97,7 @@ func conflict(a *askd.Ask) error {
 // later one gets ECONFLICT carrying the current state. An answer that does not
 // fit the ask is EMISMATCH naming the field.
 func (s *Service) Answer(ctx context.Context, c askd.Caller, id int64, ans *askd.Answer) (*askd.Ask, error) {
-	if err := human(c); err != nil {
+	if err := c.Needs(askd.AccessApprover); err != nil {
 		return nil, err
 	}
 	return s.settleGated(ctx, c, id, "answer", ans, func(_ askd.Tx, a *askd.Ask) (string, string, error) {
@@ -120,7 +120,7 @@ func (s *Service) Answer(ctx context.Context, c askd.Caller, id int64, ans *askd
 // Dismiss closes a pending ask without answering it; response, if any, is
 // passed to the agent.
 func (s *Service) Dismiss(ctx context.Context, c askd.Caller, id int64, response string) (*askd.Ask, error) {
-	if err := human(c); err != nil {
+	if err := c.Needs(askd.AccessApprover); err != nil {
 		return nil, err
 	}
 	if err := checkText("response", response); err != nil {
@@ -156,7 +156,7 @@ func (s *Service) Withdraw(ctx context.Context, c askd.Caller, id int64) (*askd.
 // Snooze hides a pending ask from the inbox until the given time. The agent is
 // told nothing.
 func (s *Service) Snooze(ctx context.Context, c askd.Caller, id int64, until time.Time) (*askd.Ask, error) {
-	if err := human(c); err != nil {
+	if err := c.Needs(askd.AccessApprover); err != nil {
 		return nil, err
 	}
 	now := s.now()

@@ -227,8 +227,12 @@ func (s *Service) BrowserCaller(ctx context.Context, id string) (askd.Caller, er
 		return c, nil
 	}
 	var b *askd.BrowserSession
+	var t *askd.Token
 	err := s.store.View(ctx, func(tx askd.Tx) (err error) {
-		b, err = tx.SignIns.BrowserSession(ctx, hash)
+		if b, err = tx.SignIns.BrowserSession(ctx, hash); err != nil {
+			return err
+		}
+		t, err = tx.Tokens.TokenByName(ctx, b.Human) // the person's role
 		return err
 	})
 	switch {
@@ -252,7 +256,7 @@ func (s *Service) BrowserCaller(ctx context.Context, id string) (askd.Caller, er
 	}
 	// The browser session is what its streams hold (TokenHash), so signing
 	// out or revoking the token ends them too (checkTokens).
-	c := askd.Caller{Name: b.Human, Role: askd.RoleHuman, Session: b.Human, TokenHash: browserHold + hash}
+	c := askd.Caller{Name: b.Human, Role: askd.RoleHuman, Access: t.Access, Session: b.Human, TokenHash: browserHold + hash}
 	s.browsers.put(hash, c, now)
 	return c, nil
 }

@@ -26,21 +26,69 @@ func HashToken(token string) string {
 }
 
 // CreateToken makes a new token for name with role and returns its secret,
-// which is shown once and never stored. A name in use is ECONFLICT.
+// which is shown once and never stored. A person's token is an approver's
+// (SPEC §10); an agent's has no owner. A name in use is ECONFLICT.
 func CreateToken(ctx context.Context, store askd.Store, name string, role askd.Role) (string, error) {
-	if err := askd.ValidName("name", name); err != nil {
+	return NewToken(ctx, store, TokenSpec{Name: name, Role: role})
+}
+
+// TokenSpec is a token to make: its name and role, a person's access
+// (default approver), an agent's owner (a person, "team:NAME", or "" for
+// everyone's).
+type TokenSpec struct {
+	Name   string
+	Role   askd.Role
+	Access askd.Access
+	Owner  string
+}
+
+// NewToken makes the token spec describes and returns its secret, shown
+// once and never stored. An owner must be an existing person or team; a
+// name in use is ECONFLICT; nothing is stored on any refusal.
+func NewToken(ctx context.Context, store askd.Store, spec TokenSpec) (string, error) {
+	if err := askd.ValidName("name", spec.Name); err != nil {
 		return "", err
 	}
-	if role != askd.RoleHuman && role != askd.RoleAgent {
-		return "", askd.Errorf(askd.EINVALID, "role: %q is not human or agent", role)
+	if spec.Role != askd.RoleHuman && spec.Role != askd.RoleAgent {
+		return "", askd.Errorf(askd.EINVALID, "role: %q is not human or agent", spec.Role)
 	}
-	secret := TokenPrefix(role) + strings.ToLower(rand.Text())
-	t := &askd.Token{Name: name, Role: role, Hash: HashToken(secret), CreatedAt: time.Now().UTC()}
-	err := store.Update(ctx, func(tx askd.Tx) error { return tx.Tokens.CreateToken(ctx, t) })
+	if err := checkTokenSpec(&spec); err != nil {
+		return "", err
+	}
+	secret := TokenPrefix(spec.Role) + strings.ToLower(rand.Text())
+	t := &askd.Token{Name: spec.Name, Role: spec.Role, Access: spec.Access, Owner: spec.Owner, Hash: HashToken(secret), CreatedAt: time.Now().UTC()}
+	err := store.Update(ctx, func(tx askd.Tx) error {
+		if err := checkRoute(ctx, tx, "owner", t.Owner); err != nil {
+			return err
+		}
+		return tx.Tokens.CreateToken(ctx, t)
+	})
 	if err != nil {
 		return "", err
 	}
 	return secret, nil
+}
+
+// checkTokenSpec fills in a person's default access and refuses what does
+// not fit the token's role.
+func checkTokenSpec(spec *TokenSpec) error {
+	switch spec.Role {
+	case askd.RoleHuman:
+		if spec.Owner != "" {
+			return askd.Errorf(askd.EINVALID, "owner: only agent tokens have an owner")
+		}
+		if spec.Access == "" {
+			spec.Access = askd.AccessApprover
+		}
+		if !spec.Access.Valid() {
+			return askd.Errorf(askd.EINVALID, "role: %q is not one of admin, approver, viewer", spec.Access)
+		}
+	case askd.RoleAgent:
+		if spec.Access != "" {
+			return askd.Errorf(askd.EINVALID, "role: agent tokens have no role of admin, approver or viewer; those are people's")
+		}
+	}
+	return nil
 }
 
 // TokenPrefix is how every token of role begins: askd_h_ or askd_a_. It
@@ -68,7 +116,7 @@ func (s *Service) Authenticate(ctx context.Context, token string) (askd.Caller, 
 	if err != nil {
 		return askd.Caller{}, err
 	}
-	c := askd.Caller{Name: t.Name, Role: t.Role, Session: t.Name, TokenHash: hash}
+	c := askd.Caller{Name: t.Name, Role: t.Role, Access: t.Access, Owner: t.Owner, Session: t.Name, TokenHash: hash}
 	s.tokens.put(hash, c, s.now())
 	return c, nil
 }
@@ -82,8 +130,9 @@ func (s *Service) KnownToken(token string) bool {
 }
 
 // tokenTTL is how long a verified token is remembered. A revocation (which
-// `askd token revoke` writes to the database, maybe from another process)
-// takes effect within this time: for new requests when the remembered token
+// `askd token revoke` writes to the database, maybe from another process),
+// like a change of a person's role or an agent's owner, takes effect within
+// this time: for new requests when the remembered token
 // expires, for open streams and waits at the next check of the tokens in use
 // (Config.TokenCheckInterval, by default this).
 const tokenTTL = 5 * time.Second
@@ -147,7 +196,7 @@ func Bootstrap(ctx context.Context, store askd.Store) (human, agent string, err 
 	if err != nil || n > 0 {
 		return "", "", err
 	}
-	if human, err = CreateToken(ctx, store, "owner", askd.RoleHuman); err != nil {
+	if human, err = NewToken(ctx, store, TokenSpec{Name: "owner", Role: askd.RoleHuman, Access: askd.AccessAdmin}); err != nil {
 		if askd.ErrorCode(err) == askd.ECONFLICT { // another process bootstrapped first
 			return "", "", nil
 		}

@@ -1,0 +1,223 @@
+package app
+
+import (
+	"context"
+	"fmt"
+	"slices"
+	"time"
+
+	"github.com/askd-dev/askd"
+)
+
+// # People, owners and teams (SPEC §10)
+//
+// A person's role and an agent's owner are set on the database (askd token
+// ...) like the tokens themselves; teams on the database (askd team ...) or
+// by an admin over the API. Every change is checked here: an owner or an
+// escalation target names an existing person or team, a member an existing
+// person, and nothing is stored on a refusal. A change reaches running
+// servers within tokenTTL, as a revocation does.
+
+// SetAccess sets the person name's role; ENOTFOUND when name is no human
+// token.
+func SetAccess(ctx context.Context, store askd.Store, name string, a askd.Access) error {
+	if !a.Valid() {
+		return askd.Errorf(askd.EINVALID, "role: %q is not one of admin, approver, viewer", a)
+	}
+	return store.Update(ctx, func(tx askd.Tx) error { return tx.Tokens.SetAccess(ctx, name, a) })
+}
+
+// SetOwner sets agent token name's owner: a person, "team:NAME", or "" for
+// everyone's. Asks made from then on are routed there; asks made before
+// keep their owner.
+func SetOwner(ctx context.Context, store askd.Store, name, owner string) error {
+	return store.Update(ctx, func(tx askd.Tx) error {
+		if err := checkRoute(ctx, tx, "owner", owner); err != nil {
+			return err
+		}
+		return tx.Tokens.SetOwner(ctx, name, owner)
+	})
+}
+
+// checkRoute refuses an owner or escalation target (field names it) that
+// is neither "" nor an existing person nor "team:" an existing team.
+func checkRoute(ctx context.Context, tx askd.Tx, field, route string) error {
+	if route == "" {
+		return nil
+	}
+	if team, ok := askd.TeamOf(route); ok {
+		if _, err := tx.Teams.Team(ctx, team); askd.ErrorCode(err) == askd.ENOTFOUND {
+			return askd.Errorf(askd.EINVALID, "%s: no team %q (askd team create %s)", field, team, team)
+		} else if err != nil {
+			return err
+		}
+		return nil
+	}
+	return checkPerson(ctx, tx, field, route)
+}
+
+// checkPerson refuses a name that is not a human token's.
+func checkPerson(ctx context.Context, tx askd.Tx, field, name string) error {
+	t, err := tx.Tokens.TokenByName(ctx, name)
+	switch {
+	case askd.ErrorCode(err) == askd.ENOTFOUND, err == nil && t.Role != askd.RoleHuman:
+		return askd.Errorf(askd.EINVALID, "%s: %q is no person (a human token's name), nor team:NAME", field, name)
+	case err != nil:
+		return err
+	}
+	return nil
+}
+
+// TeamInput is a team to make or change.
+type TeamInput struct {
+	Name          string
+	Members       []string
+	EscalateAfter time.Duration // 0: never
+	EscalateTo    string
+}
+
+// checkEscalation refuses half an escalation rule, a duration under a
+// second, or a target that is neither a person nor a team.
+func checkEscalation(ctx context.Context, tx askd.Tx, after time.Duration, to string) error {
+	switch {
+	case after < 0 || after > 0 && after < time.Second:
+		return askd.Errorf(askd.EINVALID, "escalate_after: %s, must be at least 1s (or 0 for never)", after)
+	case after > 0 && to == "":
+		return askd.Errorf(askd.EINVALID, "escalate_to: required with escalate_after: a person or team:NAME")
+	case after == 0 && to != "":
+		return askd.Errorf(askd.EINVALID, "escalate_after: required with escalate_to")
+	}
+	return checkRoute(ctx, tx, "escalate_to", to)
+}
+
+// CreateTeam makes a team (ECONFLICT when the name is taken), with its
+// members and escalation; all or nothing.
+func CreateTeam(ctx context.Context, store askd.Store, in TeamInput) (*askd.Team, error) {
+	if err := askd.ValidName("name", in.Name); err != nil {
+		return nil, err
+	}
+	var out *askd.Team
+	err := store.Update(ctx, func(tx askd.Tx) error {
+		t := &askd.Team{Name: in.Name, EscalateAfter: in.EscalateAfter, EscalateTo: in.EscalateTo, CreatedAt: time.Now().UTC()}
+		if err := tx.Teams.CreateTeam(ctx, t); err != nil {
+			return err
+		}
+		// Checked after the team exists, so that it may escalate to itself.
+		if err := checkEscalation(ctx, tx, in.EscalateAfter, in.EscalateTo); err != nil {
+			return err
+		}
+		if err := addMembers(ctx, tx, in.Name, in.Members); err != nil {
+			return err
+		}
+		var err error
+		out, err = tx.Teams.Team(ctx, in.Name)
+		return err
+	})
+	return out, err
+}
+
+// SetEscalation changes team name's escalation (after 0 and to "": none).
+func SetEscalation(ctx context.Context, store askd.Store, name string, after time.Duration, to string) (*askd.Team, error) {
+	var out *askd.Team
+	err := store.Update(ctx, func(tx askd.Tx) error {
+		if err := checkEscalation(ctx, tx, after, to); err != nil {
+			return err
+		}
+		if err := tx.Teams.SetEscalation(ctx, name, after, to); err != nil {
+			return err
+		}
+		var err error
+		out, err = tx.Teams.Team(ctx, name)
+		return err
+	})
+	return out, err
+}
+
+// AddMembers adds people to team name.
+func AddMembers(ctx context.Context, store askd.Store, name string, people []string) (*askd.Team, error) {
+	var out *askd.Team
+	err := store.Update(ctx, func(tx askd.Tx) error {
+		if err := addMembers(ctx, tx, name, people); err != nil {
+			return err
+		}
+		var err error
+		out, err = tx.Teams.Team(ctx, name)
+		return err
+	})
+	return out, err
+}
+
+func addMembers(ctx context.Context, tx askd.Tx, team string, people []string) error {
+	if len(people) == 0 {
+		return nil
+	}
+	for i, p := range people {
+		if err := checkPerson(ctx, tx, fmt.Sprintf("members[%d]", i), p); err != nil {
+			return err
+		}
+	}
+	return tx.Teams.AddMembers(ctx, team, slices.Compact(slices.Sorted(slices.Values(people))))
+}
+
+// RemoveMember takes person out of team name.
+func RemoveMember(ctx context.Context, store askd.Store, name, person string) error {
+	return store.Update(ctx, func(tx askd.Tx) error { return tx.Teams.RemoveMember(ctx, name, person) })
+}
+
+// DeleteTeam deletes team name. Agents it owns, and teams escalating to it,
+// are refused (EINVALID naming them): change them first, so that no ask is
+// routed to a team that is gone.
+func DeleteTeam(ctx context.Context, store askd.Store, name string) error {
+	return store.Update(ctx, func(tx askd.Tx) error {
+		route := askd.TeamPrefix + name
+		tokens, err := tx.Tokens.Tokens(ctx)
+		if err != nil {
+			return err
+		}
+		for _, t := range tokens {
+			if t.Owner == route {
+				return askd.Errorf(askd.EINVALID, "team %q owns agent token %q: give it another owner first (askd token set-owner)", name, t.Name)
+			}
+		}
+		teams, err := tx.Teams.Teams(ctx)
+		if err != nil {
+			return err
+		}
+		for _, t := range teams {
+			if t.EscalateTo == route && t.Name != name {
+				return askd.Errorf(askd.EINVALID, "team %q escalates to team %q: change its escalation first", t.Name, name)
+			}
+		}
+		return tx.Teams.DeleteTeam(ctx, name)
+	})
+}
+
+// Teams lists every team.
+func Teams(ctx context.Context, store askd.Store) ([]*askd.Team, error) {
+	var out []*askd.Team
+	err := store.View(ctx, func(tx askd.Tx) (err error) {
+		out, err = tx.Teams.Teams(ctx)
+		return err
+	})
+	return out, err
+}
+
+// routes are the owners whose asks are c's (Mine, SPEC §10): none, c
+// themself, and each team of theirs.
+func routes(ctx context.Context, tx askd.Tx, c askd.Caller) ([]string, error) {
+	teams, err := tx.Teams.TeamsOf(ctx, c.Name)
+	if err != nil {
+		return nil, err
+	}
+	out := []string{"", c.Name}
+	for _, t := range teams {
+		out = append(out, askd.TeamPrefix+t)
+	}
+	return out, nil
+}
+
+// routedTo reports whether ask a is c's (its owner, or who it was
+// escalated to, one of c's routes).
+func routedTo(a *askd.Ask, rs []string) bool {
+	return slices.Contains(rs, a.Owner) || a.EscalatedTo != "" && slices.Contains(rs, a.EscalatedTo)
+}
