@@ -29,7 +29,7 @@ import (
 // A rule that does not fit is EMISMATCH naming the field and the rule; a
 // session with MaxRulesPerSession live rules is ELIMIT.
 func (s *Service) CreateRule(ctx context.Context, c askd.Caller, in *askd.RuleInput) (*askd.Rule, error) {
-	if err := human(c); err != nil {
+	if err := c.Needs(askd.AccessApprover); err != nil {
 		return nil, err
 	}
 	now := s.now()
@@ -44,6 +44,9 @@ func (s *Service) CreateRule(ctx context.Context, c askd.Caller, in *askd.RuleIn
 			return askd.Errorf(askd.EMISMATCH, "ask_id: no ask %d", in.AskID)
 		}
 		if err != nil {
+			return err
+		}
+		if err := s.mayRule(ctx, tx, c, a); err != nil {
 			return err
 		}
 		r, err := ruleFrom(a, in)
@@ -70,6 +73,23 @@ func (s *Service) CreateRule(ctx context.Context, c askd.Caller, in *askd.RuleIn
 		return nil, err
 	}
 	return out, nil
+}
+
+// mayRule refuses an approver's rule from an ask routed to someone else
+// (SPEC §10: an approver makes rules only from asks routed to them, a team
+// of theirs, or nobody; an admin from any).
+func (s *Service) mayRule(ctx context.Context, tx askd.Tx, c askd.Caller, a *askd.Ask) error {
+	if c.Needs(askd.AccessAdmin) == nil {
+		return nil
+	}
+	rs, err := routes(ctx, tx, c)
+	if err != nil {
+		return err
+	}
+	if !routedTo(a, rs) {
+		return askd.Errorf(askd.EFORBIDDEN, "needs the admin role: ask %d is routed to %s, not to you", a.ID, a.Owner)
+	}
+	return nil
 }
 
 // ruleFrom is the rule in makes from ask a (its id, agent, session, tool,
@@ -179,7 +199,7 @@ func (s *Service) Rules(ctx context.Context, c askd.Caller, agent, session strin
 // it was. ENOTFOUND for no such rule; ECONFLICT for one that expired or was
 // revoked (make a new one); EMISMATCH for a life that breaks the rules.
 func (s *Service) ChangeRule(ctx context.Context, c askd.Caller, id int64, life askd.RuleLife) (*askd.Rule, error) {
-	if err := human(c); err != nil {
+	if err := c.Needs(askd.AccessApprover); err != nil {
 		return nil, err
 	}
 	now := s.now()
@@ -187,27 +207,31 @@ func (s *Service) ChangeRule(ctx context.Context, c askd.Caller, id int64, life 
 	if err != nil {
 		return nil, mismatch(err)
 	}
-	return s.changeLiveRule(ctx, id, now, func(r *askd.Rule) { r.ExpiresAt = until })
+	return s.changeLiveRule(ctx, c, id, now, func(r *askd.Rule) { r.ExpiresAt = until })
 }
 
 // RevokeRule ends live rule id now (humans only): it answers nothing more,
 // and is no longer listed. ENOTFOUND for no such rule; ECONFLICT for one
 // that expired or was revoked already.
 func (s *Service) RevokeRule(ctx context.Context, c askd.Caller, id int64) (*askd.Rule, error) {
-	if err := human(c); err != nil {
+	if err := c.Needs(askd.AccessApprover); err != nil {
 		return nil, err
 	}
 	now := s.now()
-	return s.changeLiveRule(ctx, id, now, func(r *askd.Rule) { r.RevokedAt, r.RevokedBy = &now, c.Name })
+	return s.changeLiveRule(ctx, c, id, now, func(r *askd.Rule) { r.RevokedAt, r.RevokedBy = &now, c.Name })
 }
 
-// changeLiveRule applies change to rule id, if it is live at now.
-func (s *Service) changeLiveRule(ctx context.Context, id int64, now time.Time, change func(r *askd.Rule)) (*askd.Rule, error) {
+// changeLiveRule applies c's change to rule id, if it is live at now: an
+// approver's own rules, or an admin's any.
+func (s *Service) changeLiveRule(ctx context.Context, c askd.Caller, id int64, now time.Time, change func(r *askd.Rule)) (*askd.Rule, error) {
 	var out *askd.Rule
 	err := s.store.Update(ctx, func(tx askd.Tx) error {
 		r, err := tx.Rules.Rule(ctx, id)
 		if err != nil {
 			return err
+		}
+		if r.CreatedBy != c.Name && c.Needs(askd.AccessAdmin) != nil {
+			return askd.Errorf(askd.EFORBIDDEN, "needs the admin role: rule %d was made by %s", id, r.CreatedBy)
 		}
 		switch {
 		case r.RevokedAt != nil:
