@@ -87,7 +87,8 @@ type PersonNotify struct {
 }
 
 // TeamTx is what a transaction may do with teams, and with people's
-// notification settings.
+// notification settings. A person is a human token's name: revoking the
+// token takes the person out of every team and drops their settings.
 type TeamTx interface {
 	// CreateTeam stores t (without members); a name in use is ECONFLICT.
 	CreateTeam(ctx context.Context, t *Team) error
@@ -102,7 +103,8 @@ type TeamTx interface {
 	// ENOTFOUND when there is none.
 	SetEscalation(ctx context.Context, name string, after time.Duration, to string) error
 	// AddMembers adds people to team name (those in it already stay);
-	// ENOTFOUND when there is no such team.
+	// ENOTFOUND when there is no such team, or no human token is named one
+	// of people (nothing is added then).
 	AddMembers(ctx context.Context, name string, people []string) error
 	// RemoveMember takes person out of team name; ENOTFOUND when the team
 	// has no such member.
@@ -112,7 +114,8 @@ type TeamTx interface {
 	DeleteTeam(ctx context.Context, name string) error
 
 	// SetNotify replaces person's notification settings (all fields empty:
-	// none kept); Notify reads them (the zero value, with Person set, when
+	// none kept), ENOTFOUND when a field is set and no human token is named
+	// n.Person; Notify reads them (the zero value, with Person set, when
 	// none); NotifyAll returns everyone's that has any, by person.
 	SetNotify(ctx context.Context, n *PersonNotify) error
 	Notify(ctx context.Context, person string) (*PersonNotify, error)

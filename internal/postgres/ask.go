@@ -46,7 +46,7 @@ func (t *tx) ctx(ctx context.Context) context.Context {
 func (t *tx) areas() askd.Tx {
 	return askd.Tx{
 		Sessions: t, Asks: t, Events: t, Tokens: t, SignIns: t, Push: t,
-		Channels: t, Deliveries: t, Rules: t, AnswerLinks: t, MCPCalls: t,
+		Channels: t, Deliveries: t, Rules: t, Teams: t, AnswerLinks: t, MCPCalls: t,
 	}
 }
 
@@ -98,6 +98,7 @@ var askFields = []string{
 	"source", "form_schema", "url",
 	"created_at", "updated_at", "deadline", "snoozed_until", "settled_at", "settled_by", "cancel_reason", "answer",
 	"tell", "told_at",
+	"owner", "claimed_by", "claimed_at", "escalated_to", "escalated_at",
 }
 
 // searchValue is the value a write gives the column search, after those of
@@ -178,6 +179,7 @@ func askValues(a *askd.Ask) ([]any, error) {
 		a.CreatedAt, a.UpdatedAt, a.Deadline, a.SnoozedUntil,
 		a.SettledAt, a.SettledBy, string(a.CancelReason), answer,
 		a.ToBeTold, a.ToldAt,
+		a.Owner, a.ClaimedBy, a.ClaimedAt, a.EscalatedTo, a.EscalatedAt,
 		search,
 	}, nil
 }
@@ -191,13 +193,15 @@ func scanAsk(row pgx.Row) (*askd.Ask, error) {
 		schema                                    []byte
 		toolUseID                                 *string
 		deadline, snoozedUntil, settledAt, toldAt *time.Time
+		claimedAt, escalatedAt                    *time.Time
 	)
 	err := row.Scan(&a.ID,
 		&kind, &a.Session, &a.Agent, &status, &a.Revision,
 		&questions, &a.Title, &a.Details, &options, &a.Recommended, &payload, &a.ToolName, &toolUseID,
 		&a.Source, &schema, &a.URL,
 		&a.CreatedAt, &a.UpdatedAt, &deadline, &snoozedUntil, &settledAt, &a.SettledBy, &cancelReason, &answer,
-		&a.ToBeTold, &toldAt)
+		&a.ToBeTold, &toldAt,
+		&a.Owner, &a.ClaimedBy, &claimedAt, &a.EscalatedTo, &escalatedAt)
 	if err != nil {
 		return nil, err
 	}
@@ -208,6 +212,7 @@ func scanAsk(row pgx.Row) (*askd.Ask, error) {
 	a.CreatedAt, a.UpdatedAt = a.CreatedAt.UTC(), a.UpdatedAt.UTC()
 	a.Deadline, a.SnoozedUntil = utc(deadline), utc(snoozedUntil)
 	a.SettledAt, a.ToldAt = utc(settledAt), utc(toldAt)
+	a.ClaimedAt, a.EscalatedAt = utc(claimedAt), utc(escalatedAt)
 	if payload != nil {
 		a.Payload = json.RawMessage(payload)
 	}
@@ -307,9 +312,10 @@ func askWhere(f askd.AskFilter) (string, []any) {
 		conds []string
 		args  []any
 	)
+	// Each ? of cond is arg: a condition may use its value twice.
 	add := func(cond string, arg any) {
 		args = append(args, arg)
-		conds = append(conds, strings.Replace(cond, "?", "$"+strconv.Itoa(len(args)), 1))
+		conds = append(conds, strings.ReplaceAll(cond, "?", "$"+strconv.Itoa(len(args))))
 	}
 	if f.ID != 0 {
 		add("id = ?", f.ID)
@@ -343,6 +349,19 @@ func askWhere(f askd.AskFilter) (string, []any) {
 	}
 	if !f.DeadlineBefore.IsZero() {
 		add("deadline < ?", f.DeadlineBefore)
+	}
+	if f.Routes != nil {
+		add("(owner = ANY (?) OR (escalated_to <> '' AND escalated_to = ANY (?)))", f.Routes)
+	}
+	if !f.EscalateDue.IsZero() {
+		// Team by team, each team's asks found in the partial index
+		// asks_escalation by owner and up to the time its escalate_after
+		// reaches back to; the rest is checked on those alone.
+		conds = append(conds, "status = 'pending'", "claimed_by = ''")
+		add("(snoozed_until IS NULL OR snoozed_until <= ?)", f.EscalateDue)
+		add(`id IN (SELECT a.id FROM teams t JOIN asks a ON a.owner = 'team:' || t.name
+			WHERE t.escalate_after > '0' AND a.updated_at <= ?::timestamptz - t.escalate_after
+			AND a.status = 'pending' AND a.escalated_at IS NULL AND a.owner <> '')`, f.EscalateDue)
 	}
 	if len(conds) == 0 {
 		return "", nil

@@ -142,6 +142,7 @@ func snapshotOf(a *askd.Ask) ([]byte, error) {
 	c.CreatedAt, c.UpdatedAt = stored(c.CreatedAt), stored(c.UpdatedAt)
 	c.Deadline, c.SnoozedUntil = storedPtr(c.Deadline), storedPtr(c.SnoozedUntil)
 	c.SettledAt, c.ToldAt = storedPtr(c.SettledAt), storedPtr(c.ToldAt)
+	c.ClaimedAt, c.EscalatedAt = storedPtr(c.ClaimedAt), storedPtr(c.EscalatedAt)
 	return json.Marshal(&c)
 }
 

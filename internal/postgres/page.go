@@ -35,7 +35,7 @@ func and(where string, args []any, cond string, more ...any) (string, []any) {
 // each walks the partial index asks_deadline (deadline, id) from the cursor
 // and stops at the limit, where one query would sort every pending ask first.
 func (t *tx) PendingAsks(ctx context.Context, q askd.PendingQuery) ([]*askd.Ask, error) {
-	where, args := askWhere(askd.AskFilter{Status: askd.StatusPending, Agent: q.Agent, Session: q.Session, Kind: q.Kind})
+	where, args := askWhere(askd.AskFilter{Status: askd.StatusPending, Agent: q.Agent, Session: q.Session, Kind: q.Kind, Routes: q.Routes})
 	var asks []*askd.Ask
 	if q.After == nil || q.After.Deadline != nil {
 		w, a := and(where, args, "deadline IS NOT NULL")

@@ -21,6 +21,7 @@ var askFields = []string{
 	"source", "form_schema", "url",
 	"created_at", "updated_at", "deadline", "snoozed_until", "settled_at", "settled_by", "cancel_reason", "answer",
 	"tell", "told_at",
+	"owner", "claimed_by", "claimed_at", "escalated_to", "escalated_at",
 }
 
 var (
@@ -71,6 +72,7 @@ func askValues(a *askd.Ask) ([]any, error) {
 		micros(a.CreatedAt), micros(a.UpdatedAt), nullMicros(a.Deadline), nullMicros(a.SnoozedUntil),
 		nullMicros(a.SettledAt), a.SettledBy, string(a.CancelReason), answer,
 		tell, nullMicros(a.ToldAt),
+		a.Owner, a.ClaimedBy, nullMicros(a.ClaimedAt), a.EscalatedTo, nullMicros(a.EscalatedAt),
 	}, nil
 }
 
@@ -87,13 +89,15 @@ func scanAsk(row scanner) (*askd.Ask, error) {
 		createdAt, updatedAt                           int64
 		deadline, snoozedUntil, settledAt, toldAt      sql.NullInt64
 		tell                                           int64
+		claimedAt, escalatedAt                         sql.NullInt64
 	)
 	err := row.Scan(&a.ID,
 		&kind, &a.Session, &a.Agent, &status, &a.Revision,
 		&questions, &a.Title, &a.Details, &options, &a.Recommended, &payload, &a.ToolName, &toolUseID,
 		&a.Source, &schema, &a.URL,
 		&createdAt, &updatedAt, &deadline, &snoozedUntil, &settledAt, &a.SettledBy, &cancelReason, &answer,
-		&tell, &toldAt)
+		&tell, &toldAt,
+		&a.Owner, &a.ClaimedBy, &claimedAt, &a.EscalatedTo, &escalatedAt)
 	if err != nil {
 		return nil, err
 	}
@@ -102,6 +106,7 @@ func scanAsk(row scanner) (*askd.Ask, error) {
 	a.CreatedAt, a.UpdatedAt = fromMicros(createdAt), fromMicros(updatedAt)
 	a.Deadline, a.SnoozedUntil = fromNullMicros(deadline), fromNullMicros(snoozedUntil)
 	a.SettledAt, a.ToldAt = fromNullMicros(settledAt), fromNullMicros(toldAt)
+	a.ClaimedAt, a.EscalatedAt = fromNullMicros(claimedAt), fromNullMicros(escalatedAt)
 	a.ToBeTold = tell != 0
 	if payload.Valid {
 		a.Payload = json.RawMessage(payload.String)
@@ -138,8 +143,9 @@ func (t *tx) Ask(ctx context.Context, id int64) (*askd.Ask, error) {
 // at most f.Limit of them when it is above 0.
 func (t *tx) FindAsks(ctx context.Context, f askd.AskFilter) ([]*askd.Ask, error) {
 	where, args := askWhere(f)
-	if f.Status != "" {
-		// One status: pending first holds already.
+	if f.Status != "" || !f.EscalateDue.IsZero() {
+		// One status (EscalateDue's asks are pending): pending first holds
+		// already.
 		return t.findAsks(ctx, where, args, f.Limit)
 	}
 	// Two queries rather than ORDER BY status = 'pending' DESC, id DESC: that
@@ -219,7 +225,10 @@ func askWhere(f askd.AskFilter) (string, []any) {
 	case askd.StatusPending:
 		// A literal, not a parameter: SQLite considers the partial index on
 		// pending deadlines only for a query that states its condition.
-		conds = append(conds, "status = 'pending'")
+		// Not with EscalateDue, whose asks are pending already (below).
+		if f.EscalateDue.IsZero() {
+			conds = append(conds, "status = 'pending'")
+		}
 	default:
 		add("status = ?", string(f.Status))
 	}
@@ -246,10 +255,41 @@ func askWhere(f askd.AskFilter) (string, []any) {
 	if !f.DeadlineBefore.IsZero() {
 		add("deadline < ?", micros(f.DeadlineBefore))
 	}
+	if f.Routes != nil {
+		routes := jsonList(f.Routes)
+		conds = append(conds, `(owner IN (SELECT value FROM json_each(?))
+			OR (escalated_to <> '' AND escalated_to IN (SELECT value FROM json_each(?))))`)
+		args = append(args, routes, routes)
+	}
+	if !f.EscalateDue.IsZero() {
+		// Team by team (the CROSS JOIN keeps teams the outer loop), each
+		// team's asks found in the partial index asks_escalation by owner
+		// and up to the time its escalate_after reaches back to; the rest
+		// is checked on those alone, found by id. Their status is said only
+		// in the subquery: status = 'pending' out here would make SQLite
+		// walk every pending ask by the index on status instead.
+		due := micros(f.EscalateDue)
+		conds = append(conds, "claimed_by = ''", "(snoozed_until IS NULL OR snoozed_until <= ?)",
+			`id IN (SELECT a.id FROM teams t CROSS JOIN asks a
+				WHERE t.escalate_after > 0 AND a.owner = 'team:' || t.name AND a.updated_at <= ? - t.escalate_after
+				AND a.status = 'pending' AND a.escalated_at IS NULL AND a.owner <> '')`)
+		args = append(args, due, due)
+	}
 	if len(conds) == 0 {
 		return "", nil
 	}
 	return " WHERE " + strings.Join(conds, " AND "), args
+}
+
+// jsonList is list as JSON, [] when nil (json_each reads null as one
+// NULL), for json_each: one query text however long the list, so one
+// prepared statement.
+func jsonList(list []string) string {
+	if list == nil {
+		return "[]"
+	}
+	b, _ := json.Marshal(list) // a list of strings always marshals
+	return string(b)
 }
 
 // CreateAsk inserts a and sets a.ID to its new id. Ids are never reused.

@@ -115,6 +115,7 @@ func snapshotOf(a *askd.Ask) (string, error) {
 	c.CreatedAt, c.UpdatedAt = stored(c.CreatedAt), stored(c.UpdatedAt)
 	c.Deadline, c.SnoozedUntil = storedPtr(c.Deadline), storedPtr(c.SnoozedUntil)
 	c.SettledAt, c.ToldAt = storedPtr(c.SettledAt), storedPtr(c.ToldAt)
+	c.ClaimedAt, c.EscalatedAt = storedPtr(c.ClaimedAt), storedPtr(c.EscalatedAt)
 	b, err := json.Marshal(&c)
 	if err != nil {
 		return "", err

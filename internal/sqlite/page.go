@@ -22,9 +22,11 @@ import (
 // asks_status_agent_session the narrower and sorts what it finds, every
 // pending ask of the inbox; INDEXED BY keeps it on asks_deadline for the
 // dated part. Not for one agent's asks: it has at most
-// --max-pending-per-token of them, and that index finds just those.
+// --max-pending-per-token of them, and that index finds just those. A
+// person's Mine (q.Routes) walks asks_deadline too, past the asks routed to
+// others: a page of Mine reads no more than a page of everyone's.
 func (t *tx) PendingAsks(ctx context.Context, q askd.PendingQuery) ([]*askd.Ask, error) {
-	where, args := askWhere(askd.AskFilter{Status: askd.StatusPending, Agent: q.Agent, Session: q.Session, Kind: q.Kind})
+	where, args := askWhere(askd.AskFilter{Status: askd.StatusPending, Agent: q.Agent, Session: q.Session, Kind: q.Kind, Routes: q.Routes})
 	var asks []*askd.Ask
 	if q.After == nil || q.After.Deadline != nil {
 		cond, more := "deadline IS NOT NULL", []any(nil)

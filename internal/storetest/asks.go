@@ -99,9 +99,9 @@ func roundTripAsks() []struct {
 				Comment:  "narrower",
 			},
 		}},
-		{"approval rejected", &askd.Ask{
+		{"approval rejected, its agent owned by a person", &askd.Ask{
 			Kind: askd.KindApproval, Session: "s2", Agent: "agent-3", Status: askd.StatusAnswered, Revision: 1,
-			Title: "Push to main", CreatedAt: at(0), UpdatedAt: at(time.Minute),
+			Title: "Push to main", Owner: "bob", CreatedAt: at(0), UpdatedAt: at(time.Minute),
 			SettledAt: ptr(at(time.Minute)), SettledBy: "reviewer",
 			Answer: &askd.Answer{Decision: askd.DecisionRejected, Comment: "open a PR"},
 		}},
@@ -125,6 +125,13 @@ func roundTripAsks() []struct {
 		{"approval pending, no payload", &askd.Ask{
 			Kind: askd.KindApproval, Session: "s3", Agent: "agent-1", Status: askd.StatusPending, Revision: 1,
 			Title: "Deploy", CreatedAt: at(0), UpdatedAt: at(0),
+		}},
+		{"decision pending, routed to a team, claimed and escalated", &askd.Ask{
+			Kind: askd.KindDecision, Session: "s4", Agent: "agent-4", Status: askd.StatusPending, Revision: 1,
+			Title: "Roll back?", Options: []askd.Option{{Label: "yes"}, {Label: "no"}},
+			Owner: "team:platform", ClaimedBy: "alice", ClaimedAt: ptr(at(11 * time.Minute)),
+			EscalatedTo: "team:ops", EscalatedAt: ptr(at(10 * time.Minute)),
+			CreatedAt: at(0), UpdatedAt: at(0),
 		}},
 	}
 }
@@ -211,6 +218,7 @@ func testUpdateAsk(t *testing.T, s askd.Store) {
 	a.Options = []askd.Option{{Label: "a"}, {Label: "b"}}
 	a.Deadline = ptr(at(time.Hour))
 	a.ToBeTold = true
+	a.Owner = "team:platform"
 	other := newAsk(askd.KindQuestion, "s1", at(0))
 	create(t, s, a, other)
 	otherBefore := *other
@@ -230,6 +238,12 @@ func testUpdateAsk(t *testing.T, s askd.Store) {
 			a.SnoozedUntil = ptr(at(2 * time.Hour))
 			a.UpdatedAt = at(2 * time.Minute)
 		}},
+		{"escalated", func(a *askd.Ask) {
+			a.EscalatedTo, a.EscalatedAt = "carol", ptr(at(130*time.Second))
+		}},
+		{"claimed", func(a *askd.Ask) {
+			a.ClaimedBy, a.ClaimedAt = "alice", ptr(at(140*time.Second))
+		}},
 		{"answered", func(a *askd.Ask) {
 			a.Settle(askd.StatusAnswered, "", &askd.Answer{Answer: "y"}, "reviewer", at(3*time.Minute))
 		}},
@@ -241,6 +255,7 @@ func testUpdateAsk(t *testing.T, s askd.Store) {
 			a.Deadline, a.SnoozedUntil, a.ToldAt = nil, nil, nil
 			a.Options, a.Recommended, a.Details = nil, "", ""
 			a.ToBeTold = false
+			a.Owner, a.ClaimedBy, a.ClaimedAt, a.EscalatedTo, a.EscalatedAt = "", "", nil, "", nil
 		}},
 	}
 	for _, tt := range tests {

@@ -17,6 +17,10 @@ func eventFixture(t *testing.T, s askd.Store) (a, b *askd.Ask, events []*askd.Ev
 	ctx := t.Context()
 	a = newAsk(askd.KindQuestion, "s1", at(0))
 	b = newAsk(askd.KindApproval, "s2", at(time.Second))
+	// Routed, claimed and escalated: a snapshot keeps those times as the
+	// store does, to the microsecond.
+	b.Owner, b.ClaimedBy, b.ClaimedAt = "team:platform", "alice", ptr(at(2*time.Second))
+	b.EscalatedTo, b.EscalatedAt = "carol", ptr(at(3*time.Second))
 	update(t, s, func(tx askd.Tx) error {
 		for _, x := range []*askd.Ask{a, b} {
 			if err := tx.Asks.CreateAsk(ctx, x); err != nil {

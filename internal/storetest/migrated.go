@@ -106,3 +106,46 @@ func CheckSearchMigrated(t *testing.T, s askd.Store) {
 		})
 	}
 }
+
+// Migration 013 on SQLite, 014 on PostgreSQL (a team's inbox). Each store's
+// test writes, at the migration before it, in its own SQL: a human token
+// "alice", an agent token "ci", and one pending ask of ci's.
+
+// CheckTeamsMigrated checks s, opened on that database: alice, whose token
+// is from before roles existed, is an admin; ci has no access level and no
+// owner; the ask has no owner, claim or escalation, and so is in everyone's
+// Mine.
+func CheckTeamsMigrated(t *testing.T, s askd.Store) {
+	t.Helper()
+	ctx := t.Context()
+	view(t, s, func(tx askd.Tx) error {
+		for _, want := range []askd.Token{
+			{Name: "alice", Role: askd.RoleHuman, Access: askd.AccessAdmin},
+			{Name: "ci", Role: askd.RoleAgent},
+		} {
+			tok, err := tx.Tokens.TokenByName(ctx, want.Name)
+			if err != nil {
+				return err
+			}
+			if tok.Role != want.Role || tok.Access != want.Access || tok.Owner != want.Owner {
+				t.Errorf("token %s after migration = %s/%q/%q, want %s/%q/%q", want.Name, tok.Role, tok.Access, tok.Owner, want.Role, want.Access, want.Owner)
+			}
+		}
+		asks, err := tx.Asks.FindAsks(ctx, askd.AskFilter{Routes: []string{"alice", ""}})
+		if err != nil {
+			return err
+		}
+		if len(asks) != 1 {
+			t.Fatalf("asks in alice's Mine after migration = %d, want the one there is", len(asks))
+		}
+		a := asks[0]
+		if a.Agent != "ci" || a.Owner != "" || a.ClaimedBy != "" || a.ClaimedAt != nil || a.EscalatedTo != "" || a.EscalatedAt != nil {
+			t.Errorf("ask after migration = %s", dump(a))
+		}
+		teams, err := tx.Teams.Teams(ctx)
+		if err != nil || len(teams) != 0 {
+			t.Errorf("teams after migration = %d, %v; want none", len(teams), err)
+		}
+		return nil
+	})
+}

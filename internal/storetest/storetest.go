@@ -9,6 +9,15 @@
 //     ignoring Limit; SettledBefore and DeadlineBefore are strict (<);
 //   - AddEvent without Ask snapshots the ask as stored in the transaction;
 //   - Tokens lists by name; Sessions lists by agent, then name, by bytes;
+//   - SetAccess changes human tokens only and SetOwner agent tokens only;
+//   - Teams lists by name and TeamsOf, NotifyAll and a team's members are
+//     sorted, all by bytes; a team's members must be people (human tokens),
+//     and memberships and notification settings go with the team and with
+//     the person's token;
+//   - AskFilter.Routes and PendingQuery.Routes match an ask by its owner,
+//     or by whom it was escalated to (never by an empty escalated_to);
+//     EscalateDue is inclusive (<=) of both the due time and the end of a
+//     snooze;
 //   - pages (PendingAsks, Sessions, SearchAsks after a key) neither skip nor
 //     repeat items when others arrive or go between pages;
 //   - SearchAsks finds settled asks only, by the words of their text and
@@ -79,6 +88,12 @@ func Run(t *testing.T, open func(t *testing.T) askd.Store) {
 		{"LastEventID", testLastEventID},
 		{"Tokens", testTokens},
 		{"TokenNameTaken", testTokenNameTaken},
+		{"AccessAndOwner", testAccessAndOwner},
+		{"Teams", testTeams},
+		{"NotifySettings", testNotifySettings},
+		{"Routes", testRoutes},
+		{"PendingRoutes", testPendingRoutes},
+		{"EscalateDue", testEscalateDue},
 		{"RolledBackUpdate", testRolledBackUpdate},
 		{"PanicInUpdate", testPanicInUpdate},
 		{"WatchAfterCommit", testWatchAfterCommit},
@@ -273,6 +288,8 @@ func checkAsk(t *testing.T, what string, got, want *askd.Ask) {
 	checkTimePtr(t, what+": snoozed_until", got.SnoozedUntil, want.SnoozedUntil)
 	checkTimePtr(t, what+": settled_at", got.SettledAt, want.SettledAt)
 	checkTimePtr(t, what+": told_at", got.ToldAt, want.ToldAt)
+	checkTimePtr(t, what+": claimed_at", got.ClaimedAt, want.ClaimedAt)
+	checkTimePtr(t, what+": escalated_at", got.EscalatedAt, want.EscalatedAt)
 	checkJSON(t, what+": payload", got.Payload, want.Payload)
 
 	// The rest compares as plain values once the times and JSON are out of the way.
@@ -280,6 +297,7 @@ func checkAsk(t *testing.T, what string, got, want *askd.Ask) {
 	for _, a := range []*askd.Ask{&g, &w} {
 		a.CreatedAt, a.UpdatedAt = time.Time{}, time.Time{}
 		a.Deadline, a.SnoozedUntil, a.SettledAt, a.ToldAt = nil, nil, nil, nil
+		a.ClaimedAt, a.EscalatedAt = nil, nil
 		a.Payload = nil
 	}
 	if (g.Answer == nil) != (w.Answer == nil) {
