@@ -294,7 +294,7 @@ func TestAnswerJSON(t *testing.T) {
 func TestAskMarshalJSONKey(t *testing.T) {
 	for _, k := range askd.Kinds {
 		t.Run(string(k), func(t *testing.T) {
-			a := &askd.Ask{ID: 9, Kind: k, Session: "build-7", Status: askd.StatusPending, Title: "t"}
+			a := (&askd.Ask{ID: 9, Kind: k, Session: "build-7", Status: askd.StatusPending, Title: "t"}).WithKey()
 			b, err := json.Marshal(a)
 			if err != nil {
 				t.Fatal(err)
@@ -321,7 +321,7 @@ func TestAskMarshalJSONKey(t *testing.T) {
 
 func TestAskMarshalJSONInEvent(t *testing.T) {
 	e := askd.Event{ID: 1, AskID: 2, Action: askd.ActionCreated,
-		Ask: &askd.Ask{ID: 2, Kind: askd.KindBlocked, Session: "s"}}
+		Ask: (&askd.Ask{ID: 2, Kind: askd.KindBlocked, Session: "s"}).WithKey()}
 	b, err := json.Marshal(e)
 	if err != nil {
 		t.Fatal(err)

@@ -145,13 +145,26 @@ type Ask struct {
 	// pending, and asks whose blocking call was cut off. ToldAt is when it was.
 	ToBeTold bool       `json:"tell"`
 	ToldAt   *time.Time `json:"told_at,omitempty"`
+
+	// Key is SlotKey(Kind, Session), kept in a field so that an ask is
+	// JSON without a MarshalJSON of its own: encoding/json compacts what a
+	// MarshalJSON returns once more, which took half of each ask's encoding
+	// (docs/benchmarks.md). Whoever makes or reads an ask sets it: the app
+	// as it creates one, the stores as they read one (WithKey).
+	Key string `json:"key,omitempty"`
 }
 
-// Key is the attention slot an ask holds: "session:<name>" for attention asks,
-// "" for the others.
-func (a *Ask) Key() string {
-	if a.Kind.IsAttention() {
-		return "session:" + a.Session
+// WithKey sets a's Key from its kind and session, and returns a.
+func (a *Ask) WithKey() *Ask {
+	a.Key = SlotKey(a.Kind, a.Session)
+	return a
+}
+
+// SlotKey is the attention slot an ask of kind k in session holds:
+// "session:<name>" for attention asks, "" for the others (Ask.Key).
+func SlotKey(k Kind, session string) string {
+	if k.IsAttention() {
+		return "session:" + session
 	}
 	return ""
 }
@@ -173,15 +186,6 @@ func (a *Ask) Summary() string {
 		return a.Questions[0].Question
 	}
 	return ""
-}
-
-// MarshalJSON adds the derived "key" field.
-func (a *Ask) MarshalJSON() ([]byte, error) {
-	type plain Ask
-	return json.Marshal(struct {
-		*plain
-		Key string `json:"key,omitempty"`
-	}{(*plain)(a), a.Key()})
 }
 
 // Event actions: one per transition of an ask, kept as its history and streamed

@@ -112,6 +112,7 @@ func (s *Service) newAsk(c askd.Caller, in *askd.AskInput, opt CreateOptions) *a
 		CreatedAt: now, UpdatedAt: now,
 		ToBeTold: in.Kind.IsAttention(),
 	}
+	a.WithKey()
 	timeout := opt.Timeout
 	if timeout == 0 {
 		switch {

@@ -260,7 +260,7 @@ func (t *tools) ask(ctx context.Context, c askd.Caller, in call) (result, *wait)
 		Key      string      `json:"key"`
 		Revision int         `json:"revision"`
 		Status   askd.Status `json:"status"`
-	}{a.ID, a.Key(), a.Revision, a.Status}, false), nil
+	}{a.ID, a.Key, a.Revision, a.Status}, false), nil
 }
 
 func (t *tools) requestApproval(ctx context.Context, c askd.Caller, in call) (result, *wait) {
@@ -404,7 +404,7 @@ type askView struct {
 
 // view describes an ask for check_ask; a rejected approval is an error result.
 func (t *tools) view(a *askd.Ask) (askView, bool) {
-	v := askView{ID: a.ID, Kind: a.Kind, Status: string(a.Status), Summary: a.Summary(), Key: a.Key(), Reason: a.CancelReason}
+	v := askView{ID: a.ID, Kind: a.Kind, Status: string(a.Status), Summary: a.Summary(), Key: a.Key, Reason: a.CancelReason}
 	if a.Kind.IsAttention() {
 		v.Revision = a.Revision
 	}

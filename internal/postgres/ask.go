@@ -231,7 +231,7 @@ func scanAsk(row pgx.Row) (*askd.Ask, error) {
 			return nil, fmt.Errorf("ask %d answer: %w", a.ID, err)
 		}
 	}
-	return &a, nil
+	return a.WithKey(), nil
 }
 
 // Ask returns the ask with the id; ENOTFOUND when there is none. In a write

@@ -65,6 +65,7 @@ func roundTripAsks() []struct {
 		{"decision answered in own words and told", &askd.Ask{
 			Kind: askd.KindDecision, Session: "repo-main", Agent: "agent-1", Status: askd.StatusAnswered, Revision: 1,
 			Title: "Release today?", Options: []askd.Option{{Label: "yes"}, {Label: "no"}},
+			Key:       "session:repo-main", // derived; set here so that every field is covered
 			CreatedAt: at(0), UpdatedAt: at(10 * time.Minute),
 			SettledAt: ptr(at(9 * time.Minute)), SettledBy: "reviewer", Answer: &askd.Answer{Answer: "after lunch"},
 			ToBeTold: true, ToldAt: ptr(at(10 * time.Minute)),

@@ -300,6 +300,10 @@ func checkAsk(t *testing.T, what string, got, want *askd.Ask) {
 		a.ClaimedAt, a.EscalatedAt = nil, nil
 		a.Payload = nil
 	}
+	if got.Key != askd.SlotKey(got.Kind, got.Session) {
+		t.Errorf("%s: key %q, want %q: a store sets it as it reads (askd.Ask.WithKey)", what, got.Key, askd.SlotKey(got.Kind, got.Session))
+	}
+	g.Key, w.Key = "", ""
 	if (g.Answer == nil) != (w.Answer == nil) {
 		t.Errorf("%s: answer = %+v, want %+v", what, g.Answer, w.Answer)
 		return
