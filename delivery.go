@@ -316,6 +316,13 @@ func NotifyKey(a *Ask, i int) string {
 	return fmt.Sprintf("notify:%d.%d#%d", a.ID, a.Revision, i)
 }
 
+// PersonNotifyKey is the idempotency key of the delivery notifying person,
+// through their channel of type t, of a's revision (SPEC §10):
+// "notify:<id>.<revision>@<person>/<type>".
+func PersonNotifyKey(a *Ask, person string, t ChannelType) string {
+	return fmt.Sprintf("notify:%d.%d@%s/%s", a.ID, a.Revision, person, t)
+}
+
 // ChannelTx is what a transaction may do with sessions' delivery channels
 // and the channel bridges attached to them.
 type ChannelTx interface {

@@ -20,7 +20,7 @@ import (
 
 var (
 	agentCaller = askd.Caller{Name: "agent", Role: askd.RoleAgent, Session: "s"}
-	humanCaller = askd.Caller{Name: "alice", Role: askd.RoleHuman}
+	humanCaller = askd.Caller{Name: "alice", Role: askd.RoleHuman, Access: askd.AccessAdmin}
 )
 
 func newService(tb testing.TB, cfg app.Config) *app.Service {

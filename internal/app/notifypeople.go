@@ -2,8 +2,8 @@ package app
 
 import (
 	"context"
-	"fmt"
 	"slices"
+	"time"
 
 	"github.com/askd-dev/askd"
 )
@@ -11,42 +11,88 @@ import (
 // # Who is told of a new ask (SPEC §10)
 //
 // A new ask notifies the people it is routed to, each through their own
-// channels (PUT /api/me/notify: an ntfy topic, a webhook; and their Web
-// Push subscriptions), as them: their notification's answer buttons answer
-// as them, and a viewer's have none. An ask of no owner notifies every
-// person with a channel. The server-wide notifiers (askd serve --notify-*)
-// are the fallback for an ask that reaches nobody's own channel. An
+// channels (PUT /api/me/notify: an ntfy topic, a webhook), as them: their
+// notification's answer buttons answer as them, and a viewer's have none.
+// An ask of no owner notifies every person with a channel. The server-wide
+// notifiers (askd serve --notify-*) are the fallback for an ask that
+// reaches nobody's own channel. Web Push, when the server sends it
+// (--notify-push), goes to the browsers of the people an ask is routed to
+// (everyone's, for an ask of no owner), as them; it is no fallback. An
 // escalation notifies its target the same way.
 
 // enqueueNotify writes the notify deliveries of new (or revised) ask a.
 func (s *Service) enqueueNotify(ctx context.Context, tx askd.Tx, a *askd.Ask) error {
-	people, err := routedPeople(ctx, tx, a.Owner)
-	if err != nil {
-		return err
-	}
-	reached, err := s.notifyPeople(ctx, tx, a, people, "")
-	if err != nil || reached {
-		return err
-	}
-	return s.enqueueServerNotify(ctx, tx, a)
+	return s.notifyRoute(ctx, tx, a, a.Owner, "")
 }
 
 // enqueueEscalation writes the notify deliveries of ask a's escalation to
 // its EscalatedTo.
 func (s *Service) enqueueEscalation(ctx context.Context, tx askd.Tx, a *askd.Ask) error {
-	people, err := routedPeople(ctx, tx, a.EscalatedTo)
+	return s.notifyRoute(ctx, tx, a, a.EscalatedTo, "escalated")
+}
+
+// notifyRoute writes the deliveries telling the people of route (an owner
+// or escalation target) of ask a; why tells apart those of one revision.
+func (s *Service) notifyRoute(ctx context.Context, tx askd.Tx, a *askd.Ask, route, why string) error {
+	people, err := routedPeople(ctx, tx, route)
 	if err != nil {
 		return err
 	}
-	reached, err := s.notifyPeople(ctx, tx, a, people, "escalated")
-	if err != nil || reached {
+	chans, err := s.peopleChannels(ctx, tx, people)
+	if err != nil {
 		return err
 	}
-	return s.enqueueServerNotify(ctx, tx, a)
+	own := len(chans) > 0
+	if s.pushes() {
+		pushed, err := pushChannels(ctx, tx, people, s.now())
+		if err != nil {
+			return err
+		}
+		chans = append(chans, pushed...)
+	}
+	if !own { // the fallback: the server's own notifiers, but push (above)
+		for i, n := range s.cfg.Notifiers {
+			if n.Type != askd.NotifyPush {
+				chans = append(chans, withKey(n, askd.NotifyKey(a, i)))
+			}
+		}
+	}
+	now := s.now()
+	for _, ch := range chans {
+		key := ch.key
+		if key == "" {
+			key = askd.PersonNotifyKey(a, ch.As, ch.Type)
+		}
+		if why != "" {
+			key += "!" + why
+		}
+		d := &askd.Delivery{
+			Kind: askd.DeliveryNotify, Key: key, AskID: a.ID, Session: a.Session,
+			Channel: ch.Channel, Status: askd.DeliveryPending, NextAt: &now, CreatedAt: now, UpdatedAt: now,
+		}
+		if err := tx.Deliveries.CreateDelivery(ctx, d); err != nil && askd.ErrorCode(err) != askd.ECONFLICT {
+			return err
+		}
+	}
+	return nil
+}
+
+// keyedChannel is a channel to notify, with its delivery key when it is a
+// server-wide notifier's (kept as before people had channels).
+type keyedChannel struct {
+	askd.Channel
+	key string
+}
+
+func withKey(ch askd.Channel, key string) keyedChannel { return keyedChannel{ch, key} }
+
+// pushes reports whether the server sends Web Push (--notify-push).
+func (s *Service) pushes() bool {
+	return slices.ContainsFunc(s.cfg.Notifiers, func(n askd.Channel) bool { return n.Type == askd.NotifyPush })
 }
 
 // routedPeople are the people an ask routed to route is for: that person,
-// the team's members; nil for "" (everyone with a channel).
+// the team's members; nil for "" (everyone).
 func routedPeople(ctx context.Context, tx askd.Tx, route string) ([]string, error) {
 	if route == "" {
 		return nil, nil
@@ -64,50 +110,42 @@ func routedPeople(ctx context.Context, tx askd.Tx, route string) ([]string, erro
 	return []string{route}, nil
 }
 
-// notifyPeople writes a notify delivery for each channel of each of people
-// (nil: everyone with one), and reports whether it wrote any. why tells
-// apart the deliveries of one revision ("escalated").
-func (s *Service) notifyPeople(ctx context.Context, tx askd.Tx, a *askd.Ask, people []string, why string) (bool, error) {
+// peopleChannels are the own channels (ntfy, webhook) of people (nil:
+// everyone's), each as its person.
+func (s *Service) peopleChannels(ctx context.Context, tx askd.Tx, people []string) ([]keyedChannel, error) {
 	all, err := tx.Teams.NotifyAll(ctx)
 	if err != nil {
-		return false, err
+		return nil, err
 	}
-	subs, err := tx.Push.PushSubscriptions(ctx, s.now())
-	if err != nil {
-		return false, err
-	}
-	var chans []askd.Channel
+	var out []keyedChannel
 	for _, n := range all {
 		if people != nil && !slices.Contains(people, n.Person) {
 			continue
 		}
 		if n.Ntfy != "" {
-			chans = append(chans, askd.Channel{Type: askd.NotifyNtfy, URL: n.Ntfy, As: n.Person})
+			out = append(out, keyedChannel{Channel: askd.Channel{Type: askd.NotifyNtfy, URL: n.Ntfy, As: n.Person}})
 		}
 		if n.Webhook != "" {
-			chans = append(chans, askd.Channel{Type: askd.NotifyWebhook, URL: n.Webhook, As: n.Person})
+			out = append(out, keyedChannel{Channel: askd.Channel{Type: askd.NotifyWebhook, URL: n.Webhook, As: n.Person}})
 		}
 	}
-	var pushed []string
+	return out, nil
+}
+
+// pushChannels is one Web Push channel per person of people (nil:
+// everyone) with a browser subscribed at now.
+func pushChannels(ctx context.Context, tx askd.Tx, people []string, now time.Time) ([]keyedChannel, error) {
+	subs, err := tx.Push.PushSubscriptions(ctx, now)
+	if err != nil {
+		return nil, err
+	}
+	var out []keyedChannel
+	var seen []string
 	for _, p := range subs {
-		if (people == nil || slices.Contains(people, p.Human)) && !slices.Contains(pushed, p.Human) {
-			pushed = append(pushed, p.Human)
-			chans = append(chans, askd.Channel{Type: askd.NotifyPush, As: p.Human})
+		if (people == nil || slices.Contains(people, p.Human)) && !slices.Contains(seen, p.Human) {
+			seen = append(seen, p.Human)
+			out = append(out, keyedChannel{Channel: askd.Channel{Type: askd.NotifyPush, As: p.Human}})
 		}
 	}
-	now := s.now()
-	for _, ch := range chans {
-		key := fmt.Sprintf("notify:%d.%d@%s/%s", a.ID, a.Revision, ch.As, ch.Type)
-		if why != "" {
-			key += "!" + why
-		}
-		d := &askd.Delivery{
-			Kind: askd.DeliveryNotify, Key: key, AskID: a.ID, Session: a.Session,
-			Channel: ch, Status: askd.DeliveryPending, NextAt: &now, CreatedAt: now, UpdatedAt: now,
-		}
-		if err := tx.Deliveries.CreateDelivery(ctx, d); err != nil && askd.ErrorCode(err) != askd.ECONFLICT {
-			return false, err
-		}
-	}
-	return len(chans) > 0, nil
+	return out, nil
 }

@@ -35,11 +35,14 @@ func (s *Server) listAsks(w http.ResponseWriter, r *http.Request, c askd.Caller)
 	if f.Kind != "" && !f.Kind.Valid() {
 		return askd.Errorf(askd.EINVALID, "kind: %q is not a kind of ask", f.Kind)
 	}
+	mine, err := mineParam(q.Get("mine"))
+	if err != nil {
+		return err
+	}
 	if q.Has("cursor") {
-		return s.pendingPage(w, r, c, f)
+		return s.pendingPage(w, r, c, f, mine)
 	}
 	// No cursor: the list as it always was, for clients from before pages.
-	var err error
 	if f.Limit, err = intParam(q.Get("limit"), "limit", 1000); err != nil {
 		return err
 	}
@@ -48,7 +51,7 @@ func (s *Server) listAsks(w http.ResponseWriter, r *http.Request, c askd.Caller)
 		return err
 	}
 	f.Before = int64(before)
-	asks, err := s.app.List(r.Context(), c, f)
+	asks, err := s.app.List(r.Context(), c, f, mine)
 	if err != nil {
 		return err
 	}
@@ -286,4 +289,16 @@ func nonNil[T any](s []T) []T {
 		return []T{}
 	}
 	return s
+}
+
+// mineParam reads mine= (SPEC §10: only the asks routed to the caller, a
+// team of theirs, or nobody): true or false, "" for false.
+func mineParam(v string) (bool, error) {
+	switch v {
+	case "", "false", "0":
+		return false, nil
+	case "true", "1":
+		return true, nil
+	}
+	return false, askd.Errorf(askd.EINVALID, "mine: %q is not true or false", v)
 }

@@ -19,7 +19,7 @@ const (
 
 // pendingPage is GET /api/asks?cursor=: one page of pending asks in urgency
 // order; the first with cursor= empty. f holds the request's filters.
-func (s *Server) pendingPage(w http.ResponseWriter, r *http.Request, c askd.Caller, f askd.AskFilter) error {
+func (s *Server) pendingPage(w http.ResponseWriter, r *http.Request, c askd.Caller, f askd.AskFilter, mine bool) error {
 	q := r.URL.Query()
 	switch {
 	case f.Status != "" && f.Status != askd.StatusPending:
@@ -31,7 +31,7 @@ func (s *Server) pendingPage(w http.ResponseWriter, r *http.Request, c askd.Call
 	if err != nil {
 		return err
 	}
-	page, err := s.app.PendingPage(r.Context(), c, askd.PendingQuery{Agent: f.Agent, Session: f.Session, Kind: f.Kind}, p)
+	page, err := s.app.PendingPage(r.Context(), c, askd.PendingQuery{Agent: f.Agent, Session: f.Session, Kind: f.Kind}, p, mine)
 	if err != nil {
 		return err
 	}

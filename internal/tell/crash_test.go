@@ -285,7 +285,7 @@ func TestClaimsAcrossProcesses(t *testing.T) {
 	}
 	ctx := t.Context()
 	const n = 40
-	human := askd.Caller{Name: "alice", Role: askd.RoleHuman}
+	human := askd.Caller{Name: "alice", Role: askd.RoleHuman, Access: askd.AccessAdmin}
 	for i := range n {
 		sess := fmt.Sprintf("s%d", i)
 		c := askd.Caller{Name: "agent-1", Role: askd.RoleAgent, Session: sess}

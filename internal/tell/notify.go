@@ -87,7 +87,7 @@ func (w *Worker) notify(ctx context.Context, cl *app.Claimed) error {
 	case askd.NotifyNtfy:
 		return w.notifyNtfy(ctx, d, a)
 	case askd.NotifyPush:
-		return w.notifyPush(ctx, a)
+		return w.notifyPush(ctx, a, d.Channel.As)
 	}
 	return &failure{msg: fmt.Sprintf("notifier type %q cannot be sent by this askd", d.Channel.Type), permanent: true}
 }
@@ -106,7 +106,7 @@ func (w *Worker) notifyNtfy(ctx context.Context, d *askd.Delivery, a *askd.Ask) 
 	var links []app.MintedLink
 	if whole {
 		var err error
-		if links, err = w.mint(ctx, a, ntfyMaxActions); err != nil {
+		if links, err = w.mint(ctx, a, ntfyMaxActions, d.Channel.As); err != nil {
 			return err
 		}
 	}
@@ -209,15 +209,23 @@ func ntfyTags(a *askd.Ask) string {
 }
 
 // mint makes the answer links of a notification of a, at most max (0: no
-// limit; more answers than that make none). None without a LinkBase. When
-// the notify-as token or the ask is gone, the notification goes without
-// buttons; other failures fail the attempt, which is retried (with new
-// links: those of a failed attempt are never shown, and expire).
-func (w *Worker) mint(ctx context.Context, a *askd.Ask, max int) ([]app.MintedLink, error) {
+// limit; more answers than that make none), answering as the person as (a
+// person's own channel, SPEC §10), else as the notify-as token. None
+// without a LinkBase, or for a viewer. When that token or the ask is gone,
+// the notification goes without buttons; other failures fail the attempt,
+// which is retried (with new links: those of a failed attempt are never
+// shown, and expire).
+func (w *Worker) mint(ctx context.Context, a *askd.Ask, max int, as string) ([]app.MintedLink, error) {
 	if w.opts.LinkBase == "" {
 		return nil, nil
 	}
-	links, err := w.svc.MintAnswerLinks(ctx, a.ID, a.Revision, max)
+	var links []app.MintedLink
+	var err error
+	if as != "" {
+		links, err = w.svc.MintAnswerLinksFor(ctx, as, a.ID, a.Revision, max)
+	} else {
+		links, err = w.svc.MintAnswerLinks(ctx, a.ID, a.Revision, max)
+	}
 	if askd.ErrorCode(err) == askd.ENOTFOUND {
 		w.log.Warn("notify: sent without answer buttons", "ask", a.ID, "err", err)
 		return nil, nil

@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -67,11 +68,18 @@ const (
 	pushTTL = app.AnswerLinkTTL
 )
 
-// notifyPush pushes a to every live push subscription.
-func (w *Worker) notifyPush(ctx context.Context, a *askd.Ask) error {
+// notifyPush pushes a to every live push subscription of the person as
+// ("": everyone's).
+func (w *Worker) notifyPush(ctx context.Context, a *askd.Ask, as string) error {
 	subs, err := w.svc.PushSubscriptions(ctx)
-	if err != nil || len(subs) == 0 {
+	if err != nil {
 		return err
+	}
+	if as != "" {
+		subs = slices.DeleteFunc(subs, func(s *askd.PushSubscription) bool { return s.Human != as })
+	}
+	if len(subs) == 0 {
+		return nil
 	}
 	keys, err := w.svc.VAPIDKeys(ctx)
 	if err != nil {

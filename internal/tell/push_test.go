@@ -268,7 +268,7 @@ func TestPushSubscriptionGoesWhenGone(t *testing.T) {
 	var d *askd.Delivery
 	testserver.Eventually(t, "the push delivery to finish", func() bool {
 		err := srv.Store.View(t.Context(), func(tx askd.Tx) (err error) {
-			d, err = tx.Deliveries.Delivery(t.Context(), askd.NotifyKey(a, 0))
+			d, err = tx.Deliveries.Delivery(t.Context(), askd.PersonNotifyKey(a, "alice", askd.NotifyPush))
 			return err
 		})
 		return err == nil && d.Status != askd.DeliveryPending

@@ -64,7 +64,7 @@ const (
 // notifySlack posts a to a Slack incoming webhook.
 func (w *Worker) notifySlack(ctx context.Context, d *askd.Delivery, a *askd.Ask) error {
 	text, whole := shownText(a)
-	links, err := w.mint(ctx, a, 0)
+	links, err := w.mint(ctx, a, 0, d.Channel.As)
 	if err != nil {
 		return err
 	}

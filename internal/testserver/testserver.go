@@ -86,7 +86,7 @@ func Start(t testing.TB, opts Options) *Server {
 	s.AgentName = agent
 	s.HumanName = human
 	var err error
-	if s.HumanToken, err = app.CreateToken(ctx, s.Store, human, askd.RoleHuman); err != nil {
+	if s.HumanToken, err = app.NewToken(ctx, s.Store, app.TokenSpec{Name: human, Role: askd.RoleHuman, Access: askd.AccessAdmin}); err != nil {
 		t.Fatalf("human token: %v", err)
 	}
 	if s.AgentToken, err = app.CreateToken(ctx, s.Store, agent, askd.RoleAgent); err != nil {
@@ -135,10 +135,17 @@ func (s *Server) Agent(session string) *client.Client {
 	return c
 }
 
-// Token creates another token.
+// Token creates another token (a person's is an approver's).
 func (s *Server) Token(t testing.TB, name string, role askd.Role) string {
 	t.Helper()
-	tok, err := app.CreateToken(context.Background(), s.Store, name, role)
+	return s.TokenWith(t, app.TokenSpec{Name: name, Role: role})
+}
+
+// TokenWith creates another token as spec says: a person's role, an
+// agent's owner.
+func (s *Server) TokenWith(t testing.TB, spec app.TokenSpec) string {
+	t.Helper()
+	tok, err := app.NewToken(context.Background(), s.Store, spec)
 	if err != nil {
 		t.Fatal(err)
 	}
