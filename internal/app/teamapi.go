@@ -48,12 +48,12 @@ func (s *Service) AddMembers(ctx context.Context, c askd.Caller, name string, pe
 }
 
 // RemoveMember takes person out of team name (admins only) as
-// RemoveMember does.
+// RemoveMembers does.
 func (s *Service) RemoveMember(ctx context.Context, c askd.Caller, name, person string) (*askd.Team, error) {
 	if err := c.Needs(askd.AccessAdmin); err != nil {
 		return nil, err
 	}
-	return RemoveMember(ctx, s.store, name, person)
+	return RemoveMembers(ctx, s.store, name, person)
 }
 
 // DeleteTeam deletes team name (admins only) as DeleteTeam does.

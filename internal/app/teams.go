@@ -173,12 +173,15 @@ func addMembers(ctx context.Context, tx askd.Tx, team string, people []string) e
 	return tx.Teams.AddMembers(ctx, team, slices.Compact(slices.Sorted(slices.Values(people))))
 }
 
-// RemoveMember takes person out of team name, and returns the team.
-func RemoveMember(ctx context.Context, store askd.Store, name, person string) (*askd.Team, error) {
+// RemoveMembers takes people out of team name, all or none (ENOTFOUND
+// naming the first who is no member), and returns the team.
+func RemoveMembers(ctx context.Context, store askd.Store, name string, people ...string) (*askd.Team, error) {
 	var out *askd.Team
 	err := store.Update(ctx, func(tx askd.Tx) error {
-		if err := tx.Teams.RemoveMember(ctx, name, person); err != nil {
-			return err
+		for _, p := range slices.Compact(slices.Sorted(slices.Values(people))) {
+			if err := tx.Teams.RemoveMember(ctx, name, p); err != nil {
+				return err
+			}
 		}
 		var err error
 		out, err = tx.Teams.Team(ctx, name)
