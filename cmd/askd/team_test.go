@@ -65,8 +65,9 @@ func tokensOf(t *testing.T, db []string) map[string]string {
 // and nothing is stored.
 func TestTokenRolesAndOwners(t *testing.T) {
 	db := newDB(t)
-	// --role takes no ASKD_ROLE (askd serve's); --human/--agent as ever.
+	// --role takes no ASKD_ROLE (askd serve's), --owner no ASKD_OWNER.
 	t.Setenv("ASKD_ROLE", "viewer")
+	t.Setenv("ASKD_OWNER", "alice")
 
 	var created map[string]string
 	out := askdCLI(t, append([]string{"token", "create", "--human", "alice", "--role", "admin", "--json"}, db...)...)
@@ -141,11 +142,11 @@ func TestTokenRolesAndOwners(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) { refused(t, db, tt.says, tt.args...) })
 	}
 
-	// The help of create and set-role shows --role without a variable.
-	for _, sub := range []string{"create", "set-role"} {
-		out, _, _ := cli(t, "token", sub, "-h")
-		if !strings.Contains(out, "  --role string\n") || strings.Contains(out, "ASKD_ROLE)") {
-			t.Errorf("token %s -h:\n%s\nwant --role with no environment variable", sub, out)
+	// The help shows --role and --owner without a variable.
+	for _, c := range [][2]string{{"create", "role"}, {"create", "owner"}, {"set-role", "role"}, {"set-owner", "owner"}} {
+		out, _, _ := cli(t, "token", c[0], "-h")
+		if !strings.Contains(out, "  --"+c[1]+" string\n") || strings.Contains(out, "(ASKD_"+strings.ToUpper(c[1])+")") {
+			t.Errorf("token %s -h:\n%s\nwant --%s with no environment variable", c[0], out, c[1])
 		}
 	}
 }

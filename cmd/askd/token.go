@@ -27,7 +27,7 @@ as ASKD_TOKEN). A new token is shown once.
 A person's role: admin (everything, teams included), approver (the default:
 answers, dismisses, snoozes, claims, makes rules from asks routed to them or
 to nobody) or viewer (reads only). --role reads no ASKD_ROLE, which is askd
-serve's. An agent's owner: a person or team:NAME, to whom its asks are
+serve's, and --owner no ASKD_OWNER. An agent's owner: a person or team:NAME, to whom its asks are
 routed (askd list --mine); none, and its asks are everyone's. Revoking a
 token, or changing a role or an owner, reaches running servers within 5 s
 (a revoked token's event streams, waits and signed-in browsers end).`
@@ -88,6 +88,14 @@ func (t tokenCmd) roleFlag(usage string) *string {
 	return t.fs.String("role", "", usage)
 }
 
+// ownerFlag defines --owner, which reads no environment variable either:
+// an ASKD_OWNER left in a shell would give every agent token made there an
+// owner unasked, and refuse every person's (who has none).
+func (t tokenCmd) ownerFlag(usage string) *string {
+	t.e.envName("owner", "")
+	return t.fs.String("owner", "", usage)
+}
+
 // parse parses args, wanting n positional arguments (the token's NAME)
 // named in missing when absent.
 func (t tokenCmd) parse(args []string, n int, missing string) error {
@@ -111,7 +119,7 @@ func (t tokenCmd) create(ctx context.Context, args []string) error {
 	t.fs.StringVar(&humanName, "human", "", "create a human token (a person, who answers) with this name")
 	t.fs.StringVar(&agentName, "agent", "", "create an agent token (asks) with this name")
 	role := t.roleFlag("the person's role: admin, approver or viewer (default approver); no ASKD_ROLE")
-	owner := t.fs.String("owner", "", "the agent's owner: a person, or team:NAME; its asks are routed there (default: everyone's)")
+	owner := t.ownerFlag("the agent's owner: a person, or team:NAME; its asks are routed there (default: everyone's); no ASKD_OWNER")
 	if err := t.parse(args, 0, ""); err != nil {
 		return err
 	}
@@ -231,7 +239,7 @@ func article(role string) string {
 }
 
 func (t tokenCmd) setOwner(ctx context.Context, args []string) error {
-	owner := t.fs.String("owner", "", `the agent's new owner: a person, team:NAME, or "" for none (everyone's)`)
+	owner := t.ownerFlag(`the agent's new owner: a person, team:NAME, or "" for none (everyone's); no ASKD_OWNER`)
 	if err := t.parse(args, 1, "give the agent token's NAME, as askd token list shows it"); err != nil {
 		return err
 	}
