@@ -359,9 +359,10 @@ type SessionTx interface {
 	// Sessions returns the sessions that have asks and match q, by agent
 	// then name (see SessionKey), at most q.Limit when it is above 0.
 	Sessions(ctx context.Context, q SessionQuery) ([]*SessionInfo, error)
-	// CountSessionsWithAsks counts the sessions that have asks: every one
-	// the zero SessionQuery lists.
-	CountSessionsWithAsks(ctx context.Context) (int, error)
+	// CountSessionsWithAsks counts the sessions that have asks (routes not
+	// nil: asks it matches, as SessionQuery.Routes): every one the
+	// SessionQuery of those routes lists.
+	CountSessionsWithAsks(ctx context.Context, routes []string) (int, error)
 }
 
 // AskTx is what a transaction may do with asks.

@@ -136,7 +136,7 @@ func (w WebhookAllow) CheckURL(field, raw string) error {
 	if w.AllowsHost(host) {
 		return nil
 	}
-	const allow = "agents' webhooks never reach it unless the operator allows it (askd serve --webhook-allow HOST|CIDR)"
+	const allow = "agents' and people's webhooks never reach it unless the operator allows it (askd serve --webhook-allow HOST|CIDR)"
 	if ip, ok := literalIP(host); ok {
 		if why := RefusedAddr(ip); why != "" && !w.AllowsAddr(ip) {
 			return Errorf(EINVALID, "%s: host %s: %s address; %s", field, u.Hostname(), why, allow)

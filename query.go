@@ -46,6 +46,10 @@ type SessionKey struct{ Agent, Name string }
 type SessionQuery struct {
 	After *SessionKey // only sessions after this place; nil: from the first
 	Limit int         // at most this many, when above 0
+	// Routes, when not nil, is a person's Mine (as AskFilter.Routes): only
+	// the asks it matches are counted, and only sessions with such asks
+	// listed.
+	Routes []string
 }
 
 // SettledKey is a settled ask's place in the history's order: most

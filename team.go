@@ -2,6 +2,8 @@ package askd
 
 import (
 	"context"
+	"encoding/json"
+	"fmt"
 	"strings"
 	"time"
 )
@@ -72,9 +74,60 @@ type Team struct {
 	// EscalateAfter: an ask routed to the team, pending, unclaimed and not
 	// snoozed this long after it was created (or last revised), is escalated
 	// once to EscalateTo (a person, or "team:NAME"). Zero: never.
-	EscalateAfter time.Duration `json:"-"`
+	EscalateAfter time.Duration `json:"-"` // JSON: "10m" (MarshalJSON)
 	EscalateTo    string        `json:"escalate_to,omitempty"`
 	CreatedAt     time.Time     `json:"created_at"`
+}
+
+// teamJSON is a Team's JSON: its escalation as a duration such as "10m",
+// absent when it has none.
+type teamJSON struct {
+	Name          string    `json:"name"`
+	Members       []string  `json:"members"`
+	EscalateAfter string    `json:"escalate_after,omitempty"`
+	EscalateTo    string    `json:"escalate_to,omitempty"`
+	CreatedAt     time.Time `json:"created_at"`
+}
+
+// MarshalJSON writes t with escalate_after as a duration ("10m", "1h30m").
+func (t Team) MarshalJSON() ([]byte, error) {
+	j := teamJSON{Name: t.Name, Members: t.Members, EscalateTo: t.EscalateTo, CreatedAt: t.CreatedAt}
+	if j.Members == nil {
+		j.Members = []string{}
+	}
+	if t.EscalateAfter > 0 {
+		j.EscalateAfter = shortDuration(t.EscalateAfter)
+	}
+	return json.Marshal(j)
+}
+
+// UnmarshalJSON reads what MarshalJSON writes.
+func (t *Team) UnmarshalJSON(data []byte) error {
+	var j teamJSON
+	if err := json.Unmarshal(data, &j); err != nil {
+		return err
+	}
+	*t = Team{Name: j.Name, Members: j.Members, EscalateTo: j.EscalateTo, CreatedAt: j.CreatedAt}
+	if j.EscalateAfter != "" {
+		d, err := time.ParseDuration(j.EscalateAfter)
+		if err != nil {
+			return fmt.Errorf("escalate_after: %w", err)
+		}
+		t.EscalateAfter = d
+	}
+	return nil
+}
+
+// shortDuration is d without zero tails: 10m, not 10m0s; 1h, not 1h0m0s.
+func shortDuration(d time.Duration) string {
+	s := d.String()
+	if strings.HasSuffix(s, "m0s") {
+		s = strings.TrimSuffix(s, "0s")
+	}
+	if strings.HasSuffix(s, "h0m") {
+		s = strings.TrimSuffix(s, "0m")
+	}
+	return s
 }
 
 // PersonNotify is where one person wants to hear of asks routed to them:
@@ -84,6 +137,21 @@ type PersonNotify struct {
 	Person  string `json:"-"`
 	Ntfy    string `json:"ntfy,omitempty"`
 	Webhook string `json:"webhook,omitempty"`
+}
+
+// Validate checks n's URLs: each empty, or an absolute http or https URL
+// with a host of at most MaxURLBytes. Errors are EINVALID naming the field
+// (ntfy, webhook). Where they may point is the server's to say (the
+// destination guard, WebhookAllow.CheckURL).
+func (n *PersonNotify) Validate() error {
+	var p problems
+	if n.Ntfy != "" {
+		p.httpURL("ntfy", n.Ntfy)
+	}
+	if n.Webhook != "" {
+		p.httpURL("webhook", n.Webhook)
+	}
+	return p.err()
 }
 
 // TeamTx is what a transaction may do with teams, and with people's

@@ -237,6 +237,9 @@ type ListOptions struct {
 	Kind    askd.Kind
 	Limit   int
 	Before  int64
+	// Mine lists only the asks routed to the person, a team of theirs, or
+	// nobody (SPEC §10).
+	Mine bool
 	// Cursor, when set, asks for the page of pending asks it names: the
 	// Next of the page before (see ListPage). Limit is then the page's
 	// size, at most 200.
@@ -295,6 +298,9 @@ func (o ListOptions) path(paged bool) string {
 	if o.Before > 0 {
 		q.Set("before", strconv.FormatInt(o.Before, 10))
 	}
+	if o.Mine {
+		q.Set("mine", "true")
+	}
 	if paged {
 		q.Set("cursor", o.Cursor)
 	}
@@ -339,8 +345,8 @@ func (c *Client) Snooze(ctx context.Context, id int64, d time.Duration) (*askd.A
 
 // Sessions lists sessions with pending counts (human token).
 func (c *Client) Sessions(ctx context.Context) ([]*askd.SessionInfo, error) {
-	var out struct{ Sessions []*askd.SessionInfo }
-	return out.Sessions, c.do(ctx, http.MethodGet, "/api/sessions", nil, &out)
+	ss, _, err := c.SessionsWith(ctx, SessionOptions{})
+	return ss, err
 }
 
 // PageOptions choose a page of a list: Cursor "" the first, then the Next
@@ -360,8 +366,27 @@ func (o PageOptions) set(q url.Values) {
 
 // SessionsPage returns one page of sessions, by agent then name (human token).
 func (c *Client) SessionsPage(ctx context.Context, o PageOptions) ([]*askd.SessionInfo, PageInfo, error) {
+	return c.SessionsWith(ctx, SessionOptions{Page: &o})
+}
+
+// SessionOptions choose the sessions SessionsWith lists.
+type SessionOptions struct {
+	// Mine lists only the sessions with asks routed to the person, a team
+	// of theirs, or nobody, counting only those asks (SPEC §10).
+	Mine bool
+	// Page, when not nil, asks for one page; nil for the whole list.
+	Page *PageOptions
+}
+
+// SessionsWith lists sessions as o says, by agent then name (human token).
+func (c *Client) SessionsWith(ctx context.Context, o SessionOptions) ([]*askd.SessionInfo, PageInfo, error) {
 	q := url.Values{}
-	o.set(q)
+	if o.Mine {
+		q.Set("mine", "true")
+	}
+	if o.Page != nil {
+		o.Page.set(q)
+	}
 	var out struct{ Sessions []*askd.SessionInfo }
 	h, err := c.doHeader(ctx, http.MethodGet, withQuery("/api/sessions", q), nil, &out)
 	if err != nil {
@@ -425,7 +450,31 @@ type Event struct {
 // and returns events until ctx ends or the connection drops (then the channel
 // closes; call again with the last id to resume).
 func (c *Client) Events(ctx context.Context, lastEventID int64) (<-chan Event, error) {
-	req, err := http.NewRequestWithContext(ctx, http.MethodGet, c.URL+"/api/events", nil)
+	return c.EventsWith(ctx, lastEventID, EventFilter{})
+}
+
+// EventFilter narrows an event stream. Zero fields match everything.
+type EventFilter struct {
+	Agent   string // the asks of this agent token
+	Session string // of sessions of this name
+	// Mine: the asks routed to the person, a team of theirs, or nobody
+	// (SPEC §10).
+	Mine bool
+}
+
+// EventsWith is Events, of the events f matches.
+func (c *Client) EventsWith(ctx context.Context, lastEventID int64, f EventFilter) (<-chan Event, error) {
+	q := url.Values{}
+	if f.Agent != "" {
+		q.Set("agent", f.Agent)
+	}
+	if f.Session != "" {
+		q.Set("session", f.Session)
+	}
+	if f.Mine {
+		q.Set("mine", "true")
+	}
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, c.URL+withQuery("/api/events", q), nil)
 	if err != nil {
 		return nil, err
 	}

@@ -299,7 +299,11 @@ func TestHelpEverywhere(t *testing.T) {
 	for name := range commands {
 		switch name {
 		case "token":
-			cmds = append(cmds, []string{"token"}, []string{"token", "create"}, []string{"token", "list"}, []string{"token", "revoke"})
+			cmds = append(cmds, []string{"token"}, []string{"token", "create"}, []string{"token", "list"}, []string{"token", "revoke"},
+				[]string{"token", "set-role"}, []string{"token", "set-owner"})
+		case "team":
+			cmds = append(cmds, []string{"team"}, []string{"team", "create"}, []string{"team", "set"}, []string{"team", "add"},
+				[]string{"team", "remove"}, []string{"team", "list"}, []string{"team", "delete"})
 		case "session":
 			cmds = append(cmds, []string{"session"}, []string{"session", "set-channel"})
 		case "install":
@@ -320,7 +324,7 @@ func TestHelpEverywhere(t *testing.T) {
 			}
 		}
 	}
-	for _, args := range [][]string{{"serve", "--adr", ":1"}, {"list", "--limit", "many"}, {"check"}, {"check", "x"}, {"token", "mint"}, {"frobnicate"}} {
+	for _, args := range [][]string{{"serve", "--adr", ":1"}, {"list", "--limit", "many"}, {"check"}, {"check", "x"}, {"token", "mint"}, {"team", "join"}, {"claim"}, {"frobnicate"}} {
 		out, errOut, err := cli(t, args...)
 		if exitCode(err) != 2 || out != "" || errOut != "" || strings.Contains(err.Error(), "\n") {
 			t.Errorf("askd %v: exit %d, %q, stdout %q, stderr %q; want exit 2 and one line", args, exitCode(err), err, out, errOut)
@@ -431,7 +435,7 @@ func TestTokenCommandsNeedTheDatabase(t *testing.T) {
 	askdCLI(t, "migrate", "--db", db)
 	askdCLI(t, "token", "create", "--agent", "a1", "--db", db)
 	out := askdCLI(t, "token", "list", "--db", db)
-	if !regexp.MustCompile(`a1\s+agent\s+20\d\d-\d\d-\d\d \d\d:\d\d`).MatchString(out) {
+	if !regexp.MustCompile(`a1\s+agent\s+-\s+-\s+20\d\d-\d\d-\d\d \d\d:\d\d`).MatchString(out) {
 		t.Errorf("token list:\n%s\nwant a1 with its creation time", out)
 	}
 	out = askdCLI(t, "token", "revoke", "--db", db, "a1")

@@ -27,6 +27,13 @@ func describe(w io.Writer, a *askd.Ask) {
 		fmt.Fprintf(w, "  revision %d", a.Revision)
 	}
 	fmt.Fprintln(w)
+	// Who it is for (SPEC §10): its owner, whom it was escalated to, who
+	// is on it.
+	for _, r := range [][2]string{{"routed to", a.Owner}, {"escalated to", a.EscalatedTo}, {"claimed by", a.ClaimedBy}} {
+		if r[1] != "" {
+			fmt.Fprintf(w, "  %s %s\n", r[0], term(r[1]))
+		}
+	}
 	if a.Kind == askd.KindForm {
 		describeForm(w, a)
 	} else if a.Title != "" {

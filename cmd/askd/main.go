@@ -59,7 +59,7 @@ func init() {
 		"serve":       {"run the server (inbox, API, MCP, hooks)", cmdServe},
 		"migrate":     {"apply database migrations and exit", cmdMigrate},
 		"backup":      {"copy the SQLite database to a new file, safely beside a running server", cmdBackup},
-		"token":       {"create, list or revoke tokens (works on the database directly)", cmdToken},
+		"token":       {"create, list, change or revoke tokens: people's roles, agents' owners (works on the database directly)", cmdToken},
 		"signin-link": {"print a one-time link that signs a browser in to the inbox (works on the database directly)", cmdSignInLink},
 		"ask":         {"ask a person something (agent token)", cmdAsk},
 		"check":       {"show the state of one of your asks (agent token)", cmdCheck},
@@ -69,6 +69,8 @@ func init() {
 		"answer":      {"answer an ask (human token)", cmdAnswer},
 		"dismiss":     {"close an ask without answering (human token)", cmdDismiss},
 		"rule":        {"list or revoke the rules that answer a session's approvals at once (human token)", cmdRule},
+		"claim":       {"mark an ask as yours, \"I'm on it\", or let it go (human token)", cmdClaim},
+		"team":        {"create, change, list or delete teams of people (works on the database directly)", cmdTeam},
 		"version":     {"print the version", cmdVersion},
 		"mcp":         {"serve MCP on stdin/stdout, bridged to a running askd (agent token)", cmdMCP},
 		"session":     {"set how a session's agent is told of answers: session set-channel (agent token)", cmdSession},
@@ -112,6 +114,6 @@ func usage(w io.Writer) {
 	fmt.Fprintln(w, "\nRun 'askd <command> -h' for a command's flags; flags may come before or after")
 	fmt.Fprintln(w, "its arguments, and -- ends them. Every flag can also be set as an ASKD_*")
 	fmt.Fprintln(w, "environment variable, e.g. --question-timeout as ASKD_QUESTION_TIMEOUT, except")
-	fmt.Fprintln(w, "that the person's commands (list, show, answer, dismiss, rule) take their token from")
+	fmt.Fprintln(w, "that the person's commands (list, show, answer, dismiss, claim, rule) take their token from")
 	fmt.Fprintln(w, "ASKD_HUMAN_TOKEN and the agent's (ask, check, cancel, session, mcp, hook) from ASKD_TOKEN.")
 }

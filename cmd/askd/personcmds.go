@@ -16,14 +16,15 @@ import (
 // what they print in describe.go.
 
 func cmdList(ctx context.Context, e *env, args []string) error {
-	fs := flags(e, "list", "[--status S] [--agent NAME] [--session NAME] [--kind K] [--limit N]")
+	fs := flags(e, "list", "[--mine] [--status S] [--agent NAME] [--session NAME] [--kind K] [--limit N]")
 	r := remoteFlags(e, fs, personSide)
+	mine := fs.Bool("mine", false, "only the asks routed to you, a team of yours, or nobody")
 	status := fs.String("status", "", "pending, answered or cancelled (default: pending, then the last settled)")
 	agent := fs.String("agent", "", "only this agent token's asks (with --session: its session of that name)")
 	session := fs.String("session", "", "only sessions of this name (of every agent token, unless --agent)")
 	kind := fs.String("kind", "", "only this kind")
 	limit := fs.Int("limit", 0, "at most this many settled asks")
-	for _, n := range []string{"status", "agent", "session", "kind", "limit"} {
+	for _, n := range []string{"mine", "status", "agent", "session", "kind", "limit"} {
 		e.envName(n, "") // an agent's ASKD_SESSION must not narrow the person's list
 	}
 	if err := parse(e, fs, args); err != nil {
@@ -33,7 +34,7 @@ func cmdList(ctx context.Context, e *env, args []string) error {
 	if err != nil {
 		return err
 	}
-	asks, err := c.List(ctx, client.ListOptions{Status: askd.Status(*status), Agent: *agent, Session: *session, Kind: askd.Kind(*kind), Limit: *limit})
+	asks, err := c.List(ctx, client.ListOptions{Mine: *mine, Status: askd.Status(*status), Agent: *agent, Session: *session, Kind: askd.Kind(*kind), Limit: *limit})
 	if err != nil {
 		return err
 	}
@@ -48,6 +49,9 @@ func cmdList(ctx context.Context, e *env, args []string) error {
 			what := a.Summary()
 			if a.Kind == askd.KindForm { // a form's message may run to several lines: the first says what it is
 				what, _, _ = strings.Cut(strings.TrimSpace(what), "\n")
+			}
+			if a.ClaimedBy != "" {
+				st += " (claimed by " + a.ClaimedBy + ")"
 			}
 			fmt.Fprintf(tw, "%d\t%s\t%s\t%s\t%s\t%s\n", a.ID, term(st), term(string(a.Kind)), term(a.Agent), term(a.Session), oneLine(what, 60))
 		}
@@ -112,4 +116,43 @@ func cmdDismiss(ctx context.Context, e *env, args []string) error {
 		return err
 	}
 	return r.print(e, a, func(w io.Writer) { describe(w, a) })
+}
+
+const claimSynopsis = `ID [--release]
+
+Marks a pending ask as yours: "I'm on it", shown to everyone (claimed_by)
+and holding off its team's escalation. It does not stop another approver
+from answering; answering or dismissing it ends the claim. Someone else's
+claim is refused, naming them. --release lets your claim go (an admin may
+release anyone's). Needs the approver role.`
+
+func cmdClaim(ctx context.Context, e *env, args []string) error {
+	fs := flags(e, "claim", claimSynopsis)
+	r := remoteFlags(e, fs, personSide)
+	release := fs.Bool("release", false, "let the claim go instead")
+	e.envName("release", "")
+	id, err := parseWithID(e, fs, args)
+	if err != nil {
+		return err
+	}
+	c, err := r.client()
+	if err != nil {
+		return err
+	}
+	var a *askd.Ask
+	if *release {
+		a, err = c.Release(ctx, id)
+	} else {
+		a, err = c.Claim(ctx, id)
+	}
+	if err != nil {
+		return err
+	}
+	return r.print(e, a, func(w io.Writer) {
+		if a.ClaimedBy != "" {
+			fmt.Fprintf(w, "ask %d is claimed by %s\n", a.ID, term(a.ClaimedBy))
+		} else {
+			fmt.Fprintf(w, "ask %d is claimed by no one\n", a.ID)
+		}
+	})
 }

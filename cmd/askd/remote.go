@@ -63,7 +63,7 @@ func (r *remote) client() (*client.Client, error) {
 		case r.token == "":
 			return nil, usageError("no human token: set ASKD_HUMAN_TOKEN or pass --token (ASKD_TOKEN is the agent's; askd token create --human NAME makes one)")
 		case strings.HasPrefix(r.token, app.TokenPrefix(askd.RoleAgent)):
-			return nil, usageError("--token: that is an agent token; the person's commands (list, show, answer, dismiss, rule) need a human token, from ASKD_HUMAN_TOKEN or --token")
+			return nil, usageError("--token: that is an agent token; the person's commands (list, show, answer, dismiss, claim, rule) need a human token, from ASKD_HUMAN_TOKEN or --token")
 		}
 	} else {
 		switch {

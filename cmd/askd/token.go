@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"encoding/json"
+	"flag"
 	"fmt"
 	"text/tabwriter"
 
@@ -10,109 +11,280 @@ import (
 	"github.com/askd-dev/askd/internal/app"
 )
 
-const tokenUsage = `Usage: askd token create --human NAME | --agent NAME [--db PATH|URL] [--json]
+const tokenUsage = `Usage: askd token create --human NAME [--role admin|approver|viewer] [--db PATH|URL] [--json]
+       askd token create --agent NAME [--owner PERSON|team:NAME] [--db PATH|URL] [--json]
        askd token list [--db PATH|URL] [--json]
+       askd token set-role NAME --role admin|approver|viewer [--db PATH|URL] [--json]
+       askd token set-owner NAME --owner PERSON|team:NAME|"" [--db PATH|URL] [--json]
        askd token revoke NAME [--db PATH|URL] [--json]
 
 Tokens work on the database directly (no server is asked), and never create
-one: --db (ASKD_DB) must name the database askd serve uses. A human token
-answers (the inbox, askd list/show/answer/dismiss, as ASKD_HUMAN_TOKEN); an
-agent token asks (MCP, hooks, askd ask/check/cancel, as ASKD_TOKEN). A new
-token is shown once. Revoking one ends its event streams, waits and signed-in
-browsers within 5 s.`
+one: --db (ASKD_DB) must name the database askd serve uses. A human token is
+a person, who answers (the inbox, askd list/show/answer/dismiss/claim, as
+ASKD_HUMAN_TOKEN); an agent token asks (MCP, hooks, askd ask/check/cancel,
+as ASKD_TOKEN). A new token is shown once.
+
+A person's role: admin (everything, teams included), approver (the default:
+answers, dismisses, snoozes, claims, makes rules from asks routed to them or
+to nobody) or viewer (reads only). --role reads no ASKD_ROLE, which is askd
+serve's, and --owner no ASKD_OWNER. An agent's owner: a person or team:NAME, to whom its asks are
+routed (askd list --mine); none, and its asks are everyone's. Revoking a
+token, or changing a role or an owner, reaches running servers within 5 s
+(a revoked token's event streams, waits and signed-in browsers end).`
+
+// tokenSubcommands are askd token's subcommands, each with its synopsis.
+var tokenSubcommands = map[string]string{
+	"create":    "--human NAME [--role R] | --agent NAME [--owner PERSON|team:NAME]",
+	"list":      "",
+	"set-role":  "NAME --role admin|approver|viewer",
+	"set-owner": `NAME --owner PERSON|team:NAME|""`,
+	"revoke":    "NAME",
+}
 
 func cmdToken(ctx context.Context, e *env, args []string) error {
 	if len(args) == 0 {
-		return usageError("token: say create, list or revoke (askd token -h)")
+		return usageError("token: say create, list, set-role, set-owner or revoke (askd token -h)")
 	}
 	sub, args := args[0], args[1:]
 	switch sub {
 	case "-h", "--help", "help":
 		fmt.Fprintln(e.stdout, tokenUsage)
 		return nil
-	case "create", "list", "revoke":
-	default:
-		return usageError(fmt.Sprintf("token: %q is not create, list or revoke (askd token -h)", sub))
 	}
-	synopsis := map[string]string{"create": "--human NAME | --agent NAME", "list": "", "revoke": "NAME"}[sub]
+	synopsis, ok := tokenSubcommands[sub]
+	if !ok {
+		return usageError(fmt.Sprintf("token: %q is not create, list, set-role, set-owner or revoke (askd token -h)", sub))
+	}
 	fs := flags(e, "token "+sub, synopsis+" [--db PATH|URL] [--json]")
-	db := fs.String("db", "./askd.db", "the database askd serve uses: a SQLite file, or a postgres:// URL")
-	asJSON := fs.Bool("json", false, "print JSON")
-	var humanName, agentName string
-	if sub == "create" {
-		fs.StringVar(&humanName, "human", "", "create a human token (answers in the inbox) with this name")
-		fs.StringVar(&agentName, "agent", "", "create an agent token (asks) with this name")
+	t := tokenCmd{e: e, fs: fs,
+		db:     fs.String("db", "./askd.db", "the database askd serve uses: a SQLite file, or a postgres:// URL"),
+		asJSON: fs.Bool("json", false, "print JSON")}
+	switch sub {
+	case "create":
+		return t.create(ctx, args)
+	case "list":
+		return t.list(ctx, args)
+	case "set-role":
+		return t.setRole(ctx, args)
+	case "set-owner":
+		return t.setOwner(ctx, args)
+	default:
+		return t.revoke(ctx, args)
 	}
-	if err := parse(e, fs, args); err != nil {
+}
+
+// tokenCmd is one askd token subcommand: its flags, shared ones set.
+type tokenCmd struct {
+	e      *env
+	fs     *flag.FlagSet
+	db     *string
+	asJSON *bool
+}
+
+// roleFlag defines --role, which reads no environment variable (SPEC §10:
+// ASKD_ROLE is askd serve's).
+func (t tokenCmd) roleFlag(usage string) *string {
+	t.e.envName("role", "")
+	return t.fs.String("role", "", usage)
+}
+
+// ownerFlag defines --owner, which reads no environment variable either:
+// an ASKD_OWNER left in a shell would give every agent token made there an
+// owner unasked, and refuse every person's (who has none).
+func (t tokenCmd) ownerFlag(usage string) *string {
+	t.e.envName("owner", "")
+	return t.fs.String("owner", "", usage)
+}
+
+// parse parses args, wanting n positional arguments (the token's NAME)
+// named in missing when absent.
+func (t tokenCmd) parse(args []string, n int, missing string) error {
+	if err := parse(t.e, t.fs, args); err != nil {
 		return err
 	}
 	switch {
-	case sub == "create" && (humanName == "") == (agentName == ""):
-		return usageError("token create: give exactly one of --human NAME or --agent NAME")
-	case sub == "revoke" && fs.NArg() != 1:
-		return usageError("token revoke: give the token's NAME, as askd token list shows it")
-	case sub != "revoke" && fs.NArg() > 0:
-		return usageError(fmt.Sprintf("token %s: unexpected argument %q", sub, fs.Arg(0)))
+	case t.fs.NArg() < n:
+		return usageError(fmt.Sprintf("%s: %s", t.fs.Name(), missing))
+	case t.fs.NArg() > n:
+		return usageError(fmt.Sprintf("%s: unexpected argument %q", t.fs.Name(), t.fs.Arg(n)))
 	}
-	store, err := openExisting(ctx, *db)
+	return nil
+}
+
+// store opens the existing database.
+func (t tokenCmd) store(ctx context.Context) (askd.Store, error) { return openExisting(ctx, *t.db) }
+
+func (t tokenCmd) create(ctx context.Context, args []string) error {
+	var humanName, agentName string
+	t.fs.StringVar(&humanName, "human", "", "create a human token (a person, who answers) with this name")
+	t.fs.StringVar(&agentName, "agent", "", "create an agent token (asks) with this name")
+	role := t.roleFlag("the person's role: admin, approver or viewer (default approver); no ASKD_ROLE")
+	owner := t.ownerFlag("the agent's owner: a person, or team:NAME; its asks are routed there (default: everyone's); no ASKD_OWNER")
+	if err := t.parse(args, 0, ""); err != nil {
+		return err
+	}
+	if (humanName == "") == (agentName == "") {
+		return usageError("token create: give exactly one of --human NAME or --agent NAME")
+	}
+	spec := app.TokenSpec{Name: humanName, Role: askd.RoleHuman, Access: askd.Access(*role), Owner: *owner}
+	if agentName != "" {
+		spec.Name, spec.Role = agentName, askd.RoleAgent
+	}
+	store, err := t.store(ctx)
 	if err != nil {
 		return err
 	}
 	defer store.Close()
-	switch sub {
-	case "create":
-		name, role := humanName, askd.RoleHuman
-		if agentName != "" {
-			name, role = agentName, askd.RoleAgent
-		}
-		secret, err := app.CreateToken(ctx, store, name, role)
-		if err != nil {
-			return err
-		}
-		if *asJSON {
-			return json.NewEncoder(e.stdout).Encode(map[string]string{"name": name, "role": string(role), "token": secret})
-		}
-		variable := "ASKD_TOKEN"
-		if role == askd.RoleHuman {
-			variable = "ASKD_HUMAN_TOKEN"
-		}
-		fmt.Fprintf(e.stdout, "%s token %q (shown once, keep it safe; commands read it from %s):\n%s\n", role, name, variable, secret)
-		return nil
-	case "list":
-		var ts []*askd.Token
-		err := store.View(ctx, func(tx askd.Tx) (err error) {
-			ts, err = tx.Tokens.Tokens(ctx)
-			return err
-		})
-		if err != nil {
-			return err
-		}
-		if *asJSON {
-			if ts == nil {
-				ts = []*askd.Token{}
-			}
-			return writeJSON(e.stdout, ts)
-		}
-		tw := tabwriter.NewWriter(e.stdout, 0, 4, 2, ' ', 0)
-		fmt.Fprintln(tw, "NAME\tROLE\tCREATED")
-		for _, t := range ts {
-			created := "unknown" // made before askd stored when
-			if !t.CreatedAt.IsZero() && t.CreatedAt.Unix() > 0 {
-				created = t.CreatedAt.Local().Format("2006-01-02 15:04")
-			}
-			fmt.Fprintf(tw, "%s\t%s\t%s\n", term(t.Name), term(string(t.Role)), created)
-		}
-		return tw.Flush()
-	default: // revoke
-		name := fs.Arg(0)
-		if err := store.Update(ctx, func(tx askd.Tx) error { return tx.Tokens.RevokeToken(ctx, name) }); err != nil {
-			return err
-		}
-		if *asJSON {
-			return json.NewEncoder(e.stdout).Encode(map[string]string{"revoked": name})
-		}
-		fmt.Fprintf(e.stdout, "revoked token %q: new requests with it are refused now; its open event streams,\n"+
-			"waiting calls and signed-in browsers end within 5 s\n", term(name))
-		return nil
+	secret, err := app.NewToken(ctx, store, spec)
+	if err != nil {
+		return err
 	}
+	if spec.Role == askd.RoleHuman && spec.Access == "" {
+		spec.Access = askd.AccessApprover
+	}
+	if *t.asJSON {
+		out := map[string]string{"name": spec.Name, "role": string(spec.Role), "token": secret}
+		if spec.Role == askd.RoleHuman {
+			out["access"] = string(spec.Access)
+		} else if spec.Owner != "" {
+			out["owner"] = spec.Owner
+		}
+		return json.NewEncoder(t.e.stdout).Encode(out)
+	}
+	variable, what := "ASKD_TOKEN", ""
+	if spec.Role == askd.RoleHuman {
+		variable, what = "ASKD_HUMAN_TOKEN", ", "+string(spec.Access)
+	} else if spec.Owner != "" {
+		what = ", owned by " + term(spec.Owner)
+	}
+	fmt.Fprintf(t.e.stdout, "%s token %q%s (shown once, keep it safe; commands read it from %s):\n%s\n", spec.Role, spec.Name, what, variable, secret)
+	return nil
+}
+
+func (t tokenCmd) list(ctx context.Context, args []string) error {
+	if err := t.parse(args, 0, ""); err != nil {
+		return err
+	}
+	store, err := t.store(ctx)
+	if err != nil {
+		return err
+	}
+	defer store.Close()
+	var ts []*askd.Token
+	err = store.View(ctx, func(tx askd.Tx) (err error) {
+		ts, err = tx.Tokens.Tokens(ctx)
+		return err
+	})
+	if err != nil {
+		return err
+	}
+	if *t.asJSON {
+		if ts == nil {
+			ts = []*askd.Token{}
+		}
+		return writeJSON(t.e.stdout, ts)
+	}
+	tw := tabwriter.NewWriter(t.e.stdout, 0, 4, 2, ' ', 0)
+	fmt.Fprintln(tw, "NAME\tROLE\tACCESS\tOWNER\tCREATED")
+	for _, tok := range ts {
+		created := "unknown" // made before askd stored when
+		if !tok.CreatedAt.IsZero() && tok.CreatedAt.Unix() > 0 {
+			created = tok.CreatedAt.Local().Format("2006-01-02 15:04")
+		}
+		// "-": not of this role (a person has no owner, an agent no
+		// access), or an agent of no owner (its asks are everyone's).
+		access, owner := orDash(string(tok.Access)), orDash(tok.Owner)
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\n", term(tok.Name), term(string(tok.Role)), term(access), term(owner), created)
+	}
+	return tw.Flush()
+}
+
+func orDash(s string) string {
+	if s == "" {
+		return "-"
+	}
+	return s
+}
+
+func (t tokenCmd) setRole(ctx context.Context, args []string) error {
+	role := t.roleFlag("the person's new role: admin, approver or viewer; no ASKD_ROLE")
+	if err := t.parse(args, 1, "give the person's NAME, as askd token list shows it"); err != nil {
+		return err
+	}
+	if *role == "" {
+		return usageError("token set-role: give --role admin, approver or viewer")
+	}
+	store, err := t.store(ctx)
+	if err != nil {
+		return err
+	}
+	defer store.Close()
+	name := t.fs.Arg(0)
+	if err := app.SetAccess(ctx, store, name, askd.Access(*role)); err != nil {
+		return err
+	}
+	if *t.asJSON {
+		return json.NewEncoder(t.e.stdout).Encode(map[string]string{"name": name, "access": *role})
+	}
+	fmt.Fprintf(t.e.stdout, "%s is now %s %s; running servers follow within 5 s\n", term(name), article(*role), term(*role))
+	return nil
+}
+
+// article is "an" before admin, "a" before the other roles.
+func article(role string) string {
+	if role == string(askd.AccessAdmin) {
+		return "an"
+	}
+	return "a"
+}
+
+func (t tokenCmd) setOwner(ctx context.Context, args []string) error {
+	owner := t.ownerFlag(`the agent's new owner: a person, team:NAME, or "" for none (everyone's); no ASKD_OWNER`)
+	if err := t.parse(args, 1, "give the agent token's NAME, as askd token list shows it"); err != nil {
+		return err
+	}
+	given := false
+	t.fs.Visit(func(f *flag.Flag) { given = given || f.Name == "owner" })
+	if !given {
+		return usageError(`token set-owner: give --owner PERSON, --owner team:NAME, or --owner "" for none`)
+	}
+	store, err := t.store(ctx)
+	if err != nil {
+		return err
+	}
+	defer store.Close()
+	name := t.fs.Arg(0)
+	if err := app.SetOwner(ctx, store, name, *owner); err != nil {
+		return err
+	}
+	if *t.asJSON {
+		return json.NewEncoder(t.e.stdout).Encode(map[string]string{"name": name, "owner": *owner})
+	}
+	if *owner == "" {
+		fmt.Fprintf(t.e.stdout, "%s has no owner now: its new asks are everyone's\n", term(name))
+	} else {
+		fmt.Fprintf(t.e.stdout, "%s is owned by %s now: its new asks are routed there\n", term(name), term(*owner))
+	}
+	return nil
+}
+
+func (t tokenCmd) revoke(ctx context.Context, args []string) error {
+	if err := t.parse(args, 1, "give the token's NAME, as askd token list shows it"); err != nil {
+		return err
+	}
+	store, err := t.store(ctx)
+	if err != nil {
+		return err
+	}
+	defer store.Close()
+	name := t.fs.Arg(0)
+	if err := store.Update(ctx, func(tx askd.Tx) error { return tx.Tokens.RevokeToken(ctx, name) }); err != nil {
+		return err
+	}
+	if *t.asJSON {
+		return json.NewEncoder(t.e.stdout).Encode(map[string]string{"revoked": name})
+	}
+	fmt.Fprintf(t.e.stdout, "revoked token %q: new requests with it are refused now; its open event streams,\n"+
+		"waiting calls and signed-in browsers end within 5 s\n", term(name))
+	return nil
 }

@@ -129,14 +129,24 @@ func (s *Service) List(ctx context.Context, c askd.Caller, f askd.AskFilter, min
 	return asks, err
 }
 
-// Sessions lists sessions with their pending counts (humans only).
-func (s *Service) Sessions(ctx context.Context, c askd.Caller) ([]*askd.SessionInfo, error) {
+// Sessions lists sessions with their pending counts (humans only); with
+// mine, the sessions with asks routed to c, a team of c's, or nobody, each
+// counting only those asks (SPEC §10).
+func (s *Service) Sessions(ctx context.Context, c askd.Caller, mine bool) ([]*askd.SessionInfo, error) {
 	if err := human(c); err != nil {
 		return nil, err
 	}
 	var out []*askd.SessionInfo
-	err := s.store.View(ctx, func(tx askd.Tx) (err error) {
-		out, err = tx.Sessions.Sessions(ctx, askd.SessionQuery{})
+	err := s.store.View(ctx, func(tx askd.Tx) error {
+		var q askd.SessionQuery
+		if mine {
+			var err error
+			if q.Routes, err = routes(ctx, tx, c); err != nil {
+				return err
+			}
+		}
+		var err error
+		out, err = tx.Sessions.Sessions(ctx, q)
 		return err
 	})
 	return out, err

@@ -102,8 +102,8 @@ func (s *Service) PendingPage(ctx context.Context, c askd.Caller, q askd.Pending
 
 // SessionsPage returns one page of the sessions that have asks, by agent
 // then name as Sessions lists them, with their pending counts, and how many
-// sessions have asks (humans only).
-func (s *Service) SessionsPage(ctx context.Context, c askd.Caller, p PageRequest) (*Page[*askd.SessionInfo], error) {
+// sessions have asks (humans only); with mine, of c's asks (Sessions).
+func (s *Service) SessionsPage(ctx context.Context, c askd.Caller, p PageRequest, mine bool) (*Page[*askd.SessionInfo], error) {
 	if err := human(c); err != nil {
 		return nil, err
 	}
@@ -116,14 +116,21 @@ func (s *Service) SessionsPage(ctx context.Context, c askd.Caller, p PageRequest
 	}
 	var page Page[*askd.SessionInfo]
 	err = s.store.View(ctx, func(tx askd.Tx) error {
-		ss, err := tx.Sessions.Sessions(ctx, askd.SessionQuery{After: after, Limit: p.Limit + 1})
+		q := askd.SessionQuery{After: after, Limit: p.Limit + 1}
+		if mine {
+			var err error
+			if q.Routes, err = routes(ctx, tx, c); err != nil {
+				return err
+			}
+		}
+		ss, err := tx.Sessions.Sessions(ctx, q)
 		if err != nil {
 			return err
 		}
 		fill(&page, ss, p.Limit, func(si *askd.SessionInfo) string {
 			return sessionsCursor(askd.SessionKey{Agent: si.Agent, Name: si.Name})
 		})
-		page.Total, err = tx.Sessions.CountSessionsWithAsks(ctx)
+		page.Total, err = tx.Sessions.CountSessionsWithAsks(ctx, q.Routes)
 		return err
 	})
 	if err != nil {

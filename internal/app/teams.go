@@ -53,19 +53,33 @@ func checkRoute(ctx context.Context, tx askd.Tx, field, route string) error {
 		}
 		return nil
 	}
-	return checkPerson(ctx, tx, field, route)
+	ok, err := isPerson(ctx, tx, route)
+	if err == nil && !ok {
+		err = askd.Errorf(askd.EINVALID, "%s: %q is no person (a human token's name), nor team:NAME", field, route)
+	}
+	return err
 }
 
-// checkPerson refuses a name that is not a human token's.
+// checkPerson refuses a name (a member, field names it) that is not a
+// human token's.
 func checkPerson(ctx context.Context, tx askd.Tx, field, name string) error {
+	ok, err := isPerson(ctx, tx, name)
+	if err == nil && !ok {
+		err = askd.Errorf(askd.EINVALID, "%s: %q is no person (a human token's name)", field, name)
+	}
+	return err
+}
+
+// isPerson reports whether name is a human token's.
+func isPerson(ctx context.Context, tx askd.Tx, name string) (bool, error) {
 	t, err := tx.Tokens.TokenByName(ctx, name)
 	switch {
-	case askd.ErrorCode(err) == askd.ENOTFOUND, err == nil && t.Role != askd.RoleHuman:
-		return askd.Errorf(askd.EINVALID, "%s: %q is no person (a human token's name), nor team:NAME", field, name)
+	case askd.ErrorCode(err) == askd.ENOTFOUND:
+		return false, nil
 	case err != nil:
-		return err
+		return false, err
 	}
-	return nil
+	return t.Role == askd.RoleHuman, nil
 }
 
 // TeamInput is a team to make or change.
@@ -159,9 +173,21 @@ func addMembers(ctx context.Context, tx askd.Tx, team string, people []string) e
 	return tx.Teams.AddMembers(ctx, team, slices.Compact(slices.Sorted(slices.Values(people))))
 }
 
-// RemoveMember takes person out of team name.
-func RemoveMember(ctx context.Context, store askd.Store, name, person string) error {
-	return store.Update(ctx, func(tx askd.Tx) error { return tx.Teams.RemoveMember(ctx, name, person) })
+// RemoveMembers takes people out of team name, all or none (ENOTFOUND
+// naming the first who is no member), and returns the team.
+func RemoveMembers(ctx context.Context, store askd.Store, name string, people ...string) (*askd.Team, error) {
+	var out *askd.Team
+	err := store.Update(ctx, func(tx askd.Tx) error {
+		for _, p := range slices.Compact(slices.Sorted(slices.Values(people))) {
+			if err := tx.Teams.RemoveMember(ctx, name, p); err != nil {
+				return err
+			}
+		}
+		var err error
+		out, err = tx.Teams.Team(ctx, name)
+		return err
+	})
+	return out, err
 }
 
 // DeleteTeam deletes team name. Agents it owns, and teams escalating to it,
@@ -220,4 +246,48 @@ func routes(ctx context.Context, tx askd.Tx, c askd.Caller) ([]string, error) {
 // escalated to, one of c's routes).
 func routedTo(a *askd.Ask, rs []string) bool {
 	return slices.Contains(rs, a.Owner) || a.EscalatedTo != "" && slices.Contains(rs, a.EscalatedTo)
+}
+
+// Mine is a person's Mine (SPEC §10) for a stream that outlives a request:
+// which asks are routed to them, a team of theirs, or nobody. Their teams
+// are read again once they are tokenTTL old, so that joining or leaving a
+// team reaches an open stream as a change of role reaches new requests.
+type Mine struct {
+	s      *Service
+	c      askd.Caller
+	routes []string
+	read   time.Time
+}
+
+// Mine returns c's Mine (people only; EFORBIDDEN otherwise).
+func (s *Service) Mine(ctx context.Context, c askd.Caller) (*Mine, error) {
+	if err := human(c); err != nil {
+		return nil, err
+	}
+	m := &Mine{s: s, c: c, read: s.now()}
+	return m, m.readRoutes(ctx)
+}
+
+// Has reports whether a is routed to m's person; an event without its ask
+// (a is nil) is not. A failed read of their teams keeps the teams read
+// before, until the next try a tokenTTL later.
+func (m *Mine) Has(ctx context.Context, a *askd.Ask) bool {
+	if now := m.s.now(); now.Sub(m.read) >= tokenTTL {
+		m.read = now
+		if err := m.readRoutes(ctx); err != nil && ctx.Err() == nil {
+			m.s.cfg.Logger.Warn("read a person's teams for their Mine", "person", m.c.Name, "err", err)
+		}
+	}
+	return a != nil && routedTo(a, m.routes)
+}
+
+// readRoutes reads m's routes: m's person, their teams, and nobody.
+func (m *Mine) readRoutes(ctx context.Context) error {
+	return m.s.store.View(ctx, func(tx askd.Tx) error {
+		rs, err := routes(ctx, tx, m.c)
+		if err == nil {
+			m.routes = rs
+		}
+		return err
+	})
 }

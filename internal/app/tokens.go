@@ -74,6 +74,11 @@ func NewToken(ctx context.Context, store askd.Store, spec TokenSpec) (string, er
 func checkTokenSpec(spec *TokenSpec) error {
 	switch spec.Role {
 	case askd.RoleHuman:
+		// A person's name is an owner or escalation target as it is:
+		// "team:x" would name a team instead.
+		if strings.HasPrefix(spec.Name, askd.TeamPrefix) {
+			return askd.Errorf(askd.EINVALID, "name: %q starts with %q, which names a team where a person is meant", spec.Name, askd.TeamPrefix)
+		}
 		if spec.Owner != "" {
 			return askd.Errorf(askd.EINVALID, "owner: only agent tokens have an owner")
 		}

@@ -225,6 +225,37 @@ func (s *Server) snoozeAsk(w http.ResponseWriter, r *http.Request, c askd.Caller
 	return nil
 }
 
+// claimAsk is POST /api/asks/{id}/claim, body {} or none: "I'm on it".
+func (s *Server) claimAsk(w http.ResponseWriter, r *http.Request, c askd.Caller) error {
+	id, err := askID(r)
+	if err != nil {
+		return err
+	}
+	if err := decodeOptional(w, r, &struct{}{}); err != nil {
+		return err
+	}
+	a, err := s.app.Claim(r.Context(), c, id)
+	if err != nil {
+		return err
+	}
+	writeJSON(w, http.StatusOK, a)
+	return nil
+}
+
+// releaseAsk is DELETE /api/asks/{id}/claim: the claim lets go.
+func (s *Server) releaseAsk(w http.ResponseWriter, r *http.Request, c askd.Caller) error {
+	id, err := askID(r)
+	if err != nil {
+		return err
+	}
+	a, err := s.app.Release(r.Context(), c, id)
+	if err != nil {
+		return err
+	}
+	writeJSON(w, http.StatusOK, a)
+	return nil
+}
+
 // lookAgainOverHTTP words a wait's end at shutdown (app.ShutdownError) for a
 // plain HTTP client, which finds its answer with GET, or askd check from a
 // terminal; the status stays 503. Other errors are returned as they are.

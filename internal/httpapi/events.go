@@ -7,13 +7,15 @@ import (
 	"time"
 
 	"github.com/askd-dev/askd"
+	"github.com/askd-dev/askd/internal/app"
 )
 
 // events streams the event log as Server-Sent Events: each event has its id
 // and a type (ask.created, ask.updated, ask.settled, ask.told) and carries the
 // ask as it was. Last-Event-ID (header, or ?last_event_id=) resumes from the
 // stored history without gaps; without it the stream starts with new events.
-// A comment line is sent every heartbeat so proxies and clients see life.
+// ?agent=, ?session= and ?mine=true narrow it. A comment line is sent every
+// heartbeat so proxies and clients see life.
 func (s *Server) events(w http.ResponseWriter, r *http.Request, c askd.Caller) error {
 	cursor := int64(-1)
 	last := r.Header.Get("Last-Event-ID")
@@ -30,6 +32,16 @@ func (s *Server) events(w http.ResponseWriter, r *http.Request, c askd.Caller) e
 	// ?agent= and ?session= scope the stream as they scope GET /api/asks: a
 	// session is the agent token's (SPEC §1), so both name one.
 	agent, session := r.URL.Query().Get("agent"), r.URL.Query().Get("session")
+	// ?mine=true: only events of asks routed to the caller, a team of
+	// theirs, or nobody (SPEC §10).
+	var mine *app.Mine
+	if m, err := mineParam(r.URL.Query().Get("mine")); err != nil {
+		return err
+	} else if m {
+		if mine, err = s.app.Mine(r.Context(), c); err != nil {
+			return err
+		}
+	}
 	stream, err := s.app.Subscribe(r.Context(), cursor)
 	if err != nil {
 		return err
@@ -88,7 +100,8 @@ func (s *Server) events(w http.ResponseWriter, r *http.Request, c askd.Caller) e
 			}
 			_ = rc.SetWriteDeadline(time.Now().Add(10 * time.Second))
 			for _, e := range evs {
-				if session != "" && e.Session != session || agent != "" && (e.Ask == nil || e.Ask.Agent != agent) {
+				if session != "" && e.Session != session || agent != "" && (e.Ask == nil || e.Ask.Agent != agent) ||
+					mine != nil && !mine.Has(r.Context(), e.Ask) {
 					continue
 				}
 				if _, err := fmt.Fprintf(w, "id: %d\nevent: %s\ndata: %s\n\n", e.ID, askd.EventType(e.Action), e.JSON); err != nil {

@@ -40,11 +40,15 @@ func (s *Server) pendingPage(w http.ResponseWriter, r *http.Request, c askd.Call
 }
 
 // listSessions is GET /api/sessions: every session with asks, or with
-// limit= or cursor= one page of them.
+// limit= or cursor= one page of them; with mine=true, of the caller's asks.
 func (s *Server) listSessions(w http.ResponseWriter, r *http.Request, c askd.Caller) error {
 	q := r.URL.Query()
+	mine, err := mineParam(q.Get("mine"))
+	if err != nil {
+		return err
+	}
 	if !q.Has("limit") && !q.Has("cursor") {
-		ss, err := s.app.Sessions(r.Context(), c)
+		ss, err := s.app.Sessions(r.Context(), c, mine)
 		if err != nil {
 			return err
 		}
@@ -55,7 +59,7 @@ func (s *Server) listSessions(w http.ResponseWriter, r *http.Request, c askd.Cal
 	if err != nil {
 		return err
 	}
-	page, err := s.app.SessionsPage(r.Context(), c, p)
+	page, err := s.app.SessionsPage(r.Context(), c, p, mine)
 	if err != nil {
 		return err
 	}

@@ -91,6 +91,8 @@ func (s *Server) routes() {
 	m.HandleFunc("POST /api/asks", s.authed(askd.RoleAgent, s.createAsk))
 	m.HandleFunc("POST /api/asks/{id}/answer", s.authed(askd.RoleHuman, s.answerAsk))
 	m.HandleFunc("POST /api/asks/{id}/snooze", s.authed(askd.RoleHuman, s.snoozeAsk))
+	m.HandleFunc("POST /api/asks/{id}/claim", s.authed(askd.RoleHuman, s.claimAsk))
+	m.HandleFunc("DELETE /api/asks/{id}/claim", s.authed(askd.RoleHuman, s.releaseAsk))
 	m.HandleFunc("GET /api/sessions", s.authed(askd.RoleHuman, s.listSessions))
 	m.HandleFunc("GET /api/history", s.authed(askd.RoleHuman, s.searchHistory))
 	m.HandleFunc("PUT /api/sessions/{name}/channel", s.authed(askd.RoleAgent, s.setChannel))
@@ -99,6 +101,14 @@ func (s *Server) routes() {
 	m.HandleFunc("POST /api/rules", s.authed(askd.RoleHuman, s.createRule))
 	m.HandleFunc("PATCH /api/rules/{id}", s.authed(askd.RoleHuman, s.changeRule))
 	m.HandleFunc("DELETE /api/rules/{id}", s.authed(askd.RoleHuman, s.revokeRule))
+	m.HandleFunc("GET /api/me/notify", s.authed(askd.RoleHuman, s.myNotify))
+	m.HandleFunc("PUT /api/me/notify", s.authed(askd.RoleHuman, s.setMyNotify))
+	m.HandleFunc("GET /api/teams", s.authed(askd.RoleHuman, s.listTeams))
+	m.HandleFunc("POST /api/teams", s.authed(askd.RoleHuman, s.createTeam))
+	m.HandleFunc("PATCH /api/teams/{name}", s.authed(askd.RoleHuman, s.changeTeam))
+	m.HandleFunc("DELETE /api/teams/{name}", s.authed(askd.RoleHuman, s.deleteTeam))
+	m.HandleFunc("POST /api/teams/{name}/members", s.authed(askd.RoleHuman, s.addMembers))
+	m.HandleFunc("DELETE /api/teams/{name}/members/{person}", s.authed(askd.RoleHuman, s.removeMember))
 
 	if agent {
 		// A channel bridge (askd mcp --channel; bridge.go).
@@ -161,10 +171,19 @@ func (s *Server) mcp(h http.Handler) http.Handler {
 	})
 }
 
+// me is GET /api/me: the token's name and role (human or agent); a
+// person's access (admin, approver, viewer), an agent's session and, if it
+// has one, owner.
 func (s *Server) me(w http.ResponseWriter, r *http.Request, c askd.Caller) error {
 	out := map[string]any{"name": c.Name, "role": c.Role}
-	if c.Role == askd.RoleAgent {
+	switch c.Role {
+	case askd.RoleHuman:
+		out["access"] = c.Access
+	case askd.RoleAgent:
 		out["session"] = c.Session
+		if c.Owner != "" {
+			out["owner"] = c.Owner
+		}
 	}
 	writeJSON(w, http.StatusOK, out)
 	return nil

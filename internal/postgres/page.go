@@ -68,9 +68,10 @@ func (t *tx) PendingAsks(ctx context.Context, q askd.PendingQuery) ([]*askd.Ask,
 }
 
 // Sessions returns the sessions that have asks, by agent then name, with
-// their counts; at most q.Limit when it is above 0, after q.After.
+// their counts; at most q.Limit when it is above 0, after q.After; with
+// q.Routes, of the asks it matches.
 func (t *tx) Sessions(ctx context.Context, q askd.SessionQuery) ([]*askd.SessionInfo, error) {
-	where, args := "", []any(nil)
+	where, args := askWhere(askd.AskFilter{Routes: q.Routes})
 	if q.After != nil {
 		// COLLATE "C": by bytes, as SQLite orders, whatever the database's
 		// locale; equality needs none.
@@ -104,10 +105,12 @@ func (t *tx) Sessions(ctx context.Context, q askd.SessionQuery) ([]*askd.Session
 	return sessions, nil
 }
 
-// CountSessionsWithAsks counts the sessions that have asks.
-func (t *tx) CountSessionsWithAsks(ctx context.Context) (int, error) {
+// CountSessionsWithAsks counts the sessions that have asks (with routes,
+// asks it matches).
+func (t *tx) CountSessionsWithAsks(ctx context.Context, routes []string) (int, error) {
+	where, args := askWhere(askd.AskFilter{Routes: routes})
 	var n int
-	err := t.tx.QueryRow(t.ctx(ctx), "SELECT count(*) FROM (SELECT 1 FROM asks GROUP BY agent, session) AS s").Scan(&n)
+	err := t.tx.QueryRow(t.ctx(ctx), "SELECT count(*) FROM (SELECT 1 FROM asks"+where+" GROUP BY agent, session) AS s", args...).Scan(&n)
 	if err != nil {
 		return 0, translate(err, "count sessions")
 	}

@@ -64,18 +64,17 @@ func (t *tx) PendingAsks(ctx context.Context, q askd.PendingQuery) ([]*askd.Ask,
 
 // Sessions returns the sessions that have asks, by agent then name (by
 // bytes: SQLite's BINARY collation), with their counts; at most q.Limit
-// when it is above 0, after q.After.
+// when it is above 0, after q.After; with q.Routes, of the asks it matches.
 func (t *tx) Sessions(ctx context.Context, q askd.SessionQuery) ([]*askd.SessionInfo, error) {
-	var (
-		b    strings.Builder
-		args []any
-	)
-	b.WriteString("SELECT agent, session, SUM(status = 'pending'), COUNT(*), MAX(created_at) FROM asks")
+	var b strings.Builder
+	where, args := askWhere(askd.AskFilter{Routes: q.Routes})
 	if q.After != nil {
 		// agent >= ? bounds the index range; the rest steps past the key.
-		b.WriteString(" WHERE agent >= ? AND (agent > ? OR session > ?)")
+		where = and(where, "agent >= ? AND (agent > ? OR session > ?)")
 		args = append(args, q.After.Agent, q.After.Agent, q.After.Name)
 	}
+	b.WriteString("SELECT agent, session, SUM(status = 'pending'), COUNT(*), MAX(created_at) FROM asks")
+	b.WriteString(where)
 	b.WriteString(" GROUP BY agent, session ORDER BY agent, session")
 	if q.Limit > 0 {
 		b.WriteString(" LIMIT ?")
@@ -95,10 +94,12 @@ func (t *tx) Sessions(ctx context.Context, q askd.SessionQuery) ([]*askd.Session
 	})
 }
 
-// CountSessionsWithAsks counts the sessions that have asks.
-func (t *tx) CountSessionsWithAsks(ctx context.Context) (int, error) {
+// CountSessionsWithAsks counts the sessions that have asks (with routes,
+// asks it matches).
+func (t *tx) CountSessionsWithAsks(ctx context.Context, routes []string) (int, error) {
+	where, args := askWhere(askd.AskFilter{Routes: routes})
 	var n int
-	if err := t.tx.QueryRowContext(ctx, "SELECT COUNT(*) FROM (SELECT 1 FROM asks GROUP BY agent, session)").Scan(&n); err != nil {
+	if err := t.tx.QueryRowContext(ctx, "SELECT COUNT(*) FROM (SELECT 1 FROM asks"+where+" GROUP BY agent, session)", args...).Scan(&n); err != nil {
 		return 0, fmt.Errorf("count sessions: %w", err)
 	}
 	return n, nil

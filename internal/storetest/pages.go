@@ -207,7 +207,7 @@ func testSessionsPaged(t *testing.T, s askd.Store) {
 		if all, err = tx.Sessions.Sessions(ctx, askd.SessionQuery{}); err != nil {
 			return err
 		}
-		n, err = tx.Sessions.CountSessionsWithAsks(ctx)
+		n, err = tx.Sessions.CountSessionsWithAsks(ctx, nil)
 		return err
 	})
 	want := []string{"agent-1/B", "agent-1/a1", "agent-1/a_1", "agent-1/b", "agent-1/c", "agent-2/Z", "agent-2/a"}

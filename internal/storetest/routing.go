@@ -1,6 +1,7 @@
 package storetest
 
 import (
+	"fmt"
 	"slices"
 	"testing"
 	"time"
@@ -133,6 +134,72 @@ func testPendingRoutes(t *testing.T, s askd.Store) {
 			if !slices.Equal(got, tt.want) {
 				t.Errorf("PendingAsks(routes %q) = %q, want %q", tt.query.Routes, got, tt.want)
 			}
+		})
+	}
+}
+
+// testSessionRoutes: Sessions and CountSessionsWithAsks with Routes list
+// the sessions that have asks Routes matches, counting only those asks,
+// and page over them as over every session.
+func testSessionRoutes(t *testing.T, s askd.Store) {
+	ctx := t.Context()
+	routeFixture(t, s)
+	// s1: mine, team; s2: nobody's (other is bob's); s3: escalated,
+	// teamLater (settled; opsDone is team:ops'); s4: named (a person).
+	counted := func(ss []*askd.SessionInfo) []string {
+		out := make([]string, len(ss))
+		for i, si := range ss {
+			out[i] = fmt.Sprintf("%s/%s %d/%d", si.Agent, si.Name, si.Pending, si.Total)
+		}
+		return out
+	}
+	tests := []struct {
+		name   string
+		routes []string
+		want   []string
+	}{
+		{"a person's mine", aliceMine, []string{"agent-1/s1 2/2", "agent-1/s2 1/1", "agent-1/s3 1/2"}},
+		{"a team", []string{"team:ops"}, []string{"agent-1/s3 1/2"}},
+		{"a person named as the team", []string{"platform"}, []string{"agent-1/s4 1/1"}},
+		{"an empty list", []string{}, []string{}},
+		{"nil: every ask", nil, []string{"agent-1/s1 2/2", "agent-1/s2 2/2", "agent-1/s3 1/3", "agent-1/s4 1/1"}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			view(t, s, func(tx askd.Tx) error {
+				all, err := tx.Sessions.Sessions(ctx, askd.SessionQuery{Routes: tt.routes})
+				if err != nil {
+					return err
+				}
+				if got := counted(all); !slices.Equal(got, tt.want) {
+					t.Errorf("Sessions(routes %q) = %q, want %q", tt.routes, got, tt.want)
+				}
+				n, err := tx.Sessions.CountSessionsWithAsks(ctx, tt.routes)
+				if err != nil {
+					return err
+				}
+				if n != len(tt.want) {
+					t.Errorf("CountSessionsWithAsks(%q) = %d, want %d", tt.routes, n, len(tt.want))
+				}
+				// Paged one at a time, the same sessions and counts.
+				var paged []*askd.SessionInfo
+				var after *askd.SessionKey
+				for range 10 {
+					page, err := tx.Sessions.Sessions(ctx, askd.SessionQuery{Routes: tt.routes, After: after, Limit: 1})
+					if err != nil {
+						return err
+					}
+					if len(page) == 0 {
+						break
+					}
+					paged = append(paged, page...)
+					after = &askd.SessionKey{Agent: page[0].Agent, Name: page[0].Name}
+				}
+				if got := counted(paged); !slices.Equal(got, tt.want) {
+					t.Errorf("Sessions(routes %q) by pages of one = %q, want %q", tt.routes, got, tt.want)
+				}
+				return nil
+			})
 		})
 	}
 }

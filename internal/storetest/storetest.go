@@ -93,6 +93,7 @@ func Run(t *testing.T, open func(t *testing.T) askd.Store) {
 		{"NotifySettings", testNotifySettings},
 		{"Routes", testRoutes},
 		{"PendingRoutes", testPendingRoutes},
+		{"SessionRoutes", testSessionRoutes},
 		{"EscalateDue", testEscalateDue},
 		{"RolledBackUpdate", testRolledBackUpdate},
 		{"PanicInUpdate", testPanicInUpdate},

@@ -66,5 +66,5 @@ func checkDialled(allow askd.WebhookAllow, address string) error {
 type refusedError struct{ addr, why string }
 
 func (e *refusedError) Error() string {
-	return fmt.Sprintf("refused to connect to %s: %s address; agents' webhooks never reach it unless the operator allows it (askd serve --webhook-allow HOST|CIDR)", e.addr, e.why)
+	return fmt.Sprintf("refused to connect to %s: %s address; agents' and people's webhooks never reach it unless the operator allows it (askd serve --webhook-allow HOST|CIDR)", e.addr, e.why)
 }

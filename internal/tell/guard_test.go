@@ -318,12 +318,68 @@ func TestWebhookGuardedWhenDialled(t *testing.T) {
 				return
 			}
 			testserver.Eventually(t, "the refusal", func() bool { return count(history(t, srv, a.ID), askd.ActionTellFail) == 1 })
-			const rule = "refused to connect to 127.0.0.1: loopback address; agents' webhooks never reach it unless the operator allows it"
+			const rule = "refused to connect to 127.0.0.1: loopback address; agents' and people's webhooks never reach it unless the operator allows it"
 			if d := delivery(t, srv, a.ID); d.Status != askd.DeliveryFailed || d.Attempts != 1 || !strings.Contains(d.LastError, rule) {
 				t.Errorf("delivery %+v, want failed at once saying %q", d, rule)
 			}
 			if n := len(rcv.got()); n != 0 {
 				t.Errorf("the receiver on 127.0.0.1 got %d requests", n)
+			}
+		})
+	}
+}
+
+// TestPersonNotifyGuardedWhenDialled: a person's own ntfy topic and
+// webhook (PUT /api/me/notify) are held to the guard of agents' webhooks
+// (SPEC §10): a public-looking name that resolves to 127.0.0.1 passes when
+// set, and is refused when dialled, unless the operator allows it.
+func TestPersonNotifyGuardedWhenDialled(t *testing.T) {
+	resolver := resolveToLoopback(t)
+	tests := []struct {
+		name      string
+		allow     askd.WebhookAllow
+		delivered bool
+	}{
+		{"refused", askd.WebhookAllow{}, false},
+		{"allowed by CIDR", loopback, true},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			srv := startResolving(t, app.Config{TellAttempts: 3, WebhookAllow: tt.allow}, resolver)
+			rcv := newReceiver(t, nil)
+			base := fmt.Sprintf("http://notify.public-example.com:%d", rcv.Listener.Addr().(*net.TCPAddr).Port)
+			n := askd.PersonNotify{Ntfy: base + "/topic", Webhook: base + "/hook"}
+			if _, err := srv.Human().SetMyNotify(t.Context(), n); err != nil {
+				t.Fatalf("set: %v (a public-looking name passes when set)", err)
+			}
+			a := askDecision(t, srv.Agent("s1"), "Which day?")
+			for _, typ := range []askd.ChannelType{askd.NotifyNtfy, askd.NotifyWebhook} {
+				key := askd.PersonNotifyKey(a, srv.HumanName, typ)
+				var d *askd.Delivery
+				testserver.Eventually(t, key+" finished", func() bool {
+					err := srv.Store.View(t.Context(), func(tx askd.Tx) (err error) {
+						d, err = tx.Deliveries.Delivery(t.Context(), key)
+						return err
+					})
+					if err != nil {
+						t.Fatal(err)
+					}
+					return d.Status != askd.DeliveryPending
+				})
+				const rule = "refused to connect to 127.0.0.1: loopback address; agents' and people's webhooks never reach it"
+				switch {
+				case tt.delivered && d.Status != askd.DeliverySent:
+					t.Errorf("%s: %+v, want sent", key, d)
+				case !tt.delivered && (d.Status != askd.DeliveryFailed || d.Attempts != 1 || !strings.Contains(d.LastError, rule)):
+					t.Errorf("%s: %+v, want failed at once saying %q", key, d, rule)
+				}
+			}
+			want := 0
+			if tt.delivered {
+				want = 2
+			}
+			if n := len(rcv.got()); n != want {
+				t.Errorf("the receiver on 127.0.0.1 got %d requests, want %d", n, want)
 			}
 		})
 	}

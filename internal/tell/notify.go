@@ -78,7 +78,7 @@ func (w *Worker) notify(ctx context.Context, cl *app.Claimed) error {
 		if err != nil {
 			return err
 		}
-		return w.post(ctx, w.http, d.Channel.URL, body, func(h http.Header) {
+		return w.post(ctx, w.notifier(d.Channel), d.Channel.URL, body, func(h http.Header) {
 			h.Set("Content-Type", "application/json")
 			h.Set(HeaderIdempotencyKey, d.Key)
 		})
@@ -90,6 +90,17 @@ func (w *Worker) notify(ctx context.Context, cl *app.Claimed) error {
 		return w.notifyPush(ctx, a, d.Channel.As)
 	}
 	return &failure{msg: fmt.Sprintf("notifier type %q cannot be sent by this askd", d.Channel.Type), permanent: true}
+}
+
+// notifier is the client that sends a notification through ch: a person's
+// own ntfy topic or webhook (ch.As set, PUT /api/me/notify) is held to the
+// destination guard as an agent's webhook is (SPEC §10); the operator's
+// --notify-* are not.
+func (w *Worker) notifier(ch askd.Channel) *http.Client {
+	if ch.As != "" {
+		return w.guarded
+	}
+	return w.http
 }
 
 // notifyNtfy publishes a to an ntfy topic: the text as the message, the
@@ -114,7 +125,7 @@ func (w *Worker) notifyNtfy(ctx context.Context, d *askd.Delivery, a *askd.Ask) 
 	if err != nil {
 		return err
 	}
-	return w.post(ctx, w.http, d.Channel.URL, []byte(text), func(h http.Header) {
+	return w.post(ctx, w.notifier(d.Channel), d.Channel.URL, []byte(text), func(h http.Header) {
 		h.Set("Content-Type", "text/plain; charset=utf-8")
 		h.Set("Title", ntfyHeader(shownLine(headline(a))))
 		h.Set("Click", w.link(a.ID))

@@ -61,7 +61,8 @@ type Worker struct {
 	opts Options
 	log  *slog.Logger
 	// http sends what the operator configured (notifiers, the --tell
-	// default's webhook); guarded sends agents' webhooks.
+	// default's webhook); guarded sends agents' webhooks and people's own
+	// notifications.
 	http, guarded *http.Client
 	lease         time.Duration
 
