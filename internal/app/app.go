@@ -96,6 +96,9 @@ type Service struct {
 	feed    *feed
 	Metrics *Metrics
 	tokens  tokenCache
+	// notifyKept is people's notification settings, read once per tokenTTL
+	// rather than with every new ask (notifypeople.go).
+	notifyKept keptNotify
 	// browsers remembers browser sessions by their id's hash (signin.go).
 	browsers tokenCache
 	live     liveTokens // tokens held by open streams and waits

@@ -95,7 +95,9 @@ func (s *Service) Create(ctx context.Context, c askd.Caller, in *askd.AskInput, 
 	if replaced != nil {
 		s.Metrics.settled(replaced)
 	}
-	s.kickDeliveries() // its notifications: people's own channels, or the server's notifiers
+	if len(s.cfg.Notifiers) > 0 || s.notifyKept.some() {
+		s.kickDeliveries() // its notifications: people's own channels, or the server's notifiers
+	}
 	return out, nil
 }
 

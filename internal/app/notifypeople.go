@@ -3,6 +3,7 @@ package app
 import (
 	"context"
 	"slices"
+	"sync"
 	"time"
 
 	"github.com/askd-dev/askd"
@@ -110,10 +111,55 @@ func routedPeople(ctx context.Context, tx askd.Tx, route string) ([]string, erro
 	return []string{route}, nil
 }
 
+// keptNotify is everyone's notification settings as last read, until
+// until: a new ask notifies by them without reading them. A change made on
+// this process is seen at once (forget); one made on another process, or
+// on the database, within tokenTTL, as a role change is.
+type keptNotify struct {
+	mu    sync.Mutex
+	all   []*askd.PersonNotify
+	until time.Time
+}
+
+// some reports whether anyone had a channel of their own when last read:
+// only then may a new ask have written a delivery without the server's
+// notifiers, for the worker to be woken for.
+func (k *keptNotify) some() bool {
+	k.mu.Lock()
+	defer k.mu.Unlock()
+	return len(k.all) > 0
+}
+
+func (k *keptNotify) forget() {
+	k.mu.Lock()
+	defer k.mu.Unlock()
+	k.until = time.Time{}
+}
+
+// notifyAll is every person's notification settings, kept for tokenTTL.
+func (s *Service) notifyAll(ctx context.Context, tx askd.Tx) ([]*askd.PersonNotify, error) {
+	now := time.Now()
+	s.notifyKept.mu.Lock()
+	if now.Before(s.notifyKept.until) {
+		all := s.notifyKept.all
+		s.notifyKept.mu.Unlock()
+		return all, nil
+	}
+	s.notifyKept.mu.Unlock()
+	all, err := tx.Teams.NotifyAll(ctx)
+	if err != nil {
+		return nil, err
+	}
+	s.notifyKept.mu.Lock()
+	s.notifyKept.all, s.notifyKept.until = all, now.Add(tokenTTL)
+	s.notifyKept.mu.Unlock()
+	return all, nil
+}
+
 // peopleChannels are the own channels (ntfy, webhook) of people (nil:
 // everyone's), each as its person.
 func (s *Service) peopleChannels(ctx context.Context, tx askd.Tx, people []string) ([]keyedChannel, error) {
-	all, err := tx.Teams.NotifyAll(ctx)
+	all, err := s.notifyAll(ctx, tx)
 	if err != nil {
 		return nil, err
 	}

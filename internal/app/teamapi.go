@@ -102,5 +102,6 @@ func (s *Service) SetMyNotify(ctx context.Context, c askd.Caller, n askd.PersonN
 	if err := s.store.Update(ctx, func(tx askd.Tx) error { return tx.Teams.SetNotify(ctx, &n) }); err != nil {
 		return nil, err
 	}
+	s.notifyKept.forget()
 	return &n, nil
 }
