@@ -91,6 +91,8 @@ func (s *Server) routes() {
 	m.HandleFunc("POST /api/asks", s.authed(askd.RoleAgent, s.createAsk))
 	m.HandleFunc("POST /api/asks/{id}/answer", s.authed(askd.RoleHuman, s.answerAsk))
 	m.HandleFunc("POST /api/asks/{id}/snooze", s.authed(askd.RoleHuman, s.snoozeAsk))
+	m.HandleFunc("POST /api/asks/{id}/claim", s.authed(askd.RoleHuman, s.claimAsk))
+	m.HandleFunc("DELETE /api/asks/{id}/claim", s.authed(askd.RoleHuman, s.releaseAsk))
 	m.HandleFunc("GET /api/sessions", s.authed(askd.RoleHuman, s.listSessions))
 	m.HandleFunc("GET /api/history", s.authed(askd.RoleHuman, s.searchHistory))
 	m.HandleFunc("PUT /api/sessions/{name}/channel", s.authed(askd.RoleAgent, s.setChannel))
@@ -165,6 +167,8 @@ func (s *Server) me(w http.ResponseWriter, r *http.Request, c askd.Caller) error
 	out := map[string]any{"name": c.Name, "role": c.Role}
 	if c.Role == askd.RoleAgent {
 		out["session"] = c.Session
+	} else {
+		out["access"] = c.Access // what the person may do (SPEC §10)
 	}
 	writeJSON(w, http.StatusOK, out)
 	return nil
