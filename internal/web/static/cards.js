@@ -3,7 +3,7 @@
 // textContent, or attribute values that are never URLs or handlers); the
 // exceptions are option previews and details, which the server rendered from
 // Markdown and sanitized (no links, no images, no scripts).
-import { h, add, keyHint, rel, countdown, MOD } from './dom.js';
+import { h, add, keyHint, optionText, rel, countdown, MOD } from './dom.js';
 import { approvalBody } from './approval.js';
 import { formBody, formWhat } from './form.js';
 import { errorText } from './api.js';
@@ -97,12 +97,6 @@ function detailsBox(st) {
     more.textContent = open ? 'Show all' : 'Show less';
   } }, 'Show all');
   return h('div', null, box, more);
-}
-
-function optionText(o, extra) {
-  return h('span', { class: 'opt-text' },
-    h('span', { class: 'opt-label' }, o.label, extra),
-    o.description ? h('span', { class: 'opt-desc' }, o.description) : null);
 }
 
 // buildCard returns the card element of a pending ask. ctx gives it the API
