@@ -107,8 +107,11 @@ export function diffView(a, b) {
 export function approvalBody(st) {
   const a = st.ask;
   const path = `/api/asks/${a.id}/answer`;
-  const allowRule = ruleChoice(a, 'allow');
-  const denyRule = ruleChoice(a, 'deny');
+  // An approver makes rules only from asks routed to them, a team of
+  // theirs or nobody (ctx.mayRule).
+  const rules = st.ctx.mayRule(a);
+  const allowRule = rules ? ruleChoice(a, 'allow') : null;
+  const denyRule = rules ? ruleChoice(a, 'deny') : null;
   // decide answers the ask and then, when one is ticked, makes the rule.
   const decide = (body, choice) => {
     const rule = choice && choice.value();
