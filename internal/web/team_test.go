@@ -195,7 +195,7 @@ func TestClaimShowsLive(t *testing.T) {
 	carol := newTab(t, srv)
 	carol.signIn("carol", "/")
 	for _, p := range []*tab{alice, bob, carol} {
-		p.waitFor(fmt.Sprintf(`document.querySelector('%s .claim-row button.claim') !== null`, card(a.ID)))
+		p.waitFor(fmt.Sprintf(`document.querySelector('%s button.claim:not([hidden])') !== null`, card(a.ID)))
 	}
 
 	bob.do(chromedp.Click(button(a.ID, "Take it")))
@@ -209,7 +209,7 @@ func TestClaimShowsLive(t *testing.T) {
 	// An admin lets anyone's claim go.
 	alice.do(chromedp.Click(button(a.ID, "Let go")))
 	for _, p := range []*tab{alice, bob, carol} {
-		p.waitFor(fmt.Sprintf(`document.querySelector('%s .claim-row button.claim') !== null && !%s.includes('on it')`, card(a.ID), claimLine(a.ID)))
+		p.waitFor(fmt.Sprintf(`document.querySelector('%s button.claim:not([hidden])') !== null && !%s.includes('on it')`, card(a.ID), claimLine(a.ID)))
 	}
 	// Carol takes it now; answering ends the claim, and the card goes.
 	carol.do(chromedp.Click(button(a.ID, "Take it")))
@@ -236,13 +236,13 @@ func TestClaimRaceShowsTheWinner(t *testing.T) {
 		t.Fatal(err)
 	}
 	bob.signIn("bob", "/")
-	bob.waitFor(fmt.Sprintf(`document.querySelector('%s .claim-row button.claim') !== null`, card(a.ID)))
+	bob.waitFor(fmt.Sprintf(`document.querySelector('%s button.claim:not([hidden])') !== null`, card(a.ID)))
 	if _, err := srv.App.Claim(context.Background(), carol, a.ID); err != nil {
 		t.Fatal(err)
 	}
 	bob.do(chromedp.Click(button(a.ID, "Take it")))
 	bob.waitFor(claimLine(a.ID) + ` === 'carol is on itcarol took it first'`)
-	if !eval[bool](bob, fmt.Sprintf(`document.querySelector('%s .claim-row button') === null`, card(a.ID))) {
+	if !eval[bool](bob, fmt.Sprintf(`document.querySelector('%[1]s button.claim:not([hidden]), %[1]s button.release') === null`, card(a.ID))) {
 		t.Error("bob's card still offers to take or let go carol's claim")
 	}
 	if got, _ := srv.Human().Show(context.Background(), a.ID); got.ClaimedBy != "carol" {
@@ -362,13 +362,16 @@ func TestViewerPageHasNoAnswerControls(t *testing.T) {
 			if line := bob.text(sel + " .claim-row"); line != "alice is on it" {
 				t.Errorf("the claimed card says %q to bob", line)
 			}
+			if eval[bool](bob, fmt.Sprintf(`document.querySelector('%s button.claim:not([hidden]), %s button.release') !== null`, sel, sel)) {
+				t.Error("bob is offered to take or let go alice's claim")
+			}
 		} else {
 			want = append(want, ".claim")
 		}
 		for _, w := range want { // a class, or the words of a button
-			js := fmt.Sprintf(`[...document.querySelectorAll('%s button')].some(b => b.textContent === %q)`, sel, w)
+			js := fmt.Sprintf(`[...document.querySelectorAll('%s button:not([hidden])')].some(b => b.textContent === %q)`, sel, w)
 			if strings.HasPrefix(w, ".") {
-				js = fmt.Sprintf(`document.querySelector('%s button%s') !== null`, sel, w)
+				js = fmt.Sprintf(`document.querySelector('%s button%s:not([hidden])') !== null`, sel, w)
 			}
 			if !eval[bool](bob, js) {
 				t.Errorf("an approver's card of %s lacks %s", a.Session, w)

@@ -222,7 +222,7 @@ function notice(st, text) {
   st.body.disabled = true;
   st.card.classList.add('settled');
   st.card.classList.remove('due');
-  for (const el of st.card.querySelectorAll('.countdown, .form-wait, .claim-row button')) el.remove();
+  for (const el of st.card.querySelectorAll('.countdown, .form-wait, .claim-row button, button.claim')) el.remove();
   st.banner.replaceChildren(
     h('span', { class: 'banner-text' }, text),
     h('button', { class: 'secondary small', type: 'button', onclick: () => st.ctx.release(st.ask.id) }, 'OK'),
@@ -460,8 +460,9 @@ function tomorrowMorning() {
   return d.toISOString();
 }
 
-// footer holds what every card offers: snoozing, and Close…, which closes
-// the ask without an answer, with an optional reply the agent is told.
+// footer holds what every card offers: Take it (claim.js) while nobody is
+// on the ask, snoozing, and Close…, which closes the ask without an answer,
+// with an optional reply the agent is told.
 function footer(st) {
   const a = st.ask;
   const reply = h('input', { class: 'reply', type: 'text', maxlength: '4000', placeholder: 'Reply to the agent (optional)', 'aria-label': 'Reply to the agent on closing' });
@@ -491,6 +492,7 @@ function footer(st) {
   };
   return h('div', { class: 'card-foot' },
     h('div', { class: 'row foot-actions' },
+      st.take,
       h('button', { class: 'link small', type: 'button', onclick: () => st.send('POST', `/api/asks/${a.id}/snooze`, { for: '1h' }) }, 'Snooze 1 h'),
       h('button', { class: 'link small', type: 'button', onclick: () => st.send('POST', `/api/asks/${a.id}/snooze`, { until: tomorrowMorning() }) }, 'Until tomorrow'),
       toggle),

@@ -1,14 +1,17 @@
 // claim.js is a card's line of whom its ask is for and who is on it (SPEC
-// §10): "for team:platform · escalated to carol · bob is on it", with Take
-// it (POST /api/asks/{id}/claim) for approvers and admins while nobody is,
-// and Let go (DELETE) for the claimer and admins. A claim tells everyone
-// who is looking; it stops no one from answering (the first answer wins).
+// §10): "for team:platform · escalated to carol · bob is on it", with Let go
+// (DELETE /api/asks/{id}/claim) for the claimer and admins; and, among the
+// card's other actions below, Take it (POST) for approvers and admins while
+// nobody is on it. A claim tells everyone who is looking; it stops no one
+// from answering (the first answer wins).
 import { h, stamp } from './dom.js';
 import { errorText } from './api.js';
 
-// claimRow is the line's element, filled by showClaim.
+// claimRow makes the line's element (st.claimRow) and Take it (st.take,
+// for the card's footer), which showClaim fills and shows.
 export function claimRow(st) {
   st.claimRow = h('div', { class: 'claim-row', hidden: true });
+  st.take = h('button', { class: 'link small claim', type: 'button', hidden: true, title: 'Say you are on it: everyone sees it', onclick: () => claim(st, st.take, 'POST') }, 'Take it');
   st.lostTo = ''; // who took the ask first when this person's Take it lost
   return st.claimRow;
 }
@@ -37,20 +40,20 @@ export function showClaim(st, a) {
       a.claimed_by === me ? 'You’re on it' : `${a.claimed_by} is on it`));
   }
   if (lost) says.push(h('span', { class: 'claim-lost', role: 'status' }, `${a.claimed_by} took it first`));
-  const button = action === 'take'
-    ? h('button', { class: 'secondary small claim', type: 'button', title: 'Say you are on it: everyone sees it', onclick: () => claim(st, 'POST') }, 'Take it')
-    : action === 'release'
-      ? h('button', { class: 'link small release', type: 'button', onclick: () => claim(st, 'DELETE') }, 'Let go')
-      : null;
-  st.claimRow.replaceChildren(h('span', { class: 'claim-says' }, says), button || '');
-  st.claimRow.hidden = says.length === 0 && !button;
+  let letGo = null;
+  if (action === 'release') {
+    letGo = h('button', { class: 'link small release', type: 'button', onclick: () => claim(st, letGo, 'DELETE') }, 'Let go');
+  }
+  st.take.hidden = action !== 'take';
+  st.claimRow.replaceChildren(h('span', { class: 'claim-says' }, says), letGo || '');
+  st.claimRow.hidden = says.length === 0 && !letGo;
 }
 
-// claim takes the ask (POST) or lets it go (DELETE). When someone else took
-// it first (409 with the ask still pending), the line says who.
-async function claim(st, method) {
-  const button = st.claimRow.querySelector('button');
-  if (!button || button.disabled) return;
+// claim takes the ask (POST) or lets it go (DELETE), from button. When
+// someone else took it first (409 with the ask still pending), the line
+// says who.
+async function claim(st, button, method) {
+  if (button.disabled) return;
   button.disabled = true;
   st.err.hidden = true;
   const res = await st.ctx.api(method, `/api/asks/${st.ask.id}/claim`, method === 'POST' ? {} : undefined);
