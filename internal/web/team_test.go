@@ -219,6 +219,16 @@ func TestClaimShowsLive(t *testing.T) {
 	if got, _ := srv.Human().Show(context.Background(), a.ID); got.SettledBy != "bob" || got.ClaimedBy != "" {
 		t.Errorf("settled by %q, claimed by %q; want bob's answer and no claim", got.SettledBy, got.ClaimedBy)
 	}
+	// The record says who took it and who let it go.
+	rec := fmt.Sprintf(`#recent .recent-item[data-id="%d"]`, a.ID)
+	carol.waitFor(fmt.Sprintf(`document.querySelector('%s details.record') !== null`, rec))
+	eval[bool](carol, fmt.Sprintf(`document.querySelector('%s details.record').open = true`, rec))
+	carol.waitFor(fmt.Sprintf(`document.querySelector('%s .timeline li') !== null`, rec))
+	events := eval[[]string](carol, fmt.Sprintf(`[...document.querySelectorAll('%s .timeline li .ev')].map(e => e.textContent)`, rec))
+	want := []string{"Asked by agent-1", "Taken by bob", "Let go by alice", "Taken by carol", "Answered by bob"}
+	if fmt.Sprint(events) != fmt.Sprint(want) {
+		t.Errorf("the record's events\n%q\nwant\n%q", events, want)
+	}
 }
 
 // Two people take the same ask at once: one wins at the server, and the
