@@ -132,11 +132,13 @@ function upsert(a, src = '') {
 // is counted from when it is known pending: by the server's count it came
 // with, or, when it is new (or newly escalated into Mine), by one more.
 // Whether an ask is Mine may not be known yet: then the server's counts are
-// read again soon, and the server is asked.
+// read again soon, and, while the ask is pending, the server is asked (a
+// settled one is no card, and was never counted as Mine by the page).
 function tally(box, a, old, src) {
   const holds = box.holds(a);
   if (holds === null) {
     if (src && src !== 'page') { box.touched.add(keyOf(a)); refreshSoon(); }
+    if (a.status !== 'pending') return;
     mineOfServer(a).then(mine => {
       const cur = S.asks.get(a.id);
       if (mine && cur.status === 'pending') { box.live.add(cur.id); noteSession(box, cur); }
@@ -353,10 +355,10 @@ function render() {
   }
   for (const [id, why] of S.toNotify) {
     const a = S.asks.get(id);
-    const mine = a ? mineOf(a) : false;
+    const mine = a && a.status === 'pending' ? mineOf(a) : false;
     if (mine === null) continue; // raised once the page knows
     S.toNotify.delete(id);
-    if (mine && a.status === 'pending') notify(a, why);
+    if (mine) notify(a, why);
   }
 }
 
