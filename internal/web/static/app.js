@@ -12,8 +12,9 @@ import { buildCard, refreshCard, showSettled, summary, answerWithRule } from './
 import { settledRow, setupHistory, openHistory, historySettled, FILTERS } from './history.js';
 import { openRules } from './rules.js';
 import { openSettings } from './settings.js';
-import { setMe, mineOf, listedMine, mineOfServer } from './mine.js';
-import { renderSessions, sessionOrder } from './sessions.js';
+import { setMe, mineOf, listedMine } from './mine.js';
+import { Inboxes } from './inboxes.js';
+import { renderSessions } from './sessions.js';
 import { follow, notify, setupNotifications } from './stream.js';
 import { setupKeys } from './keys.js';
 
@@ -63,26 +64,6 @@ function urlFor(view, scope, filters) {
   return s ? `?${s}` : location.pathname;
 }
 
-// inbox is what the page keeps of Mine or of All: its lists, counts and
-// sessions, as the server pages and counts them (with mine=true for Mine).
-const inbox = mine => ({
-  mine,
-  q: mine ? '&mine=true' : '',
-  lists: new Map(),     // scope ('' all sessions) → pager of its pending asks, urgent first
-  counts: new Map(),    // scope → pending asks as the server counts them, kept by events
-  live: new Set(),      // ids of the asks those counts hold as pending
-  touched: new Set(),   // sessions whose counts events changed since the last refresh
-  sess: null,           // pager of the sessions
-  sessions: new Map(),  // key → {agent, name}: the sessions listed so far
-  // holds reports whether ask a belongs: true, false, or null while the
-  // page cannot tell whether it is Mine.
-  holds: mine ? mineOf : () => true,
-});
-
-// The person's choice of Mine or All, kept in the browser.
-const WHOSE = 'askd-inbox-whose';
-const storedWhose = () => { try { return localStorage.getItem(WHOSE); } catch { return null; } };
-
 const url = readURL(location.search);
 const S = {
   asks: new Map(),      // id → ask, the newest state seen
@@ -93,14 +74,20 @@ const S = {
   selected: url.scope,
   filters: url.filters,
   me: null,             // the person: {name, access} (GET /api/me)
-  inboxes: { mine: inbox(true), all: inbox(false) },
-  whose: storedWhose() === 'all' ? 'all' : 'mine',
   recents: new Map(),   // scope → Promise of its Recent's first load (Recent is everyone's)
   toNotify: new Map(),  // id → why: asks to raise a notification for, if still pending and Mine when rendered
   quickFirst: true,
 };
-const here = () => S.inboxes[S.whose];
-const boxes = () => [S.inboxes.mine, S.inboxes.all];
+// Mine and All: what the page knows of each, and which is shown.
+const inboxes = new Inboxes({
+  asks: S.asks,
+  keyOf,
+  key,
+  scope: k => (k ? `&${scopeQuery(k)}` : ''),
+  selected: () => S.selected,
+  changed: () => schedule(),
+});
+const here = () => inboxes.shown;
 
 // The actions after which an event's ask is newly settled.
 const SETTLING = new Set(['answered', 'dismissed', 'timed_out', 'withdrawn', 'replaced']);
@@ -114,7 +101,7 @@ function upsert(a, src = '') {
   const old = S.asks.get(a.id);
   if (old && micros(old.updated_at) > micros(a.updated_at)) return;
   S.asks.set(a.id, a);
-  for (const box of boxes()) tally(box, a, old, src);
+  inboxes.tally(a, old, src);
   if (old && old.status === 'pending' && a.status !== 'pending') {
     const card = S.cards.get(a.id);
     // Someone else settled an ask this person was working on: keep the card
@@ -125,87 +112,6 @@ function upsert(a, src = '') {
     }
   }
   if (src === 'settled') historySettled(a);
-  schedule();
-}
-
-// tally keeps box's pending counts as a changes (from old, by src). An ask
-// is counted from when it is known pending: by the server's count it came
-// with, or, when it is new (or newly escalated into Mine), by one more.
-// Whether an ask is Mine may not be known yet: then the server's counts are
-// read again soon, and, while the ask is pending, the server is asked (a
-// settled one is no card, and was never counted as Mine by the page).
-function tally(box, a, old, src) {
-  const holds = box.holds(a);
-  if (holds === null) {
-    if (src && src !== 'page') { box.touched.add(keyOf(a)); refreshSoon(); }
-    if (a.status !== 'pending') return;
-    mineOfServer(a).then(mine => {
-      const cur = S.asks.get(a.id);
-      if (mine && cur.status === 'pending') { box.live.add(cur.id); noteSession(box, cur); }
-      schedule();
-    });
-    return;
-  }
-  if (holds) noteSession(box, a);
-  if (a.status === 'pending' && holds) {
-    if (!box.live.has(a.id) && !(old && old.status !== 'pending')) {
-      box.live.add(a.id);
-      if ((src === 'created' && !old) || (src === 'escalated' && box.mine)) bump(box, a, 1);
-    }
-  } else if (box.live.delete(a.id) || (!old && src === 'settled' && holds)) {
-    bump(box, a, -1); // it was pending, counted by the server or by us
-  }
-}
-
-// noteSession lists a's session in box when it belongs in the part of the
-// session list loaded so far (a later page brings the others).
-function noteSession(box, a) {
-  const k = keyOf(a);
-  const sess = box.sess;
-  if (box.sessions.has(k) || !sess || !sess.loaded) return;
-  if (sess.done || sessionOrder(k, sess.last) <= 0) box.sessions.set(k, { agent: a.agent, name: a.session });
-}
-
-// bump changes box's pending counts of a's session and of all sessions by
-// d, at once, and has the server's counts read again soon: those are the
-// truth, these only keep up meanwhile.
-function bump(box, a, d) {
-  const k = keyOf(a);
-  if (!box.counts.has(k) && box.sessions.has(k) && d > 0) box.counts.set(k, 0); // a new session
-  for (const c of ['', k]) if (box.counts.has(c)) box.counts.set(c, box.counts.get(c) + d);
-  box.touched.add(k);
-  refreshSoon();
-}
-
-// countOf asks the server how many asks of box's scope k are pending.
-async function countOf(box, k) {
-  const r = await api('GET', `/api/asks?status=pending&limit=1&cursor=${box.q}${k ? `&${scopeQuery(k)}` : ''}`);
-  if (r.ok && r.total != null) box.counts.set(k, r.total);
-}
-
-let refreshTimer = 0;
-let refreshing = false;
-function refreshSoon() {
-  if (!refreshTimer) refreshTimer = setTimeout(refreshCounts, 500);
-}
-// refreshCounts reads again the counts events changed: of all sessions and
-// of the chosen one, of Mine and of All; and of up to 8 other sessions in
-// the inbox shown (the other's wait until it is shown).
-async function refreshCounts() {
-  refreshTimer = 0;
-  if (refreshing) { refreshSoon(); return; }
-  refreshing = true;
-  const reads = [];
-  for (const box of boxes()) {
-    const keys = new Set(['', S.selected]);
-    if (box === here()) {
-      for (const k of [...box.touched].slice(0, 8)) keys.add(k);
-      box.touched.clear();
-    }
-    for (const k of keys) reads.push(countOf(box, k));
-  }
-  await Promise.all(reads);
-  refreshing = false;
   schedule();
 }
 
@@ -321,7 +227,7 @@ function pendingList(box, k) {
 // loaded is known of Mine.
 const within = (a, l) => l && l.loaded && (l.done || (l.last && urgency(a, l.last) <= 0));
 const loadedIn = (box, a) => within(a, box.lists.get(S.selected)) || (S.selected !== '' && within(a, box.lists.get('')));
-const shown = a => (here().mine ? isMine(a) && (loadedIn(here(), a) || loadedIn(S.inboxes.all, a)) : loadedIn(here(), a));
+const shown = a => (here().mine ? isMine(a) && (loadedIn(here(), a) || loadedIn(inboxes.all, a)) : loadedIn(here(), a));
 
 // afterPaint calls fn once the next frame has been painted (or soon, in a
 // hidden tab, which paints none).
@@ -337,20 +243,20 @@ let building = false; // the last render left cards to build
 function render() {
   if (!S.me) return; // cards are built for the person's role
   renderNav();
-  const count = counter(clock.now());
+  const count = inboxes.counter(clock.now());
   if (S.view === '') renderInbox(count);
   const box = here();
   renderSessions({ sessions: box.sessions, selected: S.selected, sess: box.sess },
     { count: k => count(box, k), select, more: moreSessions, hrefFor: k => urlFor(S.view, k, null) });
   // The title and the Inbox link count Mine, whichever is shown.
-  const mine = count(S.inboxes.mine, '');
+  const mine = count(inboxes.mine, '');
   document.title = mine ? `(${mine}) askd inbox` : 'askd inbox';
   $('inbox-count').textContent = mine ? String(mine) : '';
   const n = count(box, S.selected);
   $('pending-count').textContent = n ? String(n) : '';
   for (const b of $('whose').querySelectorAll('button')) {
-    const c = count(S.inboxes[b.dataset.whose], S.selected);
-    b.setAttribute('aria-pressed', String(b.dataset.whose === S.whose));
+    const c = count(inboxes[b.dataset.whose], S.selected);
+    b.setAttribute('aria-pressed', String(b.dataset.whose === inboxes.whose));
     b.dataset.count = c ? String(c) : ''; // drawn after the words (app.css)
   }
   for (const [id, why] of S.toNotify) {
@@ -360,23 +266,6 @@ function render() {
     S.toNotify.delete(id);
     if (mine) notify(a, why);
   }
-}
-
-// counter returns count(box, k): box's pending asks of scope k as the
-// server counts them, less the snoozed ones the page knows of; null when
-// not known yet.
-function counter(now) {
-  const sleeping = new Map(); // box → scope → snoozed asks
-  for (const box of boxes()) {
-    const m = new Map();
-    for (const id of box.live) {
-      const a = S.asks.get(id);
-      if (!snoozed(a, now)) continue;
-      for (const k of ['', keyOf(a)]) m.set(k, (m.get(k) || 0) + 1);
-    }
-    sleeping.set(box, m);
-  }
-  return (box, k) => (box.counts.has(k) ? Math.max(0, box.counts.get(k) - (sleeping.get(box).get(k) || 0)) : null);
 }
 
 function renderInbox(count) {
@@ -423,7 +312,7 @@ function renderInbox(count) {
   const l = pendingList(here(), S.selected);
   $('empty').hidden = sorted.length > 0 || !l.done;
   // Mine empty while others' asks wait: say so, with All a click away.
-  const others = here().mine ? (count(S.inboxes.all, S.selected) || 0) - (count(S.inboxes.mine, S.selected) || 0) : 0;
+  const others = here().mine ? (count(inboxes.all, S.selected) || 0) - (count(inboxes.mine, S.selected) || 0) : 0;
   $('empty').querySelector('.empty-text').textContent = others > 0
     ? `Nothing waiting for you. ${others === 1 ? '1 ask waits' : `${others} asks wait`} for others.`
     : 'Nothing waiting for you. New asks appear here as agents send them.';
@@ -536,44 +425,23 @@ function apply() {
   } else if (S.me) { // else start opens it, once it knows who the person is
     openSettings(S.me);
   }
-  const sess = sessionsOf(box);
+  const sess = inboxes.sessionsOf(box);
   if (!sess.loaded) loads.push(sess.more());
   // The counts shown: Mine's and All's of the chosen session (beside the
   // switch), and Mine's of every session (the title). A list being loaded
   // brings its own.
-  for (const b of boxes()) {
+  for (const b of inboxes.both) {
     for (const k of new Set([S.selected, b.mine ? '' : S.selected])) {
-      if (!b.counts.has(k) && !(listing && b === box && k === S.selected)) loads.push(countOf(b, k));
+      if (!b.counts.has(k) && !(listing && b === box && k === S.selected)) loads.push(inboxes.countOf(b, k));
     }
   }
   schedule();
   return Promise.all(loads);
 }
 
-// sessionsOf is the pager of box's sessions (GET /api/sessions, with
-// mine=true for Mine).
-function sessionsOf(box) {
-  if (!box.sess) {
-    box.sess = pager(`/api/sessions${box.mine ? '?mine=true' : ''}`, PAGE, (data, p) => {
-      for (const s of data.sessions) {
-        const k = key(s.agent, s.name);
-        box.sessions.set(k, { agent: s.agent, name: s.name });
-        box.counts.set(k, s.pending);
-      }
-      if (data.sessions.length) p.last = key(data.sessions.at(-1).agent, data.sessions.at(-1).name);
-      schedule();
-    });
-  }
-  return box.sess;
-}
-
 // setWhose shows Mine or All, and keeps the choice for next time.
 function setWhose(w) {
-  if (w === S.whose) return;
-  S.whose = w;
-  try { localStorage.setItem(WHOSE, w); } catch { /* kept for this page only */ }
-  apply();
-  refreshSoon(); // the counts of the sessions events touched meanwhile
+  if (inboxes.choose(w)) apply();
 }
 
 // meIs takes in who the person is (GET /api/me): their name and role.
