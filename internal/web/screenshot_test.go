@@ -170,7 +170,7 @@ func TestScreenshots(t *testing.T) {
 		{"viewer-phone-dark.png", 390, 844, true, true},
 	} {
 		t.Run(s.name, func(t *testing.T) {
-			take(t, teamSrv, "vera", s, "/", func(p *tab) {
+			take(t, teamSrv, "eve", s, "/", func(p *tab) {
 				p.do(chromedp.Click(chromedp.CSS(`#whose [data-whose="all"]`)))
 				p.waitFor(`document.querySelectorAll('#pending .card').length === 7 && [...document.querySelectorAll('#pending .details')].every(d => d.querySelector('.md'))`)
 			})
@@ -180,7 +180,7 @@ func TestScreenshots(t *testing.T) {
 
 // teamScene fills an inbox for a team (SPEC §10): bob and carol, approvers,
 // in team platform; carol in ops, which escalates to bob after 10 minutes;
-// vera, a viewer. Platform's agent asked for a rollout (carol took it) and a
+// eve, a viewer. Platform's agent asked for a rollout (carol took it) and a
 // migration (bob took it), and carol answered a third; ops' pager asked 11
 // minutes ago (escalated to bob); bob's own agent and an agent of nobody's
 // asked too; alice's agent and the data team's asked things that are not
@@ -190,11 +190,11 @@ func teamScene(t *testing.T, srv *testserver.Server, clk *testserver.Clock) {
 	ctx := context.Background()
 	bob := person(t, srv, "bob", askd.AccessApprover)
 	carol := person(t, srv, "carol", askd.AccessApprover)
-	person(t, srv, "vera", askd.AccessViewer)
-	person(t, srv, "dana", askd.AccessApprover)
+	person(t, srv, "eve", askd.AccessViewer)
+	person(t, srv, "dave", askd.AccessApprover)
 	team(t, srv, "platform", 0, "", "bob", "carol")
 	team(t, srv, "ops", 10*time.Minute, "bob", "carol")
-	team(t, srv, "data", 0, "", "dana")
+	team(t, srv, "data", 0, "", "dave")
 
 	// Asked 11 minutes ago: past ops' 10, so escalated now.
 	clk.Skip(-11 * time.Minute)

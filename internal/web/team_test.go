@@ -301,7 +301,7 @@ func controls(p *tab, sel string) []string {
 func TestViewerPageHasNoAnswerControls(t *testing.T) {
 	t.Parallel()
 	srv := startServer(t, app.Config{})
-	person(t, srv, "vera", askd.AccessViewer)
+	person(t, srv, "eve", askd.AccessViewer)
 	person(t, srv, "bob", askd.AccessApprover)
 	asks := everyKind(t, srv)
 	ctx := context.Background()
@@ -319,40 +319,40 @@ func TestViewerPageHasNoAnswerControls(t *testing.T) {
 		t.Fatal(err)
 	}
 
-	vera := newTab(t, srv)
-	vera.signIn("vera", "/")
-	vera.waitFor(fmt.Sprintf(`document.querySelectorAll('#pending .card').length === %d && [...document.querySelectorAll('#pending .details')].every(d => d.querySelector('.md'))`, len(asks)))
-	eval[bool](vera, `document.querySelectorAll('.card').forEach(c => c.style.contentVisibility = 'visible'), true`)
-	if got := controls(vera, "#pending"); len(got) > 0 {
+	eve := newTab(t, srv)
+	eve.signIn("eve", "/")
+	eve.waitFor(fmt.Sprintf(`document.querySelectorAll('#pending .card').length === %d && [...document.querySelectorAll('#pending .details')].every(d => d.querySelector('.md'))`, len(asks)))
+	eval[bool](eve, `document.querySelectorAll('.card').forEach(c => c.style.contentVisibility = 'visible'), true`)
+	if got := controls(eve, "#pending"); len(got) > 0 {
 		t.Errorf("a viewer's cards offer %d controls: %q", len(got), got)
 	}
-	if got := controls(vera, "#whose"); len(got) != 2 {
+	if got := controls(eve, "#whose"); len(got) != 2 {
 		t.Errorf("a viewer's Mine and All: %q", got)
 	}
-	if note := vera.text("#viewer-note"); !strings.Contains(note, "viewer") || eval[bool](vera, `document.querySelector('#viewer-note').hidden`) {
-		t.Errorf("the viewer's note %q (shown: %v)", note, !eval[bool](vera, `document.querySelector('#viewer-note').hidden`))
+	if note := eve.text("#viewer-note"); !strings.Contains(note, "viewer") || eval[bool](eve, `document.querySelector('#viewer-note').hidden`) {
+		t.Errorf("the viewer's note %q (shown: %v)", note, !eval[bool](eve, `document.querySelector('#viewer-note').hidden`))
 	}
-	if got := vera.text("#me-role"); got != "viewer" {
+	if got := eve.text("#me-role"); got != "viewer" {
 		t.Errorf("the header's role %q, want viewer", got)
 	}
 	// What the asks say is there, as text: options, a payload, fields.
-	page := eval[string](vera, `document.querySelector('#pending').textContent`)
+	page := eval[string](eve, `document.querySelector('#pending').textContent`)
 	for _, want := range []string{"SQLite", "embedded", "Recommended", "Rotate the key", `"workspace": "staging"`, "go test ./...", "github.com", "alice is on it"} {
 		if !strings.Contains(page, want) {
 			t.Errorf("a viewer's cards lack %q", want)
 		}
 	}
 	// Keys press nothing: every ask is still pending.
-	vera.do(chromedp.Focus(chromedp.CSS(card(asks[0].ID))), chromedp.KeyEvent("1"), chromedp.KeyEvent(kb.Enter, chromedp.KeyModifiers(chromedp.ModifierCtrl)))
+	eve.do(chromedp.Focus(chromedp.CSS(card(asks[0].ID))), chromedp.KeyEvent("1"), chromedp.KeyEvent(kb.Enter, chromedp.KeyModifiers(chromedp.ModifierCtrl)))
 	for _, a := range asks {
 		if got, _ := srv.Human().Show(ctx, a.ID); got.Status != askd.StatusPending {
 			t.Errorf("ask %d is %s after a viewer's keys", a.ID, got.Status)
 		}
 	}
 	// Rules are read, not changed.
-	vera.do(chromedp.Click(chromedp.CSS(`#views .view-link[data-view="rules"]`)))
-	vera.waitFor(`document.querySelectorAll('#rules .rule-item').length === 1`)
-	if got := controls(vera, "#rules"); len(got) > 0 {
+	eve.do(chromedp.Click(chromedp.CSS(`#views .view-link[data-view="rules"]`)))
+	eve.waitFor(`document.querySelectorAll('#rules .rule-item').length === 1`)
+	if got := controls(eve, "#rules"); len(got) > 0 {
 		t.Errorf("a viewer's Rules view offers %q", got)
 	}
 
@@ -455,7 +455,7 @@ func TestTeamPhoneLayout(t *testing.T) {
 	clk := &testserver.Clock{}
 	srv := startServer(t, app.Config{Now: clk.Now})
 	teamScene(t, srv, clk)
-	for _, c := range []struct{ who, whose string }{{"bob", "mine"}, {"vera", "all"}} {
+	for _, c := range []struct{ who, whose string }{{"bob", "mine"}, {"eve", "all"}} {
 		t.Run(c.who, func(t *testing.T) {
 			p := newTab(t, srv)
 			p.do(chromedp.EmulateViewport(390, 844, chromedp.EmulateScale(2), chromedp.EmulateMobile, chromedp.EmulateTouch))
