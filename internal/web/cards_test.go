@@ -249,11 +249,11 @@ func TestUrgencyOrder(t *testing.T) {
 	p.waitFor(fmt.Sprintf(`document.querySelector('%s .countdown').textContent === 'time is up'`, card(soon.ID)))
 }
 
-// visibleButtons lists the labels of the buttons a card offers outside its
-// footer, as a person sees them.
+// visibleButtons lists the labels of the buttons a card offers to answer
+// with (outside its footer and its claim line), as a person sees them.
 func visibleButtons(p *tab, id int64) []string {
 	p.t.Helper()
-	return eval[[]string](p, fmt.Sprintf(`[...document.querySelectorAll('%s button')].filter(b => !b.closest('.card-foot') && b.getClientRects().length > 0).map(b => b.textContent.replace(/^\d/, ''))`, card(id)))
+	return eval[[]string](p, fmt.Sprintf(`[...document.querySelectorAll('%s button')].filter(b => !b.closest('.card-foot, .claim-row') && b.getClientRects().length > 0).map(b => b.textContent.replace(/^\d/, ''))`, card(id)))
 }
 
 func TestPermissionPrompt(t *testing.T) {

@@ -43,7 +43,7 @@ func TestScreenshots(t *testing.T) {
 		mobile        bool
 		dark          bool
 	}
-	take := func(t *testing.T, s shot, path string, prepare func(p *tab)) {
+	take := func(t *testing.T, srv *testserver.Server, who string, s shot, path string, prepare func(p *tab)) {
 		p := newTab(t, srv)
 		// Desktop: the whole page at 1x; phone: the first screen at 2x.
 		var opts []chromedp.EmulateViewportOption
@@ -60,7 +60,7 @@ func TestScreenshots(t *testing.T) {
 		}); err != nil {
 			t.Fatal(err)
 		}
-		p.signIn(srv.HumanName, path)
+		p.signIn(who, path)
 		prepare(p)
 		eval[bool](p, `document.activeElement.blur(), window.scrollTo(0, 0), true`)
 		p.waitFor(settledPage)
@@ -89,7 +89,7 @@ func TestScreenshots(t *testing.T) {
 		{"inbox-phone-dark.png", 390, 844, true, true},
 	} {
 		t.Run(s.name, func(t *testing.T) {
-			take(t, s, "/", func(p *tab) {
+			take(t, srv, srv.HumanName, s, "/", func(p *tab) {
 				p.waitFor(`document.querySelectorAll('#pending .card').length === 7 && [...document.querySelectorAll('#pending .details')].every(d => d.querySelector('.md'))`)
 				// Show the person midway: an option chosen on the layout
 				// question, and (on the desktop's whole page) the edits of an
@@ -110,7 +110,7 @@ func TestScreenshots(t *testing.T) {
 		{"history-phone-dark.png", 390, 844, true, true},
 	} {
 		t.Run(s.name, func(t *testing.T) {
-			take(t, s, "/?view=history", func(p *tab) {
+			take(t, srv, srv.HumanName, s, "/?view=history", func(p *tab) {
 				p.waitFor(`document.querySelectorAll('#history .recent-item').length === 6`)
 				// The rule's answer and the edited approval, opened.
 				eval[bool](p, fmt.Sprintf(`document.querySelector('#history .recent-item[data-id="%d"] details.record').open = true`, ruled))
@@ -120,7 +120,7 @@ func TestScreenshots(t *testing.T) {
 		})
 	}
 	t.Run("rules-desktop-light.png", func(t *testing.T) {
-		take(t, shot{"rules-desktop-light.png", 1280, 900, false, false}, "/?view=rules", func(p *tab) {
+		take(t, srv, srv.HumanName, shot{"rules-desktop-light.png", 1280, 900, false, false}, "/?view=rules", func(p *tab) {
 			p.waitFor(`document.querySelectorAll('#rules .rule-item').length === 2`)
 		})
 	})
@@ -135,7 +135,7 @@ func TestScreenshots(t *testing.T) {
 		{"form-phone-dark.png", 390, 844, true, true},
 	} {
 		t.Run(s.name, func(t *testing.T) {
-			take(t, s, "/?agent=claude-code&session=release", func(p *tab) {
+			take(t, srv, srv.HumanName, s, "/?agent=claude-code&session=release", func(p *tab) {
 				p.waitFor(`document.querySelectorAll('#pending .card').length === 2`)
 				// The person midway: the tag typed without its v, its
 				// problem beside it; a second team chosen.
@@ -144,6 +144,95 @@ func TestScreenshots(t *testing.T) {
 				eval[bool](p, fmt.Sprintf(`document.querySelector('%s input[value="1"]').click(), true`, field(release, "reviewers")))
 			})
 		})
+	}
+
+	// A team's inbox: bob's Mine, with an ask he took, one a teammate
+	// took, one escalated to him; and a viewer's page, on All.
+	tclk := &testserver.Clock{}
+	teamSrv := startServer(t, app.Config{Now: tclk.Now})
+	teamScene(t, teamSrv, tclk)
+	for _, s := range []shot{
+		{"team-desktop-light.png", 1280, 900, false, false},
+		{"team-desktop-dark.png", 1280, 900, false, true},
+		{"team-phone-light.png", 390, 844, true, false},
+		{"team-phone-dark.png", 390, 844, true, true},
+	} {
+		t.Run(s.name, func(t *testing.T) {
+			take(t, teamSrv, "bob", s, "/", func(p *tab) {
+				p.waitFor(`document.querySelectorAll('#pending .card').length === 5 && document.querySelector('#whose [data-whose="all"]').dataset.count === '7'`)
+			})
+		})
+	}
+	for _, s := range []shot{
+		{"viewer-desktop-light.png", 1280, 900, false, false},
+		{"viewer-desktop-dark.png", 1280, 900, false, true},
+		{"viewer-phone-light.png", 390, 844, true, false},
+		{"viewer-phone-dark.png", 390, 844, true, true},
+	} {
+		t.Run(s.name, func(t *testing.T) {
+			take(t, teamSrv, "eve", s, "/", func(p *tab) {
+				p.do(chromedp.Click(chromedp.CSS(`#whose [data-whose="all"]`)))
+				p.waitFor(`document.querySelectorAll('#pending .card').length === 7 && [...document.querySelectorAll('#pending .details')].every(d => d.querySelector('.md'))`)
+			})
+		})
+	}
+}
+
+// teamScene fills an inbox for a team (SPEC §10): bob and carol, approvers,
+// in team platform; carol in ops, which escalates to bob after 10 minutes;
+// eve, a viewer. Platform's agent asked for a rollout (carol took it) and a
+// migration (bob took it), and carol answered a third; ops' pager asked 11
+// minutes ago (escalated to bob); bob's own agent and an agent of nobody's
+// asked too; alice's agent and the data team's asked things that are not
+// bob's. clk is the server's clock, moved back while ops' ask is made.
+func teamScene(t *testing.T, srv *testserver.Server, clk *testserver.Clock) {
+	t.Helper()
+	ctx := context.Background()
+	bob := person(t, srv, "bob", askd.AccessApprover)
+	carol := person(t, srv, "carol", askd.AccessApprover)
+	person(t, srv, "eve", askd.AccessViewer)
+	person(t, srv, "dave", askd.AccessApprover)
+	team(t, srv, "platform", 0, "", "bob", "carol")
+	team(t, srv, "ops", 10*time.Minute, "bob", "carol")
+	team(t, srv, "data", 0, "", "dave")
+
+	// Asked 11 minutes ago: past ops' 10, so escalated now.
+	clk.Skip(-11 * time.Minute)
+	gap := askAs(t, srv, "pager", "team:ops", "oncall", &askd.AskInput{Kind: askd.KindBlocked,
+		Title:   "The pager rotation has a gap next weekend",
+		Details: "Nobody is on call from **Saturday 18:00** to **Sunday 09:00**. Add someone, or I will page the whole team."})
+	clk.Skip(11 * time.Minute)
+	if n, err := srv.App.EscalateDue(ctx); err != nil || n != 1 {
+		t.Fatalf("escalate %d: %d, %v", gap.ID, n, err)
+	}
+	// Settled already: a teammate's answer, in Recent.
+	done := askAs(t, srv, "deployer", "team:platform", "api-v2", &askd.AskInput{Kind: askd.KindAction, Title: "Rotate the staging database password"})
+	if _, err := srv.App.Answer(ctx, carol, done.ID, &askd.Answer{Answer: "Done"}); err != nil {
+		t.Fatal(err)
+	}
+	askAs(t, srv, "scribe", "alice", "docs-site", &askd.AskInput{Kind: askd.KindDecision, Title: "Publish the v2 docs now, or wait for the API freeze?",
+		Options: []askd.Option{{Label: "Publish now"}, {Label: "Wait for the freeze"}}, Recommended: "Wait for the freeze"})
+	askAs(t, srv, "etl", "team:data", "warehouse", &askd.AskInput{Kind: askd.KindApproval, Title: "Backfill March into the events table",
+		Payload: []byte(`{"table":"events","from":"2026-03-01","to":"2026-03-31"}`)})
+	askAs(t, srv, "agent-1", "", "misc", &askd.AskInput{Kind: askd.KindReady, Title: "The nightly build is green again",
+		Details: "The flaky `TestUpload` is quarantined; see the linked run."})
+	askAs(t, srv, "helper", "bob", "certs", &askd.AskInput{Kind: askd.KindAction, Title: "Renew the TLS certificate for status.example.com",
+		Details: "It expires in **6 days**; the DNS challenge needs a record only you can add."})
+	mig := askAs(t, srv, "deployer", "team:platform", "api-v2", &askd.AskInput{Kind: askd.KindQuestion, Questions: []askd.Question{
+		question("How should the orders table be migrated?", "Migration", false, "Online: copy in the background, then switch", "Offline: ten minutes of downtime tonight"),
+	}})
+	roll, err := srv.App.Create(ctx, askd.Caller{Name: "deployer", Role: askd.RoleAgent, Session: "api-v2", Owner: "team:platform"},
+		&askd.AskInput{Kind: askd.KindApproval, Title: "Roll out api v2.14 to production",
+			Details: "Canary was clean for 2 h: error rate 0.02 %, p99 180 ms.",
+			Payload: []byte(`{"service":"api","version":"2.14.0","strategy":"rolling","max_unavailable":1}`)}, app.CreateOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := srv.App.Claim(ctx, carol, roll.ID); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := srv.App.Claim(ctx, bob, mig.ID); err != nil {
+		t.Fatal(err)
 	}
 }
 

@@ -1,14 +1,20 @@
 // app.js runs the inbox: it loads the most urgent page of pending asks, and
 // more as the person scrolls; keeps them live over the event stream; renders
 // the session list (a page at a time too), the pending cards and Recent; and
-// switches between the inbox and the History and Rules views, which are kept
-// in the URL with the chosen session.
+// switches between the inbox and the History, Rules and Settings views,
+// which are kept in the URL with the chosen session. The inbox shows Mine
+// (asks routed to the person, a team of theirs or nobody, or escalated to
+// them: SPEC §10) or All, as the person last chose; the tab's title and
+// notifications follow Mine either way.
 import { h, clock, micros, relTime, tick, tickWaited } from './dom.js';
 import { api, pager, nearView, details } from './api.js';
 import { buildCard, refreshCard, showSettled, summary, answerWithRule } from './cards.js';
 import { settledRow, setupHistory, openHistory, historySettled, FILTERS } from './history.js';
 import { openRules } from './rules.js';
-import { renderSessions, sessionOrder } from './sessions.js';
+import { openSettings } from './settings.js';
+import { setMe, mineOf, listedMine } from './mine.js';
+import { Inboxes } from './inboxes.js';
+import { renderSessions } from './sessions.js';
 import { follow, notify, setupNotifications } from './stream.js';
 import { setupKeys } from './keys.js';
 
@@ -27,14 +33,15 @@ const scopeQuery = k => {
 };
 
 // readURL is what the URL says to show: the view ('' the inbox, 'history',
-// 'rules'), the chosen session, and the History view's filters.
+// 'rules', 'settings'), the chosen session, and the History view's filters.
+const VIEWS = ['history', 'rules', 'settings'];
 function readURL(search) {
   const q = new URLSearchParams(search);
   const filters = {};
   for (const k of FILTERS) filters[k] = q.get(k) || '';
   const view = q.get('view');
   return {
-    view: view === 'history' || view === 'rules' ? view : '',
+    view: VIEWS.includes(view) ? view : '',
     scope: q.get('session') ? key(q.get('agent') || '', q.get('session')) : '',
     filters,
   };
@@ -60,45 +67,41 @@ function urlFor(view, scope, filters) {
 const url = readURL(location.search);
 const S = {
   asks: new Map(),      // id → ask, the newest state seen
-  sessions: new Map(),  // key → {agent, name}: the sessions listed so far
   cards: new Map(),     // id → card element of a pending (or held) ask
   held: new Set(),      // settled asks whose card stays until the person clicks OK
   previews: new Map(),  // id → Promise of the ask's previews
   view: url.view,
   selected: url.scope,
   filters: url.filters,
-  lists: new Map(),     // scope ('' all) → pager of its pending asks, urgent first
-  recents: new Map(),   // scope → Promise of its Recent's first load
-  counts: new Map(),    // scope ('' all) → pending asks as the server counts them, kept by events
-  live: new Set(),      // ids of the asks those counts hold as pending
-  touched: new Set(),   // sessions whose counts events changed since the last refresh
-  sess: null,           // pager of the sessions
-  toNotify: new Set(),  // new asks to raise a notification for, if still pending when rendered
+  me: null,             // the person: {name, access} (GET /api/me)
+  recents: new Map(),   // scope → Promise of its Recent's first load (Recent is everyone's)
+  toNotify: new Map(),  // id → why: asks to raise a notification for, if still pending and Mine when rendered
   quickFirst: true,
 };
+// Mine and All: what the page knows of each, and which is shown.
+const inboxes = new Inboxes({
+  asks: S.asks,
+  keyOf,
+  key,
+  scope: k => (k ? `&${scopeQuery(k)}` : ''),
+  selected: () => S.selected,
+  changed: () => schedule(),
+});
+const here = () => inboxes.shown;
 
 // The actions after which an event's ask is newly settled.
 const SETTLING = new Set(['answered', 'dismissed', 'timed_out', 'withdrawn', 'replaced']);
 
 // upsert records a state of an ask unless a newer one is already known.
 // src says where it came from: 'created' (the event of its creation),
-// 'settled' (the event that settled it), 'page' or '' (a list, a reply):
-// the pending counts follow what each says.
+// 'settled' (the event that settled it), 'escalated' (the event of its
+// escalation), 'page' or '' (a list, a reply): the pending counts follow
+// what each says.
 function upsert(a, src = '') {
   const old = S.asks.get(a.id);
   if (old && micros(old.updated_at) > micros(a.updated_at)) return;
   S.asks.set(a.id, a);
-  noteSession(a);
-  if (a.status === 'pending') {
-    // Counted from now on: by the server's count it came with, or, when it
-    // is new, by one more.
-    if (!S.live.has(a.id) && !(old && old.status !== 'pending')) {
-      S.live.add(a.id);
-      if (src === 'created' && !old) bump(a, 1);
-    }
-  } else if (S.live.delete(a.id) || (!old && src === 'settled')) {
-    bump(a, -1); // it was pending, counted by the server or by us
-  }
+  inboxes.tally(a, old, src);
   if (old && old.status === 'pending' && a.status !== 'pending') {
     const card = S.cards.get(a.id);
     // Someone else settled an ask this person was working on: keep the card
@@ -109,49 +112,6 @@ function upsert(a, src = '') {
     }
   }
   if (src === 'settled') historySettled(a);
-  schedule();
-}
-
-// noteSession lists a's session when it belongs in the part of the session
-// list loaded so far (a later page brings the others).
-function noteSession(a) {
-  const k = keyOf(a);
-  if (S.sessions.has(k) || !S.sess || !S.sess.loaded) return;
-  if (S.sess.done || sessionOrder(k, S.sess.last) <= 0) S.sessions.set(k, { agent: a.agent, name: a.session });
-}
-
-// bump changes the pending counts of a's session and of all by d, at once,
-// and has the server's counts read again soon: those are the truth, these
-// only keep up meanwhile.
-function bump(a, d) {
-  const k = keyOf(a);
-  if (!S.counts.has(k) && S.sessions.has(k) && d > 0) S.counts.set(k, 0); // a new session
-  for (const c of ['', k]) if (S.counts.has(c)) S.counts.set(c, S.counts.get(c) + d);
-  S.touched.add(k);
-  refreshSoon();
-}
-
-// countOf asks the server how many asks of scope k are pending.
-async function countOf(k) {
-  const r = await api('GET', `/api/asks?status=pending&limit=1&cursor=${k ? `&${scopeQuery(k)}` : ''}`);
-  if (r.ok && r.total != null) S.counts.set(k, r.total);
-}
-
-let refreshTimer = 0;
-let refreshing = false;
-function refreshSoon() {
-  if (!refreshTimer) refreshTimer = setTimeout(refreshCounts, 500);
-}
-// refreshCounts reads again the counts events changed: of all, of the
-// chosen session and of up to 8 others.
-async function refreshCounts() {
-  refreshTimer = 0;
-  if (refreshing) { refreshSoon(); return; }
-  refreshing = true;
-  const keys = new Set(['', S.selected, ...[...S.touched].slice(0, 8)]);
-  S.touched.clear();
-  await Promise.all([...keys].map(countOf));
-  refreshing = false;
   schedule();
 }
 
@@ -168,6 +128,11 @@ const ctx = {
   },
   details: (id, revision) => details.get(id, revision),
   answerWithRule,
+  // An approver makes rules only from asks routed to them, a team of
+  // theirs or nobody; an admin from any.
+  mayRule: a => ctx.access === 'admin' || mineOf(a) === true,
+  me: '',      // the person's name, and their role: set from GET /api/me
+  access: '',  // before any card is built
 };
 
 // schedule renders soon, once for a burst of changes. A timer, not
@@ -181,6 +146,7 @@ function schedule() {
 
 const snoozed = (a, now) => a.snoozed_until && Date.parse(a.snoozed_until) > now;
 const inScope = a => !S.selected || keyOf(a) === S.selected;
+const isMine = a => mineOf(a) === true;
 
 // reconcile makes parent's children exactly els, in order, moving only what
 // must move (so a card being typed in keeps its focus and text).
@@ -195,15 +161,22 @@ function reconcile(parent, els) {
 }
 
 // fresh reports whether a's card exists and shows its current content.
+// An approver's approval card built before the page knew whether the ask
+// is Mine offers no rules (they are for Mine); it is built again once that
+// is known, unless the person has begun on it.
 function fresh(a) {
   const card = S.cards.get(a.id);
-  return card && (card._st.settled || (card._st.ask.revision === a.revision && card._st.ask.kind === a.kind));
+  if (!card) return false;
+  const st = card._st;
+  if (st.settled) return true;
+  return st.ask.revision === a.revision && st.ask.kind === a.kind && !(st.unsure && !st.dirty && mineOf(a) !== null);
 }
 
 function cardFor(a) {
   let card = S.cards.get(a.id);
   if (!fresh(a)) {
     card = buildCard(a, ctx);
+    card._st.unsure = a.kind === 'approval' && ctx.access === 'approver' && mineOf(a) === null;
     if (S.started) card.classList.add('arrived');
     if (a.status !== 'pending') showSettled(card._st, a);
     S.cards.set(a.id, card);
@@ -226,29 +199,35 @@ function byUrgency(list) {
   return list.map(a => [due(a), a]).sort(([dx, x], [dy, y]) => urgency(x, y, dx, dy)).map(([, a]) => a);
 }
 
-// pendingList is the pager of scope k's pending asks. Its last is the last
-// ask of the pages loaded: every pending ask of k up to it in urgency order
-// is known (live ones too, from events), those after it are not yet.
-function pendingList(k) {
-  let l = S.lists.get(k);
+// pendingList is the pager of box's pending asks of scope k. Its last is
+// the last ask of the pages loaded: every pending ask of k up to it in
+// urgency order is known (live ones too, from events), those after it are
+// not yet.
+function pendingList(box, k) {
+  let l = box.lists.get(k);
   if (!l) {
-    l = pager(`/api/asks?status=pending${k ? `&${scopeQuery(k)}` : ''}`, PAGE, (data, p) => {
-      for (const a of data.asks) upsert(a, 'page');
+    l = pager(`/api/asks?status=pending${box.q}${k ? `&${scopeQuery(k)}` : ''}`, PAGE, (data, p) => {
+      for (const a of data.asks) {
+        if (box.mine) listedMine(a); // the server says it is Mine
+        upsert(a, 'page');
+      }
       if (data.asks.length) p.last = data.asks.at(-1);
-      if (p.total != null) S.counts.set(k, p.total);
+      if (p.total != null) box.counts.set(k, p.total);
       schedule();
     });
     l.last = null;
-    S.lists.set(k, l);
+    box.lists.set(k, l);
   }
   return l;
 }
 
 // A new ask that sorts after the loaded part is not shown until the page
 // holding it loads (it is then on that page): the list never has a gap.
-// What all sessions' pages loaded is known of each session too.
+// What all sessions' pages loaded is known of each session too; what All's
+// loaded is known of Mine.
 const within = (a, l) => l && l.loaded && (l.done || (l.last && urgency(a, l.last) <= 0));
-const shown = a => within(a, S.lists.get(S.selected)) || (S.selected !== '' && within(a, S.lists.get('')));
+const loadedIn = (box, a) => within(a, box.lists.get(S.selected)) || (S.selected !== '' && within(a, box.lists.get('')));
+const shown = a => (here().mine ? isMine(a) && (loadedIn(here(), a) || loadedIn(inboxes.all, a)) : loadedIn(here(), a));
 
 // afterPaint calls fn once the next frame has been painted (or soon, in a
 // hidden tab, which paints none).
@@ -262,31 +241,34 @@ function afterPaint(fn) {
 let nextWake = 0;
 let building = false; // the last render left cards to build
 function render() {
+  if (!S.me) return; // cards are built for the person's role
   renderNav();
-  if (S.view === '') renderInbox();
-  const now = clock.now();
-  // Counts: the server's, less the snoozed asks the page knows of.
-  const sleeping = new Map();
-  for (const id of S.live) {
-    const a = S.asks.get(id);
-    if (!snoozed(a, now)) continue;
-    for (const k of ['', keyOf(a)]) sleeping.set(k, (sleeping.get(k) || 0) + 1);
+  const count = inboxes.counter(clock.now());
+  if (S.view === '') renderInbox(count);
+  const box = here();
+  renderSessions({ sessions: box.sessions, selected: S.selected, sess: box.sess },
+    { count: k => count(box, k), select, more: moreSessions, hrefFor: k => urlFor(S.view, k, null) });
+  // The title and the Inbox link count Mine, whichever is shown.
+  const mine = count(inboxes.mine, '');
+  document.title = mine ? `(${mine}) askd inbox` : 'askd inbox';
+  $('inbox-count').textContent = mine ? String(mine) : '';
+  const n = count(box, S.selected);
+  $('pending-count').textContent = n ? String(n) : '';
+  for (const b of $('whose').querySelectorAll('button')) {
+    const c = count(inboxes[b.dataset.whose], S.selected);
+    b.setAttribute('aria-pressed', String(b.dataset.whose === inboxes.whose));
+    b.dataset.count = c ? String(c) : ''; // drawn after the words (app.css)
   }
-  const count = k => (S.counts.has(k) ? Math.max(0, S.counts.get(k) - (sleeping.get(k) || 0)) : null);
-  renderSessions(S, { count, select, more: moreSessions, hrefFor: k => urlFor(S.view, k, null) });
-  const total = count('');
-  document.title = total ? `(${total}) askd inbox` : 'askd inbox';
-  $('inbox-count').textContent = total ? String(total) : '';
-  const here = count(S.selected);
-  $('pending-count').textContent = here ? String(here) : '';
-  for (const id of S.toNotify) {
+  for (const [id, why] of S.toNotify) {
     const a = S.asks.get(id);
-    if (a && a.status === 'pending') notify(a);
+    const mine = a && a.status === 'pending' ? mineOf(a) : false;
+    if (mine === null) continue; // raised once the page knows
+    S.toNotify.delete(id);
+    if (mine) notify(a, why);
   }
-  S.toNotify.clear();
 }
 
-function renderInbox() {
+function renderInbox(count) {
   const t0 = performance.now();
   const now = clock.now();
   const sleeping = [];
@@ -327,11 +309,17 @@ function renderInbox() {
     S.started = true; // from now on, new cards arrive visibly
     performance.mark('askd-cards-built');
   }
-  const l = pendingList(S.selected);
+  const l = pendingList(here(), S.selected);
   $('empty').hidden = sorted.length > 0 || !l.done;
-  const box = $('pending-more');
-  box.hidden = l.done || !l.loaded;
-  const btn = box.querySelector('button');
+  // Mine empty while others' asks wait: say so, with All a click away.
+  const others = here().mine ? (count(inboxes.all, S.selected) || 0) - (count(inboxes.mine, S.selected) || 0) : 0;
+  $('empty').querySelector('.empty-text').textContent = others > 0
+    ? `Nothing waiting for you. ${others === 1 ? '1 ask waits' : `${others} asks wait`} for others.`
+    : 'Nothing waiting for you. New asks appear here as agents send them.';
+  $('empty-all').hidden = others <= 0;
+  const moreBox = $('pending-more');
+  moreBox.hidden = l.done || !l.loaded;
+  const btn = moreBox.querySelector('button');
   btn.textContent = l.loading ? 'Loading…' : l.error ? `Could not load more: ${l.error}. Try again` : 'Load more';
   btn.disabled = !!l.loading;
 
@@ -352,7 +340,7 @@ function renderInbox() {
 // while the end of the list is near the screen.
 function morePending(force = false) {
   if (S.view !== '' || building) return;
-  const l = pendingList(S.selected);
+  const l = pendingList(here(), S.selected);
   if (l.done || l.loading || (l.error && !force) || !S.loaded) return;
   if (!force && !nearView($('pending-more'))) return;
   l.more().then(schedule);
@@ -421,21 +409,53 @@ function apply() {
   $('inbox-view').hidden = S.view !== '';
   $('history-view').hidden = S.view !== 'history';
   $('rules-view').hidden = S.view !== 'rules';
+  $('settings-view').hidden = S.view !== 'settings';
   const loads = [];
-  if (S.view === '') {
-    const l = pendingList(S.selected);
-    if (!l.loaded) loads.push(l.more());
+  const box = here();
+  const listing = S.view === '' ? pendingList(box, S.selected) : null;
+  if (listing) {
+    if (!listing.loaded) loads.push(listing.more());
     loads.push(recentOf(S.selected));
   } else if (S.view === 'history') {
     const [agent, session] = S.selected ? S.selected.split('\n') : [S.filters.agent || '', ''];
     openHistory({ ...S.filters, agent, session });
-  } else {
+  } else if (S.view === 'rules') {
     const [agent, session] = S.selected ? S.selected.split('\n') : ['', ''];
-    openRules(agent, session);
+    openRules(agent, session, { me: ctx.me, access: ctx.access });
+  } else if (S.me) { // else start opens it, once it knows who the person is
+    openSettings(S.me);
   }
-  if (S.selected && !S.counts.has(S.selected)) loads.push(countOf(S.selected));
+  const sess = inboxes.sessionsOf(box);
+  if (!sess.loaded) loads.push(sess.more());
+  // The counts shown: Mine's and All's of the chosen session (beside the
+  // switch), and Mine's of every session (the title). A list being loaded
+  // brings its own.
+  for (const b of inboxes.both) {
+    for (const k of new Set([S.selected, b.mine ? '' : S.selected])) {
+      if (!b.counts.has(k) && !(listing && b === box && k === S.selected)) loads.push(inboxes.countOf(b, k));
+    }
+  }
   schedule();
   return Promise.all(loads);
+}
+
+// setWhose shows Mine or All, and keeps the choice for next time.
+function setWhose(w) {
+  if (inboxes.choose(w)) apply();
+}
+
+// meIs takes in who the person is (GET /api/me): their name and role.
+// Servers from before roles send no access: those tokens may answer.
+function meIs(d) {
+  S.me = { name: d.name || '', access: d.access || 'approver' };
+  ctx.me = S.me.name;
+  ctx.access = S.me.access;
+  setMe(S.me.name);
+  $('me').textContent = S.me.name;
+  $('me-role').textContent = d.access || '';
+  $('me-role').hidden = !d.access;
+  document.body.dataset.access = S.me.access;
+  $('viewer-note').hidden = S.me.access !== 'viewer';
 }
 
 // recentOf loads scope k's last settled asks, once.
@@ -454,7 +474,8 @@ function select(k) {
 }
 
 function moreSessions() {
-  if (!S.sess.done && !S.sess.loading) S.sess.more().then(schedule);
+  const sess = here().sess;
+  if (sess && !sess.done && !sess.loading) sess.more().then(schedule);
 }
 
 window.addEventListener('popstate', () => {
@@ -504,6 +525,8 @@ function setup() {
     });
   }
   $('all-history').addEventListener('click', () => go('history', S.selected, {}));
+  for (const b of $('whose').querySelectorAll('button')) b.addEventListener('click', () => setWhose(b.dataset.whose));
+  $('empty-all').addEventListener('click', () => setWhose('all'));
   $('pending-more').querySelector('button').addEventListener('click', () => morePending(true));
   new IntersectionObserver(es => { if (es.some(e => e.isIntersecting)) morePending(); }, { rootMargin: '800px 0px' }).observe($('pending-more'));
   setupHistory(filters => go('history', S.selected, filters, true));
@@ -511,31 +534,27 @@ function setup() {
 
 async function start() {
   setup();
-  S.sess = pager('/api/sessions', PAGE, (data, p) => {
-    for (const s of data.sessions) {
-      const k = key(s.agent, s.name);
-      S.sessions.set(k, { agent: s.agent, name: s.name });
-      S.counts.set(k, s.pending);
-    }
-    if (data.sessions.length) p.last = key(data.sessions.at(-1).agent, data.sessions.at(-1).name);
-    schedule();
-  });
-  const me = api('GET', '/api/me').then(r => { if (r.ok) $('me').textContent = r.data.name; });
-  const sessions = S.sess.more();
+  const me = api('GET', '/api/me').then(r => meIs(r.ok ? r.data : {}));
+  // Rules and Settings show what the person may change: they wait for who
+  // the person is. The inbox loads meanwhile, and builds its cards after.
+  if (S.view === 'rules' || S.view === 'settings') await me;
   const shown = apply();
-  // The tab's title counts every session's asks.
-  const all = S.view === '' && !S.selected ? null : countOf('');
-  await Promise.all([me, sessions, shown, all]);
+  await Promise.all([me, shown]);
   S.loaded = true;
   render();
   document.body.classList.add('ready');
   follow(Number(document.querySelector('meta[name="askd-cursor"]').content) || 0, (type, e) => {
     const isNew = !S.asks.has(e.ask.id);
-    const src = type === 'ask.created' ? 'created' : SETTLING.has(e.action) && e.ask.status !== 'pending' ? 'settled' : '';
+    const src = type === 'ask.created' ? 'created'
+      : SETTLING.has(e.action) && e.ask.status !== 'pending' ? 'settled'
+        : e.action === 'escalated' ? 'escalated' : '';
     upsert(e.ask, src);
-    // Raised when rendered, if it is pending still: a rule answers an
-    // approval as it is created, and no one is to hear of that.
-    if (type === 'ask.created' && isNew && e.ask.status === 'pending') S.toNotify.add(e.ask.id);
+    // Raised when rendered, if it is pending and Mine: a rule answers an
+    // approval as it is created, and no one is to hear of that; an ask
+    // routed to someone else wakes no one here.
+    if (e.ask.status !== 'pending') return;
+    if (type === 'ask.created' && isNew) S.toNotify.set(e.ask.id, '');
+    if (src === 'escalated') S.toNotify.set(e.ask.id, `escalated to ${e.ask.escalated_to}`);
   });
   setupNotifications();
 }

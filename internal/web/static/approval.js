@@ -107,8 +107,11 @@ export function diffView(a, b) {
 export function approvalBody(st) {
   const a = st.ask;
   const path = `/api/asks/${a.id}/answer`;
-  const allowRule = ruleChoice(a, 'allow');
-  const denyRule = ruleChoice(a, 'deny');
+  // An approver makes rules only from asks routed to them, a team of
+  // theirs or nobody (ctx.mayRule).
+  const rules = st.ctx.mayRule(a);
+  const allowRule = rules ? ruleChoice(a, 'allow') : null;
+  const denyRule = rules ? ruleChoice(a, 'deny') : null;
   // decide answers the ask and then, when one is ticked, makes the rule.
   const decide = (body, choice) => {
     const rule = choice && choice.value();
@@ -207,7 +210,7 @@ export function approvalBody(st) {
 // toolHead is a permission prompt's headline: the tool and what it will run
 // (a command, a file, a URL), with Bash's description and a title of the
 // agent's own beneath when they say more.
-function toolHead(a) {
+export function toolHead(a) {
   const hl = headline(a.tool_name, a.payload);
   const desc = a.tool_name === 'Bash' && a.payload && nonEmpty(a.payload.description) ? a.payload.description : '';
   const own = a.title && !a.title.startsWith(`Allow ${a.tool_name}`) ? a.title : '';
@@ -222,7 +225,7 @@ function toolHead(a) {
 // payloadView shows the payload: a request_approval's under its label; a
 // permission prompt's whole input folded away when the headline already says
 // all of it.
-function payloadView(a, text) {
+export function payloadView(a, text) {
   const pre = h('pre', { class: 'code payload' }, text);
   if (!a.tool_name) return h('div', { class: 'payload-box' }, h('div', { class: 'payload-label' }, 'Payload'), pre);
   const hl = headline(a.tool_name, a.payload);

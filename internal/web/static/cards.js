@@ -3,10 +3,12 @@
 // textContent, or attribute values that are never URLs or handlers); the
 // exceptions are option previews and details, which the server rendered from
 // Markdown and sanitized (no links, no images, no scripts).
-import { h, add, keyHint, rel, countdown, MOD } from './dom.js';
+import { h, add, keyHint, optionText, rel, countdown, MOD } from './dom.js';
 import { approvalBody } from './approval.js';
 import { formBody, formWhat } from './form.js';
 import { errorText } from './api.js';
+import { claimRow, showClaim } from './claim.js';
+import { readOnlyBody } from './readonly.js';
 
 export const KIND = { question: 'Question', decision: 'Decision', action: 'Action', ready: 'Ready', blocked: 'Blocked', approval: 'Approval', form: 'Form' };
 export const kindName = a => (a.kind === 'approval' && a.tool_name ? 'Permission' : KIND[a.kind] || a.kind);
@@ -92,25 +94,21 @@ function detailsBox(st) {
     box.replaceChildren(md);
   });
   if (!long) return box;
-  const more = h('button', { class: 'link small', type: 'button', onclick: () => {
+  const more = h('button', { class: 'link small show-all', type: 'button', onclick: () => {
     const open = box.classList.toggle('clamp');
     more.textContent = open ? 'Show all' : 'Show less';
   } }, 'Show all');
   return h('div', null, box, more);
 }
 
-function optionText(o, extra) {
-  return h('span', { class: 'opt-text' },
-    h('span', { class: 'opt-label' }, o.label, extra),
-    o.description ? h('span', { class: 'opt-desc' }, o.description) : null);
-}
-
 // buildCard returns the card element of a pending ask. ctx gives it the API
 // (ctx.api), the way to report a settled or changed ask (ctx.upsert), to keep
 // a card on screen after someone else settled its ask (ctx.hold, ctx.release),
-// the option previews (ctx.previews), rendered details (ctx.details), and
+// the option previews (ctx.previews), rendered details (ctx.details),
 // answerWithRule below (ctx.answerWithRule, which approval.js calls without
-// importing this module, which imports it).
+// importing this module, which imports it), whether the person may make a
+// rule from an ask (ctx.mayRule), and who they are (ctx.me) with their role
+// (ctx.access): a viewer's card shows the ask and offers nothing to do.
 //
 // card._st is the card's state; st.submitFrom(target) is what Ctrl/Cmd+Enter
 // does on it, st.escape() what Escape does, and st.refused(res), when a kind
@@ -131,18 +129,24 @@ export function buildCard(ask, ctx) {
   st.detailsEl = detailsBox(st);
   st.stopped = h('p', { class: 'stopped', role: 'note' },
     'The agent stopped waiting for this answer. It still reaches the agent: when it asks again, checks in, or its session goes on.');
+  claimRow(st);
   refreshCard(card, ask);
-  card.append(meta(ask), st.stopped);
+  card.append(meta(ask), st.claimRow, st.stopped);
   if (card.querySelector('.countdown.soon')) card.classList.add('due');
-  if (ask.kind === 'question') questionBody(st);
-  else if (ask.kind === 'approval') approvalBody(st);
-  else if (ask.kind === 'form') formBody(st);
-  else attentionBody(st);
-  const foot = footer(st);
-  body.append(foot);
-  const kindEscape = st.escape;
-  st.escape = () => { if (!st.closePane.hidden) st.hideClose(); else kindEscape(); };
-  st.submitFrom = t => { if (st.closePane.contains(t)) st.close(); else st.submit(); };
+  if (ctx.access === 'viewer') {
+    card.classList.add('read-only');
+    readOnlyBody(st);
+    st.submitFrom = () => {};
+  } else {
+    if (ask.kind === 'question') questionBody(st);
+    else if (ask.kind === 'approval') approvalBody(st);
+    else if (ask.kind === 'form') formBody(st);
+    else attentionBody(st);
+    body.append(footer(st));
+    const kindEscape = st.escape;
+    st.escape = () => { if (!st.closePane.hidden) st.hideClose(); else kindEscape(); };
+    st.submitFrom = t => { if (st.closePane.contains(t)) st.close(); else st.submit(); };
+  }
   card.append(body, st.err, st.banner);
   card.addEventListener('input', () => { st.dirty = true; });
   return card;
@@ -154,9 +158,11 @@ export function buildCard(ask, ctx) {
 const stoppedWaiting = a => a.status === 'pending' && a.tell && (a.kind === 'question' || a.kind === 'approval');
 
 // refreshCard updates what of a card may change without new content (the
-// ask's revision is the same): whether the agent still waits.
+// ask's revision is the same): whether the agent still waits, whom it was
+// escalated to, who is on it.
 export function refreshCard(card, a) {
   card._st.stopped.hidden = !stoppedWaiting(a);
+  showClaim(card._st, a);
 }
 
 function meta(a) {
@@ -216,7 +222,7 @@ function notice(st, text) {
   st.body.disabled = true;
   st.card.classList.add('settled');
   st.card.classList.remove('due');
-  for (const el of st.card.querySelectorAll('.countdown, .form-wait')) el.remove();
+  for (const el of st.card.querySelectorAll('.countdown, .form-wait, .claim-row button, button.claim')) el.remove();
   st.banner.replaceChildren(
     h('span', { class: 'banner-text' }, text),
     h('button', { class: 'secondary small', type: 'button', onclick: () => st.ctx.release(st.ask.id) }, 'OK'),
@@ -454,8 +460,9 @@ function tomorrowMorning() {
   return d.toISOString();
 }
 
-// footer holds what every card offers: snoozing, and Close…, which closes
-// the ask without an answer, with an optional reply the agent is told.
+// footer holds what every card offers: Take it (claim.js) while nobody is
+// on the ask, snoozing, and Close…, which closes the ask without an answer,
+// with an optional reply the agent is told.
 function footer(st) {
   const a = st.ask;
   const reply = h('input', { class: 'reply', type: 'text', maxlength: '4000', placeholder: 'Reply to the agent (optional)', 'aria-label': 'Reply to the agent on closing' });
@@ -485,6 +492,7 @@ function footer(st) {
   };
   return h('div', { class: 'card-foot' },
     h('div', { class: 'row foot-actions' },
+      st.take,
       h('button', { class: 'link small', type: 'button', onclick: () => st.send('POST', `/api/asks/${a.id}/snooze`, { for: '1h' }) }, 'Snooze 1 h'),
       h('button', { class: 'link small', type: 'button', onclick: () => st.send('POST', `/api/asks/${a.id}/snooze`, { until: tomorrowMorning() }) }, 'Until tomorrow'),
       toggle),

@@ -27,6 +27,14 @@ export function h(tag, props, ...kids) {
   return add(el, ...kids);
 }
 
+// optionText is an option's words: its label (with extra, such as a
+// Recommended badge, beside it) and its description.
+export function optionText(o, extra) {
+  return h('span', { class: 'opt-text' },
+    h('span', { class: 'opt-label' }, o.label, extra),
+    o.description ? h('span', { class: 'opt-desc' }, o.description) : null);
+}
+
 // MOD is the modifier of the submit key, as this platform writes it.
 export const MOD = /Mac|iPhone|iPad/.test(navigator.platform) ? '⌘' : 'Ctrl';
 

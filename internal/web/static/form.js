@@ -28,7 +28,7 @@ export function formBody(st) {
 }
 
 // message is the form's message: several lines of plain text.
-function message(a) {
+export function message(a) {
   const text = a.title || '';
   const long = text.includes('\n') || text.length > 160;
   return h('p', { class: 'title form-message' + (long ? ' long' : '') }, text);
@@ -36,7 +36,7 @@ function message(a) {
 
 // from says who asks, and how long they have waited: an MCP server may
 // stop waiting on its own (a legacy request often after a minute).
-function from(a) {
+export function from(a) {
   return h('p', { class: 'form-from' },
     h('span', null, 'asked by ', h('b', { class: 'form-source' }, a.source || 'an MCP server'), ' through ', h('b', null, a.session)),
     h('span', { class: 'form-wait' }, 'waiting ', waited(a.created_at),
@@ -296,16 +296,8 @@ function fromLocalInput(v) {
 function urlBody(st) {
   const a = st.ask;
   const path = `/api/asks/${a.id}/answer`;
-  let host = '';
-  let plain = false;
-  let user = false;
-  try {
-    const u = new URL(a.url);
-    host = u.host;
-    plain = u.protocol === 'http:';
-    user = u.username !== '' || u.password !== '';
-  } catch { /* shown whole below in any case */ }
-  const text = h('code', { class: 'url-text' }, a.url);
+  const box = addressBox(a);
+  const text = box.querySelector('.url-text');
   const note = h('span', { class: 'copy-note', role: 'status' });
   const copy = async () => {
     try {
@@ -320,17 +312,31 @@ function urlBody(st) {
       note.textContent = `Selected: press ${MOD}+C to copy`;
     }
   };
-  st.body.append(
-    h('div', { class: 'url-box' },
-      h('p', { class: 'url-host' }, 'host: ', h('b', null, host || 'unreadable'),
-        plain ? h('span', { class: 'url-warn' }, 'http: not encrypted') : null,
-        user ? h('span', { class: 'url-warn' }, 'what comes before the @ is not the host') : null),
-      text,
-      h('div', { class: 'row' }, h('button', { class: 'secondary small', type: 'button', onclick: copy }, 'Copy'), note)),
+  box.append(h('div', { class: 'row' }, h('button', { class: 'secondary small', type: 'button', onclick: copy }, 'Copy'), note));
+  st.body.append(box,
     h('p', { class: 'pane-note url-note' }, 'askd does not open this address. Open it yourself in a browser you trust, finish there, then press Done.'),
     h('div', { class: 'row form-actions' },
       h('button', { class: 'primary', type: 'button', 'data-key': 1, onclick: () => st.send('POST', path, { action: 'accept' }) }, keyHint(1), 'Done'),
       h('button', { class: 'secondary', type: 'button', 'data-key': 2, title: 'Tell the MCP server no', onclick: () => st.send('POST', path, { action: 'decline' }) }, keyHint(2), 'Decline')));
+}
+
+// addressBox shows a url-mode form's address as text, never a link, with
+// its host set apart (what "github.com@evil.example" really opens).
+export function addressBox(a) {
+  let host = '';
+  let plain = false;
+  let user = false;
+  try {
+    const u = new URL(a.url);
+    host = u.host;
+    plain = u.protocol === 'http:';
+    user = u.username !== '' || u.password !== '';
+  } catch { /* shown whole below in any case */ }
+  return h('div', { class: 'url-box' },
+    h('p', { class: 'url-host' }, 'host: ', h('b', null, host || 'unreadable'),
+      plain ? h('span', { class: 'url-warn' }, 'http: not encrypted') : null,
+      user ? h('span', { class: 'url-warn' }, 'what comes before the @ is not the host') : null),
+    h('code', { class: 'url-text' }, a.url));
 }
 
 // valueText is a form's answer to field f in words: choices by their

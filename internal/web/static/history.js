@@ -62,7 +62,7 @@ async function loadRecord(id, box, withDiff) {
 const ACTION = {
   created: 'Asked', replaced: 'Replaced', answered: 'Answered', dismissed: 'Closed', timed_out: 'Timed out',
   withdrawn: 'Withdrawn', snoozed: 'Snoozed', told: 'Told the agent', tell_failed: 'Telling the agent failed',
-  cut_off: 'The agent stopped waiting',
+  cut_off: 'The agent stopped waiting', claimed: 'Taken', released: 'Let go', escalated: 'Escalated',
 };
 
 // record is an ask's whole record: what was asked, how it ended (with the

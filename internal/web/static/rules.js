@@ -91,14 +91,17 @@ export function ruleWhat(r) {
 
 // The Rules view: the live rules of the chosen session (or of all), oldest
 // first, each with its session, agent, what it matches, its effect, who made
-// it and when it expires; Extend sets a new life from now, Revoke ends it.
+// it and when it expires; Extend sets a new life from now, Revoke ends it,
+// offered on an approver's own rules and on any to an admin.
 const $ = id => document.getElementById(id);
-const R = { scope: null, rules: [], loaded: false, loading: 0 };
+const R = { scope: null, rules: [], loaded: false, loading: 0, person: { me: '', access: '' } };
 
 // openRules shows the live rules of agent's session (of all when session
 // is ""), read afresh each time the view opens: rules are made and revoked
-// elsewhere too (other inboxes, askd rule revoke).
-export function openRules(agent, session) {
+// elsewhere too (other inboxes, askd rule revoke). person ({me, access})
+// says which the person may change.
+export function openRules(agent, session, person) {
+  R.person = person;
   const scope = `${agent}\n${session}`;
   if (scope !== R.scope) Object.assign(R, { scope, rules: [], loaded: false });
   renderRules();
@@ -123,6 +126,9 @@ function renderRules() {
   $('rules-empty').hidden = !R.loaded || live.length > 0;
 }
 
+// mayChange reports whether the person may extend or revoke rule r.
+const mayChange = r => R.person.access === 'admin' || (R.person.access === 'approver' && r.created_by === R.person.me);
+
 function ruleRow(r) {
   const err = h('p', { class: 'field-error', role: 'alert', hidden: true });
   const life = lifeSelect('Extend the rule to last, from now');
@@ -145,9 +151,9 @@ function ruleRow(r) {
         h('span', null, `rule ${r.id}, made by ${r.created_by}`),
         h('time', { class: 'expires', datetime: r.expires_at, title: `Expires ${stamp(r.expires_at)}` }, `expires ${relTime(r.expires_at)}`)),
       err),
-    h('div', { class: 'rule-actions' },
+    mayChange(r) ? h('div', { class: 'rule-actions' },
       h('label', { class: 'rule-for' }, 'Keep for ', life),
       h('button', { class: 'secondary small', type: 'button', onclick: () => call('PATCH', { for: life.value }, d => { Object.assign(r, d); }) }, 'Extend'),
-      h('button', { class: 'secondary small revoke', type: 'button', onclick: () => call('DELETE', undefined, () => { R.rules = R.rules.filter(x => x.id !== r.id); }) }, 'Revoke')));
+      h('button', { class: 'secondary small revoke', type: 'button', onclick: () => call('DELETE', undefined, () => { R.rules = R.rules.filter(x => x.id !== r.id); }) }, 'Revoke')) : null);
   return row;
 }

@@ -34,11 +34,12 @@ export function follow(from, onEvent) {
   }
 }
 
-// notify raises a notification of new ask a while the tab is hidden, when
-// the person allowed them.
-export function notify(a) {
+// notify raises a notification of ask a (new, or why it is raised again:
+// "escalated to carol") while the tab is hidden, when the person allowed
+// them.
+export function notify(a, why = '') {
   if (!document.hidden || !('Notification' in window) || Notification.permission !== 'granted') return;
-  const n = new Notification(`askd · ${a.session}`, { body: summary(a), tag: `askd-${a.id}` });
+  const n = new Notification(`askd · ${a.session}`, { body: why ? `${summary(a)} (${why})` : summary(a), tag: `askd-${a.id}` });
   n.onclick = () => { window.focus(); n.close(); };
 }
 

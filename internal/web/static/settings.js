@@ -1,0 +1,100 @@
+// settings.js is the Settings view: who the person is and their role, and
+// where askd tells them of asks besides this browser (SPEC §10: their own
+// ntfy topic and webhook, GET and PUT /api/me/notify, the whole setting
+// replaced at each save). The server checks the addresses; a refusal is
+// shown beside the field it names ("ntfy: …", "webhook: …").
+import { api, errorText } from './api.js';
+
+const $ = id => document.getElementById(id);
+const FIELDS = ['ntfy', 'webhook'];
+
+// What each role may do, in a sentence.
+const ROLES = {
+  admin: 'an admin: you answer any ask, and manage teams and anyone’s rules.',
+  approver: 'an approver: you answer any ask, and make rules from asks routed to you, to a team of yours or to nobody.',
+  viewer: 'a viewer: you read the inbox and its history; answering, closing, snoozing, taking asks and making rules are for approvers.',
+};
+
+// roleLine says who the person is and what their role lets them do.
+export function roleLine(me) {
+  return `You are ${me.name}, ${ROLES[me.access] || `${me.access}.`}`;
+}
+
+const input = name => $('notify-form').querySelector(`input[name="${name}"]`);
+let loaded = false;
+
+// openSettings shows the view for person me ({name, access}), reading the
+// settings the first time. Save (or Enter in a field) sends them.
+export function openSettings(me) {
+  $('settings-who').textContent = roleLine(me);
+  if (loaded) return;
+  loaded = true;
+  $('notify-save').addEventListener('click', save);
+  for (const name of FIELDS) {
+    input(name).addEventListener('input', () => show(name, ''));
+    input(name).addEventListener('keydown', e => {
+      if (e.key === 'Enter' && !e.isComposing) { e.preventDefault(); save(); }
+    });
+  }
+  load();
+}
+
+async function load() {
+  busy(true);
+  const r = await api('GET', '/api/me/notify');
+  if (r.status === 404 || r.status === 405) {
+    status('This askd keeps no notification settings for people yet.', true);
+    return; // the fields stay disabled
+  }
+  busy(false);
+  if (!r.ok) { status(errorText(r), true); return; }
+  fill(r.data);
+}
+
+function fill(data) {
+  for (const name of FIELDS) input(name).value = (data && data[name]) || '';
+}
+
+async function save() {
+  const body = {};
+  for (const name of FIELDS) {
+    const v = input(name).value.trim();
+    if (v) body[name] = v;
+    show(name, '');
+  }
+  status('', false);
+  busy(true);
+  const r = await api('PUT', '/api/me/notify', body);
+  busy(false);
+  if (r.ok) {
+    fill(r.data);
+    status('Saved.', false);
+    return;
+  }
+  const msg = errorText(r);
+  const field = FIELDS.find(f => msg.startsWith(`${f}:`) || msg.startsWith(`${f} `));
+  if (field) {
+    show(field, msg);
+    input(field).focus();
+  } else {
+    status(msg, true);
+  }
+}
+
+// show puts msg beside field name ('' clears it).
+function show(name, msg) {
+  const el = $(`notify-${name}-error`);
+  el.textContent = msg;
+  el.hidden = !msg;
+  input(name).setAttribute('aria-invalid', msg ? 'true' : 'false');
+}
+
+function status(msg, bad) {
+  const el = $('notify-status');
+  el.textContent = msg;
+  el.classList.toggle('bad', bad);
+}
+
+function busy(on) {
+  for (const el of $('notify-form').querySelectorAll('input, button')) el.disabled = on;
+}
