@@ -127,22 +127,6 @@ func (s *Service) enqueueTell(ctx context.Context, tx askd.Tx, a *askd.Ask) (sen
 	return err == nil && d.NextAt != nil, err
 }
 
-// enqueueServerNotify writes a's notify deliveries for the server-wide
-// notifiers (askd serve --notify-*): the fallback (notifypeople.go).
-func (s *Service) enqueueServerNotify(ctx context.Context, tx askd.Tx, a *askd.Ask) error {
-	now := s.now()
-	for i, n := range s.cfg.Notifiers {
-		d := &askd.Delivery{
-			Kind: askd.DeliveryNotify, Key: askd.NotifyKey(a, i), AskID: a.ID, Session: a.Session,
-			Channel: n, Status: askd.DeliveryPending, NextAt: &now, CreatedAt: now, UpdatedAt: now,
-		}
-		if err := tx.Deliveries.CreateDelivery(ctx, d); err != nil && askd.ErrorCode(err) != askd.ECONFLICT {
-			return err
-		}
-	}
-	return nil
-}
-
 func (s *Service) defaultChannel() *askd.Channel {
 	if s.cfg.Tell.Type == "" {
 		return &askd.Channel{Type: askd.ChannelHook}
