@@ -133,7 +133,7 @@ func startResolving(t *testing.T, cfg app.Config, resolver *net.Resolver) *tests
 // 127.0.0.1 (askd serve --webhook-allow 127.0.0.1).
 var loopback = askd.WebhookAllow{Nets: []netip.Prefix{netip.MustParsePrefix("127.0.0.1/32")}}
 
-func runWorker(t *testing.T, svc *app.Service, resolver *net.Resolver) {
+func runWorker(t testing.TB, svc *app.Service, resolver *net.Resolver) {
 	t.Helper()
 	ctx, cancel := context.WithCancel(context.Background())
 	w := tell.New(svc, tell.Options{Timeout: 5 * time.Second, Tick: 50 * time.Millisecond, PublicURL: "https://inbox.test", Resolver: resolver})
