@@ -96,7 +96,7 @@ func (t Team) MarshalJSON() ([]byte, error) {
 		j.Members = []string{}
 	}
 	if t.EscalateAfter > 0 {
-		j.EscalateAfter = shortDuration(t.EscalateAfter)
+		j.EscalateAfter = ShortDuration(t.EscalateAfter)
 	}
 	return json.Marshal(j)
 }
@@ -118,8 +118,9 @@ func (t *Team) UnmarshalJSON(data []byte) error {
 	return nil
 }
 
-// shortDuration is d without zero tails: 10m, not 10m0s; 1h, not 1h0m0s.
-func shortDuration(d time.Duration) string {
+// ShortDuration is d as askd's flags take it, without zero tails: 10m,
+// not 10m0s; 1h, not 1h0m0s.
+func ShortDuration(d time.Duration) string {
 	s := d.String()
 	if strings.HasSuffix(s, "m0s") {
 		s = strings.TrimSuffix(s, "0s")

@@ -12,6 +12,8 @@ import (
 	"path/filepath"
 	"strings"
 	"time"
+
+	"github.com/askd-dev/askd"
 )
 
 // cmdInstall wires askd into an agent: `askd install claude` writes Claude
@@ -133,17 +135,8 @@ func replaceFile(path string, data []byte, mode os.FileMode) error {
 	return err
 }
 
-// shortDuration is d as askd's flags take it, without zero tails: 5m, not 5m0s.
-func shortDuration(d time.Duration) string {
-	s := d.String()
-	if strings.HasSuffix(s, "m0s") {
-		s = strings.TrimSuffix(s, "0s")
-	}
-	if strings.HasSuffix(s, "h0m") {
-		s = strings.TrimSuffix(s, "0m")
-	}
-	return s
-}
+// shortDuration is d as askd's flags take it: 5m, not 5m0s.
+func shortDuration(d time.Duration) string { return askd.ShortDuration(d) }
 
 // seconds rounds d up to whole seconds, the unit of Codex's timeouts.
 func seconds(d time.Duration) int {
