@@ -1,0 +1,188 @@
+package askd
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"fmt"
+	"strconv"
+	"time"
+)
+
+// The audit trail (SPEC §11): every history row carries a hash, the hex
+// SHA-256 of AuditContent, which takes the previous row's hash, so the rows
+// form one chain per database. This file is the one definition of that
+// content; the PostgreSQL store computes the same bytes in SQL (its
+// migration 015_audit.sql, askd_audit_hash), and AuditHash is what the
+// SQLite store writes and what verify checks both against.
+
+// ActionPurged is the action of the row a --retain purge leaves for each run
+// of history rows it removed; its note is a PurgeNote.
+const ActionPurged = "purged"
+
+// Config actions: a change of configuration is a history row with no ask
+// (AskID 0), its action one of these and its note a JSON object naming what
+// changed.
+const (
+	ConfigTokenCreated = "config.token.created"
+	ConfigTokenRevoked = "config.token.revoked"
+	ConfigTokenRole    = "config.token.role"
+	ConfigTokenOwner   = "config.token.owner"
+	ConfigTeamCreated  = "config.team.created"
+	ConfigTeamMembers  = "config.team.members"
+	ConfigTeamEscalate = "config.team.escalation"
+	ConfigTeamDeleted  = "config.team.deleted"
+	ConfigRuleCreated  = "config.rule.created"
+	ConfigRuleDeleted  = "config.rule.deleted"
+	ConfigPolicy       = "config.policy" // prefix: config.policy.created, ...
+)
+
+// AuditRow is one history row as the audit trail sees it: an ask's event or,
+// with AskID 0, a change of configuration or a purge. Prev is set only in an
+// export (the hash the row was chained to), so that a partial export can be
+// checked from its first line.
+type AuditRow struct {
+	ID      int64     `json:"id"`
+	AskID   int64     `json:"ask_id"`
+	Session string    `json:"session"`
+	Action  string    `json:"action"`
+	Actor   string    `json:"actor"`
+	At      time.Time `json:"at"`
+	Note    string    `json:"note"`
+	Prev    string    `json:"prev,omitempty"`
+	Hash    string    `json:"hash"`
+}
+
+// AuditContent is the bytes a row's hash covers: a version tag, then the
+// previous row's hash ("" for the first row), ask id (0 for none), session,
+// action, actor, time (microseconds since the Unix epoch, as both stores
+// keep it) and note, each as its length in bytes, ':', itself and '\n'. The
+// row's id is not in it: the chain fixes each row's place after the one
+// before, and the PostgreSQL trigger need not know an id to compute it.
+func AuditContent(prev string, askID int64, session, action, actor string, at time.Time, note string) []byte {
+	b := make([]byte, 0, 64+len(prev)+len(session)+len(action)+len(actor)+len(note))
+	b = append(b, "askd-audit-1\n"...)
+	for _, f := range []string{prev, strconv.FormatInt(askID, 10), session, action, actor, strconv.FormatInt(at.UnixMicro(), 10), note} {
+		b = strconv.AppendInt(b, int64(len(f)), 10)
+		b = append(b, ':')
+		b = append(b, f...)
+		b = append(b, '\n')
+	}
+	return b
+}
+
+// AuditHash is the hash of a row with these fields chained after prev.
+func AuditHash(prev string, askID int64, session, action, actor string, at time.Time, note string) string {
+	sum := sha256.Sum256(AuditContent(prev, askID, session, action, actor, at, note))
+	return hex.EncodeToString(sum[:])
+}
+
+// hashAfter is r's hash chained after prev.
+func (r *AuditRow) hashAfter(prev string) string {
+	return AuditHash(prev, r.AskID, r.Session, r.Action, r.Actor, r.At, r.Note)
+}
+
+// PurgeNote is the note of a purged row: rows After (the last row kept
+// before them, 0 for none) through Through were removed, Rows of them, the
+// last with hash LastHash, so the next row kept after After is chained to
+// LastHash.
+type PurgeNote struct {
+	After    int64  `json:"after"`
+	Through  int64  `json:"through"`
+	Rows     int    `json:"rows"`
+	LastHash string `json:"last_hash"`
+}
+
+// AuditBreak is the first row of a chain that does not fit.
+type AuditBreak struct {
+	ID     int64  // the history row's id
+	Line   int    // its line in an export, 0 for a database
+	Reason string // why it does not fit
+}
+
+func (b *AuditBreak) Error() string {
+	if b.Line > 0 {
+		return fmt.Sprintf("line %d: history row %d: %s", b.Line, b.ID, b.Reason)
+	}
+	return fmt.Sprintf("history row %d: %s", b.ID, b.Reason)
+}
+
+// VerifyAudit checks rows, oldest first, as one chain: each row's hash must
+// be its content chained after the row before it, or, when a purge removed
+// the rows between, after the last removed row's hash as the purged row
+// records it. With fromExport, the first row is chained to its own Prev (an
+// export may start anywhere), and every Prev must be what the row was
+// chained to. It returns the first row that does not fit, nil when all do.
+func VerifyAudit(rows []AuditRow, fromExport bool) *AuditBreak {
+	purges := map[int64][]PurgeNote{}
+	for _, r := range rows {
+		if r.Action != ActionPurged || r.AskID != 0 {
+			continue
+		}
+		var p PurgeNote
+		if json.Unmarshal([]byte(r.Note), &p) == nil {
+			purges[p.After] = append(purges[p.After], p)
+		}
+	}
+	var prevID int64
+	prevHash := ""
+	for i, r := range rows {
+		line := 0
+		if fromExport {
+			line = i + 1
+		}
+		fail := func(reason string) *AuditBreak { return &AuditBreak{ID: r.ID, Line: line, Reason: reason} }
+		if r.Hash == "" {
+			return fail("no hash (written without the chain)")
+		}
+		if i > 0 && r.ID <= prevID {
+			return fail(fmt.Sprintf("out of order after row %d", prevID))
+		}
+		want := prevHash
+		if i == 0 && fromExport {
+			want = r.Prev
+		} else {
+			// The latest run removed right after the previous row kept.
+			var best *PurgeNote
+			for j := range purges[prevID] {
+				p := &purges[prevID][j]
+				if p.Through > prevID && p.Through < r.ID && (best == nil || p.Through > best.Through) {
+					best = p
+				}
+			}
+			if best != nil {
+				want = best.LastHash
+			}
+		}
+		if fromExport && r.Prev != want {
+			return fail("its prev is not the hash of the row before it")
+		}
+		if r.hashAfter(want) != r.Hash {
+			return fail("its hash does not fit its content and the row before it")
+		}
+		prevID, prevHash = r.ID, r.Hash
+	}
+	return nil
+}
+
+// AuditTx is what a transaction may do with the audit trail.
+type AuditTx interface {
+	// AddConfigEvent appends a change of configuration (e.AskID 0) to the
+	// chain and sets e.ID. It is not an ask's event: neither histories nor
+	// streams show it.
+	AddConfigEvent(ctx context.Context, e *Event) error
+	// AuditRows returns the history rows with from <= at < until (a zero
+	// time leaves that end open), oldest first, after afterID and at most
+	// limit when limit is above 0, with their hashes.
+	AuditRows(ctx context.Context, afterID int64, from, until time.Time, limit int) ([]AuditRow, error)
+}
+
+// ConfigNote is the JSON note of a config row: fields names what changed.
+func ConfigNote(fields map[string]any) string {
+	b, err := json.Marshal(fields)
+	if err != nil {
+		return "{}"
+	}
+	return string(b)
+}
