@@ -76,6 +76,8 @@ func Run(t *testing.T, open func(t *testing.T) askd.Store) {
 		{"CountAsks", testCountAsks},
 		{"DeleteAsks", testDeleteAsks},
 		{"IDsNeverReused", testIDsNeverReused},
+		{"AuditChain", testAuditChain},
+		{"AuditPurge", testAuditPurge},
 		{"Sessions", testSessions},
 		{"SessionsPaged", testSessionsPaged},
 		{"UrgencyOrder", testUrgencyOrder},
