@@ -186,3 +186,36 @@ func ConfigNote(fields map[string]any) string {
 	}
 	return string(b)
 }
+
+// PurgeRuns gathers the runs of rows a purge removes, from every row of the
+// chain, oldest first: Row(id, hash, removed) for each, then Notes.
+type PurgeRuns struct {
+	runs []PurgeNote
+	in   bool
+	kept int64
+}
+
+// Row notes the next row of the chain and whether the purge removes it.
+func (p *PurgeRuns) Row(id int64, hash string, removed bool) {
+	if !removed {
+		p.kept, p.in = id, false
+		return
+	}
+	if !p.in {
+		p.runs = append(p.runs, PurgeNote{After: p.kept})
+		p.in = true
+	}
+	r := &p.runs[len(p.runs)-1]
+	r.Through, r.LastHash = id, hash
+	r.Rows++
+}
+
+// Events are the purged rows to add, one per run, at time at.
+func (p *PurgeRuns) Events(at time.Time) []*Event {
+	events := make([]*Event, 0, len(p.runs))
+	for _, r := range p.runs {
+		note, _ := json.Marshal(r)
+		events = append(events, &Event{Action: ActionPurged, Actor: "askd", At: at, Note: string(note)})
+	}
+	return events
+}

@@ -110,11 +110,7 @@ func (t *tx) purgeRuns(ctx context.Context, settledBefore time.Time) error {
 	if err != nil {
 		return fmt.Errorf("purge: %w", err)
 	}
-	var (
-		runs []askd.PurgeNote
-		run  *askd.PurgeNote
-		kept int64
-	)
+	var runs askd.PurgeRuns
 	for rows.Next() {
 		var (
 			id      int64
@@ -125,28 +121,13 @@ func (t *tx) purgeRuns(ctx context.Context, settledBefore time.Time) error {
 			rows.Close()
 			return fmt.Errorf("purge: %w", err)
 		}
-		switch {
-		case removed && run == nil:
-			runs = append(runs, askd.PurgeNote{After: kept})
-			run = &runs[len(runs)-1]
-			fallthrough
-		case removed:
-			run.Through, run.LastHash = id, hash
-			run.Rows++
-		default:
-			kept, run = id, nil
-		}
-	}
-	if err := rows.Err(); err != nil {
-		rows.Close()
-		return fmt.Errorf("purge: %w", err)
+		runs.Row(id, hash, removed)
 	}
 	rows.Close()
-	now := time.Now()
-	for _, r := range runs {
-		e := &askd.Event{Action: askd.ActionPurged, Actor: "askd", At: now, Note: askd.ConfigNote(map[string]any{
-			"after": r.After, "through": r.Through, "rows": r.Rows, "last_hash": r.LastHash,
-		})}
+	if err := rows.Err(); err != nil {
+		return fmt.Errorf("purge: %w", err)
+	}
+	for _, e := range runs.Events(time.Now()) {
 		if err := t.insertUnattached(ctx, e); err != nil {
 			return err
 		}
