@@ -34,7 +34,8 @@ const (
 	ConfigTeamEscalate = "config.team.escalation"
 	ConfigTeamDeleted  = "config.team.deleted"
 	ConfigRuleCreated  = "config.rule.created"
-	ConfigRuleDeleted  = "config.rule.deleted"
+	ConfigRuleChanged  = "config.rule.changed"
+	ConfigRuleRevoked  = "config.rule.revoked"
 	ConfigPolicy       = "config.policy" // prefix: config.policy.created, ...
 )
 
@@ -108,6 +109,55 @@ func (b *AuditBreak) Error() string {
 	return fmt.Sprintf("history row %d: %s", b.ID, b.Reason)
 }
 
+// auditWalk follows a chain oldest first: what each next row is chained
+// to, given the rows before it and the purged rows' records.
+type auditWalk struct {
+	purges   map[int64][]PurgeNote // by After
+	prevID   int64
+	prevHash string
+}
+
+func newAuditWalk(rows []AuditRow) *auditWalk {
+	w := &auditWalk{purges: map[int64][]PurgeNote{}}
+	for _, r := range rows {
+		if r.Action != ActionPurged || r.AskID != 0 {
+			continue
+		}
+		var p PurgeNote
+		if json.Unmarshal([]byte(r.Note), &p) == nil {
+			w.purges[p.After] = append(w.purges[p.After], p)
+		}
+	}
+	return w
+}
+
+// want is the hash the row id, next after the rows walked, is chained to:
+// the previous row's, or the last removed row's when a purge removed the
+// rows between (the latest such run: rows after the previous row, before
+// id).
+func (w *auditWalk) want(id int64) string {
+	want, through := w.prevHash, w.prevID
+	for _, p := range w.purges[w.prevID] {
+		if p.Through > through && p.Through < id {
+			want, through = p.LastHash, p.Through
+		}
+	}
+	return want
+}
+
+// step moves past r.
+func (w *auditWalk) step(r *AuditRow) { w.prevID, w.prevHash = r.ID, r.Hash }
+
+// ChainAudit sets each row's Prev to the hash it is chained to, for an
+// export: rows are a whole chain, oldest first, as a database holds it.
+func ChainAudit(rows []AuditRow) {
+	w := newAuditWalk(rows)
+	for i := range rows {
+		rows[i].Prev = w.want(rows[i].ID)
+		w.step(&rows[i])
+	}
+}
+
 // VerifyAudit checks rows, oldest first, as one chain: each row's hash must
 // be its content chained after the row before it, or, when a purge removed
 // the rows between, after the last removed row's hash as the purged row
@@ -115,19 +165,9 @@ func (b *AuditBreak) Error() string {
 // export may start anywhere), and every Prev must be what the row was
 // chained to. It returns the first row that does not fit, nil when all do.
 func VerifyAudit(rows []AuditRow, fromExport bool) *AuditBreak {
-	purges := map[int64][]PurgeNote{}
-	for _, r := range rows {
-		if r.Action != ActionPurged || r.AskID != 0 {
-			continue
-		}
-		var p PurgeNote
-		if json.Unmarshal([]byte(r.Note), &p) == nil {
-			purges[p.After] = append(purges[p.After], p)
-		}
-	}
-	var prevID int64
-	prevHash := ""
-	for i, r := range rows {
+	w := newAuditWalk(rows)
+	for i := range rows {
+		r := &rows[i]
 		line := 0
 		if fromExport {
 			line = i + 1
@@ -136,24 +176,12 @@ func VerifyAudit(rows []AuditRow, fromExport bool) *AuditBreak {
 		if r.Hash == "" {
 			return fail("no hash (written without the chain)")
 		}
-		if i > 0 && r.ID <= prevID {
-			return fail(fmt.Sprintf("out of order after row %d", prevID))
+		if i > 0 && r.ID <= w.prevID {
+			return fail(fmt.Sprintf("out of order after row %d", w.prevID))
 		}
-		want := prevHash
+		want := w.want(r.ID)
 		if i == 0 && fromExport {
 			want = r.Prev
-		} else {
-			// The latest run removed right after the previous row kept.
-			var best *PurgeNote
-			for j := range purges[prevID] {
-				p := &purges[prevID][j]
-				if p.Through > prevID && p.Through < r.ID && (best == nil || p.Through > best.Through) {
-					best = p
-				}
-			}
-			if best != nil {
-				want = best.LastHash
-			}
 		}
 		if fromExport && r.Prev != want {
 			return fail("its prev is not the hash of the row before it")
@@ -161,7 +189,7 @@ func VerifyAudit(rows []AuditRow, fromExport bool) *AuditBreak {
 		if r.hashAfter(want) != r.Hash {
 			return fail("its hash does not fit its content and the row before it")
 		}
-		prevID, prevHash = r.ID, r.Hash
+		w.step(r)
 	}
 	return nil
 }

@@ -278,7 +278,7 @@ func (t tokenCmd) revoke(ctx context.Context, args []string) error {
 	}
 	defer store.Close()
 	name := t.fs.Arg(0)
-	if err := store.Update(ctx, func(tx askd.Tx) error { return tx.Tokens.RevokeToken(ctx, name) }); err != nil {
+	if err := app.RevokeToken(ctx, store, name); err != nil {
 		return err
 	}
 	if *t.asJSON {
