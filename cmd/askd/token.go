@@ -46,6 +46,7 @@ func cmdToken(ctx context.Context, e *env, args []string) error {
 		return usageError("token: say create, list, set-role, set-owner or revoke (askd token -h)")
 	}
 	sub, args := args[0], args[1:]
+	ctx = app.WithActor(ctx, cliActor())
 	switch sub {
 	case "-h", "--help", "help":
 		fmt.Fprintln(e.stdout, tokenUsage)
