@@ -204,6 +204,8 @@ type AuditTx interface {
 	// time leaves that end open), oldest first, after afterID and at most
 	// limit when limit is above 0, with their hashes.
 	AuditRows(ctx context.Context, afterID int64, from, until time.Time, limit int) ([]AuditRow, error)
+	// CountAudit counts the history rows with from <= at < until.
+	CountAudit(ctx context.Context, from, until time.Time) (int, error)
 }
 
 // ConfigNote is the JSON note of a config row: fields names what changed.

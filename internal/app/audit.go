@@ -44,3 +44,39 @@ func RevokeToken(ctx context.Context, store askd.Store, name string) error {
 		return RecordConfig(ctx, tx, askd.ConfigTokenRevoked, map[string]any{"name": name})
 	})
 }
+
+// AuditPage is one page of the audit trail (admins only): the history rows
+// with from <= at < until (zero times leave an end open), oldest first, each
+// with its hash; the next page starts after the last row's id.
+func (s *Service) AuditPage(ctx context.Context, c askd.Caller, from, until time.Time, p PageRequest) (*Page[askd.AuditRow], error) {
+	if err := c.Needs(askd.AccessAdmin); err != nil {
+		return nil, err
+	}
+	if err := checkLimit(p.Limit); err != nil {
+		return nil, err
+	}
+	var after int64
+	if p.Cursor != "" {
+		if err := decodeCursor(p.Cursor, cursorAudit, &after); err != nil {
+			return nil, err
+		}
+	}
+	var page Page[askd.AuditRow]
+	err := s.store.View(ctx, func(tx askd.Tx) error {
+		n, err := tx.Audit.CountAudit(ctx, from, until)
+		if err != nil {
+			return err
+		}
+		page.Total = n
+		rows, err := tx.Audit.AuditRows(ctx, after, from, until, p.Limit+1)
+		if err != nil {
+			return err
+		}
+		fill(&page, rows, p.Limit, func(r askd.AuditRow) string { return encodeCursor(cursorAudit, r.ID) })
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	return &page, nil
+}

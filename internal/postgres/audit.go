@@ -78,6 +78,24 @@ func (t *tx) AuditRows(ctx context.Context, afterID int64, from, until time.Time
 	return out, nil
 }
 
+// CountAudit counts the history rows with from <= at < until (zero times
+// leave an end open).
+func (t *tx) CountAudit(ctx context.Context, from, until time.Time) (int, error) {
+	var lo, hi *time.Time
+	if !from.IsZero() {
+		lo = &from
+	}
+	if !until.IsZero() {
+		hi = &until
+	}
+	var n int
+	err := t.tx.QueryRow(t.ctx(ctx), "SELECT count(*) FROM events WHERE ($1::timestamptz IS NULL OR at >= $1) AND ($2::timestamptz IS NULL OR at < $2)", lo, hi).Scan(&n)
+	if err != nil {
+		return 0, translate(err, "count audit rows")
+	}
+	return n, nil
+}
+
 // purgeRuns holds back one purged row for each run of rows that deleting
 // the asks settled before settledBefore is about to remove (with the asks,
 // by cascade), recording the last removed hash so the chain stays

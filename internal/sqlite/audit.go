@@ -4,6 +4,7 @@ import (
 	"context"
 	"database/sql"
 	"fmt"
+	"math"
 	"time"
 
 	"github.com/askd-dev/askd"
@@ -95,6 +96,23 @@ func (t *tx) AuditRows(ctx context.Context, afterID int64, from, until time.Time
 		return nil, fmt.Errorf("read audit rows: %w", err)
 	}
 	return out, nil
+}
+
+// CountAudit counts the history rows with from <= at < until (zero times
+// leave an end open).
+func (t *tx) CountAudit(ctx context.Context, from, until time.Time) (int, error) {
+	lo, hi := int64(math.MinInt64), int64(math.MaxInt64)
+	if !from.IsZero() {
+		lo = micros(from)
+	}
+	if !until.IsZero() {
+		hi = micros(until)
+	}
+	var n int
+	if err := t.tx.QueryRowContext(ctx, "SELECT count(*) FROM events WHERE at >= ? AND at < ?", lo, hi).Scan(&n); err != nil {
+		return 0, fmt.Errorf("count audit rows: %w", err)
+	}
+	return n, nil
 }
 
 // purgeRuns leaves one purged row for each run of rows that deleting the
