@@ -136,3 +136,49 @@ func TestMigrateAudit(t *testing.T) {
 		t.Errorf("first row's hash = %s, want %s", rows[0].Hash, want)
 	}
 }
+
+// TestAuditTamper: an edit, a deletion and a swap of history rows, each in
+// a database of its own, are named by verify at the row they break.
+func TestAuditTamper(t *testing.T) {
+	tests := []struct {
+		name string
+		sql  string
+		at   int // index of the row verify must name
+	}{
+		{"an edited row", `UPDATE events SET note = 'edited' WHERE id = $1`, 1},
+		{"a deleted row", `DELETE FROM events WHERE id = $1`, 2},
+		{"two rows swapped", `UPDATE events e SET ask_id = o.ask_id, session = o.session, action = o.action, actor = o.actor, at = o.at, note = o.note, hash = o.hash
+			FROM events o WHERE (e.id, o.id) IN (($1::bigint, $1::bigint + 1), ($1::bigint + 1, $1::bigint))`, 1},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			ctx := t.Context()
+			url := pgtest.URL(t)
+			s := open(t, url)
+			for range 2 {
+				createWithEvent(t, s, "s1")
+				createWithEvent(t, s, "s2")
+			}
+			rows := chainOf(t, s)
+			conn, err := pgx.Connect(ctx, url)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer conn.Close(context.Background())
+			if _, err := conn.Exec(ctx, tt.sql, rows[1].ID); err != nil {
+				t.Fatal(err)
+			}
+			var got []askd.AuditRow
+			err = s.View(ctx, func(tx askd.Tx) (err error) {
+				got, err = tx.Audit.AuditRows(ctx, 0, time.Time{}, time.Time{}, 0)
+				return err
+			})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if b := askd.VerifyAudit(got, false); b == nil || b.ID != rows[tt.at].ID {
+				t.Errorf("break %v, want at row %d", b, rows[tt.at].ID)
+			}
+		})
+	}
+}
