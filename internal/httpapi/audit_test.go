@@ -14,9 +14,12 @@ import (
 
 // GET /api/audit: admins page through the whole chain, oldest first, config
 // rows with their actor among the asks' events, and the pages verify as one
-// chain; an approver is refused, naming the role.
+// chain, on either store; an approver is refused, naming the role.
 func TestAuditAPI(t *testing.T) {
-	s := testserver.Start(t, testserver.Options{})
+	eachStore(t, app.Config{}, testAuditAPI)
+}
+
+func testAuditAPI(t *testing.T, s *testserver.Server) {
 	ctx := ctxT(t)
 	agent := s.Agent("deploy")
 	for range 3 {
@@ -26,6 +29,15 @@ func TestAuditAPI(t *testing.T) {
 	}
 	approver := s.TokenWith(t, app.TokenSpec{Name: "bob", Role: askd.RoleHuman, Access: askd.AccessApprover})
 	if _, err := app.CreateTeam(app.WithActor(ctx, "cli:operator"), s.Store, app.TeamInput{Name: "ops", Members: []string{"bob"}}); err != nil {
+		t.Fatal(err)
+	}
+
+	a := toolApproval(t, s.Agent("deploy"), "Bash", bashInput("ls"))
+	r, err := s.Human().CreateRule(ctx, &askd.RuleInput{AskID: a.ID, Match: askd.MatchTool, Effect: askd.EffectAllow, RuleLife: askd.RuleLife{For: "1h"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.Human().RevokeRule(ctx, r.ID); err != nil {
 		t.Fatal(err)
 	}
 
@@ -53,7 +65,8 @@ func TestAuditAPI(t *testing.T) {
 		actions = append(actions, r.Action+" by "+r.Actor)
 	}
 	got := strings.Join(actions, ", ")
-	for _, want := range []string{"config.token.created by askd", "created by " + s.AgentName, "config.token.created by askd", "config.team.created by cli:operator"} {
+	for _, want := range []string{"config.token.created by askd", "created by " + s.AgentName, "config.token.created by askd", "config.team.created by cli:operator",
+		"config.rule.created by " + s.HumanName, "config.rule.revoked by " + s.HumanName} {
 		if !strings.Contains(got, want) {
 			t.Errorf("rows %s: want %q among them", got, want)
 		}
