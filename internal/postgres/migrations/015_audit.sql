@@ -25,9 +25,11 @@ CREATE FUNCTION askd_audit_field(v text) RETURNS text
     AS $$ SELECT octet_length(v)::text || ':' || v || E'\n' $$;
 
 -- A row's hash after prev (askd.AuditHash). The time is in microseconds
--- since the Unix epoch, computed without floating point.
+-- since the Unix epoch, computed without floating point. STABLE, not
+-- IMMUTABLE: date_trunc of a timestamptz reads the session's time zone
+-- (whole seconds are the same in every zone, so the hash is not).
 CREATE FUNCTION askd_audit_hash(prev text, ask_id bigint, session text, action text, actor text, at timestamptz, note text) RETURNS text
-    LANGUAGE sql IMMUTABLE
+    LANGUAGE sql STABLE
     AS $$ SELECT encode(sha256(convert_to(
         E'askd-audit-1\n' ||
         askd_audit_field(prev) ||
