@@ -14,7 +14,11 @@
 -- lock is what holds for any writer.
 --
 -- A change of configuration is a row with no ask (ask_id NULL). It is no
--- ask's event: the notification trigger leaves it out.
+-- ask's event: the notification trigger leaves it out. An older askd still
+-- running during the upgrade is not told of it either, but one that reads
+-- the event log from an id (an event stream resumed with Last-Event-ID)
+-- past a config row fails that read (its ask_id cannot be NULL): finish the
+-- upgrade before changing tokens, teams or rules.
 
 ALTER TABLE events ALTER COLUMN ask_id DROP NOT NULL;
 ALTER TABLE events ADD COLUMN hash TEXT;
