@@ -333,6 +333,7 @@ type Tx struct {
 	Sessions    SessionTx    // agents' sessions, and the lock on one
 	Asks        AskTx        // asks
 	Events      EventTx      // the asks' history
+	Audit       AuditTx      // the history's hash chain and config rows (audit.go)
 	Tokens      TokenTx      // credentials (token.go)
 	SignIns     SignInTx     // sign-in codes and browser sessions (token.go)
 	Push        PushTx       // push subscriptions and the VAPID keys (push.go)

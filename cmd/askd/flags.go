@@ -188,7 +188,8 @@ func exitCode(err error) int {
 		return 0
 	}
 	var u usageError
-	if errors.As(err, &u) {
+	var r unreadable
+	if errors.As(err, &u) || errors.As(err, &r) {
 		return 2
 	}
 	return 1

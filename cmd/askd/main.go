@@ -71,6 +71,7 @@ func init() {
 		"rule":        {"list or revoke the rules that answer a session's approvals at once (human token)", cmdRule},
 		"claim":       {"mark an ask as yours, \"I'm on it\", or let it go (human token)", cmdClaim},
 		"team":        {"create, change, list or delete teams of people (works on the database directly)", cmdTeam},
+		"audit":       {"export or verify the audit trail, the history's hash chain (works on the database directly)", cmdAudit},
 		"version":     {"print the version", cmdVersion},
 		"mcp":         {"serve MCP on stdin/stdout, bridged to a running askd (agent token)", cmdMCP},
 		"session":     {"set how a session's agent is told of answers: session set-channel (agent token)", cmdSession},

@@ -75,6 +75,7 @@ func cmdTeam(ctx context.Context, e *env, args []string) error {
 		return err
 	}
 	defer store.Close()
+	ctx = app.WithActor(ctx, cliActor())
 	name, people := fs.Arg(0), fs.Args()[min(1, fs.NArg()):]
 	var team *askd.Team
 	switch sub {

@@ -46,6 +46,7 @@ func cmdToken(ctx context.Context, e *env, args []string) error {
 		return usageError("token: say create, list, set-role, set-owner or revoke (askd token -h)")
 	}
 	sub, args := args[0], args[1:]
+	ctx = app.WithActor(ctx, cliActor())
 	switch sub {
 	case "-h", "--help", "help":
 		fmt.Fprintln(e.stdout, tokenUsage)
@@ -278,7 +279,7 @@ func (t tokenCmd) revoke(ctx context.Context, args []string) error {
 	}
 	defer store.Close()
 	name := t.fs.Arg(0)
-	if err := store.Update(ctx, func(tx askd.Tx) error { return tx.Tokens.RevokeToken(ctx, name) }); err != nil {
+	if err := app.RevokeToken(ctx, store, name); err != nil {
 		return err
 	}
 	if *t.asJSON {

@@ -25,6 +25,7 @@ const (
 	cursorPending  = "pending"
 	cursorHistory  = "history"
 	cursorSessions = "sessions"
+	cursorAudit    = "audit"
 )
 
 // errCursor is the refusal of a cursor that does not decode as one of the

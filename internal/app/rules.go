@@ -66,8 +66,11 @@ func (s *Service) CreateRule(ctx context.Context, c askd.Caller, in *askd.RuleIn
 			// Its agent token was revoked since it asked (or the person's own).
 			return askd.Errorf(askd.EMISMATCH, "ask_id: ask %d's agent token %q no longer exists", a.ID, a.Agent)
 		}
+		if err != nil {
+			return err
+		}
 		out = r
-		return err
+		return RecordConfig(WithActor(ctx, c.Name), tx, askd.ConfigRuleCreated, map[string]any{"rule": r.ID, "ask": a.ID, "agent": r.Agent, "session": r.Session, "effect": r.Effect})
 	})
 	if err != nil {
 		return nil, err
@@ -241,7 +244,14 @@ func (s *Service) changeLiveRule(ctx context.Context, c askd.Caller, id int64, n
 		}
 		change(r)
 		out = r
-		return tx.Rules.UpdateRule(ctx, r)
+		if err := tx.Rules.UpdateRule(ctx, r); err != nil {
+			return err
+		}
+		action, fields := askd.ConfigRuleChanged, map[string]any{"rule": r.ID, "expires_at": r.ExpiresAt}
+		if r.RevokedAt != nil {
+			action, fields = askd.ConfigRuleRevoked, map[string]any{"rule": r.ID}
+		}
+		return RecordConfig(WithActor(ctx, c.Name), tx, action, fields)
 	})
 	return out, err
 }

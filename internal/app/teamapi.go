@@ -27,7 +27,7 @@ func (s *Service) CreateTeam(ctx context.Context, c askd.Caller, in TeamInput) (
 	if err := c.Needs(askd.AccessAdmin); err != nil {
 		return nil, err
 	}
-	return CreateTeam(ctx, s.store, in)
+	return CreateTeam(WithActor(ctx, c.Name), s.store, in)
 }
 
 // SetEscalation changes team name's escalation (admins only) as
@@ -36,7 +36,7 @@ func (s *Service) SetEscalation(ctx context.Context, c askd.Caller, name string,
 	if err := c.Needs(askd.AccessAdmin); err != nil {
 		return nil, err
 	}
-	return SetEscalation(ctx, s.store, name, after, to)
+	return SetEscalation(WithActor(ctx, c.Name), s.store, name, after, to)
 }
 
 // AddMembers adds people to team name (admins only) as AddMembers does.
@@ -44,7 +44,7 @@ func (s *Service) AddMembers(ctx context.Context, c askd.Caller, name string, pe
 	if err := c.Needs(askd.AccessAdmin); err != nil {
 		return nil, err
 	}
-	return AddMembers(ctx, s.store, name, people)
+	return AddMembers(WithActor(ctx, c.Name), s.store, name, people)
 }
 
 // RemoveMember takes person out of team name (admins only) as
@@ -53,7 +53,7 @@ func (s *Service) RemoveMember(ctx context.Context, c askd.Caller, name, person 
 	if err := c.Needs(askd.AccessAdmin); err != nil {
 		return nil, err
 	}
-	return RemoveMembers(ctx, s.store, name, person)
+	return RemoveMembers(WithActor(ctx, c.Name), s.store, name, person)
 }
 
 // DeleteTeam deletes team name (admins only) as DeleteTeam does.
@@ -61,7 +61,7 @@ func (s *Service) DeleteTeam(ctx context.Context, c askd.Caller, name string) er
 	if err := c.Needs(askd.AccessAdmin); err != nil {
 		return err
 	}
-	return DeleteTeam(ctx, s.store, name)
+	return DeleteTeam(WithActor(ctx, c.Name), s.store, name)
 }
 
 // MyNotify returns where person c hears of the asks routed to them (people

@@ -24,7 +24,12 @@ func SetAccess(ctx context.Context, store askd.Store, name string, a askd.Access
 	if !a.Valid() {
 		return askd.Errorf(askd.EINVALID, "role: %q is not one of admin, approver, viewer", a)
 	}
-	return store.Update(ctx, func(tx askd.Tx) error { return tx.Tokens.SetAccess(ctx, name, a) })
+	return store.Update(ctx, func(tx askd.Tx) error {
+		if err := tx.Tokens.SetAccess(ctx, name, a); err != nil {
+			return err
+		}
+		return RecordConfig(ctx, tx, askd.ConfigTokenRole, map[string]any{"name": name, "access": a})
+	})
 }
 
 // SetOwner sets agent token name's owner: a person, "team:NAME", or "" for
@@ -35,7 +40,10 @@ func SetOwner(ctx context.Context, store askd.Store, name, owner string) error {
 		if err := checkRoute(ctx, tx, "owner", owner); err != nil {
 			return err
 		}
-		return tx.Tokens.SetOwner(ctx, name, owner)
+		if err := tx.Tokens.SetOwner(ctx, name, owner); err != nil {
+			return err
+		}
+		return RecordConfig(ctx, tx, askd.ConfigTokenOwner, map[string]any{"name": name, "owner": owner})
 	})
 }
 
@@ -123,6 +131,10 @@ func CreateTeam(ctx context.Context, store askd.Store, in TeamInput) (*askd.Team
 		if err := addMembers(ctx, tx, in.Name, in.Members); err != nil {
 			return err
 		}
+		if err := RecordConfig(ctx, tx, askd.ConfigTeamCreated, map[string]any{"name": in.Name, "members": in.Members,
+			"escalate_after": in.EscalateAfter.String(), "escalate_to": in.EscalateTo}); err != nil {
+			return err
+		}
 		var err error
 		out, err = tx.Teams.Team(ctx, in.Name)
 		return err
@@ -140,6 +152,9 @@ func SetEscalation(ctx context.Context, store askd.Store, name string, after tim
 		if err := tx.Teams.SetEscalation(ctx, name, after, to); err != nil {
 			return err
 		}
+		if err := RecordConfig(ctx, tx, askd.ConfigTeamEscalate, map[string]any{"name": name, "escalate_after": after.String(), "escalate_to": to}); err != nil {
+			return err
+		}
 		var err error
 		out, err = tx.Teams.Team(ctx, name)
 		return err
@@ -152,6 +167,9 @@ func AddMembers(ctx context.Context, store askd.Store, name string, people []str
 	var out *askd.Team
 	err := store.Update(ctx, func(tx askd.Tx) error {
 		if err := addMembers(ctx, tx, name, people); err != nil {
+			return err
+		}
+		if err := RecordConfig(ctx, tx, askd.ConfigTeamMembers, map[string]any{"name": name, "added": people}); err != nil {
 			return err
 		}
 		var err error
@@ -182,6 +200,9 @@ func RemoveMembers(ctx context.Context, store askd.Store, name string, people ..
 			if err := tx.Teams.RemoveMember(ctx, name, p); err != nil {
 				return err
 			}
+		}
+		if err := RecordConfig(ctx, tx, askd.ConfigTeamMembers, map[string]any{"name": name, "removed": people}); err != nil {
+			return err
 		}
 		var err error
 		out, err = tx.Teams.Team(ctx, name)
@@ -214,7 +235,10 @@ func DeleteTeam(ctx context.Context, store askd.Store, name string) error {
 				return askd.Errorf(askd.EINVALID, "team %q escalates to team %q: change its escalation first", t.Name, name)
 			}
 		}
-		return tx.Teams.DeleteTeam(ctx, name)
+		if err := tx.Teams.DeleteTeam(ctx, name); err != nil {
+			return err
+		}
+		return RecordConfig(ctx, tx, askd.ConfigTeamDeleted, map[string]any{"name": name})
 	})
 }
 

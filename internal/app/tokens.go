@@ -61,7 +61,10 @@ func NewToken(ctx context.Context, store askd.Store, spec TokenSpec) (string, er
 		if err := checkRoute(ctx, tx, "owner", t.Owner); err != nil {
 			return err
 		}
-		return tx.Tokens.CreateToken(ctx, t)
+		if err := tx.Tokens.CreateToken(ctx, t); err != nil {
+			return err
+		}
+		return RecordConfig(ctx, tx, askd.ConfigTokenCreated, map[string]any{"name": t.Name, "role": t.Role, "access": t.Access, "owner": t.Owner})
 	})
 	if err != nil {
 		return "", err

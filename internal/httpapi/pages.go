@@ -4,6 +4,7 @@ import (
 	"net/http"
 	"net/url"
 	"strconv"
+	"time"
 
 	"github.com/askd-dev/askd"
 	"github.com/askd-dev/askd/internal/app"
@@ -82,6 +83,30 @@ func (s *Server) searchHistory(w http.ResponseWriter, r *http.Request, c askd.Ca
 		return err
 	}
 	writePage(w, r, "asks", page)
+	return nil
+}
+
+// audit is GET /api/audit (admins): one page of the audit trail, oldest
+// first, the rows at or after since= and before until= (RFC 3339).
+func (s *Server) audit(w http.ResponseWriter, r *http.Request, c askd.Caller) error {
+	q := r.URL.Query()
+	p, err := pageRequest(q)
+	if err != nil {
+		return err
+	}
+	var bounds [2]time.Time
+	for i, name := range []string{"since", "until"} {
+		if v := q.Get(name); v != "" {
+			if bounds[i], err = time.Parse(time.RFC3339Nano, v); err != nil {
+				return askd.Errorf(askd.EMISMATCH, "%s: %q is not an RFC 3339 time", name, v)
+			}
+		}
+	}
+	page, err := s.app.AuditPage(r.Context(), c, bounds[0], bounds[1], p)
+	if err != nil {
+		return err
+	}
+	writePage(w, r, "rows", page)
 	return nil
 }
 

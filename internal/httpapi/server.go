@@ -95,6 +95,7 @@ func (s *Server) routes() {
 	m.HandleFunc("DELETE /api/asks/{id}/claim", s.authed(askd.RoleHuman, s.releaseAsk))
 	m.HandleFunc("GET /api/sessions", s.authed(askd.RoleHuman, s.listSessions))
 	m.HandleFunc("GET /api/history", s.authed(askd.RoleHuman, s.searchHistory))
+	m.HandleFunc("GET /api/audit", s.authed(askd.RoleHuman, s.audit))
 	m.HandleFunc("PUT /api/sessions/{name}/channel", s.authed(askd.RoleAgent, s.setChannel))
 	m.HandleFunc("GET /api/events", s.authed(askd.RoleHuman, s.events))
 	m.HandleFunc("GET /api/rules", s.authed(askd.RoleHuman, s.listRules))

@@ -45,7 +45,7 @@ func (t *tx) ctx(ctx context.Context) context.Context {
 // areas is t as the askd.Tx it serves: t does every area.
 func (t *tx) areas() askd.Tx {
 	return askd.Tx{
-		Sessions: t, Asks: t, Events: t, Tokens: t, SignIns: t, Push: t,
+		Sessions: t, Asks: t, Events: t, Audit: t, Tokens: t, SignIns: t, Push: t,
 		Channels: t, Deliveries: t, Rules: t, Teams: t, AnswerLinks: t, MCPCalls: t,
 	}
 }
@@ -427,6 +427,9 @@ func (t *tx) DeleteAsks(ctx context.Context, settledBefore time.Time) (int, erro
 		return 0, err
 	}
 	clear(t.locked) // the rows may go
+	if err := t.purgeRuns(ctx, settledBefore); err != nil {
+		return 0, err
+	}
 	tag, err := t.tx.Exec(t.ctx(ctx), "DELETE FROM asks WHERE status <> 'pending' AND settled_at < $1", settledBefore)
 	if err != nil {
 		return 0, translate(err, "delete asks")

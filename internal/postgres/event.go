@@ -79,7 +79,7 @@ func (t *tx) AskHistory(ctx context.Context, askID int64) ([]*askd.Event, error)
 // and at most limit when limit is above 0, each with the ask as it was right
 // after it in Event.Ask.
 func (t *tx) EventsAfter(ctx context.Context, afterID int64, limit int) ([]*askd.Event, error) {
-	query := "SELECT " + eventColumns + ", snapshot FROM events WHERE id > $1 ORDER BY id"
+	query := "SELECT " + eventColumns + ", snapshot FROM events WHERE id > $1 AND ask_id IS NOT NULL ORDER BY id"
 	args := []any{afterID}
 	if limit > 0 {
 		query += " LIMIT $2"

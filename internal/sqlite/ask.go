@@ -349,6 +349,9 @@ func (t *tx) DeleteAsks(ctx context.Context, settledBefore time.Time) (int, erro
 	if err := t.mustWrite("delete asks"); err != nil {
 		return 0, err
 	}
+	if err := t.purgeRuns(ctx, settledBefore); err != nil {
+		return 0, err
+	}
 	res, err := t.tx.ExecContext(ctx,
 		"DELETE FROM asks WHERE status <> 'pending' AND settled_at < ?", micros(settledBefore))
 	if err != nil {

@@ -30,10 +30,14 @@ func (t *tx) AddEvent(ctx context.Context, e *askd.Event) error {
 	if err != nil {
 		return fmt.Errorf("add event to ask %d: snapshot: %w", e.AskID, err)
 	}
+	hash, err := t.chain(ctx, e)
+	if err != nil {
+		return fmt.Errorf("add event to ask %d: %w", e.AskID, err)
+	}
 	res, err := t.tx.ExecContext(ctx, `
-		INSERT INTO events (ask_id, session, action, actor, at, note, snapshot)
-		VALUES (?, ?, ?, ?, ?, ?, ?)`,
-		e.AskID, e.Session, e.Action, e.Actor, micros(e.At), e.Note, snapshot)
+		INSERT INTO events (ask_id, session, action, actor, at, note, snapshot, hash)
+		VALUES (?, ?, ?, ?, ?, ?, ?, ?)`,
+		e.AskID, e.Session, e.Action, e.Actor, micros(e.At), e.Note, snapshot, hash)
 	if err != nil {
 		return translate(err, fmt.Sprintf("add event to ask %d", e.AskID), says{missing: fmt.Sprintf("ask %d not found", e.AskID)})
 	}
@@ -62,7 +66,7 @@ func (t *tx) AskHistory(ctx context.Context, askID int64) ([]*askd.Event, error)
 // and at most limit when limit is above 0, each with the ask as it was right
 // after it in Event.Ask.
 func (t *tx) EventsAfter(ctx context.Context, afterID int64, limit int) ([]*askd.Event, error) {
-	query := "SELECT " + eventColumns + ", snapshot FROM events WHERE id > ? ORDER BY id"
+	query := "SELECT " + eventColumns + ", snapshot FROM events WHERE id > ? AND ask_id IS NOT NULL ORDER BY id"
 	args := []any{afterID}
 	if limit > 0 {
 		query += " LIMIT ?"

@@ -64,6 +64,11 @@ func migrate(ctx context.Context, db *sql.DB) ([]string, error) {
 			return nil, fmt.Errorf("record migration %s: %w", m.Version, err)
 		}
 		applied = append(applied, m.Version)
+		if m.Version == "014_audit" {
+			if err := chainUnhashed(ctx, tx); err != nil {
+				return nil, err
+			}
+		}
 	}
 	if err := tx.Commit(); err != nil {
 		return nil, fmt.Errorf("commit migrations: %w", err)

@@ -23,6 +23,10 @@
 //   - SearchAsks finds settled asks only, by the words of their text and
 //     answer (not previews, not payloads), the last word as a prefix too;
 //   - ids of asks and events are never reused, even after DeleteAsks;
+//   - every history row is a row of one hash chain (AuditRows passes
+//     askd.VerifyAudit); config rows (AddConfigEvent) are in it but are no
+//     ask's events, and no watcher hears of them; DeleteAsks leaves one
+//     purged row per run of rows it removes, so the chain stays checkable;
 //   - watchers hear of committed events in order, and of nothing rolled back;
 //   - deliveries are claimed due-first, never twice while leased, even by
 //     concurrent claimers, and go with their ask; a session's tells that
@@ -76,6 +80,8 @@ func Run(t *testing.T, open func(t *testing.T) askd.Store) {
 		{"CountAsks", testCountAsks},
 		{"DeleteAsks", testDeleteAsks},
 		{"IDsNeverReused", testIDsNeverReused},
+		{"AuditChain", testAuditChain},
+		{"AuditPurge", testAuditPurge},
 		{"Sessions", testSessions},
 		{"SessionsPaged", testSessionsPaged},
 		{"UrgencyOrder", testUrgencyOrder},

@@ -1,0 +1,219 @@
+package main
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"os"
+	"os/user"
+	"time"
+
+	"github.com/askd-dev/askd"
+)
+
+const auditUsage = `Usage: askd audit export [--since T] [--until T] [--out FILE] [--db PATH|URL]
+       askd audit verify [FILE] [--db PATH|URL]
+
+The audit trail (works on the database directly): every history row, an
+ask's event or a change of configuration (tokens, roles, owners, teams,
+rules, policies, with who made it), carries the SHA-256 of its content and
+of the row before it, one chain per database.
+
+export writes the rows at or after --since and before --until (RFC 3339
+times, or dates) as JSON Lines, each with the hash it is chained to (prev)
+and its own (hash), to --out or standard output.
+
+verify checks the database's chain, or with FILE an export, and prints the
+chain's head. A row that does not fit is named by its id (and, in an export,
+its line) and askd exits 1; a chain it cannot read exits 2. Keep the head
+printed somewhere the database's writers cannot reach: a later verify that
+still has that row with that hash shows nothing before it was rewritten.`
+
+// auditSubcommands are askd audit's subcommands, each with its synopsis.
+var auditSubcommands = map[string]string{
+	"export": "[--since T] [--until T] [--out FILE]",
+	"verify": "[FILE]",
+}
+
+func cmdAudit(ctx context.Context, e *env, args []string) error {
+	if len(args) == 0 {
+		return usageError("audit: say export or verify (askd audit -h)")
+	}
+	sub, args := args[0], args[1:]
+	switch sub {
+	case "-h", "--help", "help":
+		fmt.Fprintln(e.stdout, auditUsage)
+		return nil
+	}
+	synopsis, ok := auditSubcommands[sub]
+	if !ok {
+		return usageError(fmt.Sprintf("audit: %q is not export or verify (askd audit -h)", sub))
+	}
+	fs := flags(e, "audit "+sub, synopsis+" [--db PATH|URL]")
+	db := fs.String("db", "./askd.db", "the database askd serve uses: a SQLite file, or a postgres:// URL")
+	var since, until, out *string
+	if sub == "export" {
+		since = fs.String("since", "", "the rows at or after this time (RFC 3339, or a date)")
+		until = fs.String("until", "", "the rows before this time (RFC 3339, or a date)")
+		out = fs.String("out", "", "write to this file (default: standard output)")
+	}
+	if err := parse(e, fs, args); err != nil {
+		return err
+	}
+	if sub == "export" {
+		if fs.NArg() > 0 {
+			return usageError(fmt.Sprintf("audit export: unexpected argument %q", fs.Arg(0)))
+		}
+		from, err := auditTime("--since", *since)
+		if err != nil {
+			return err
+		}
+		to, err := auditTime("--until", *until)
+		if err != nil {
+			return err
+		}
+		return auditExport(ctx, e, *db, from, to, *out)
+	}
+	switch fs.NArg() {
+	case 0:
+		return auditVerifyDB(ctx, e, *db)
+	case 1:
+		return auditVerifyFile(e, fs.Arg(0))
+	}
+	return usageError(fmt.Sprintf("audit verify: unexpected argument %q", fs.Arg(1)))
+}
+
+// auditTime parses a --since or --until: RFC 3339, or a date (midnight
+// UTC); "" is the zero time, no bound.
+func auditTime(flag, s string) (time.Time, error) {
+	if s == "" {
+		return time.Time{}, nil
+	}
+	for _, layout := range []string{time.RFC3339Nano, "2006-01-02"} {
+		if t, err := time.Parse(layout, s); err == nil {
+			return t, nil
+		}
+	}
+	return time.Time{}, usageError(fmt.Sprintf("%s: %q is not an RFC 3339 time (2026-01-02T15:04:05Z) or a date (2026-01-02)", flag, s))
+}
+
+// readChain reads the database's whole chain.
+func readChain(ctx context.Context, db string) ([]askd.AuditRow, error) {
+	store, err := openExisting(ctx, db)
+	if err != nil {
+		return nil, err
+	}
+	defer store.Close()
+	var rows []askd.AuditRow
+	err = store.View(ctx, func(tx askd.Tx) (err error) {
+		rows, err = tx.Audit.AuditRows(ctx, 0, time.Time{}, time.Time{}, 0)
+		return err
+	})
+	return rows, err
+}
+
+func auditExport(ctx context.Context, e *env, db string, from, until time.Time, out string) error {
+	rows, err := readChain(ctx, db)
+	if err != nil {
+		return err
+	}
+	askd.ChainAudit(rows)
+	w := e.stdout
+	var f *os.File
+	if out != "" {
+		if f, err = os.OpenFile(out, os.O_WRONLY|os.O_CREATE|os.O_TRUNC, 0o600); err != nil {
+			return fmt.Errorf("--out: %w", err)
+		}
+		defer f.Close()
+		w = f
+	}
+	bw := bufio.NewWriter(w)
+	enc := json.NewEncoder(bw)
+	for i := range rows {
+		r := &rows[i]
+		if !from.IsZero() && r.At.Before(from) || !until.IsZero() && !r.At.Before(until) {
+			continue
+		}
+		if err := enc.Encode(r); err != nil {
+			return err
+		}
+	}
+	if err := bw.Flush(); err != nil {
+		return err
+	}
+	if f != nil {
+		return f.Close()
+	}
+	return nil
+}
+
+func auditVerifyDB(ctx context.Context, e *env, db string) error {
+	rows, err := readChain(ctx, db)
+	if err != nil {
+		return unreadable{err}
+	}
+	return reportVerify(e, rows, false)
+}
+
+func auditVerifyFile(e *env, path string) error {
+	f, err := os.Open(path)
+	if err != nil {
+		return unreadable{err}
+	}
+	defer f.Close()
+	rows, err := readExport(f)
+	if err != nil {
+		return unreadable{fmt.Errorf("%s: %w", path, err)}
+	}
+	return reportVerify(e, rows, true)
+}
+
+// readExport reads an export's JSON Lines.
+func readExport(r io.Reader) ([]askd.AuditRow, error) {
+	sc := bufio.NewScanner(r)
+	sc.Buffer(make([]byte, 0, 64*1024), 64<<20)
+	var rows []askd.AuditRow
+	for line := 1; sc.Scan(); line++ {
+		var row askd.AuditRow
+		if err := json.Unmarshal(sc.Bytes(), &row); err != nil {
+			return nil, fmt.Errorf("line %d: %w", line, err)
+		}
+		rows = append(rows, row)
+	}
+	return rows, sc.Err()
+}
+
+// reportVerify verifies rows and says so: the head when the chain holds, the
+// first row that does not fit (exit 1) when not.
+func reportVerify(e *env, rows []askd.AuditRow, fromExport bool) error {
+	if b := askd.VerifyAudit(rows, fromExport); b != nil {
+		return fmt.Errorf("audit chain broken: %w", b)
+	}
+	if len(rows) == 0 {
+		fmt.Fprintln(e.stdout, "the chain is empty")
+		return nil
+	}
+	last := rows[len(rows)-1]
+	fmt.Fprintf(e.stdout, "%d rows verified; head: row %d, hash %s\n", len(rows), last.ID, last.Hash)
+	return nil
+}
+
+// unreadable is an audit trail that could not be read (exit status 2).
+type unreadable struct{ err error }
+
+func (u unreadable) Error() string { return u.err.Error() }
+func (u unreadable) Unwrap() error { return u.err }
+
+// cliActor is who the CLI working on the database is, for the audit trail:
+// "cli:" and the operating-system user.
+func cliActor() string {
+	name := "unknown"
+	if u, err := user.Current(); err == nil && u.Username != "" {
+		name = u.Username
+	} else if v := os.Getenv("USER"); v != "" {
+		name = v
+	}
+	return "cli:" + name
+}

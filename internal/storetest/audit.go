@@ -1,0 +1,178 @@
+package storetest
+
+import (
+	"encoding/json"
+	"testing"
+	"time"
+
+	"github.com/askd-dev/askd"
+)
+
+// auditRows reads the whole chain.
+func auditRows(t *testing.T, s askd.Store) []askd.AuditRow {
+	t.Helper()
+	var rows []askd.AuditRow
+	view(t, s, func(tx askd.Tx) error {
+		var err error
+		rows, err = tx.Audit.AuditRows(t.Context(), 0, time.Time{}, time.Time{}, 0)
+		return err
+	})
+	return rows
+}
+
+// mustVerify fails the test unless the store's chain verifies.
+func mustVerify(t *testing.T, s askd.Store) []askd.AuditRow {
+	t.Helper()
+	rows := auditRows(t, s)
+	if b := askd.VerifyAudit(rows, false); b != nil {
+		t.Fatalf("chain of %d rows does not verify: %v", len(rows), b)
+	}
+	return rows
+}
+
+func testAuditChain(t *testing.T, s askd.Store) {
+	ctx := t.Context()
+	a, _, _, _ := eventFixture(t, s)
+	rec := watch(s)
+	cfg := &askd.Event{Action: askd.ConfigTokenCreated, Actor: "cli:operator", At: at(2 * time.Minute),
+		Note: askd.ConfigNote(map[string]any{"name": "bot", "role": "agent"})}
+	update(t, s, func(tx askd.Tx) error { return tx.Audit.AddConfigEvent(ctx, cfg) })
+	if cfg.ID == 0 {
+		t.Fatal("AddConfigEvent left the id 0")
+	}
+	rows := mustVerify(t, s)
+	if len(rows) != 4 {
+		t.Fatalf("chain has %d rows, want 4 (three events and a config row)", len(rows))
+	}
+	last := rows[3]
+	if last.ID != cfg.ID || last.AskID != 0 || last.Action != askd.ConfigTokenCreated || last.Actor != "cli:operator" || last.Note != cfg.Note {
+		t.Errorf("config row = %+v, want %+v", last, cfg)
+	}
+	if want := askd.AuditHash(rows[2].Hash, 0, "", cfg.Action, cfg.Actor, cfg.At, cfg.Note); last.Hash != want {
+		t.Errorf("config row hash = %s, want %s", last.Hash, want)
+	}
+	t.Run("watchers hear no config row", func(t *testing.T) {
+		var e *askd.Event
+		update(t, s, func(tx askd.Tx) (err error) {
+			e, err = addEvent(t, tx, a, askd.ActionSnoozed)
+			return err
+		})
+		// Once the event after the config row is heard, the config row
+		// would have been: it was never told. (A store may still be
+		// telling of the fixture's events.)
+		for n := 1; ; n++ {
+			got := rec.wait(t, n)
+			if got[n-1].EventID == cfg.ID {
+				t.Errorf("watchers heard the config row %d", cfg.ID)
+			}
+			if got[n-1].EventID == e.ID {
+				break
+			}
+		}
+	})
+	t.Run("config rows are no ask's events", func(t *testing.T) {
+		view(t, s, func(tx askd.Tx) error {
+			events, err := tx.Events.EventsAfter(ctx, 0, 0)
+			if err != nil {
+				return err
+			}
+			for _, e := range events {
+				if e.ID == cfg.ID {
+					t.Errorf("EventsAfter gives the config row %d", e.ID)
+				}
+			}
+			return nil
+		})
+	})
+	t.Run("time window", func(t *testing.T) {
+		var got []askd.AuditRow
+		view(t, s, func(tx askd.Tx) error {
+			var err error
+			got, err = tx.Audit.AuditRows(ctx, 0, at(time.Second), at(2*time.Minute), 0)
+			return err
+		})
+		if len(got) != 3 {
+			t.Errorf("rows from 1s to 2m = %d, want 3 (b created, a answered, a snoozed)", len(got))
+		}
+	})
+	t.Run("tampered", func(t *testing.T) {
+		edited := append([]askd.AuditRow(nil), rows...)
+		edited[1].Note = "edited"
+		if b := askd.VerifyAudit(edited, false); b == nil || b.ID != rows[1].ID {
+			t.Errorf("an edited row: break %v, want at row %d", b, rows[1].ID)
+		}
+		deleted := append(append([]askd.AuditRow(nil), rows[:1]...), rows[2:]...)
+		if b := askd.VerifyAudit(deleted, false); b == nil || b.ID != rows[2].ID {
+			t.Errorf("a deleted row: break %v, want at row %d", b, rows[2].ID)
+		}
+	})
+}
+
+func testAuditPurge(t *testing.T, s askd.Store) {
+	ctx := t.Context()
+	// Old settled asks around one that stays pending: the purge removes
+	// rows from the middle of the chain.
+	var asks []*askd.Ask
+	for i := range 5 {
+		a := newAsk(askd.KindQuestion, "s1", at(time.Duration(i)*time.Second))
+		update(t, s, func(tx askd.Tx) error {
+			if err := tx.Asks.CreateAsk(ctx, a); err != nil {
+				return err
+			}
+			_, err := addEvent(t, tx, a, askd.ActionCreated)
+			return err
+		})
+		asks = append(asks, a)
+	}
+	for i, a := range asks {
+		if i == 2 {
+			continue
+		}
+		update(t, s, func(tx askd.Tx) error {
+			a.Settle(askd.StatusAnswered, "", &askd.Answer{}, "reviewer", at(time.Minute))
+			if err := tx.Asks.UpdateAsk(ctx, a); err != nil {
+				return err
+			}
+			_, err := addEvent(t, tx, a, askd.ActionAnswered)
+			return err
+		})
+	}
+	before := mustVerify(t, s)
+	var n int
+	update(t, s, func(tx askd.Tx) error {
+		var err error
+		n, err = tx.Asks.DeleteAsks(ctx, at(2*time.Minute))
+		return err
+	})
+	if n != 4 {
+		t.Fatalf("DeleteAsks = %d, want 4", n)
+	}
+	after := mustVerify(t, s)
+	var purged []askd.PurgeNote
+	for _, r := range after {
+		if r.Action == askd.ActionPurged {
+			var p askd.PurgeNote
+			if err := json.Unmarshal([]byte(r.Note), &p); err != nil {
+				t.Fatalf("purged row %d: note %q: %v", r.ID, r.Note, err)
+			}
+			purged = append(purged, p)
+		}
+	}
+	// Kept: ask 3's created (the third row); removed: rows 1-2 and 4-9.
+	if len(purged) != 2 || purged[0].After != 0 || purged[0].Rows != 2 || purged[1].After != before[2].ID || purged[1].Rows != len(before)-3 {
+		t.Errorf("purged rows = %+v, want two runs: 2 rows from the start, %d after row %d", purged, len(before)-3, before[2].ID)
+	}
+	// A second purge with nothing to remove leaves nothing, and new rows
+	// still chain.
+	update(t, s, func(tx askd.Tx) error {
+		_, err := tx.Asks.DeleteAsks(ctx, at(2*time.Minute))
+		return err
+	})
+	update(t, s, func(tx askd.Tx) error {
+		_, err := addEvent(t, tx, asks[2], askd.ActionSnoozed)
+		return err
+	})
+	if got := mustVerify(t, s); len(got) != len(after)+1 {
+		t.Errorf("after an empty purge and one event: %d rows, want %d", len(got), len(after)+1)
+	}
+}
