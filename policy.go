@@ -132,9 +132,13 @@ func (p *Policy) Covers(a *Ask) bool {
 func (p *Policy) Actor() string { return "policy " + strconv.FormatInt(p.ID, 10) }
 
 // An Approval is one person's approval of an approval a policy covers.
+// Edited marks the first approval of a count that an edit started again:
+// the payload is that person's edit, and the decision, once the count is
+// full, is modified.
 type Approval struct {
-	By string    `json:"by"`
-	At time.Time `json:"at"`
+	By     string    `json:"by"`
+	At     time.Time `json:"at"`
+	Edited bool      `json:"edited,omitempty"`
 }
 
 // ApprovedBy reports whether person has approved a already (in its current
