@@ -91,9 +91,13 @@ func approvalCount(a *askd.Ask) string {
 	return fmt.Sprintf("%d of %d approvals, by %s", len(a.Approvals), a.ApprovalsNeeded, strings.Join(by, ", "))
 }
 
+// joinNote joins two history notes, either of which may be "".
 func joinNote(a, b string) string {
-	if a == "" {
+	switch {
+	case a == "":
 		return b
+	case b == "":
+		return a
 	}
 	return a + "; " + b
 }
