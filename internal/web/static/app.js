@@ -169,7 +169,10 @@ function fresh(a) {
   if (!card) return false;
   const st = card._st;
   if (st.settled) return true;
-  return st.ask.revision === a.revision && st.ask.kind === a.kind && !(st.unsure && !st.dirty && mineOf(a) !== null);
+  // An edit under a quorum (SPEC §11) changes the payload at the same
+  // revision: the others approve the edited one.
+  const samePayload = JSON.stringify(st.ask.payload) === JSON.stringify(a.payload);
+  return st.ask.revision === a.revision && st.ask.kind === a.kind && samePayload && !(st.unsure && !st.dirty && mineOf(a) !== null);
 }
 
 function cardFor(a) {
