@@ -2,6 +2,7 @@ package askd
 
 import (
 	"context"
+	"encoding/json"
 	"strconv"
 	"strings"
 	"time"
@@ -132,13 +133,23 @@ func (p *Policy) Covers(a *Ask) bool {
 func (p *Policy) Actor() string { return "policy " + strconv.FormatInt(p.ID, 10) }
 
 // An Approval is one person's approval of an approval a policy covers.
-// Edited marks the first approval of a count that an edit started again:
-// the payload is that person's edit, and the decision, once the count is
-// full, is modified.
+// Payload is set on the first approval of a count that an edit started
+// again: that person's edited payload, which the others then approve, and
+// the decision's once the count is full (modified). The ask's own Payload
+// stays the agent's.
 type Approval struct {
-	By     string    `json:"by"`
-	At     time.Time `json:"at"`
-	Edited bool      `json:"edited,omitempty"`
+	By      string          `json:"by"`
+	At      time.Time       `json:"at"`
+	Payload json.RawMessage `json:"payload,omitempty"`
+}
+
+// Approving is the payload the people approving a are approving: the
+// edited one when an edit started the count, else the agent's.
+func (a *Ask) Approving() json.RawMessage {
+	if len(a.Approvals) > 0 && a.Approvals[0].Payload != nil {
+		return a.Approvals[0].Payload
+	}
+	return a.Payload
 }
 
 // ApprovedBy reports whether person has approved a already (in its current

@@ -234,7 +234,7 @@ func approvalCount(a *askd.Ask) string {
 	by := make([]string, len(a.Approvals))
 	for i, ap := range a.Approvals {
 		by[i] = term(ap.By)
-		if ap.Edited {
+		if ap.Payload != nil {
 			by[i] += " (edited)"
 		}
 	}

@@ -20,8 +20,10 @@ import (
 // approval, until the count is full; then it is answered, once, through the
 // one settle path, and the agent hears one decision as for any approval.
 // One rejection decides at once. An edit (decision modified with another
-// payload) puts the edited payload in the ask and starts the count again
-// with the editor's approval; the decision, once full, is modified.
+// payload) starts the count again with the editor's approval, which
+// carries the edited payload the others then approve (the ask's Payload
+// stays the agent's, so that a retried tool call still finds it the same);
+// the decision, once full, is modified with it.
 
 // quorumFor sets new approval a's quorum from the policies covering it: the
 // most approvals any asks for, and ExcludeOwner if any excludes the owner.
@@ -57,11 +59,10 @@ func (s *Service) decide(a *askd.Ask, by string, ans *askd.Answer) (action, note
 	if a.ExcludeOwner && a.Owner == by {
 		return "", "", askd.Errorf(askd.EFORBIDDEN, "ask %d is by an agent of yours, and its policy needs %d other people to approve it", a.ID, a.ApprovalsNeeded)
 	}
-	edit := ans.Decision == askd.DecisionModified && !bytes.Equal(compactJSON(ans.Payload), compactJSON(a.Payload))
+	edit := ans.Decision == askd.DecisionModified && !bytes.Equal(compactJSON(ans.Payload), compactJSON(a.Approving()))
 	switch {
 	case edit:
-		a.Payload = ans.Payload
-		a.Approvals = []askd.Approval{{By: by, At: now, Edited: true}}
+		a.Approvals = []askd.Approval{{By: by, At: now, Payload: ans.Payload}}
 		note = "edited the payload: the count starts again"
 	case a.ApprovedBy(by):
 		return "", "", &askd.Error{Code: askd.ECONFLICT, Ask: a, Message: fmt.Sprintf(
@@ -74,8 +75,8 @@ func (s *Service) decide(a *askd.Ask, by string, ans *askd.Answer) (action, note
 		return askd.ActionApprovedInPart, joinNote(note, approvalCount(a)), nil
 	}
 	final := &askd.Answer{Decision: askd.DecisionApproved, Comment: ans.Comment}
-	if a.Approvals[0].Edited {
-		final.Decision, final.Payload = askd.DecisionModified, a.Payload
+	if edited := a.Approvals[0].Payload; edited != nil {
+		final.Decision, final.Payload = askd.DecisionModified, edited
 	}
 	a.Settle(askd.StatusAnswered, "", final, by, now)
 	return askd.ActionAnswered, joinNote(note, approvalCount(a)), nil

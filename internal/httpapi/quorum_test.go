@@ -163,12 +163,31 @@ func TestQuorumEditAndReject(t *testing.T) {
 		t.Fatal(err)
 	}
 	edited, err := bob.Answer(ctx, a.ID, &askd.Answer{Decision: askd.DecisionModified, Payload: json.RawMessage(`{"db":"prod"}`)})
-	if err != nil || !edited.Pending() || len(edited.Approvals) != 1 || edited.Approvals[0].By != "bob" || string(edited.Payload) != `{"db":"prod"}` {
-		t.Fatalf("bob's edit = %+v, %v; want pending, the count started again with bob, the payload his", edited, err)
+	if err != nil || !edited.Pending() || len(edited.Approvals) != 1 || edited.Approvals[0].By != "bob" ||
+		string(edited.Approvals[0].Payload) != `{"db":"prod"}` || string(edited.Payload) != `{"db":"staging"}` {
+		t.Fatalf("bob's edit = %+v, %v; want pending, the count started again with bob's payload, the agent's kept", edited, err)
 	}
 	done, err := alice.Answer(ctx, a.ID, &askd.Answer{Decision: askd.DecisionApproved})
 	if err != nil || done.Status != askd.StatusAnswered || done.Answer.Decision != askd.DecisionModified || string(done.Answer.Payload) != `{"db":"prod"}` {
 		t.Fatalf("alice's approval of the edit = %+v, %v; want modified with bob's payload", done, err)
+	}
+
+	// A tool call retried with the same input after an edit re-attaches to
+	// its ask, approvals and all: the ask keeps the agent's payload.
+	if _, err := alice.CreatePolicy(ctx, &askd.PolicyInput{Match: askd.MatchTool, Tool: "Deploy", Approvals: 2}); err != nil {
+		t.Fatal(err)
+	}
+	call := &askd.AskInput{Kind: askd.KindApproval, Title: "Allow Deploy", ToolName: "Deploy", ToolUseID: "toolu_1", Payload: json.RawMessage(`{"to":"eu"}`)}
+	d, err := ag.Create(ctx, call, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := dave.Answer(ctx, d.ID, &askd.Answer{Decision: askd.DecisionModified, Payload: json.RawMessage(`{"to":"us"}`)}); err != nil {
+		t.Fatal(err)
+	}
+	again, err := ag.Create(ctx, call, 0)
+	if err != nil || again.ID != d.ID || !again.Pending() || len(again.Approvals) != 1 || string(again.Approvals[0].Payload) != `{"to":"us"}` {
+		t.Fatalf("the retried call = %+v, %v; want ask %d with dave's edit counted", again, err, d.ID)
 	}
 
 	// An allow rule made from a covered ask answers none of the session's.

@@ -131,7 +131,7 @@ func roundTripAsks() []struct {
 			Kind: askd.KindApproval, Session: "s5", Agent: "agent-1", Status: askd.StatusPending, Revision: 1,
 			Title: "Deploy", Payload: json.RawMessage(`{"env":"prod"}`), Owner: "alice",
 			ApprovalsNeeded: 3, ExcludeOwner: true,
-			Approvals: []askd.Approval{{By: "bob", At: stored(at(time.Minute)), Edited: true}, {By: "carol", At: stored(at(2 * time.Minute))}},
+			Approvals: []askd.Approval{{By: "bob", At: stored(at(time.Minute)), Payload: json.RawMessage(`{"env":"staging"}`)}, {By: "carol", At: stored(at(2 * time.Minute))}},
 			CreatedAt: at(0), UpdatedAt: at(2 * time.Minute),
 		}},
 		{"decision pending, routed to a team, claimed and escalated", &askd.Ask{

@@ -117,11 +117,13 @@ export function approvalBody(st) {
     const rule = choice && choice.value();
     return rule ? st.ctx.answerWithRule(st, path, body, rule) : st.send('POST', path, body);
   };
-  const hasPayload = a.payload != null && typeof a.payload === 'object';
+  // Under a quorum (SPEC §11) an edit is what the others approve.
+  const shown = approving(a);
+  const hasPayload = shown != null && typeof shown === 'object';
   // A prompt relayed from a Claude Code channel (tool_use_id "channel:…") is
   // open in the terminal too, and takes only allow or deny: no edit.
   const relayed = (a.tool_use_id || '').startsWith('channel:');
-  const original = hasPayload ? pretty(a.payload) : '';
+  const original = hasPayload ? pretty(shown) : '';
   add(st.body, a.tool_name ? toolHead(a) : h('h2', { class: 'title' }, a.title),
     relayed ? h('p', { class: 'subtitle relayed' }, 'Also open in the Claude Code terminal: the first answer wins.') : null,
     st.detailsEl);
@@ -245,7 +247,7 @@ export function showQuorum(st, a) {
   const need = a.approvals_needed || 0;
   st.quorumLine.hidden = need === 0;
   if (need === 0) return;
-  const by = (a.approvals || []).map(ap => ap.by + (ap.edited ? ' (edited)' : ''));
+  const by = (a.approvals || []).map(ap => ap.by + (ap.payload ? ' (edited)' : ''));
   const me = st.ctx.me;
   const mine = (a.approvals || []).some(ap => ap.by === me);
   const owner = a.exclude_owner && a.owner === me;
@@ -255,3 +257,7 @@ export function showQuorum(st, a) {
   st.quorumLine.textContent = text;
   for (const b of st.approveButtons) b.disabled = mine || owner;
 }
+
+// approving is the payload people approve: an edit that started a
+// quorum's count again (the first approval's), else the agent's.
+export const approving = a => (a.approvals && a.approvals.length && a.approvals[0].payload) || a.payload;
