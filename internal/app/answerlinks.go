@@ -320,6 +320,8 @@ func SettledText(a *askd.Ask, note string) string {
 		by += " " + note
 	}
 	switch {
+	case a.Pending() && len(a.Approvals) > 0:
+		return "Still waiting: " + approvalCount(a) + "; it needs more people to approve it."
 	case a.Pending():
 		return "The ask is still waiting for an answer."
 	case a.Status == askd.StatusAnswered:

@@ -308,6 +308,9 @@ func TestQuorumDoubleTap(t *testing.T) {
 		if !stored.Pending() || len(stored.Approvals) != 1 || stored.Approvals[0].By != "alice" {
 			t.Fatalf("after two taps (%v): %+v; want pending, one approval by alice", statuses, stored)
 		}
+		if status, page := linkGet(t, u); !strings.Contains(page, "1 of 2 approvals, by alice") {
+			t.Errorf("the used link's page: %d %s; want the count", status, page)
+		}
 		before := storeState(t, srv)
 		_, err = cr.people["alice"].Answer(ctx, a.ID, &askd.Answer{Decision: askd.DecisionApproved})
 		wantStatus(t, err, http.StatusConflict, "approved ask")
