@@ -96,3 +96,35 @@ func TestQuorumAcrossProcesses(t *testing.T) {
 		}
 	}
 }
+
+// BenchmarkQuorumApproval measures, on SQLite in one process, an approval
+// from its creation to its decision: answered by one person (no policy), or
+// by two under a policy of two approvals (one more settle transaction,
+// approved_in_part). ns/op is one approval's whole cycle.
+func BenchmarkQuorumApproval(b *testing.B) {
+	for _, need := range []int{0, 2} {
+		b.Run(fmt.Sprintf("approvals=%d", need), func(b *testing.B) {
+			svc := newService(b, app.Config{MaxPending: 1 << 20})
+			ctx := b.Context()
+			if need > 0 {
+				if _, err := svc.CreatePolicy(ctx, humanCaller, &askd.PolicyInput{Match: askd.MatchTitle, Title: "Ship", Approvals: need}); err != nil {
+					b.Fatal(err)
+				}
+			}
+			bob := askd.Caller{Name: "bob", Role: askd.RoleHuman, Access: askd.AccessApprover}
+			approve := &askd.Answer{Decision: askd.DecisionApproved}
+			for b.Loop() {
+				a, err := svc.Create(ctx, agentCaller, &askd.AskInput{Kind: askd.KindApproval, Title: "Ship"}, app.CreateOptions{})
+				if err != nil {
+					b.Fatal(err)
+				}
+				people := []askd.Caller{humanCaller, bob}[:max(need, 1)]
+				for _, who := range people {
+					if _, err := svc.Answer(ctx, who, a.ID, approve); err != nil {
+						b.Fatal(err)
+					}
+				}
+			}
+		})
+	}
+}
