@@ -140,6 +140,14 @@ type Ask struct {
 	EscalatedTo string     `json:"escalated_to,omitempty"`
 	EscalatedAt *time.Time `json:"escalated_at,omitempty"`
 
+	// Quorum (SPEC §11): an approval a policy covers needs ApprovalsNeeded
+	// distinct people; Approvals are those given so far (since the last
+	// edit), oldest first. ExcludeOwner: its owner, a person, may not
+	// approve it. All three are set when it is made.
+	ApprovalsNeeded int        `json:"approvals_needed,omitempty"`
+	Approvals       []Approval `json:"approvals,omitempty"`
+	ExcludeOwner    bool       `json:"exclude_owner,omitempty"`
+
 	// ToBeTold is true when the agent is to be told of the outcome later
 	// (SPEC §5): attention asks, approvals whose tool call already returned
 	// pending, and asks whose blocking call was cut off. ToldAt is when it was.
@@ -209,6 +217,9 @@ const (
 	ActionClaimed   = "claimed"
 	ActionReleased  = "released"
 	ActionEscalated = "escalated"
+	// ActionApprovedInPart: one person's approval of an approval a policy
+	// covers, short of its quorum (SPEC §11); the last one is answered.
+	ActionApprovedInPart = "approved_in_part"
 )
 
 // EventType is the name of an event on the SSE stream.
@@ -340,6 +351,7 @@ type Tx struct {
 	Channels    ChannelTx    // sessions' delivery channels and bridges (delivery.go)
 	Deliveries  DeliveryTx   // the outbox (delivery.go)
 	Rules       RuleTx       // standing answers to approvals (rule.go)
+	Policies    PolicyTx     // approvals that need several people (policy.go)
 	Teams       TeamTx       // teams and people's notification settings (team.go)
 	AnswerLinks AnswerLinkTx // signed answer links (answerlink.go)
 	MCPCalls    MCPCallTx    // blocking MCP calls (mcpcall.go)

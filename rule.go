@@ -90,24 +90,33 @@ func (r *Rule) Matches(a *Ask) bool {
 	if a.Kind != KindApproval || a.Agent != r.Agent || a.Session != r.Session {
 		return false
 	}
-	switch r.Match {
+	return approvalMatches(a, r.Match, r.Tool, r.Prefix, r.Title)
+}
+
+// approvalMatches reports whether approval a is what a rule or policy of
+// match compares by: any call of tool (MatchTool); a Bash command or a file
+// tool's file_path starting with prefix (MatchPrefix: CommandHasPrefix, with
+// its shell-operator refusal, or PathHasPrefix); a request_approval ask with
+// exactly title (MatchTitle).
+func approvalMatches(a *Ask, match RuleMatch, tool, prefix, title string) bool {
+	switch match {
 	case MatchTool:
-		return a.ToolName != "" && a.ToolName == r.Tool
+		return a.ToolName != "" && a.ToolName == tool
 	case MatchPrefix:
-		if a.ToolName == "" || a.ToolName != r.Tool {
+		if a.ToolName == "" || a.ToolName != tool {
 			return false
 		}
-		field := PrefixField(r.Tool)
+		field := PrefixField(tool)
 		v, ok := a.InputString(field)
 		switch {
 		case !ok:
 			return false
 		case field == "command":
-			return CommandHasPrefix(v, r.Prefix)
+			return CommandHasPrefix(v, prefix)
 		}
-		return PathHasPrefix(v, r.Prefix)
+		return PathHasPrefix(v, prefix)
 	case MatchTitle:
-		return a.ToolName == "" && a.Title == r.Title
+		return a.ToolName == "" && a.Title == title
 	}
 	return false
 }

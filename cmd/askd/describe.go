@@ -34,6 +34,9 @@ func describe(w io.Writer, a *askd.Ask) {
 			fmt.Fprintf(w, "  %s %s\n", r[0], term(r[1]))
 		}
 	}
+	if a.ApprovalsNeeded > 0 {
+		fmt.Fprintf(w, "  %s\n", approvalCount(a))
+	}
 	if a.Kind == askd.KindForm {
 		describeForm(w, a)
 	} else if a.Title != "" {
@@ -220,6 +223,27 @@ func oneLine(s string, n int) string {
 	s = term(strings.Join(strings.Fields(s), " "))
 	if r := []rune(s); len(r) > n {
 		return string(r[:n-1]) + "…"
+	}
+	return s
+}
+
+// approvalCount is how far an approval a policy covers has come (SPEC
+// §11): "1 of 2 approvals, by alice", "0 of 2 approvals; its owner may not
+// approve".
+func approvalCount(a *askd.Ask) string {
+	by := make([]string, len(a.Approvals))
+	for i, ap := range a.Approvals {
+		by[i] = term(ap.By)
+		if ap.Payload != nil {
+			by[i] += " (edited)"
+		}
+	}
+	s := fmt.Sprintf("%d of %d approvals", len(a.Approvals), a.ApprovalsNeeded)
+	if len(by) > 0 {
+		s += ", by " + strings.Join(by, ", ")
+	}
+	if a.ExcludeOwner && a.Owner != "" && !strings.HasPrefix(a.Owner, "team:") {
+		s += "; its owner may not approve"
 	}
 	return s
 }

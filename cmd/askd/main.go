@@ -69,6 +69,7 @@ func init() {
 		"answer":      {"answer an ask (human token)", cmdAnswer},
 		"dismiss":     {"close an ask without answering (human token)", cmdDismiss},
 		"rule":        {"list or revoke the rules that answer a session's approvals at once (human token)", cmdRule},
+		"policy":      {"add, list or revoke the policies that make approvals need several people (admin token)", cmdPolicy},
 		"claim":       {"mark an ask as yours, \"I'm on it\", or let it go (human token)", cmdClaim},
 		"team":        {"create, change, list or delete teams of people (works on the database directly)", cmdTeam},
 		"audit":       {"export or verify the audit trail, the history's hash chain (works on the database directly)", cmdAudit},

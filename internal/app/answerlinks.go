@@ -269,17 +269,24 @@ func (s *Service) AnswerByLink(ctx context.Context, code, via string) (*LinkView
 		if err := a.CheckAnswer(&ans); err != nil {
 			return "", "", &askd.Error{Code: askd.EMISMATCH, Message: askd.ErrorMessage(err)}
 		}
+		action, note, err := s.decide(a, l.Human, &ans)
+		if err != nil {
+			return "", "", err
+		}
 		if err := tx.AnswerLinks.UseAnswerLink(ctx, l.Hash, now); err != nil {
 			return "", "", err
 		}
-		a.Settle(askd.StatusAnswered, "", &ans, l.Human, now)
-		return askd.ActionAnswered, via, nil
+		return action, joinNote(via, note), nil
 	})
 	switch {
 	case err == nil:
 		used := *l
-		used.UsedAt = out.SettledAt
+		used.UsedAt = &out.UpdatedAt
 		return &LinkView{State: LinkSettled, Link: &used, Ask: out, Note: via, Answered: true}, nil
+	case askd.ErrorCode(err) == askd.ECONFLICT && stillPending(err):
+		// Its person approved it already, in the inbox or by another link
+		// (quorum.go): the tap counts once, and says so.
+		return nil, err
 	case errors.Is(err, errLinkMoved), askd.ErrorCode(err) == askd.ECONFLICT:
 		// Settled, used, expired or changed meanwhile: say how it is now.
 		return s.OpenAnswerLink(ctx, code)
@@ -313,6 +320,8 @@ func SettledText(a *askd.Ask, note string) string {
 		by += " " + note
 	}
 	switch {
+	case a.Pending() && len(a.Approvals) > 0:
+		return "Still waiting: " + approvalCount(a) + "; it needs more people to approve it."
 	case a.Pending():
 		return "The ask is still waiting for an answer."
 	case a.Status == askd.StatusAnswered:
@@ -340,4 +349,11 @@ func linkPerson(ctx context.Context, tx askd.Tx, person string) error {
 		return err
 	}
 	return askd.Caller{Name: t.Name, Role: t.Role, Access: t.Access}.Needs(askd.AccessApprover)
+}
+
+// stillPending reports whether err carries an ask still pending: a refusal
+// of the answer itself, not of an ask settled meanwhile.
+func stillPending(err error) bool {
+	var e *askd.Error
+	return errors.As(err, &e) && e.Ask != nil && e.Ask.Pending()
 }

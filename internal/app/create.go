@@ -69,9 +69,15 @@ func (s *Service) Create(ctx context.Context, c askd.Caller, in *askd.AskInput, 
 		if err != nil || out != nil {
 			return err
 		}
+		if err := quorumFor(ctx, tx, a); err != nil {
+			return err
+		}
 		r, err := s.ruleFor(ctx, tx, a)
 		if err != nil {
 			return err
+		}
+		if r != nil && r.Effect == askd.EffectAllow && a.ApprovalsNeeded > 0 {
+			r = nil // a policy is stronger than an always-allow rule (SPEC §11)
 		}
 		if err := s.insertAsk(ctx, tx, c, a, len(pending)); err != nil {
 			return err

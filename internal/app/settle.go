@@ -52,7 +52,12 @@ func (s *Service) settle(ctx context.Context, id int64, change settleFunc) (*ask
 		if send, err = s.enqueueTell(ctx, tx, a); err != nil {
 			return err
 		}
-		return s.record(ctx, tx, a, action, a.SettledBy, note)
+		actor := a.SettledBy
+		if a.Pending() && len(a.Approvals) > 0 {
+			// Counted, not settled (quorum.go): the latest approval is the act.
+			actor = a.Approvals[len(a.Approvals)-1].By
+		}
+		return s.record(ctx, tx, a, action, actor, note)
 	})
 	if send {
 		s.kickDeliveries()
@@ -112,8 +117,7 @@ func (s *Service) Answer(ctx context.Context, c askd.Caller, id int64, ans *askd
 			return "", "", err
 		}
 		ans.Payload = compactJSON(ans.Payload)
-		a.Settle(askd.StatusAnswered, "", ans, c.Name, s.now())
-		return askd.ActionAnswered, "", nil
+		return s.decide(a, c.Name, ans)
 	})
 }
 

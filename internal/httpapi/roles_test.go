@@ -87,12 +87,13 @@ func storeState(t *testing.T, srv *testserver.Server) string {
 	t.Helper()
 	ctx := ctxT(t)
 	var state struct {
-		Asks    []*askd.Ask
-		History [][]*askd.Event
-		Rules   []*askd.Rule
-		Teams   []*askd.Team
-		Notify  []*askd.PersonNotify
-		Tokens  []*askd.Token
+		Asks     []*askd.Ask
+		History  [][]*askd.Event
+		Rules    []*askd.Rule
+		Policies []*askd.Policy
+		Teams    []*askd.Team
+		Notify   []*askd.PersonNotify
+		Tokens   []*askd.Token
 	}
 	err := srv.Store.View(ctx, func(tx askd.Tx) (err error) {
 		if state.Asks, err = tx.Asks.FindAsks(ctx, askd.AskFilter{}); err != nil {
@@ -106,6 +107,9 @@ func storeState(t *testing.T, srv *testserver.Server) string {
 			state.History = append(state.History, h)
 		}
 		if state.Rules, err = tx.Rules.FindRules(ctx, askd.RuleFilter{}); err != nil {
+			return err
+		}
+		if state.Policies, err = tx.Policies.Policies(ctx); err != nil {
 			return err
 		}
 		if state.Teams, err = tx.Teams.Teams(ctx); err != nil {

@@ -341,6 +341,7 @@ func (t *tools) checkAsk(ctx context.Context, c askd.Caller, in call) (result, *
 		list := make([]askView, 0, len(asks))
 		for _, a := range asks {
 			v := askView{ID: a.ID, Kind: a.Kind, Status: string(a.Status), Summary: a.Summary(), CreatedAt: &a.CreatedAt}
+			v.ApprovalsNeeded, v.Approvals = a.ApprovalsNeeded, a.Approvals
 			if !a.Pending() {
 				v, _ = t.view(a)
 				v.CreatedAt = &a.CreatedAt
@@ -395,11 +396,15 @@ type askView struct {
 	Comment   string                 `json:"comment,omitempty"`
 	Action    string                 `json:"action,omitempty"`  // form: accept, decline or cancel
 	Content   map[string]any         `json:"content,omitempty"` // form: what the person entered
-	By        string                 `json:"settled_by,omitempty"`
-	CreatedAt *time.Time             `json:"created_at,omitempty"`
-	Message   string                 `json:"message,omitempty"`
-	Hint      string                 `json:"hint,omitempty"`
-	Error     string                 `json:"error,omitempty"`
+	// An approval a policy covers (SPEC §11): how many people must approve
+	// it, and who has so far.
+	ApprovalsNeeded int             `json:"approvals_needed,omitempty"`
+	Approvals       []askd.Approval `json:"approvals,omitempty"`
+	By              string          `json:"settled_by,omitempty"`
+	CreatedAt       *time.Time      `json:"created_at,omitempty"`
+	Message         string          `json:"message,omitempty"`
+	Hint            string          `json:"hint,omitempty"`
+	Error           string          `json:"error,omitempty"`
 }
 
 // view describes an ask for check_ask; a rejected approval is an error result.
@@ -420,6 +425,7 @@ func (t *tools) view(a *askd.Ask) (askView, bool) {
 		r, rejected := approvalOutcome(a)
 		v.Status, v.Payload, v.Comment, v.Response = r.Status, r.Payload, r.Comment, r.Response
 		isErr = rejected
+		v.ApprovalsNeeded, v.Approvals = a.ApprovalsNeeded, a.Approvals
 	case askd.KindForm:
 		if !a.Pending() {
 			o := app.FormOutcome(a)

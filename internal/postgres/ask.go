@@ -46,7 +46,7 @@ func (t *tx) ctx(ctx context.Context) context.Context {
 func (t *tx) areas() askd.Tx {
 	return askd.Tx{
 		Sessions: t, Asks: t, Events: t, Audit: t, Tokens: t, SignIns: t, Push: t,
-		Channels: t, Deliveries: t, Rules: t, Teams: t, AnswerLinks: t, MCPCalls: t,
+		Channels: t, Deliveries: t, Rules: t, Policies: t, Teams: t, AnswerLinks: t, MCPCalls: t,
 	}
 }
 
@@ -99,6 +99,7 @@ var askFields = []string{
 	"created_at", "updated_at", "deadline", "snoozed_until", "settled_at", "settled_by", "cancel_reason", "answer",
 	"tell", "told_at",
 	"owner", "claimed_by", "claimed_at", "escalated_to", "escalated_at",
+	"approvals_needed", "approvals", "exclude_owner",
 }
 
 // searchValue is the value a write gives the column search, after those of
@@ -162,6 +163,10 @@ func askValues(a *askd.Ask) ([]any, error) {
 	if err != nil {
 		return nil, fmt.Errorf("answer: %w", err)
 	}
+	approvals, err := jsonColumn(a.Approvals, len(a.Approvals) == 0)
+	if err != nil {
+		return nil, fmt.Errorf("approvals: %w", err)
+	}
 	// NULL rather than "", so the partial index holds only asks that have one.
 	var toolUseID *string
 	if a.ToolUseID != "" {
@@ -180,6 +185,7 @@ func askValues(a *askd.Ask) ([]any, error) {
 		a.SettledAt, a.SettledBy, string(a.CancelReason), answer,
 		a.ToBeTold, a.ToldAt,
 		a.Owner, a.ClaimedBy, a.ClaimedAt, a.EscalatedTo, a.EscalatedAt,
+		a.ApprovalsNeeded, approvals, a.ExcludeOwner,
 		search,
 	}, nil
 }
@@ -194,6 +200,7 @@ func scanAsk(row pgx.Row) (*askd.Ask, error) {
 		toolUseID                                 *string
 		deadline, snoozedUntil, settledAt, toldAt *time.Time
 		claimedAt, escalatedAt                    *time.Time
+		approvals                                 []byte
 	)
 	err := row.Scan(&a.ID,
 		&kind, &a.Session, &a.Agent, &status, &a.Revision,
@@ -201,7 +208,8 @@ func scanAsk(row pgx.Row) (*askd.Ask, error) {
 		&a.Source, &schema, &a.URL,
 		&a.CreatedAt, &a.UpdatedAt, &deadline, &snoozedUntil, &settledAt, &a.SettledBy, &cancelReason, &answer,
 		&a.ToBeTold, &toldAt,
-		&a.Owner, &a.ClaimedBy, &claimedAt, &a.EscalatedTo, &escalatedAt)
+		&a.Owner, &a.ClaimedBy, &claimedAt, &a.EscalatedTo, &escalatedAt,
+		&a.ApprovalsNeeded, &approvals, &a.ExcludeOwner)
 	if err != nil {
 		return nil, err
 	}
@@ -224,6 +232,9 @@ func scanAsk(row pgx.Row) (*askd.Ask, error) {
 	}
 	if err := decodeColumn(options, &a.Options); err != nil {
 		return nil, fmt.Errorf("ask %d options: %w", a.ID, err)
+	}
+	if err := decodeColumn(approvals, &a.Approvals); err != nil {
+		return nil, fmt.Errorf("ask %d approvals: %w", a.ID, err)
 	}
 	if answer != nil {
 		a.Answer = new(askd.Answer)

@@ -22,6 +22,7 @@ var askFields = []string{
 	"created_at", "updated_at", "deadline", "snoozed_until", "settled_at", "settled_by", "cancel_reason", "answer",
 	"tell", "told_at",
 	"owner", "claimed_by", "claimed_at", "escalated_to", "escalated_at",
+	"approvals_needed", "approvals", "exclude_owner",
 }
 
 var (
@@ -59,6 +60,10 @@ func askValues(a *askd.Ask) ([]any, error) {
 	if err != nil {
 		return nil, fmt.Errorf("answer: %w", err)
 	}
+	approvals, err := jsonColumn(a.Approvals, len(a.Approvals) == 0)
+	if err != nil {
+		return nil, fmt.Errorf("approvals: %w", err)
+	}
 	// NULL rather than "", so the partial index holds only asks that have one.
 	toolUseID := sql.NullString{String: a.ToolUseID, Valid: a.ToolUseID != ""}
 	tell := 0
@@ -73,6 +78,7 @@ func askValues(a *askd.Ask) ([]any, error) {
 		nullMicros(a.SettledAt), a.SettledBy, string(a.CancelReason), answer,
 		tell, nullMicros(a.ToldAt),
 		a.Owner, a.ClaimedBy, nullMicros(a.ClaimedAt), a.EscalatedTo, nullMicros(a.EscalatedAt),
+		a.ApprovalsNeeded, approvals, a.ExcludeOwner,
 	}, nil
 }
 
@@ -90,6 +96,7 @@ func scanAsk(row scanner) (*askd.Ask, error) {
 		deadline, snoozedUntil, settledAt, toldAt      sql.NullInt64
 		tell                                           int64
 		claimedAt, escalatedAt                         sql.NullInt64
+		approvals                                      sql.NullString
 	)
 	err := row.Scan(&a.ID,
 		&kind, &a.Session, &a.Agent, &status, &a.Revision,
@@ -97,7 +104,8 @@ func scanAsk(row scanner) (*askd.Ask, error) {
 		&a.Source, &schema, &a.URL,
 		&createdAt, &updatedAt, &deadline, &snoozedUntil, &settledAt, &a.SettledBy, &cancelReason, &answer,
 		&tell, &toldAt,
-		&a.Owner, &a.ClaimedBy, &claimedAt, &a.EscalatedTo, &escalatedAt)
+		&a.Owner, &a.ClaimedBy, &claimedAt, &a.EscalatedTo, &escalatedAt,
+		&a.ApprovalsNeeded, &approvals, &a.ExcludeOwner)
 	if err != nil {
 		return nil, err
 	}
@@ -119,6 +127,9 @@ func scanAsk(row scanner) (*askd.Ask, error) {
 	}
 	if err := decodeColumn(options, &a.Options); err != nil {
 		return nil, fmt.Errorf("ask %d options: %w", a.ID, err)
+	}
+	if err := decodeColumn(approvals, &a.Approvals); err != nil {
+		return nil, fmt.Errorf("ask %d approvals: %w", a.ID, err)
 	}
 	if answer.Valid {
 		a.Answer = new(askd.Answer)

@@ -468,7 +468,7 @@ type tx struct {
 func (t *tx) areas() askd.Tx {
 	return askd.Tx{
 		Sessions: t, Asks: t, Events: t, Audit: t, Tokens: t, SignIns: t, Push: t,
-		Channels: t, Deliveries: t, Rules: t, Teams: t, AnswerLinks: t, MCPCalls: t,
+		Channels: t, Deliveries: t, Rules: t, Policies: t, Teams: t, AnswerLinks: t, MCPCalls: t,
 	}
 }
 

@@ -127,6 +127,13 @@ func roundTripAsks() []struct {
 			Kind: askd.KindApproval, Session: "s3", Agent: "agent-1", Status: askd.StatusPending, Revision: 1,
 			Title: "Deploy", CreatedAt: at(0), UpdatedAt: at(0),
 		}},
+		{"approval pending, needing a quorum, approved once", &askd.Ask{
+			Kind: askd.KindApproval, Session: "s5", Agent: "agent-1", Status: askd.StatusPending, Revision: 1,
+			Title: "Deploy", Payload: json.RawMessage(`{"env":"prod"}`), Owner: "alice",
+			ApprovalsNeeded: 3, ExcludeOwner: true,
+			Approvals: []askd.Approval{{By: "bob", At: stored(at(time.Minute)), Payload: json.RawMessage(`{"env":"staging"}`)}, {By: "carol", At: stored(at(2 * time.Minute))}},
+			CreatedAt: at(0), UpdatedAt: at(2 * time.Minute),
+		}},
 		{"decision pending, routed to a team, claimed and escalated", &askd.Ask{
 			Kind: askd.KindDecision, Session: "s4", Agent: "agent-4", Status: askd.StatusPending, Revision: 1,
 			Title: "Roll back?", Options: []askd.Option{{Label: "yes"}, {Label: "no"}},
@@ -245,6 +252,10 @@ func testUpdateAsk(t *testing.T, s askd.Store) {
 		{"claimed", func(a *askd.Ask) {
 			a.ClaimedBy, a.ClaimedAt = "alice", ptr(at(140*time.Second))
 		}},
+		{"approved in part", func(a *askd.Ask) {
+			a.ApprovalsNeeded, a.ExcludeOwner = 2, true
+			a.Approvals = []askd.Approval{{By: "bob", At: stored(at(150 * time.Second))}}
+		}},
 		{"answered", func(a *askd.Ask) {
 			a.Settle(askd.StatusAnswered, "", &askd.Answer{Answer: "y"}, "reviewer", at(3*time.Minute))
 		}},
@@ -257,6 +268,7 @@ func testUpdateAsk(t *testing.T, s askd.Store) {
 			a.Options, a.Recommended, a.Details = nil, "", ""
 			a.ToBeTold = false
 			a.Owner, a.ClaimedBy, a.ClaimedAt, a.EscalatedTo, a.EscalatedAt = "", "", nil, "", nil
+			a.ApprovalsNeeded, a.Approvals, a.ExcludeOwner = 0, nil, false
 		}},
 	}
 	for _, tt := range tests {

@@ -95,6 +95,7 @@ func Run(t *testing.T, open func(t *testing.T) askd.Store) {
 		{"Tokens", testTokens},
 		{"TokenNameTaken", testTokenNameTaken},
 		{"AccessAndOwner", testAccessAndOwner},
+		{"Policies", testPolicies},
 		{"Teams", testTeams},
 		{"NotifySettings", testNotifySettings},
 		{"Routes", testRoutes},

@@ -9,6 +9,7 @@
 import { h, clock, micros, relTime, tick, tickWaited } from './dom.js';
 import { api, pager, nearView, details } from './api.js';
 import { buildCard, refreshCard, showSettled, summary, answerWithRule } from './cards.js';
+import { approving } from './approval.js';
 import { settledRow, setupHistory, openHistory, historySettled, FILTERS } from './history.js';
 import { openRules } from './rules.js';
 import { openSettings } from './settings.js';
@@ -169,7 +170,10 @@ function fresh(a) {
   if (!card) return false;
   const st = card._st;
   if (st.settled) return true;
-  return st.ask.revision === a.revision && st.ask.kind === a.kind && !(st.unsure && !st.dirty && mineOf(a) !== null);
+  // An edit under a quorum (SPEC §11) changes the payload at the same
+  // revision: the others approve the edited one.
+  const samePayload = JSON.stringify(approving(st.ask)) === JSON.stringify(approving(a));
+  return st.ask.revision === a.revision && st.ask.kind === a.kind && samePayload && !(st.unsure && !st.dirty && mineOf(a) !== null);
 }
 
 function cardFor(a) {

@@ -117,11 +117,13 @@ export function approvalBody(st) {
     const rule = choice && choice.value();
     return rule ? st.ctx.answerWithRule(st, path, body, rule) : st.send('POST', path, body);
   };
-  const hasPayload = a.payload != null && typeof a.payload === 'object';
+  // Under a quorum (SPEC §11) an edit is what the others approve.
+  const shown = approving(a);
+  const hasPayload = shown != null && typeof shown === 'object';
   // A prompt relayed from a Claude Code channel (tool_use_id "channel:…") is
   // open in the terminal too, and takes only allow or deny: no edit.
   const relayed = (a.tool_use_id || '').startsWith('channel:');
-  const original = hasPayload ? pretty(a.payload) : '';
+  const original = hasPayload ? pretty(shown) : '';
   add(st.body, a.tool_name ? toolHead(a) : h('h2', { class: 'title' }, a.title),
     relayed ? h('p', { class: 'subtitle relayed' }, 'Also open in the Claude Code terminal: the first answer wins.') : null,
     st.detailsEl);
@@ -193,10 +195,12 @@ export function approvalBody(st) {
     showReject(rejectPane.hidden);
     if (!rejectPane.hidden) comment.focus();
   } }, keyHint(rejectKey), 'Reject…');
-  add(decideRow,
-    h('button', { class: 'primary approve', type: 'button', 'data-key': 1, onclick: () => decide({ decision: 'approved' }, allowRule) }, keyHint(1), 'Approve'),
-    editBtn, reject);
-  add(st.body, decideRow, allowRule && allowRule.el, editPane, rejectPane);
+  const approve = h('button', { class: 'primary approve', type: 'button', 'data-key': 1, onclick: () => decide({ decision: 'approved' }, allowRule) }, keyHint(1), 'Approve');
+  add(decideRow, approve, editBtn, reject);
+  st.quorumLine = h('p', { class: 'quorum', role: 'status', hidden: true });
+  st.approveButtons = [approve, editBtn].filter(Boolean);
+  add(st.body, st.quorumLine, decideRow, allowRule && allowRule.el, editPane, rejectPane);
+  showQuorum(st, a);
 
   st.submit = () => {
     if (!editPane.hidden) approveEdited.click();
@@ -232,3 +236,28 @@ export function payloadView(a, text) {
   const more = Object.keys(a.payload).filter(f => !(hl && f === hl.field) && !(a.tool_name === 'Bash' && f === 'description'));
   return h('details', { class: 'input-box', open: more.length > 0 }, h('summary', null, 'Full input'), pre);
 }
+
+// showQuorum shows how far an approval a policy covers has come (SPEC §11),
+// "1 of 2 approvals, by alice", from a, the ask's newest state; a person
+// who approved already, or the agent's owner where the policy excludes
+// them, is offered no Approve (the server would refuse it: 409, 403), only
+// Reject.
+export function showQuorum(st, a) {
+  if (!st.quorumLine) return;
+  const need = a.approvals_needed || 0;
+  st.quorumLine.hidden = need === 0;
+  if (need === 0) return;
+  const by = (a.approvals || []).map(ap => ap.by + (ap.payload ? ' (edited)' : ''));
+  const me = st.ctx.me;
+  const mine = (a.approvals || []).some(ap => ap.by === me);
+  const owner = a.exclude_owner && a.owner === me;
+  let text = `${by.length} of ${need} approvals` + (by.length ? `, by ${by.join(', ')}` : '');
+  if (mine) text += ': you approved; it waits for someone else';
+  else if (owner) text += ': your agent asked, so others approve it';
+  st.quorumLine.textContent = text;
+  for (const b of st.approveButtons) b.disabled = mine || owner;
+}
+
+// approving is the payload people approve: an edit that started a
+// quorum's count again (the first approval's), else the agent's.
+export const approving = a => (a.approvals && a.approvals.length && a.approvals[0].payload) || a.payload;

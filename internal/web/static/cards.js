@@ -4,7 +4,7 @@
 // exceptions are option previews and details, which the server rendered from
 // Markdown and sanitized (no links, no images, no scripts).
 import { h, add, keyHint, optionText, rel, countdown, MOD } from './dom.js';
-import { approvalBody } from './approval.js';
+import { approvalBody, showQuorum } from './approval.js';
 import { formBody, formWhat } from './form.js';
 import { errorText } from './api.js';
 import { claimRow, showClaim } from './claim.js';
@@ -163,6 +163,7 @@ const stoppedWaiting = a => a.status === 'pending' && a.tell && (a.kind === 'que
 export function refreshCard(card, a) {
   card._st.stopped.hidden = !stoppedWaiting(a);
   showClaim(card._st, a);
+  showQuorum(card._st, a);
 }
 
 function meta(a) {
@@ -194,7 +195,10 @@ async function send(st, method, path, payload) {
     st.ctx.upsert(res.data);
     return res.data;
   }
-  if (res.status === 409 && res.data && res.data.ask) {
+  if (res.status === 409 && res.data && res.data.ask && res.data.ask.status === 'pending') {
+    // Refused, not settled: this person approved it already (a quorum).
+    st.ctx.upsert(res.data.ask);
+  } else if (res.status === 409 && res.data && res.data.ask) {
     st.ctx.hold(res.data.ask.id);
     showSettled(st, res.data.ask);
     st.ctx.upsert(res.data.ask);

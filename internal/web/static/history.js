@@ -63,6 +63,7 @@ const ACTION = {
   created: 'Asked', replaced: 'Replaced', answered: 'Answered', dismissed: 'Closed', timed_out: 'Timed out',
   withdrawn: 'Withdrawn', snoozed: 'Snoozed', told: 'Told the agent', tell_failed: 'Telling the agent failed',
   cut_off: 'The agent stopped waiting', claimed: 'Taken', released: 'Let go', escalated: 'Escalated',
+  approved_in_part: 'Approved in part',
 };
 
 // record is an ask's whole record: what was asked, how it ended (with the

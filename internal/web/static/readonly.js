@@ -5,7 +5,7 @@
 // form's fields named; agent text enters the page only as text, as on
 // every card.
 import { h, add, optionText } from './dom.js';
-import { toolHead, payloadView, pretty } from './approval.js';
+import { toolHead, payloadView, pretty, approving, showQuorum } from './approval.js';
 import { message, from, addressBox } from './form.js';
 import { fieldsOf, label } from './formcheck.js';
 
@@ -42,9 +42,13 @@ function attention(st) {
 
 function approval(st) {
   const a = st.ask;
-  const hasPayload = a.payload != null && typeof a.payload === 'object';
+  const shown = approving(a); // under a quorum, an edit is what is approved
+  const hasPayload = shown != null && typeof shown === 'object';
+  st.quorumLine = h('p', { class: 'quorum', role: 'status', hidden: true });
+  st.approveButtons = [];
   add(st.body, a.tool_name ? toolHead(a) : h('h2', { class: 'title' }, a.title), st.detailsEl,
-    hasPayload ? payloadView(a, pretty(a.payload)) : null);
+    st.quorumLine, hasPayload ? payloadView(a, pretty(shown)) : null);
+  showQuorum(st, a);
 }
 
 function form(st) {

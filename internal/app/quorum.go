@@ -1,0 +1,111 @@
+package app
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"strings"
+
+	"github.com/askd-dev/askd"
+)
+
+// # Quorum (SPEC §11)
+//
+// An admin's policy (askd.Policy) makes the approvals it covers need
+// several distinct people. A new approval takes the strictest quorum of the
+// policies covering it when it is made (quorumFor), kept with the ask. Each
+// approval is then counted by decide, in the settle transaction, which reads
+// the ask locked: of two approvals at once, one waits for the other, so each
+// counts once. The ask stays pending, a history row approved_in_part per
+// approval, until the count is full; then it is answered, once, through the
+// one settle path, and the agent hears one decision as for any approval.
+// One rejection decides at once. An edit (decision modified with another
+// payload) starts the count again with the editor's approval, which
+// carries the edited payload the others then approve (the ask's Payload
+// stays the agent's, so that a retried tool call still finds it the same);
+// the decision, once full, is modified with it.
+
+// quorumFor sets new approval a's quorum from the policies covering it: the
+// most approvals any asks for, and ExcludeOwner if any excludes the owner.
+func quorumFor(ctx context.Context, tx askd.Tx, a *askd.Ask) error {
+	if a.Kind != askd.KindApproval {
+		return nil
+	}
+	ps, err := tx.Policies.Policies(ctx)
+	if err != nil {
+		return err
+	}
+	for _, p := range ps {
+		if !p.Covers(a) {
+			continue
+		}
+		a.ApprovalsNeeded = max(a.ApprovalsNeeded, p.Approvals)
+		a.ExcludeOwner = a.ExcludeOwner || p.ExcludeOwner
+	}
+	return nil
+}
+
+// decide settles pending ask a with by's answer ans (checked already), or,
+// for an approval a policy covers, counts it: the history action and note
+// for settle. The same person approving twice is ECONFLICT carrying the
+// ask; the agent's owner approving where the policy excludes them is
+// EFORBIDDEN.
+func (s *Service) decide(a *askd.Ask, by string, ans *askd.Answer) (action, note string, err error) {
+	now := s.now()
+	if a.ApprovalsNeeded == 0 || ans.Decision == askd.DecisionRejected {
+		a.Settle(askd.StatusAnswered, "", ans, by, now)
+		return askd.ActionAnswered, "", nil
+	}
+	if a.ExcludeOwner && a.Owner == by {
+		return "", "", askd.Errorf(askd.EFORBIDDEN, "ask %d is by an agent of yours, and its policy needs %d other people to approve it", a.ID, a.ApprovalsNeeded)
+	}
+	edit := ans.Decision == askd.DecisionModified && !bytes.Equal(compactJSON(ans.Payload), compactJSON(a.Approving()))
+	switch {
+	case edit:
+		a.Approvals = []askd.Approval{{By: by, At: now, Payload: ans.Payload}}
+		note = "edited the payload: the count starts again"
+	case a.ApprovedBy(by):
+		return "", "", &askd.Error{Code: askd.ECONFLICT, Ask: a, Message: fmt.Sprintf(
+			"you have approved ask %d already; it needs %s from other people", a.ID, plural(a.ApprovalsNeeded-len(a.Approvals), "more approval"))}
+	default:
+		a.Approvals = append(a.Approvals, askd.Approval{By: by, At: now})
+	}
+	if len(a.Approvals) < a.ApprovalsNeeded {
+		a.UpdatedAt = now
+		return askd.ActionApprovedInPart, joinNote(note, approvalCount(a)), nil
+	}
+	final := &askd.Answer{Decision: askd.DecisionApproved, Comment: ans.Comment}
+	if edited := a.Approvals[0].Payload; edited != nil {
+		final.Decision, final.Payload = askd.DecisionModified, edited
+	}
+	a.Settle(askd.StatusAnswered, "", final, by, now)
+	return askd.ActionAnswered, joinNote(note, approvalCount(a)), nil
+}
+
+// approvalCount is what an ask's approvals come to: "1 of 2 approvals, by
+// alice".
+func approvalCount(a *askd.Ask) string {
+	by := make([]string, len(a.Approvals))
+	for i, ap := range a.Approvals {
+		by[i] = ap.By
+	}
+	return fmt.Sprintf("%d of %d approvals, by %s", len(a.Approvals), a.ApprovalsNeeded, strings.Join(by, ", "))
+}
+
+// joinNote joins two history notes, either of which may be "".
+func joinNote(a, b string) string {
+	switch {
+	case a == "":
+		return b
+	case b == "":
+		return a
+	}
+	return a + "; " + b
+}
+
+func plural(n int, word string) string {
+	if n == 1 {
+		return fmt.Sprintf("%d %s", n, word)
+	}
+	return fmt.Sprintf("%d %ss", n, word)
+}
