@@ -48,26 +48,11 @@ func waitFor(t *testing.T, ag *client.Client, in *askd.AskInput) <-chan *askd.As
 	return out
 }
 
-// pendingAsk waits until the agent's session has a pending ask, and
-// returns it.
+// pendingAsk waits until the agent's session has a pending ask (the
+// agent's request on its way), and returns it.
 func pendingAsk(t *testing.T, srv *testserver.Server, session string) *askd.Ask {
 	t.Helper()
-	for range 500 {
-		var found []*askd.Ask
-		err := srv.Store.View(ctxT(t), func(tx askd.Tx) (err error) {
-			found, err = tx.Asks.FindAsks(ctxT(t), askd.AskFilter{Session: session, Status: askd.StatusPending})
-			return err
-		})
-		if err != nil {
-			t.Fatal(err)
-		}
-		if len(found) == 1 {
-			return found[0]
-		}
-		time.Sleep(10 * time.Millisecond) // the agent's request on its way: an event, not a clock
-	}
-	t.Fatalf("no pending ask in session %s", session)
-	return nil
+	return srv.Pending(t, session, 1)[0]
 }
 
 func actions(hist []*askd.Event) string {
