@@ -32,6 +32,16 @@ type AskInput struct {
 	ToolName     string          `json:"tool_name,omitempty"`
 	ToolUseID    string          `json:"tool_use_id,omitempty"`
 
+	// Key makes an approval keyed (SPEC §12): the same agent token asking
+	// with the same key, from any session, gets the same ask back whatever
+	// its status; different content under the key is ECONFLICT naming it.
+	// At most MaxGateKeyChars characters, no control characters.
+	Key string `json:"key,omitempty"`
+	// Replaces, with Key, cancels as replaced the token's pending keyed
+	// approvals whose key starts with it (and is not Key): a newer push of
+	// a ref replaces the older one's pending ask.
+	Replaces string `json:"replaces,omitempty"`
+
 	// form (SPEC §9): Title is the message; Schema (form mode) or URL (url
 	// mode), never both.
 	Source string          `json:"source,omitempty"`
