@@ -28,7 +28,7 @@ const (
 	MaxNameChars       = 128  // session and token names
 	MaxToolNameChars   = 200
 	MaxToolUseIDChars  = 200
-	MaxGateKeyChars    = 200 // a keyed approval's key (SPEC §12)
+	MaxGateKeyChars    = 200      // a keyed approval's key (SPEC §12)
 	MaxFormTitleChars  = 1000     // a form's message: several lines allowed (SPEC §9)
 	MaxSourceChars     = 100      // the MCP server's name
 	MaxFormURLBytes    = 2048     // url mode
