@@ -34,6 +34,10 @@ func cmdAsk(ctx context.Context, e *env, args []string) error {
 	multi := fs.Bool("multi", false, "allow several options (kind question)")
 	recommended := fs.String("recommended", "", "the option you recommend (decision)")
 	payload := fs.String("payload", "", "a JSON object the person may edit (approval)")
+	// ASKD_PAYLOAD is what askd gate run hands the command it runs (SPEC
+	// §12), not a default for this flag: an askd ask in that command
+	// would otherwise send the gate's payload.
+	e.envName("payload", "")
 	schema := fs.String("schema", "", "the form's fields: MCP's restricted JSON schema, an object of flat properties (form)")
 	formURL := fs.String("form-url", "", "instead of --schema, a URL the person is to open (form, url mode; never opened by askd)")
 	source := fs.String("source", "", "who asks, e.g. the MCP server's name (form)")

@@ -187,6 +187,10 @@ func exitCode(err error) int {
 	if err == nil || errors.Is(err, flag.ErrHelp) {
 		return 0
 	}
+	var s exitStatus
+	if errors.As(err, &s) {
+		return int(s)
+	}
 	var u usageError
 	var r unreadable
 	if errors.As(err, &u) || errors.As(err, &r) {
@@ -194,6 +198,13 @@ func exitCode(err error) int {
 	}
 	return 1
 }
+
+// exitStatus ends askd with that status, saying nothing more: the command
+// said what it had to itself (askd gate run, whose status is often its
+// command's).
+type exitStatus int
+
+func (s exitStatus) Error() string { return fmt.Sprintf("exit status %d", int(s)) }
 
 // usageError is a mistake in the command line (exit status 2).
 type usageError string

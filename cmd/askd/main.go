@@ -20,7 +20,8 @@ func main() {
 	err := run(ctx, os.Args[1:], os.Stdin, os.Stdout, os.Stderr)
 	stop()
 	if err != nil {
-		if !errors.Is(err, flag.ErrHelp) {
+		var said exitStatus
+		if !errors.Is(err, flag.ErrHelp) && !errors.As(err, &said) {
 			// An error can quote what a server or database holds: each
 			// line is made printable; the lines after the first (what to
 			// do, in refusals to start) are indented.
@@ -77,6 +78,7 @@ func init() {
 		"mcp":         {"serve MCP on stdin/stdout, bridged to a running askd (agent token)", cmdMCP},
 		"session":     {"set how a session's agent is told of answers: session set-channel (agent token)", cmdSession},
 		"hook":        {"the Claude Code and Codex hook askd install writes: hook input on stdin to askd, its reply on stdout (agent token)", cmdHook},
+		"gate":        {"run a command once a person approved it (gate run), or refuse git pushes until then (gate git) (agent token)", cmdGate},
 		"install":     {"wire askd into Claude Code (install claude) or Codex (install codex: edits its config.toml)", cmdInstall},
 	}
 }
@@ -117,5 +119,5 @@ func usage(w io.Writer) {
 	fmt.Fprintln(w, "its arguments, and -- ends them. Every flag can also be set as an ASKD_*")
 	fmt.Fprintln(w, "environment variable, e.g. --question-timeout as ASKD_QUESTION_TIMEOUT, except")
 	fmt.Fprintln(w, "that the person's commands (list, show, answer, dismiss, claim, rule) take their token from")
-	fmt.Fprintln(w, "ASKD_HUMAN_TOKEN and the agent's (ask, check, cancel, session, mcp, hook) from ASKD_TOKEN.")
+	fmt.Fprintln(w, "ASKD_HUMAN_TOKEN and the agent's (ask, check, cancel, session, mcp, hook, gate) from ASKD_TOKEN.")
 }

@@ -39,6 +39,14 @@ type remote struct {
 // someone with both tokens in their shell (an agent's ASKD_TOKEN exported
 // for Claude Code) gets the right one for each command.
 func remoteFlags(e *env, fs *flag.FlagSet, s side) *remote {
+	r := connectFlags(e, fs, s)
+	fs.BoolVar(&r.json, "json", false, "print JSON")
+	return r
+}
+
+// connectFlags defines --url, --token (and --session when asking): those of
+// remoteFlags, for a command that prints no ask (askd gate run).
+func connectFlags(e *env, fs *flag.FlagSet, s side) *remote {
 	r := &remote{side: s}
 	fs.StringVar(&r.url, "url", "http://127.0.0.1:7777", "the askd server")
 	if s == personSide {
@@ -50,7 +58,6 @@ func remoteFlags(e *env, fs *flag.FlagSet, s side) *remote {
 	if s == askingSide {
 		fs.StringVar(&r.session, "session", "", "the session to ask in (default: the token's name)")
 	}
-	fs.BoolVar(&r.json, "json", false, "print JSON")
 	return r
 }
 

@@ -1,0 +1,45 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"io"
+)
+
+// cmdGate is askd gate: approvals for what is not an agent (SPEC §12).
+// `askd gate run` asks before it runs a command (gate_run.go); `askd gate
+// git` is a git pre-receive hook (gate_git.go).
+func cmdGate(ctx context.Context, e *env, args []string) error {
+	if len(args) == 0 {
+		return usageError("gate: say which gate, run or git (askd gate -h)")
+	}
+	switch args[0] {
+	case "run":
+		return gateRun(ctx, e, args[1:])
+	case "git":
+		return gateGit(ctx, e, args[1:])
+	case "-h", "-help", "--help", "help":
+		gateUsage(e.stdout)
+		return nil
+	}
+	return usageError(fmt.Sprintf("gate: %q is not run or git (askd gate -h)", args[0]))
+}
+
+func gateUsage(w io.Writer) {
+	fmt.Fprintf(w, `Usage: askd gate run|git [flags]
+
+  askd gate run %s
+      ask a person to approve CMD, wait for the decision, then run CMD (a CI step,
+      a deploy script): exit 1 when rejected, 75 when no one decided in time
+  askd gate git
+      a git pre-receive hook that refuses a push to a protected ref until a person
+      approved it (askd install git-gate writes it)
+
+Run 'askd gate run -h' or 'askd gate git -h' for their flags.
+`, gateRunSynopsis)
+}
+
+// gateGit is the pre-receive hook; gate_git.go replaces this stub.
+func gateGit(ctx context.Context, e *env, args []string) error {
+	return usageError("gate git: not in this build")
+}
