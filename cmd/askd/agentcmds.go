@@ -38,6 +38,7 @@ func cmdAsk(ctx context.Context, e *env, args []string) error {
 	// §12), not a default for this flag: an askd ask in that command
 	// would otherwise send the gate's payload.
 	e.envName("payload", "")
+	key := fs.String("key", "", "approval: the same key from this token is the same ask, decided or not (SPEC §12)")
 	schema := fs.String("schema", "", "the form's fields: MCP's restricted JSON schema, an object of flat properties (form)")
 	formURL := fs.String("form-url", "", "instead of --schema, a URL the person is to open (form, url mode; never opened by askd)")
 	source := fs.String("source", "", "who asks, e.g. the MCP server's name (form)")
@@ -47,7 +48,7 @@ func cmdAsk(ctx context.Context, e *env, args []string) error {
 	if err := parse(e, fs, args); err != nil {
 		return err
 	}
-	in := askd.AskInput{Kind: askd.Kind(*kind), Title: *title, Details: *details, Recommended: *recommended, Source: *source, URL: *formURL}
+	in := askd.AskInput{Kind: askd.Kind(*kind), Title: *title, Details: *details, Recommended: *recommended, Source: *source, URL: *formURL, Key: *key}
 	if *schema != "" {
 		if err := jsonObject("--schema", *schema); err != nil {
 			return err
