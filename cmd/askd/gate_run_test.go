@@ -456,3 +456,105 @@ func TestCommandLine(t *testing.T) {
 		}
 	}
 }
+
+// TestGateRunKey: run again with the same --key, askd gate run finds the
+// same approval: approved, it runs the command at once; rejected, it exits 1
+// at once with the comment; still pending, it waits on it, from any session
+// of the token. The same key with other content is a mistake (exit 2), and
+// nothing new is asked.
+func TestGateRunKey(t *testing.T) {
+	srv := testserver.Start(t, testserver.Options{})
+	dir := t.TempDir()
+	// Each run of the command adds a line to its log.
+	runs := func(name string) int {
+		b, _ := os.ReadFile(filepath.Join(dir, name))
+		return strings.Count(string(b), "\n")
+	}
+	step := func(name string) []string { return []string{"sh", "-c", `echo ran >> "$0"`, filepath.Join(dir, name)} }
+	gate := func(session, key, title string, name string, extra ...string) []string {
+		return append(append([]string{"--title", title, "--key", key}, extra...), append([]string{"--"}, step(name)...)...)
+	}
+
+	t.Run("approved", func(t *testing.T) {
+		g := startGate(t, srv, "ci-job-1", "", gate("ci-job-1", "deploy/build-41", "Deploy build 41", "deploy")...)
+		a := pendingAsk(t, srv, "ci-job-1")
+		if a.Key != "deploy/build-41" {
+			t.Errorf("the ask's key %q, want deploy/build-41", a.Key)
+		}
+		if _, err := srv.Human().Answer(t.Context(), a.ID, &askd.Answer{Decision: askd.DecisionApproved}); err != nil {
+			t.Fatal(err)
+		}
+		if got := g.exit(t); got != 0 || runs("deploy") != 1 {
+			t.Fatalf("exit status %d, %d runs; want 0 and 1", got, runs("deploy"))
+		}
+		// The job retried, in another session of the same token: no
+		// new ask, the command runs at once.
+		g = startGate(t, srv, "ci-job-1-retry", "", gate("ci-job-1-retry", "deploy/build-41", "Deploy build 41", "deploy")...)
+		if got := g.exit(t); got != 0 || runs("deploy") != 2 {
+			t.Errorf("retried: exit status %d, %d runs; want 0 and 2", got, runs("deploy"))
+		}
+		if own := askdLines(t, g.stderr.String()); !strings.Contains(own, fmt.Sprintf("approval #%d approved by", a.ID)) {
+			t.Errorf("retried: stderr %q, want approval #%d named", own, a.ID)
+		}
+		if n := len(asksIn(t, srv, "ci-job-1-retry")); n != 0 {
+			t.Errorf("retried: %d asks in the retry's session, want none", n)
+		}
+	})
+
+	t.Run("rejected", func(t *testing.T) {
+		g := startGate(t, srv, "ci-job-2", "", gate("ci-job-2", "deploy/build-42", "Deploy build 42", "rejected")...)
+		a := pendingAsk(t, srv, "ci-job-2")
+		if _, err := srv.Human().Answer(t.Context(), a.ID, &askd.Answer{Decision: askd.DecisionRejected, Comment: "build 42 fails on ARM"}); err != nil {
+			t.Fatal(err)
+		}
+		if got := g.exit(t); got != 1 {
+			t.Errorf("exit status %d, want 1", got)
+		}
+		g = startGate(t, srv, "ci-job-2", "", gate("ci-job-2", "deploy/build-42", "Deploy build 42", "rejected")...)
+		if got := g.exit(t); got != 1 || runs("rejected") != 0 {
+			t.Errorf("retried: exit status %d, %d runs; want 1 and none", got, runs("rejected"))
+		}
+		if own := askdLines(t, g.stderr.String()); !strings.Contains(own, fmt.Sprintf("approval #%d was rejected by %s: build 42 fails on ARM", a.ID, srv.HumanName)) {
+			t.Errorf("retried: stderr %q, want the rejection and its comment", own)
+		}
+		if n := len(asksIn(t, srv, "ci-job-2")); n != 1 {
+			t.Errorf("%d asks in the session, want the one", n)
+		}
+	})
+
+	t.Run("pending, then decided", func(t *testing.T) {
+		g := startGate(t, srv, "ci-job-3", "", gate("ci-job-3", "deploy/build-43", "Deploy build 43", "later", "--wait", "200ms")...)
+		if got := g.exit(t); got != 75 {
+			t.Fatalf("exit status %d, want 75", got)
+		}
+		a := pendingAsk(t, srv, "ci-job-3")
+		if own := askdLines(t, g.stderr.String()); !strings.Contains(own, fmt.Sprintf("approval #%d is still pending (askd check %d)", a.ID, a.ID)) || !strings.Contains(own, "same --key") {
+			t.Errorf("stderr %q, want the pending approval named, and to run again with the same key", own)
+		}
+		// Run again from another session; the person approves the same
+		// ask, before the run looks or while it waits.
+		g = startGate(t, srv, "ci-job-3-retry", "", gate("ci-job-3-retry", "deploy/build-43", "Deploy build 43", "later")...)
+		if _, err := srv.Human().Answer(t.Context(), a.ID, &askd.Answer{Decision: askd.DecisionApproved}); err != nil {
+			t.Fatal(err)
+		}
+		if got := g.exit(t); got != 0 || runs("later") != 1 {
+			t.Errorf("retried: exit status %d, %d runs; want 0 and 1", got, runs("later"))
+		}
+		if n := len(asksIn(t, srv, "ci-job-3-retry")); n != 0 {
+			t.Errorf("retried: %d asks in the retry's session, want none", n)
+		}
+	})
+
+	t.Run("other content", func(t *testing.T) {
+		g := startGate(t, srv, "ci-job-4", "", gate("ci-job-4", "deploy/build-41", "Deploy build 41 to eu-west", "other")...)
+		if got := g.exit(t); got != 2 || runs("other") != 0 {
+			t.Errorf("exit status %d, %d runs; want 2 and none", got, runs("other"))
+		}
+		if own := askdLines(t, g.stderr.String()); !strings.Contains(own, `key "deploy/build-41"`) || !strings.HasSuffix(own, "the command did not run") {
+			t.Errorf("stderr %q, want the key named, and that the command did not run", own)
+		}
+		if n := len(asksIn(t, srv, "ci-job-4")); n != 0 {
+			t.Errorf("%d asks, want none", n)
+		}
+	})
+}
