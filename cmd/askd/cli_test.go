@@ -308,6 +308,8 @@ func TestHelpEverywhere(t *testing.T) {
 			cmds = append(cmds, []string{"session"}, []string{"session", "set-channel"})
 		case "install":
 			cmds = append(cmds, []string{"install"}, []string{"install", "claude"}, []string{"install", "codex"})
+		case "gate":
+			cmds = append(cmds, []string{"gate"}, []string{"gate", "run"})
 		default:
 			cmds = append(cmds, []string{name})
 		}
@@ -324,7 +326,7 @@ func TestHelpEverywhere(t *testing.T) {
 			}
 		}
 	}
-	for _, args := range [][]string{{"serve", "--adr", ":1"}, {"list", "--limit", "many"}, {"check"}, {"check", "x"}, {"token", "mint"}, {"team", "join"}, {"claim"}, {"frobnicate"}} {
+	for _, args := range [][]string{{"serve", "--adr", ":1"}, {"list", "--limit", "many"}, {"check"}, {"check", "x"}, {"token", "mint"}, {"team", "join"}, {"claim"}, {"gate"}, {"gate", "push"}, {"frobnicate"}} {
 		out, errOut, err := cli(t, args...)
 		if exitCode(err) != 2 || out != "" || errOut != "" || strings.Contains(err.Error(), "\n") {
 			t.Errorf("askd %v: exit %d, %q, stdout %q, stderr %q; want exit 2 and one line", args, exitCode(err), err, out, errOut)

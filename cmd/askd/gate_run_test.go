@@ -558,3 +558,37 @@ func TestGateRunKey(t *testing.T) {
 		}
 	})
 }
+
+// TestGateRunPolicy: a gate's ask is an approval like any other: a policy
+// on tool "gate run" makes it need two people, and the command runs once
+// the second has approved.
+func TestGateRunPolicy(t *testing.T) {
+	srv := testserver.Start(t, testserver.Options{})
+	if _, err := srv.Human().CreatePolicy(t.Context(), &askd.PolicyInput{Match: askd.MatchTool, Tool: "gate run", Approvals: 2}); err != nil {
+		t.Fatal(err)
+	}
+	bob := client.New(srv.URL, srv.Token(t, "bob", askd.RoleHuman))
+	marker := filepath.Join(t.TempDir(), "ran")
+	g := startGate(t, srv, "two-people", "", "--title", "Rotate the signing key", "--", "touch", marker)
+	a := pendingAsk(t, srv, "two-people")
+	if a.ApprovalsNeeded != 2 {
+		t.Fatalf("approvals needed %d, want 2", a.ApprovalsNeeded)
+	}
+	if b, err := srv.Human().Answer(t.Context(), a.ID, &askd.Answer{Decision: askd.DecisionApproved}); err != nil || !b.Pending() {
+		t.Fatalf("the first approval: %v, pending %v; want it pending", err, b.Pending())
+	}
+	select {
+	case <-g.exited:
+		t.Fatalf("askd gate run ended after one approval of two: %s", g.stderr)
+	default:
+	}
+	if _, err := bob.Answer(t.Context(), a.ID, &askd.Answer{Decision: askd.DecisionApproved}); err != nil {
+		t.Fatal(err)
+	}
+	if got := g.exit(t); got != 0 {
+		t.Errorf("exit status %d, want 0", got)
+	}
+	if _, err := os.Stat(marker); err != nil {
+		t.Errorf("the command did not run: %v", err)
+	}
+}
