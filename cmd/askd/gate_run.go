@@ -332,7 +332,9 @@ func (g *gateRunner) exec(e *env, payload json.RawMessage, sigs <-chan os.Signal
 		for {
 			select {
 			case s := <-sigs:
-				cmd.Process.Signal(s) // gone meanwhile: nothing to pass it to
+				if !reachedCommand(s) {
+					cmd.Process.Signal(s) // gone meanwhile: nothing to pass it to
+				}
 			case <-exited:
 				return
 			}

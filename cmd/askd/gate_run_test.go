@@ -11,6 +11,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"runtime"
 	"strings"
 	"syscall"
 	"testing"
@@ -590,5 +591,75 @@ func TestGateRunPolicy(t *testing.T) {
 	}
 	if _, err := os.Stat(marker); err != nil {
 		t.Errorf("the command did not run: %v", err)
+	}
+}
+
+// TestGateRunCtrlC: at a terminal, Ctrl-C reaches the command once: the
+// terminal sends it to askd and the command alike, and askd does not pass
+// it on a second time (a second Ctrl-C means "stop now" to some programs).
+// The terminal is a pseudo-terminal that script(1) from util-linux opens.
+// (A shell may run its trap once for two signals that arrive together, so
+// a second SIGINT shows in most runs, not all.)
+func TestGateRunCtrlC(t *testing.T) {
+	script, err := exec.LookPath("script")
+	if err != nil || runtime.GOOS != "linux" {
+		t.Skip("needs util-linux's script(1) for a terminal")
+	}
+	srv := testserver.Start(t, testserver.Options{})
+	marker := filepath.Join(t.TempDir(), "interrupts")
+	// The command counts its SIGINTs, and ends once the test says so (a
+	// shell runs a trap between commands: one blocked in read would wait).
+	// exec: askd itself in the terminal's foreground, not a shell
+	// waiting on it (which a Ctrl-C would end with 130 of its own).
+	gate := "exec " + commandLine([]string{testserver.Binary(t), "gate", "run", "--title", "At a terminal", "--",
+		"sh", "-c", `trap 'echo INT >> "$0"' INT; : > "$0.ready"; while [ ! -e "$0.stop" ]; do sleep 0.05; done; echo stopped`, marker})
+	cmd := exec.Command(script, "-qec", gate, "/dev/null")
+	cmd.Env = append(gateEnv(srv.URL, srv.AgentToken, "tty"), "SHELL=/bin/sh")
+	typed, err := cmd.StdinPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var screen testserver.SyncBuffer
+	cmd.Stdout, cmd.Stderr = &screen, &screen
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	cmd.WaitDelay = 5 * time.Second
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	exited := make(chan struct{})
+	var exit error
+	go func() { exit = cmd.Wait(); close(exited) }()
+	t.Cleanup(func() {
+		syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
+		<-exited
+		if t.Failed() {
+			t.Logf("the terminal:\n%s", screen.String())
+		}
+	})
+	a := pendingAsk(t, srv, "tty")
+	if _, err := srv.Human().Answer(t.Context(), a.ID, &askd.Answer{Decision: askd.DecisionApproved}); err != nil {
+		t.Fatal(err)
+	}
+	testserver.Eventually(t, "the command ready", func() bool { _, err := os.Stat(marker + ".ready"); return err == nil })
+	if _, err := typed.Write([]byte{0x03}); err != nil { // Ctrl-C
+		t.Fatal(err)
+	}
+	testserver.Eventually(t, "the command's trap", func() bool { b, _ := os.ReadFile(marker); return len(b) > 0 })
+	if err := os.WriteFile(marker+".stop", nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case <-exited:
+		if exit != nil {
+			t.Errorf("exit: %v, want 0", exit)
+		}
+	case <-time.After(time.Minute):
+		t.Fatal("askd gate run still running")
+	}
+	if b, _ := os.ReadFile(marker); string(b) != "INT\n" {
+		t.Errorf("the command's SIGINTs: %q, want one", b)
+	}
+	if !strings.Contains(screen.String(), "stopped") {
+		t.Errorf("the command did not end as it does: %q", screen.String())
 	}
 }
