@@ -50,8 +50,9 @@ const gateRunHelp = `
 Asks a person to approve CMD (an approval with tool "gate run" whose payload
 holds the command line as "command"), waits up to --wait for the decision and
 then runs CMD, with stdin, stdout and stderr passed through and SIGINT,
-SIGTERM, SIGHUP and SIGQUIT passed on. CMD finds the payload, as the person
-left it, in ASKD_PAYLOAD.
+SIGTERM, SIGHUP and SIGQUIT passed on (not twice: a Ctrl-C at a terminal
+reaches CMD directly). CMD finds the payload, as the person left it, in
+ASKD_PAYLOAD.
 
 Exit status:
   CMD's own   approved: CMD ran (killed by a signal: 128 + the signal)
