@@ -287,7 +287,7 @@ func TestGateRunUndecided(t *testing.T) {
 	}
 	a := pendingAsk(t, srv, "undecided")
 	want := fmt.Sprintf("approval #%d is still pending (askd check %d)", a.ID, a.ID)
-	if own := askdLines(t, g.stderr.String()); !strings.Contains(own, want) || !strings.Contains(own, "no decision within 300ms") {
+	if own := askdLines(t, g.stderr.String()); !strings.Contains(own, "no decision within 300ms: "+want) || !strings.HasSuffix(own, "askd gate: the command did not run") {
 		t.Errorf("stderr %q, want %q", own, want)
 	}
 	if _, err := os.Stat(marker); !errors.Is(err, os.ErrNotExist) {
@@ -309,6 +309,27 @@ func TestGateRunUndecided(t *testing.T) {
 	}
 	if own := askdLines(t, string(out)); !strings.Contains(own, "nothing answers there") || !strings.Contains(own, "nothing was asked") {
 		t.Errorf("askd unreachable: %q, want it said", own)
+	}
+	if _, err := os.Stat(marker); !errors.Is(err, os.ErrNotExist) {
+		t.Errorf("the command ran (%v)", err)
+	}
+}
+
+// TestGateRunAskdGoesAway: askd unreachable while askd gate run waits: it
+// looks again until --wait is over, then exits 75 naming the approval.
+func TestGateRunAskdGoesAway(t *testing.T) {
+	srv := testserver.Start(t, testserver.Options{})
+	marker := filepath.Join(t.TempDir(), "ran")
+	g := startGate(t, srv, "goes-away", "", "--title", "Deploy", "--wait", "2s", "--", "touch", marker)
+	a := pendingAsk(t, srv, "goes-away")
+	srv.HTTP.Listener.Close() // no new connection from here on
+	srv.HTTP.CloseClientConnections()
+	if got := g.exit(t); got != 75 {
+		t.Errorf("exit status %d, want 75", got)
+	}
+	want := fmt.Sprintf("approval #%d is still pending (askd check %d)", a.ID, a.ID)
+	if own := askdLines(t, g.stderr.String()); !strings.Contains(own, want) || !strings.Contains(own, "askd at "+srv.URL) {
+		t.Errorf("stderr %q, want why askd could not be reached, and %q", own, want)
 	}
 	if _, err := os.Stat(marker); !errors.Is(err, os.ErrNotExist) {
 		t.Errorf("the command ran (%v)", err)

@@ -79,7 +79,7 @@ func (g *gateRunner) decide(ctx context.Context) (*askd.Ask, error) {
 			if lastErr != nil {
 				why = gateErrorText(lastErr)
 			}
-			return a, stopGate(gateUndecided, "%s\napproval #%d is still pending (askd check %d); the command did not run%s", why, a.ID, a.ID, g.again())
+			return a, stopGate(gateUndecided, "%s: approval #%d is still pending (askd check %d)%s\nthe command did not run", why, a.ID, a.ID, g.again())
 		}
 		b, err := g.c.Check(ctx, a.ID, min(left, checkEvery))
 		switch {
@@ -100,7 +100,7 @@ func (g *gateRunner) decide(ctx context.Context) (*askd.Ask, error) {
 // again is what to do once no decision came: with a key, run again.
 func (g *gateRunner) again() string {
 	if g.in.Key != "" {
-		return "; run the same command again (same --key) to pick up the decision"
+		return "\nrun the same command again (the same --key) to pick up the decision"
 	}
 	return ""
 }
