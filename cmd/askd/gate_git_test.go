@@ -576,7 +576,7 @@ func TestGateKey(t *testing.T) {
 		{"long path", "/srv/" + strings.Repeat("deep/", 30) + "app.git", "refs/heads/main", 40, false},
 		{"control character", "/srv/git/a\nb.git", "refs/heads/main", 40, false},
 		{"sha256", "/srv/git/app.git", "refs/heads/main", 64, true},
-		{"sha256, longer path", "/srv/git/team/project/app.git", "refs/heads/main", 64, false},
+		{"sha256, longer path", "/srv/git/teams/platform/projects/app.git", "refs/heads/main", 64, false},
 		{"long ref", "/srv/git/app.git", "refs/heads/" + strings.Repeat("x", 180), 40, false},
 	}
 	for _, c := range cases {
