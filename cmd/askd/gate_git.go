@@ -44,9 +44,9 @@ func gateGit(ctx context.Context, e *env, args []string) error {
 	fs := flags(e, "gate git", gateGitSynopsis)
 	fs.Usage = func() { gateGitUsage(e, fs) }
 	var refs refPatterns
-	fs.Var(&refs, "ref", "a protected ref pattern, in git's refspec glob syntax (repeat); none: every ref")
-	config := fs.String("config", "", "the file install wrote beside the hook: url= and token= lines, mode 0600")
-	chain := fs.String("chain", "", "a pre-receive hook to run first with the same input (the one install found there)")
+	fs.Var(&refs, "ref", "a protected ref `PATTERN`, in git's refspec glob syntax (repeat); none: every ref")
+	config := fs.String("config", "", "the `FILE` install wrote beside the hook: url= and token= lines, mode 0600")
+	chain := fs.String("chain", "", "a pre-receive `HOOK` to run first with the same input (the one install found there)")
 	for _, name := range []string{"ref", "config", "chain"} {
 		e.envName(name, "")
 	}

@@ -41,9 +41,9 @@ const gitGateMarker = "# askd git gate: written by askd install git-gate, which 
 func installGitGate(e *env, args []string) error {
 	fs := flags(e, "install git-gate", gitGateSynopsis)
 	var refs refPatterns
-	fs.Var(&refs, "ref", "a protected ref, in git's refspec glob syntax: refs/heads/main, refs/tags/*, refs/heads/release/*\n(repeat; none: every ref is protected)")
-	url := fs.String("url", defaultBase, "the askd server the hook asks, written beside it (ASKD_URL where git runs the hook wins)")
-	token := fs.String("token", "", "the agent token the hook asks with, written beside it in a file only its owner may read\n(ASKD_TOKEN where git runs the hook wins)")
+	fs.Var(&refs, "ref", "a protected ref `PATTERN`, in git's refspec glob syntax: refs/heads/main, refs/tags/*, refs/heads/release/*\n(repeat; none: every ref is protected)")
+	url := fs.String("url", defaultBase, "the `URL` of the askd server the hook asks, written beside it (ASKD_URL where git runs the hook wins)")
+	token := fs.String("token", "", "the agent token the hook asks with, written beside it in a file only its owner may read\n(better from ASKD_TOKEN than a flag, which ps shows; ASKD_TOKEN where git runs the hook wins)")
 	e.envName("ref", "")
 	if err := parse(e, fs, args); err != nil {
 		return err
