@@ -22,7 +22,7 @@ import (
 // gitGate is a bare repository with askd's git gate, installed by the real
 // askd binary against a real askd serve, and a clone to push from.
 type gitGate struct {
-	t          *testing.T
+	t          testing.TB
 	srv        *testserver.Served
 	human      *client.Client
 	bare, work string
@@ -32,7 +32,7 @@ type gitGate struct {
 // newGitGate starts askd serve and installs the gate with installArgs into
 // a new bare repository named repo.git, with ASKD_URL and ASKD_TOKEN set
 // for install only: the hook finds them in the file install writes.
-func newGitGate(t *testing.T, installArgs ...string) *gitGate {
+func newGitGate(t testing.TB, installArgs ...string) *gitGate {
 	t.Helper()
 	srv := testserver.ServeBinary(t)
 	dir := t.TempDir()
