@@ -673,3 +673,37 @@ func TestDescribeUpdateIsTheSameEveryTime(t *testing.T) {
 		}
 	}
 }
+
+// TestGitGatePolicy: a policy matches gate asks by the prefix of their
+// command, "<repository> <ref>" (SPEC §12: "2 approvals for pushes to
+// main"): a push to main waits for two people, and is refused, the same
+// ask, until the second approves; a push to another branch needs one.
+func TestGitGatePolicy(t *testing.T) {
+	g := newGitGate(t)
+	repo, err := filepath.EvalSymlinks(g.bare)
+	if err != nil {
+		t.Fatal(err)
+	}
+	out := strings.Fields(askdBinary(t, "token", "create", "--human", "bob", "--db", g.srv.DB))
+	bob := client.New(g.srv.URL, out[len(out)-1])
+	ctx := context.Background()
+	if _, err := g.human.CreatePolicy(ctx, &askd.PolicyInput{Match: askd.MatchPrefix, Tool: "git push", Prefix: repo + " refs/heads/main", Approvals: 2}); err != nil {
+		t.Fatal(err)
+	}
+	g.commit("README", "Start")
+	toMain := g.refused(g.push(nil, "HEAD:refs/heads/main"))
+	toDev := g.refused(g.push(nil, "HEAD:refs/heads/dev"))
+	if toMain.ApprovalsNeeded != 2 || toDev.ApprovalsNeeded != 0 {
+		t.Fatalf("approvals needed: main %d, dev %d; want 2 and 0", toMain.ApprovalsNeeded, toDev.ApprovalsNeeded)
+	}
+	g.answer(toMain.ID, askd.DecisionApproved, "")
+	if again := g.refused(g.push(nil, "HEAD:refs/heads/main")); again.ID != toMain.ID {
+		t.Fatalf("after one approval: ask #%d, want #%d again", again.ID, toMain.ID)
+	}
+	if _, err := bob.Answer(ctx, toMain.ID, &askd.Answer{Decision: askd.DecisionApproved}); err != nil {
+		t.Fatal(err)
+	}
+	if out, ok := g.push(nil, "HEAD:refs/heads/main"); !ok {
+		t.Fatalf("after two approvals: refused\n%s", out)
+	}
+}
