@@ -154,19 +154,27 @@ type Ask struct {
 	ToBeTold bool       `json:"tell"`
 	ToldAt   *time.Time `json:"told_at,omitempty"`
 
-	// Key is SlotKey(Kind, Session), kept in a field so that an ask is
-	// JSON without a MarshalJSON of its own: encoding/json compacts what a
-	// MarshalJSON returns once more, which took half of each ask's encoding
-	// (docs/benchmarks.md). Whoever makes or reads an ask sets it: the app
-	// as it creates one, the stores as they read one (WithKey).
+	// Key is an attention ask's slot, SlotKey(Kind, Session), or a keyed
+	// approval's key (SPEC §12), as it was asked with; "" for the rest. The
+	// slot is kept in a field so that an ask is JSON without a MarshalJSON
+	// of its own: encoding/json compacts what a MarshalJSON returns once
+	// more, which took half of each ask's encoding (docs/benchmarks.md).
+	// Whoever makes or reads an ask sets it: the app as it creates one, the
+	// stores as they read one (WithKey).
 	Key string `json:"key,omitempty"`
 }
 
-// WithKey sets a's Key from its kind and session, and returns a.
+// WithKey sets an attention ask's Key to its slot from its kind and
+// session, and returns a; other asks keep the Key they have.
 func (a *Ask) WithKey() *Ask {
-	a.Key = SlotKey(a.Kind, a.Session)
+	if k := SlotKey(a.Kind, a.Session); k != "" {
+		a.Key = k
+	}
 	return a
 }
+
+// Keyed reports whether a is a keyed approval (SPEC §12).
+func (a *Ask) Keyed() bool { return a.Kind == KindApproval && a.Key != "" }
 
 // SlotKey is the attention slot an ask of kind k in session holds:
 // "session:<name>" for attention asks, "" for the others (Ask.Key).
@@ -285,6 +293,10 @@ type AskFilter struct {
 	Session   string
 	Kind      Kind
 	ToolUseID string
+	// Key matches a keyed approval's key (SPEC §12); KeyPrefix the keyed
+	// approvals whose key starts with it.
+	Key       string
+	KeyPrefix string
 	Before    int64 // only ids below this
 	Limit     int
 	// SettledBefore matches settled asks settled before this time (purging).

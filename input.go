@@ -124,11 +124,21 @@ func (in *AskInput) Validate(previewHTML bool) error {
 		}
 		p.ident("tool_name", in.ToolName, 0, MaxToolNameChars, "tool names")
 		p.ident("tool_use_id", in.ToolUseID, 0, MaxToolUseIDChars, "tool use ids")
+		p.ident("key", in.Key, 0, MaxGateKeyChars, "keys")
+		p.ident("replaces", in.Replaces, 0, MaxGateKeyChars, "keys")
+		switch {
+		case in.Replaces != "" && in.Key == "":
+			p.add("replaces", "only with key")
+		case in.Key != "" && in.ToolUseID != "":
+			p.add("key", "not with tool_use_id: a tool call re-attaches by its tool use id")
+		}
 	} else {
 		only("payload", in.Payload != nil, "approval")
 		only("grace_seconds", in.GraceSeconds != nil, "approval")
 		only("tool_name", in.ToolName != "", "approval")
 		only("tool_use_id", in.ToolUseID != "", "approval")
+		only("key", in.Key != "", "approval")
+		only("replaces", in.Replaces != "", "approval")
 	}
 	return p.err()
 }

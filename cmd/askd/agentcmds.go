@@ -34,6 +34,7 @@ func cmdAsk(ctx context.Context, e *env, args []string) error {
 	multi := fs.Bool("multi", false, "allow several options (kind question)")
 	recommended := fs.String("recommended", "", "the option you recommend (decision)")
 	payload := fs.String("payload", "", "a JSON object the person may edit (approval)")
+	key := fs.String("key", "", "approval: the same key from this token is the same ask, decided or not (SPEC §12)")
 	schema := fs.String("schema", "", "the form's fields: MCP's restricted JSON schema, an object of flat properties (form)")
 	formURL := fs.String("form-url", "", "instead of --schema, a URL the person is to open (form, url mode; never opened by askd)")
 	source := fs.String("source", "", "who asks, e.g. the MCP server's name (form)")
@@ -43,7 +44,7 @@ func cmdAsk(ctx context.Context, e *env, args []string) error {
 	if err := parse(e, fs, args); err != nil {
 		return err
 	}
-	in := askd.AskInput{Kind: askd.Kind(*kind), Title: *title, Details: *details, Recommended: *recommended, Source: *source, URL: *formURL}
+	in := askd.AskInput{Kind: askd.Kind(*kind), Title: *title, Details: *details, Recommended: *recommended, Source: *source, URL: *formURL, Key: *key}
 	if *schema != "" {
 		if err := jsonObject("--schema", *schema); err != nil {
 			return err

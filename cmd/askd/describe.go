@@ -45,6 +45,9 @@ func describe(w io.Writer, a *askd.Ask) {
 	if a.ToolName != "" {
 		fmt.Fprintf(w, "  tool: %s\n", term(a.ToolName))
 	}
+	if a.Keyed() {
+		fmt.Fprintf(w, "  key: %s\n", term(a.Key))
+	}
 	if a.Details != "" {
 		block(w, "  ", a.Details)
 	}

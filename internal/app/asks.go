@@ -8,8 +8,9 @@ import (
 )
 
 // Get returns one ask. Agents see only their session's asks (their own
-// token's, in the session they name): any other id is ENOTFOUND, as is an id
-// that does not exist.
+// token's, in the session they name), and their token's keyed approvals
+// from any session: any other id is ENOTFOUND, as is an id that does not
+// exist.
 func (s *Service) Get(ctx context.Context, c askd.Caller, id int64) (*askd.Ask, error) {
 	var a *askd.Ask
 	err := s.store.View(ctx, func(tx askd.Tx) (err error) {
@@ -19,7 +20,7 @@ func (s *Service) Get(ctx context.Context, c askd.Caller, id int64) (*askd.Ask, 
 	if err != nil {
 		return nil, err
 	}
-	if !visible(c, a) {
+	if !readable(c, a) {
 		return nil, askd.Errorf(askd.ENOTFOUND, "ask %d not found", id)
 	}
 	return a, nil
@@ -30,6 +31,14 @@ func (s *Service) Get(ctx context.Context, c askd.Caller, id int64) (*askd.Ask, 
 // alone, sent with another token, is another session.
 func visible(c askd.Caller, a *askd.Ask) bool {
 	return c.Role == askd.RoleHuman || c.Role == askd.RoleAgent && a.Agent == c.Name && a.Session == c.Session
+}
+
+// readable reports whether c may read a and wait on it: what is visible to
+// c, and an approval keyed by c's token from any of its sessions (SPEC §12:
+// a keyed ask belongs to the token). Telling stays with the session that
+// made it: what marks an ask to be told, or cuts it off, asks visible.
+func readable(c askd.Caller, a *askd.Ask) bool {
+	return visible(c, a) || c.Role == askd.RoleAgent && a.Agent == c.Name && a.Keyed()
 }
 
 // sessionFilter selects the asks of the caller's session.

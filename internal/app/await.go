@@ -79,7 +79,7 @@ func (w *await) settledSeen() *askd.Ask {
 		return nil
 	}
 	a := w.seen.last.Load()
-	if a == nil || a.ID != w.id || a.Pending() || !visible(w.c, a) || w.svc.live.isRevoked(w.c.TokenHash) {
+	if a == nil || a.ID != w.id || a.Pending() || !readable(w.c, a) || w.svc.live.isRevoked(w.c.TokenHash) {
 		return nil
 	}
 	cp := *a

@@ -21,12 +21,15 @@ type CreateOptions struct {
 
 // Create makes a new ask for an agent, or returns the one it re-attaches to:
 // a pending question with identical questions from the same session, an
-// approval with the same tool_use_id, or — for attention asks — the session's
-// pending attention ask, replaced by the new content (same id, revision + 1).
-// Everything it looks at is the caller's own session (its token's, SPEC §1).
+// approval with the same tool_use_id, the token's approval with the same key
+// (SPEC §12: from any of its sessions, whatever its status), or — for
+// attention asks — the session's pending attention ask, replaced by the new
+// content (same id, revision + 1). Everything else it looks at is the
+// caller's own session (its token's, SPEC §1).
 // A new approval that a live rule of that session matches (rules.go) is
 // returned answered by the rule, in the same transaction as its creation.
-// Errors: EFORBIDDEN for non-agents, EINVALID naming the field, ELIMIT when the
+// Errors: EFORBIDDEN for non-agents, EINVALID naming the field, ECONFLICT
+// naming the key when a keyed approval was asked with other content, ELIMIT when the
 // session already has MaxPending pending asks, the caller's token
 // MaxPendingPerToken across its sessions, or when the ask would start a new
 // session past MaxNewSessions in the last minute.
@@ -41,7 +44,8 @@ func (s *Service) Create(ctx context.Context, c askd.Caller, in *askd.AskInput, 
 		return nil, err
 	}
 	a := s.newAsk(c, in, opt)
-	var out, replaced *askd.Ask
+	var out *askd.Ask
+	var replaced []*askd.Ask // pending asks the new one takes the place of
 	var created bool
 	var rule *askd.Rule // the rule that answered the new ask, if one did
 	err := s.store.Update(ctx, func(tx askd.Tx) error {
@@ -59,9 +63,15 @@ func (s *Service) Create(ctx context.Context, c askd.Caller, in *askd.AskInput, 
 		case a.Kind == askd.KindQuestion:
 			out, err = s.reattachQuestion(ctx, tx, c, a, pending)
 		case a.Kind == askd.KindApproval && a.ToolUseID != "":
-			out, replaced, err = s.retryApproval(ctx, tx, c, a)
-			if replaced != nil {
-				pending = slices.DeleteFunc(pending, func(x *askd.Ask) bool { return x.ID == replaced.ID })
+			var r *askd.Ask
+			out, r, err = s.retryApproval(ctx, tx, c, a)
+			if r != nil {
+				replaced = append(replaced, r)
+			}
+		case a.Keyed():
+			out, err = s.reattachKeyed(ctx, tx, c, a)
+			if out == nil && err == nil && in.Replaces != "" {
+				replaced, err = s.replaceKeyed(ctx, tx, c, a, in.Replaces)
 			}
 		case a.Kind.IsAttention():
 			out, err = s.replaceAttention(ctx, tx, c, a, pending)
@@ -69,6 +79,9 @@ func (s *Service) Create(ctx context.Context, c askd.Caller, in *askd.AskInput, 
 		if err != nil || out != nil {
 			return err
 		}
+		pending = slices.DeleteFunc(pending, func(x *askd.Ask) bool {
+			return slices.ContainsFunc(replaced, func(r *askd.Ask) bool { return r.ID == x.ID })
+		})
 		if err := quorumFor(ctx, tx, a); err != nil {
 			return err
 		}
@@ -98,8 +111,8 @@ func (s *Service) Create(ctx context.Context, c askd.Caller, in *askd.AskInput, 
 	if rule != nil {
 		s.Metrics.answeredByRule(out, rule)
 	}
-	if replaced != nil {
-		s.Metrics.settled(replaced)
+	for _, r := range replaced {
+		s.Metrics.settled(r)
 	}
 	if len(s.cfg.Notifiers) > 0 || s.notifyKept.some() {
 		s.kickDeliveries() // its notifications: people's own channels, or the server's notifiers
@@ -116,6 +129,7 @@ func (s *Service) newAsk(c askd.Caller, in *askd.AskInput, opt CreateOptions) *a
 		Questions: in.Questions, Title: in.Title, Details: in.Details, Options: in.Options,
 		Recommended: in.Recommended, Payload: compactJSON(in.Payload), ToolName: in.ToolName, ToolUseID: in.ToolUseID,
 		Source: in.Source, Schema: in.Schema, URL: in.URL,
+		Key:       in.Key,  // an approval's (SPEC §12); an attention ask's slot is set below
 		Owner:     c.Owner, // routed to the agent token's owner (SPEC §10)
 		CreatedAt: now, UpdatedAt: now,
 		ToBeTold: in.Kind.IsAttention(),
@@ -126,7 +140,10 @@ func (s *Service) newAsk(c askd.Caller, in *askd.AskInput, opt CreateOptions) *a
 		switch {
 		case in.Kind == askd.KindQuestion:
 			timeout = s.cfg.QuestionTimeout
-		case in.Kind == askd.KindApproval && in.ToolName != "":
+		case in.Kind == askd.KindApproval && in.ToolName != "" && in.Key == "":
+			// A keyed approval has no deadline of its own: nothing waits on
+			// it but a gate, which bounds its own wait (SPEC §12), and one
+			// timed out would answer its key for good.
 			timeout = s.cfg.ApprovalTimeout
 		case in.Kind == askd.KindForm:
 			timeout = s.cfg.ElicitationTimeout
@@ -164,6 +181,44 @@ func (s *Service) reattachQuestion(ctx context.Context, tx askd.Tx, c askd.Calle
 		}
 	}
 	return nil, nil
+}
+
+// reattachKeyed returns the approval c's token asked with a's key (SPEC
+// §12), from any of its sessions and whatever its status, nil when the key
+// is new. One asked with other content is ECONFLICT naming the key: an old
+// yes never approves something new.
+func (s *Service) reattachKeyed(ctx context.Context, tx askd.Tx, c askd.Caller, a *askd.Ask) (*askd.Ask, error) {
+	prior, err := tx.Asks.FindAsks(ctx, askd.AskFilter{Agent: c.Name, Key: a.Key, Kind: askd.KindApproval, Limit: 1})
+	if err != nil || len(prior) == 0 {
+		return nil, err
+	}
+	if p := prior[0]; !sameApproval(p, a) {
+		return nil, askd.Errorf(askd.ECONFLICT,
+			"key %q: approval %d (%s) was asked with other content (title, details, payload or tool_name); a key names one request, so ask this one with a new key",
+			clip(a.Key, 80), p.ID, p.Status)
+	}
+	return prior[0], nil
+}
+
+// replaceKeyed cancels as replaced c's token's pending keyed approvals whose
+// key starts with prefix, other than a's: a newer push of a ref takes the
+// place of the older one's pending ask (SPEC §12), so that pushes do not
+// pile up. It returns them, settled and recorded.
+func (s *Service) replaceKeyed(ctx context.Context, tx askd.Tx, c askd.Caller, a *askd.Ask, prefix string) ([]*askd.Ask, error) {
+	older, err := tx.Asks.FindAsks(ctx, askd.AskFilter{Agent: c.Name, KeyPrefix: prefix, Kind: askd.KindApproval, Status: askd.StatusPending})
+	if err != nil {
+		return nil, err
+	}
+	for _, p := range older {
+		p.Settle(askd.StatusCancelled, askd.ReasonReplaced, nil, c.Name, a.CreatedAt)
+		if err := tx.Asks.UpdateAsk(ctx, p); err != nil {
+			return nil, err
+		}
+		if err := s.record(ctx, tx, p, askd.ActionReplaced, c.Name, clip("replaced by a newer request: "+a.Key, 200)); err != nil {
+			return nil, err
+		}
+	}
+	return older, nil
 }
 
 // retryApproval looks for the approval with approval a's tool_use_id. A

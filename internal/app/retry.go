@@ -42,7 +42,7 @@ func (s *Service) getForWait(ctx context.Context, c askd.Caller, id int64, until
 			a = nil
 			return err
 		}
-		if !visible(c, a) {
+		if !readable(c, a) {
 			a = nil
 			return askd.Errorf(askd.ENOTFOUND, "ask %d not found", id)
 		}

@@ -174,11 +174,13 @@ func (s *Service) markToBeTold(ctx context.Context, c askd.Caller, id int64) (*a
 		if err != nil {
 			return err
 		}
-		if !visible(c, a) {
+		if !readable(c, a) {
 			return askd.Errorf(askd.ENOTFOUND, "ask %d not found", id)
 		}
 		out = a
-		if !a.Pending() || a.ToBeTold {
+		// Another session of the token waiting on a keyed approval: its
+		// outcome is told, if at all, to the session that made it.
+		if !a.Pending() || a.ToBeTold || !visible(c, a) {
 			return nil
 		}
 		a.ToBeTold = true

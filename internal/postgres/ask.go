@@ -100,6 +100,7 @@ var askFields = []string{
 	"tell", "told_at",
 	"owner", "claimed_by", "claimed_at", "escalated_to", "escalated_at",
 	"approvals_needed", "approvals", "exclude_owner",
+	"gate_key",
 }
 
 // searchValue is the value a write gives the column search, after those of
@@ -186,8 +187,19 @@ func askValues(a *askd.Ask) ([]any, error) {
 		a.ToBeTold, a.ToldAt,
 		a.Owner, a.ClaimedBy, a.ClaimedAt, a.EscalatedTo, a.EscalatedAt,
 		a.ApprovalsNeeded, approvals, a.ExcludeOwner,
+		gateKey(a),
 		search,
 	}, nil
+}
+
+// gateKey is the value of column gate_key for a: a keyed approval's key
+// (SPEC §12), NULL for every other ask, so that the unique index holds only
+// keyed ones.
+func gateKey(a *askd.Ask) *string {
+	if a.Kind != askd.KindApproval || a.Key == "" {
+		return nil
+	}
+	return &a.Key
 }
 
 // scanAsk reads one row of askColumns.
@@ -201,6 +213,7 @@ func scanAsk(row pgx.Row) (*askd.Ask, error) {
 		deadline, snoozedUntil, settledAt, toldAt *time.Time
 		claimedAt, escalatedAt                    *time.Time
 		approvals                                 []byte
+		key                                       *string
 	)
 	err := row.Scan(&a.ID,
 		&kind, &a.Session, &a.Agent, &status, &a.Revision,
@@ -209,13 +222,17 @@ func scanAsk(row pgx.Row) (*askd.Ask, error) {
 		&a.CreatedAt, &a.UpdatedAt, &deadline, &snoozedUntil, &settledAt, &a.SettledBy, &cancelReason, &answer,
 		&a.ToBeTold, &toldAt,
 		&a.Owner, &a.ClaimedBy, &claimedAt, &a.EscalatedTo, &escalatedAt,
-		&a.ApprovalsNeeded, &approvals, &a.ExcludeOwner)
+		&a.ApprovalsNeeded, &approvals, &a.ExcludeOwner,
+		&key)
 	if err != nil {
 		return nil, err
 	}
 	a.Kind, a.Status, a.CancelReason = askd.Kind(kind), askd.Status(status), askd.CancelReason(cancelReason)
 	if toolUseID != nil {
 		a.ToolUseID = *toolUseID
+	}
+	if key != nil {
+		a.Key = *key
 	}
 	a.CreatedAt, a.UpdatedAt = a.CreatedAt.UTC(), a.UpdatedAt.UTC()
 	a.Deadline, a.SnoozedUntil = utc(deadline), utc(snoozedUntil)
@@ -351,6 +368,13 @@ func askWhere(f askd.AskFilter) (string, []any) {
 	}
 	if f.ToolUseID != "" {
 		add("tool_use_id = ?", f.ToolUseID)
+	}
+	if f.Key != "" {
+		add("gate_key = ?", f.Key)
+	}
+	if f.KeyPrefix != "" {
+		// starts_with compares characters exactly: no LIKE wildcards to escape.
+		add("gate_key IS NOT NULL AND starts_with(gate_key, ?)", f.KeyPrefix)
 	}
 	if f.Before != 0 {
 		add("id < ?", f.Before)

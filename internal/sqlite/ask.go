@@ -9,6 +9,7 @@ import (
 	"slices"
 	"strings"
 	"time"
+	"unicode/utf8"
 
 	"github.com/askd-dev/askd"
 )
@@ -23,6 +24,7 @@ var askFields = []string{
 	"tell", "told_at",
 	"owner", "claimed_by", "claimed_at", "escalated_to", "escalated_at",
 	"approvals_needed", "approvals", "exclude_owner",
+	"gate_key",
 }
 
 var (
@@ -79,7 +81,15 @@ func askValues(a *askd.Ask) ([]any, error) {
 		tell, nullMicros(a.ToldAt),
 		a.Owner, a.ClaimedBy, nullMicros(a.ClaimedAt), a.EscalatedTo, nullMicros(a.EscalatedAt),
 		a.ApprovalsNeeded, approvals, a.ExcludeOwner,
+		gateKey(a),
 	}, nil
+}
+
+// gateKey is the value of column gate_key for a: a keyed approval's key
+// (SPEC §12), NULL for every other ask, so that the unique index holds only
+// keyed ones.
+func gateKey(a *askd.Ask) sql.NullString {
+	return sql.NullString{String: a.Key, Valid: a.Kind == askd.KindApproval && a.Key != ""}
 }
 
 // scanner is a *sql.Row or *sql.Rows.
@@ -97,6 +107,7 @@ func scanAsk(row scanner) (*askd.Ask, error) {
 		tell                                           int64
 		claimedAt, escalatedAt                         sql.NullInt64
 		approvals                                      sql.NullString
+		key                                            sql.NullString
 	)
 	err := row.Scan(&a.ID,
 		&kind, &a.Session, &a.Agent, &status, &a.Revision,
@@ -105,12 +116,14 @@ func scanAsk(row scanner) (*askd.Ask, error) {
 		&createdAt, &updatedAt, &deadline, &snoozedUntil, &settledAt, &a.SettledBy, &cancelReason, &answer,
 		&tell, &toldAt,
 		&a.Owner, &a.ClaimedBy, &claimedAt, &a.EscalatedTo, &escalatedAt,
-		&a.ApprovalsNeeded, &approvals, &a.ExcludeOwner)
+		&a.ApprovalsNeeded, &approvals, &a.ExcludeOwner,
+		&key)
 	if err != nil {
 		return nil, err
 	}
 	a.Kind, a.Status, a.CancelReason = askd.Kind(kind), askd.Status(status), askd.CancelReason(cancelReason)
 	a.ToolUseID = toolUseID.String
+	a.Key = key.String
 	a.CreatedAt, a.UpdatedAt = fromMicros(createdAt), fromMicros(updatedAt)
 	a.Deadline, a.SnoozedUntil = fromNullMicros(deadline), fromNullMicros(snoozedUntil)
 	a.SettledAt, a.ToldAt = fromNullMicros(settledAt), fromNullMicros(toldAt)
@@ -254,6 +267,14 @@ func askWhere(f askd.AskFilter) (string, []any) {
 	}
 	if f.ToolUseID != "" {
 		add("tool_use_id = ?", f.ToolUseID)
+	}
+	if f.Key != "" {
+		add("gate_key = ?", f.Key)
+	}
+	if f.KeyPrefix != "" {
+		// substr counts characters, as len(KeyPrefix) in runes does.
+		conds = append(conds, "gate_key IS NOT NULL AND substr(gate_key, 1, ?) = ?")
+		args = append(args, utf8.RuneCountInString(f.KeyPrefix), f.KeyPrefix)
 	}
 	if f.Before != 0 {
 		add("id < ?", f.Before)
