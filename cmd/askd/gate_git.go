@@ -147,6 +147,13 @@ func gateUpdate(ctx context.Context, e *env, c *client.Client, repo *gitRepo, u 
 		return "", err
 	}
 	a, err := c.Create(ctx, in, 0) // never waits: a pre-receive hook answers at once
+	if askd.ErrorCode(err) == askd.ECONFLICT {
+		// The same update was asked with other words: for a new ref, the
+		// other refs changed since (its list is the commits no other ref
+		// has); else git or askd changed how they describe it. A yes covers
+		// the words a person read, so this update cannot be asked again.
+		return "", fmt.Errorf("%v\n(this update was asked before and is described differently now; make a new commit, or amend, and push that)", err)
+	}
 	if err != nil {
 		return "", err
 	}

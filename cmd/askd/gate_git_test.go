@@ -707,3 +707,28 @@ func TestGitGatePolicy(t *testing.T) {
 		t.Fatalf("after two approvals: refused\n%s", out)
 	}
 }
+
+// TestGitGateDescribedDifferently: a new branch lists the commits no other
+// ref has, so another ref's deletion changes what the same push would ask;
+// askd refuses other words under the same key (409), and the hook refuses
+// the push, saying what to do, rather than let an old yes cover it.
+func TestGitGateDescribedDifferently(t *testing.T) {
+	g := newGitGate(t, "--ref", "refs/heads/main")
+	g.commit("README", "Start")
+	if out, ok := g.push(nil, "HEAD:refs/heads/feature"); !ok {
+		t.Fatal(out)
+	}
+	g.commit("app.go", "Add the app")
+	asked := g.refused(g.push(nil, "HEAD:refs/heads/main"))
+	g.answer(asked.ID, askd.DecisionApproved, "")
+	if out, ok := g.push(nil, ":refs/heads/feature"); !ok {
+		t.Fatal(out)
+	}
+	out, ok := g.push(nil, "HEAD:refs/heads/main")
+	if ok || !strings.Contains(out, "was asked with other content") || !strings.Contains(out, "make a new commit, or amend, and push that") {
+		t.Fatalf("the same update described differently: accepted %v\n%s", ok, out)
+	}
+	if n := len(g.asks()); n != 1 {
+		t.Errorf("%d asks, want 1", n)
+	}
+}
