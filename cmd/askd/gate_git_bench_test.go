@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"os/exec"
 	"path/filepath"
 	"strings"
@@ -15,7 +16,8 @@ import (
 // loopback: a ref no pattern matches (askd starts, reads, accepts), a
 // protected update whose approval is pending (described with git, asked,
 // refused), and the same update once approved (accepted). The same update
-// every time: askd returns the same ask by key.
+// every time: askd returns the same ask by key. And, apart, what git costs
+// of it: describing the update.
 func BenchmarkGitGateHook(b *testing.B) {
 	g := newGitGate(b, "--ref", "refs/heads/main")
 	for i := range 20 {
@@ -35,6 +37,16 @@ func BenchmarkGitGateHook(b *testing.B) {
 			b.Fatalf("hook for %s: %v\n%s", ref, err, out)
 		}
 	}
+	// What git costs of it: describing the update (four git commands).
+	b.Run("describe", func(b *testing.B) {
+		b.Chdir(g.bare)
+		repo := &gitRepo{path: g.bare}
+		for b.Loop() {
+			if _, err := repo.describeUpdate(context.Background(), gitUpdate{Old: old, New: new, Ref: "refs/heads/main"}); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
 	b.Run("unprotected", func(b *testing.B) {
 		for b.Loop() {
 			hook(b, "refs/heads/feature", true)
