@@ -174,8 +174,8 @@ func payloadOf(t *testing.T, a *client.AskDetail) gatePayload {
 // an unprotected branch never asks; a push to main is refused at once with
 // the approval's number, and accepted, without a new ask, when pushed again
 // once approved; a new commit asks again; a newer push replaces the older
-// one's pending ask; a rejection refuses with its comment; force-push and
-// deletion are asked as such.
+// one's pending ask; a rejection refuses with its comment, a dismissal with
+// its words; force-push and deletion are asked as such.
 func TestGitGate(t *testing.T) {
 	g := newGitGate(t, "--ref", "refs/heads/main", "--ref", "refs/tags/*")
 	repo, err := filepath.EvalSymlinks(g.bare)
@@ -259,8 +259,16 @@ func TestGitGate(t *testing.T) {
 
 	// A tag matches refs/tags/*.
 	g.git(g.work, "tag", "v1.0", first)
-	if tag := g.refused(g.push(nil, "refs/tags/v1.0")); tag.Title != "Create tag v1.0 in repo with 0 new commits" {
+	tag := g.refused(g.push(nil, "refs/tags/v1.0"))
+	if tag.Title != "Create tag v1.0 in repo with 0 new commits" {
 		t.Errorf("tag: %q", tag.Title)
+	}
+	// Dismissed: refused with the person's words.
+	if _, err := g.human.Dismiss(context.Background(), tag.ID, "tags come from CI"); err != nil {
+		t.Fatal(err)
+	}
+	if out, ok := g.push(nil, "refs/tags/v1.0"); ok || !strings.Contains(out, fmt.Sprintf("askd: approval #%d (%s) was dismissed by", tag.ID, tag.Title)) || !strings.Contains(out, ": tags come from CI") {
+		t.Errorf("the dismissed push: accepted %v:\n%s", ok, out)
 	}
 }
 
