@@ -1,7 +1,6 @@
 package main
 
 import (
-	"bufio"
 	"bytes"
 	"context"
 	"errors"
@@ -263,10 +262,19 @@ func readGateConfig(path string) (map[string]string, error) {
 	if perm := info.Mode().Perm(); perm&0o077 != 0 {
 		return nil, fmt.Errorf("%s is mode %04o, open to others, and holds an agent token: askd does not read it until it is 0600 (chmod 600 %s)", path, perm, path)
 	}
+	data, err := io.ReadAll(f)
+	if err != nil {
+		return nil, err
+	}
+	return parseGateConfig(path, data)
+}
+
+// parseGateConfig reads name=value lines; blank lines and # comments are
+// skipped.
+func parseGateConfig(path string, data []byte) (map[string]string, error) {
 	conf := map[string]string{}
-	lines := bufio.NewScanner(f)
-	for lines.Scan() {
-		line := strings.TrimSpace(lines.Text())
+	for _, line := range strings.Split(string(data), "\n") {
+		line = strings.TrimSpace(line)
 		if line == "" || strings.HasPrefix(line, "#") {
 			continue
 		}
@@ -276,7 +284,7 @@ func readGateConfig(path string) (map[string]string, error) {
 		}
 		conf[strings.TrimSpace(k)] = strings.TrimSpace(v)
 	}
-	return conf, lines.Err()
+	return conf, nil
 }
 
 // refPatterns are the protected refs: git refspec patterns, each a ref name

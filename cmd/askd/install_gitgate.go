@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"errors"
+	"flag"
 	"fmt"
 	"io/fs"
 	neturl "net/url"
@@ -80,6 +81,12 @@ func installGitGate(e *env, args []string) error {
 	if err != nil {
 		return err
 	}
+	urlSet := false // by --url or ASKD_URL
+	fs.Visit(func(f *flag.Flag) { urlSet = urlSet || f.Name == "url" })
+	conf, err := gateConfig(config, base, urlSet, *token)
+	if err != nil {
+		return err
+	}
 
 	// Everything is checked: now write. The hook last, so that it never
 	// runs without what it reads.
@@ -88,9 +95,8 @@ func installGitGate(e *env, args []string) error {
 			return err
 		}
 	}
-	if *token != "" {
-		data := fmt.Sprintf("# askd git gate: the server and agent token askd gate git asks with where ASKD_URL and\n# ASKD_TOKEN are not set. Written by askd install git-gate; askd reads it only at mode 0600.\nurl=%s\ntoken=%s\n", base, *token)
-		changed, err := writeFileMode(config, []byte(data), 0o600)
+	if conf != nil {
+		changed, err := writeFileMode(config, conf, 0o600)
 		if err != nil {
 			return err
 		}
@@ -116,15 +122,46 @@ func installGitGate(e *env, args []string) error {
 	} else if chain {
 		fmt.Fprintf(w, "%s (the hook that was there before askd's) still runs first.\n", chained)
 	}
-	switch _, err := os.Stat(config); {
+	switch {
 	case *token != "":
-	case err == nil:
+	case bytes.Contains(conf, []byte("\ntoken=")):
 		fmt.Fprintf(w, "No --token or ASKD_TOKEN: the hook keeps asking with the token in %s.\n", config)
 	default:
 		fmt.Fprintln(w, "No --token or ASKD_TOKEN: the hook finds no token unless ASKD_TOKEN is set where git runs it,\nand refuses every push to a protected ref until then. Run this again with ASKD_TOKEN set.")
 	}
 	fmt.Fprintln(w, "A push waiting for approval is refused at once with the approval's number; push again once it is approved.")
 	return nil
+}
+
+// gateConfig is the text of the config file beside the hook, nil for none:
+// the URL and token install was run with, each in its place kept from the
+// file there (a run that changes the patterns need not give the token
+// again); a file holding neither is not written.
+func gateConfig(path, base string, urlSet bool, token string) ([]byte, error) {
+	old := map[string]string{}
+	switch data, err := os.ReadFile(path); {
+	case err == nil:
+		// Read whatever its mode: it is rewritten at 0600 now.
+		if old, err = parseGateConfig(path, data); err != nil {
+			return nil, fmt.Errorf("install git-gate: %v", err)
+		}
+	case !errors.Is(err, fs.ErrNotExist):
+		return nil, fmt.Errorf("install git-gate: %v", err)
+	}
+	if token == "" {
+		token = old["token"]
+	}
+	if !urlSet && old["url"] != "" {
+		base = old["url"]
+	}
+	if token == "" && !urlSet && len(old) == 0 {
+		return nil, nil
+	}
+	text := "# askd git gate: the server and agent token askd gate git asks with where ASKD_URL and\n# ASKD_TOKEN are not set. Written by askd install git-gate; askd reads it only at mode 0600.\nurl=" + base + "\n"
+	if token != "" {
+		text += "token=" + token + "\n"
+	}
+	return []byte(text), nil
 }
 
 // checkRefPatternWithGit checks a --ref pattern as git does (git

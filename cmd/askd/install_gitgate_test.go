@@ -92,8 +92,8 @@ func listTree(t *testing.T, dir string) string {
 
 // TestInstallGitGateFiles: install writes the hook (0755) and the config
 // (0600, from --url and --token), a second run changes nothing, a run with
-// other patterns replaces askd's own hook, and a run without a token keeps
-// the config there.
+// other patterns replaces askd's own hook, a run without a token keeps the
+// config there, and one with only another URL keeps its token.
 func TestInstallGitGateFiles(t *testing.T) {
 	dir := t.TempDir()
 	bare := filepath.Join(dir, "repo.git")
@@ -134,6 +134,11 @@ func TestInstallGitGateFiles(t *testing.T) {
 	}
 	if kept, _ := os.ReadFile(config); !bytes.Equal(kept, conf) {
 		t.Errorf("config after a run without a token:\n%s", kept)
+	}
+	// Another URL alone keeps the token.
+	install("--url", "http://askd.internal:7777", bare)
+	if moved, _ := os.ReadFile(config); !strings.Contains(string(moved), "\nurl=http://askd.internal:7777\ntoken=askd_a_secret\n") {
+		t.Errorf("config after another --url:\n%s", moved)
 	}
 	if _, err := os.Stat(filepath.Join(bare, "hooks", gateChainedName)); err == nil {
 		t.Error("askd's own hook was chained")
