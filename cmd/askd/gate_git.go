@@ -20,6 +20,9 @@ import (
 
 const gateGitSynopsis = "[--ref PATTERN]... [--config FILE] [--chain HOOK]"
 
+// maxGateInput bounds the hook's input: some 100,000 ref updates.
+const maxGateInput = 16 << 20
+
 // gateGitTimeout bounds one run of the hook: creating an ask never waits for
 // a person (wait 0), so only a server that hangs or git on a huge history
 // takes this long, and the push is refused rather than held open.
@@ -57,9 +60,13 @@ func gateGit(ctx context.Context, e *env, args []string) error {
 	}
 	ctx, cancel := context.WithTimeout(ctx, gateGitTimeout)
 	defer cancel()
-	input, err := io.ReadAll(io.LimitReader(e.stdin, 16<<20))
+	input, err := io.ReadAll(io.LimitReader(e.stdin, maxGateInput+1))
 	if err != nil {
 		return fmt.Errorf("push refused: reading the updates from git: %v", err)
+	}
+	if len(input) > maxGateInput {
+		// Not cut short: a ref past the cut would go unasked.
+		return fmt.Errorf("push refused: more than %d MiB of ref updates in one push; push fewer refs at a time", maxGateInput>>20)
 	}
 	updates, err := parseUpdates(input)
 	if err != nil {
