@@ -13,10 +13,10 @@ import (
 	"github.com/askd-dev/askd"
 )
 
-// gatePayload is a gate ask's payload: command first, so that rules and
+// gitPushPayload is a git gate ask's payload: command first, so that rules and
 // policies match it by prefix ("<repository> refs/heads/main") and the inbox
 // headlines it.
-type gatePayload struct {
+type gitPushPayload struct {
 	Command    string `json:"command"`
 	Repository string `json:"repository"`
 	Ref        string `json:"ref"`
@@ -53,7 +53,7 @@ func (g *gitRepo) describeUpdate(ctx context.Context, u gitUpdate) (*askd.AskInp
 	if err != nil {
 		return nil, err
 	}
-	payload, err := json.Marshal(gatePayload{Command: g.path + " " + u.Ref, Repository: g.path, Ref: u.Ref, Old: u.Old, New: u.New, Kind: kind})
+	payload, err := json.Marshal(gitPushPayload{Command: g.path + " " + u.Ref, Repository: g.path, Ref: u.Ref, Old: u.Old, New: u.New, Kind: kind})
 	if err != nil {
 		return nil, err
 	}

@@ -160,9 +160,9 @@ func (g *gitGate) answer(id int64, decision, comment string) {
 	}
 }
 
-func payloadOf(t *testing.T, a *client.AskDetail) gatePayload {
+func payloadOf(t *testing.T, a *client.AskDetail) gitPushPayload {
 	t.Helper()
-	var p gatePayload
+	var p gitPushPayload
 	if err := json.Unmarshal(a.Payload, &p); err != nil {
 		t.Fatalf("ask #%d's payload %s: %v", a.ID, a.Payload, err)
 	}
@@ -196,7 +196,7 @@ func TestGitGate(t *testing.T) {
 		t.Fatal("main was created while its approval waits")
 	}
 	p := payloadOf(t, created)
-	want := gatePayload{Command: repo + " refs/heads/main", Repository: repo, Ref: "refs/heads/main", Old: strings.Repeat("0", 40), New: first, Kind: "create"}
+	want := gitPushPayload{Command: repo + " refs/heads/main", Repository: repo, Ref: "refs/heads/main", Old: strings.Repeat("0", 40), New: first, Kind: "create"}
 	if p != want {
 		t.Errorf("payload %+v, want %+v", p, want)
 	}
