@@ -104,10 +104,16 @@ func gateGit(ctx context.Context, e *env, args []string) error {
 			refusals = append(refusals, refusal)
 		}
 	}
-	if len(refusals) > 0 {
-		return errors.New(strings.Join(refusals, "\n"))
+	if len(refusals) == 0 {
+		return nil
 	}
-	return nil
+	// One line per ref, each as main prints an error ("askd: ..."), the
+	// last one by main itself: the pusher reads every one alike.
+	last := len(refusals) - 1
+	for _, r := range refusals[:last] {
+		fmt.Fprintln(e.stderr, "askd:", r)
+	}
+	return errors.New(refusals[last])
 }
 
 func gateGitUsage(e *env, fs *flag.FlagSet) {
@@ -194,7 +200,7 @@ func refusalComment(s string) string {
 	if strings.TrimSpace(s) == "" {
 		return " (no comment)"
 	}
-	return ": " + s
+	return ": " + term(s) // one line, printable: a comment's line breaks as \n
 }
 
 // runChained runs the pre-receive hook askd install found in askd's place,

@@ -477,3 +477,31 @@ func TestGitGateDescribedDifferently(t *testing.T) {
 		t.Errorf("%d asks, want 1", n)
 	}
 }
+
+// TestGitGateSeveralRefs: a push of several protected refs asks for each,
+// refuses naming every one that waits, and goes through only once all are
+// approved (git takes or refuses a push as a whole).
+func TestGitGateSeveralRefs(t *testing.T) {
+	g := newGitGate(t, "--ref", "refs/heads/main", "--ref", "refs/tags/*")
+	id := g.commit("README", "Start")
+	g.git(g.work, "tag", "v1", id)
+	out, ok := g.push(nil, "HEAD:refs/heads/main", "refs/tags/v1")
+	lines := waitingLine.FindAllStringSubmatch(out, -1)
+	if ok || len(lines) != 2 {
+		t.Fatalf("accepted %v, %d waiting approvals named; want 2:\n%s", ok, len(lines), out)
+	}
+	first, _ := strconv.ParseInt(lines[0][1], 10, 64)
+	g.answer(first, askd.DecisionApproved, "")
+	out, ok = g.push(nil, "HEAD:refs/heads/main", "refs/tags/v1")
+	if ok || len(waitingLine.FindAllStringSubmatch(out, -1)) != 1 || g.remoteRef("refs/heads/main") != "" {
+		t.Fatalf("one of two approved: accepted %v, main at %q:\n%s", ok, g.remoteRef("refs/heads/main"), out)
+	}
+	second, _ := strconv.ParseInt(waitingLine.FindStringSubmatch(out)[1], 10, 64)
+	g.answer(second, askd.DecisionApproved, "")
+	if out, ok := g.push(nil, "HEAD:refs/heads/main", "refs/tags/v1"); !ok || g.remoteRef("refs/heads/main") != id || g.remoteRef("refs/tags/v1") != id {
+		t.Fatalf("both approved: accepted %v:\n%s", ok, out)
+	}
+	if n := len(g.asks()); n != 2 {
+		t.Errorf("%d asks, want 2", n)
+	}
+}
