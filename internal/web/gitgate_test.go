@@ -1,18 +1,21 @@
 package web_test
 
 import (
+	"context"
 	"fmt"
 	"strings"
 	"testing"
 
 	"github.com/askd-dev/askd"
 	"github.com/askd-dev/askd/internal/app"
+	"github.com/chromedp/chromedp"
 )
 
 // TestGitPushCard: an approval askd gate git makes (SPEC §12) shows what a
 // person decides on: the tool and "<repository> <ref>" as its headline, the
 // title saying what the push does, the commits and diffstat as code, and
-// its full input folded away (its fields are all said above it).
+// its full input folded away (its fields are all said above it); a rule by
+// its command's prefix says so in the Rules view.
 func TestGitPushCard(t *testing.T) {
 	t.Parallel()
 	srv := startServer(t, app.Config{})
@@ -38,5 +41,17 @@ func TestGitPushCard(t *testing.T) {
 	}
 	if open := eval[bool](p, fmt.Sprintf(`document.querySelector('%s details.input-box').open`, card(a.ID))); open {
 		t.Error("the full input is open, though the card says all of it")
+	}
+
+	// A rule for pushes to main (by the prefix of the command, as rules
+	// and policies match gate asks) reads as what it matches.
+	r, err := srv.Human().CreateRule(context.Background(), &askd.RuleInput{AskID: a.ID, Match: askd.MatchPrefix, Prefix: "/srv/git/shop.git refs/heads/main", Effect: askd.EffectAllow, RuleLife: askd.RuleLife{For: "1h"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	p.do(chromedp.Click(chromedp.CSS(`#views .view-link[data-view="rules"]`)))
+	p.waitFor(fmt.Sprintf(`!!document.querySelector('#rules .rule-item[data-id="%d"]')`, r.ID))
+	if got := p.text(fmt.Sprintf(`#rules .rule-item[data-id="%d"] .rule-what`, r.ID)); got != "git push starting with /srv/git/shop.git refs/heads/main" {
+		t.Errorf("the rule matches %q", got)
 	}
 }
