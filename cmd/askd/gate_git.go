@@ -86,7 +86,7 @@ func gateGit(ctx context.Context, e *env, args []string) error {
 	if len(protected) == 0 {
 		return nil
 	}
-	repo, err := hookRepository()
+	repo, err := hookRepository(e.getenv("GIT_DIR"))
 	if err != nil {
 		return fmt.Errorf("push refused: %v", err)
 	}
@@ -133,11 +133,11 @@ Flags:`)
 	printDefaults(e, fs)
 }
 
-// hookRepository is the repository a pre-receive hook runs in (git starts
-// it there, in the repository's git directory), absolute and with symlinks
-// resolved, so that every push names it the same way.
-func hookRepository() (*gitRepo, error) {
-	dir := os.Getenv("GIT_DIR")
+// hookRepository is the repository a pre-receive hook runs in, dir (git's
+// GIT_DIR) or else the current directory (git starts the hook in the
+// repository's git directory), absolute and with symlinks resolved, so that
+// every push names it the same way.
+func hookRepository(dir string) (*gitRepo, error) {
 	if dir == "" {
 		dir = "."
 	}

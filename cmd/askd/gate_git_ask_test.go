@@ -94,7 +94,7 @@ func TestDescribeUpdateIsTheSameEveryTime(t *testing.T) {
 	}
 	new := g.remoteRef("refs/heads/main")
 	t.Chdir(g.bare)
-	repo, err := hookRepository()
+	repo, err := hookRepository("")
 	if err != nil {
 		t.Fatal(err)
 	}
