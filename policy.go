@@ -110,7 +110,7 @@ func (in *PolicyInput) policyPrefix(p *problems) string {
 		}
 		return clean
 	}
-	p.add("tool", "prefix policies are for Bash commands and the file_path of Read, Write, Edit and MultiEdit, not %q: use match tool", in.Tool)
+	p.add("tool", "prefix policies are for the command of Bash, git push and gate run and the file_path of Read, Write, Edit and MultiEdit, not %q: use match tool", in.Tool)
 	return in.Prefix
 }
 

@@ -135,11 +135,12 @@ func (r *Rule) Note() string {
 func (r *Rule) Actor() string { return "rule " + strconv.FormatInt(r.ID, 10) }
 
 // PrefixField is the field of tool's input a prefix rule compares: "command"
-// for Bash, "file_path" for Claude Code's file tools, "" for any other tool,
-// which prefix rules do not take.
+// for Bash and for the gates' approvals (SPEC §12: "git push" carries
+// "<repository> <ref>", "gate run" the command line), "file_path" for Claude
+// Code's file tools, "" for any other tool, which prefix rules do not take.
 func PrefixField(tool string) string {
 	switch tool {
-	case "Bash":
+	case "Bash", "git push", "gate run":
 		return "command"
 	case "Read", "Write", "Edit", "MultiEdit":
 		return "file_path"

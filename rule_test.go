@@ -94,6 +94,11 @@ func TestRuleMatches(t *testing.T) {
 	prefix := &askd.Rule{Agent: "agent-1", Session: "s1", Match: askd.MatchPrefix, Tool: "Bash", Prefix: "npm test"}
 	path := &askd.Rule{Agent: "agent-1", Session: "s1", Match: askd.MatchPrefix, Tool: "Edit", Prefix: "/repo/src"}
 	title := &askd.Rule{Agent: "agent-1", Session: "s1", Match: askd.MatchTitle, Title: "Run the migration?"}
+	push := func(command string) *askd.Ask {
+		p, _ := json.Marshal(map[string]string{"command": command, "ref": "refs/heads/main"})
+		return &askd.Ask{Kind: askd.KindApproval, Agent: "agent-1", Session: "s1", ToolName: "git push", Title: "Push 1 commit to main in shop", Payload: p}
+	}
+	toMain := &askd.Rule{Agent: "agent-1", Session: "s1", Match: askd.MatchPrefix, Tool: "git push", Prefix: "/srv/git/shop.git refs/heads/main"}
 	tests := []struct {
 		name string
 		r    *askd.Rule
@@ -112,6 +117,9 @@ func TestRuleMatches(t *testing.T) {
 		{"path prefix, outside", path, edit("/repo/src/../.env"), false},
 		{"path prefix, on Bash", path, bash("agent-1", "s1", "/repo/src"), false},
 		{"title", title, approval, true},
+		{"git push to main", toMain, push("/srv/git/shop.git refs/heads/main"), true},
+		{"git push to main2", toMain, push("/srv/git/shop.git refs/heads/main2"), false},
+		{"git push to another repository", toMain, push("/srv/git/shop2.git refs/heads/main"), false},
 		{"title, another title", title, &askd.Ask{Kind: askd.KindApproval, Agent: "agent-1", Session: "s1", Title: "Run the migration? Now"}, false},
 		{"title, a permission prompt with that title", title, &askd.Ask{Kind: askd.KindApproval, Agent: "agent-1", Session: "s1", ToolName: "Bash", Title: "Run the migration?"}, false},
 		{"title, a decision", title, &askd.Ask{Kind: askd.KindDecision, Agent: "agent-1", Session: "s1", Title: "Run the migration?"}, false},

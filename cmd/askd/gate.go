@@ -31,15 +31,10 @@ func gateUsage(w io.Writer) {
   askd gate run %s
       ask a person to approve CMD, wait for the decision, then run CMD (a CI step,
       a deploy script): exit 1 when rejected, 75 when no one decided in time
-  askd gate git
-      a git pre-receive hook that refuses a push to a protected ref until a person
-      approved it (askd install git-gate writes it)
+  askd gate git %s
+      git's pre-receive hook: a push to a protected ref is refused at once until a
+      person approved it (askd install git-gate writes it)
 
 Run 'askd gate run -h' or 'askd gate git -h' for their flags.
-`, gateRunSynopsis)
-}
-
-// gateGit is the pre-receive hook; gate_git.go replaces this stub.
-func gateGit(ctx context.Context, e *env, args []string) error {
-	return usageError("gate git: not in this build")
+`, gateRunSynopsis, gateGitSynopsis)
 }

@@ -17,25 +17,29 @@ import (
 )
 
 // cmdInstall wires askd into an agent: `askd install claude` writes Claude
-// Code's config files, `askd install codex` edits Codex's config.toml.
+// Code's config files, `askd install codex` edits Codex's config.toml; or
+// into a git server: `askd install git-gate` writes a bare repository's
+// pre-receive hook.
 func cmdInstall(ctx context.Context, e *env, args []string) error {
 	if len(args) == 0 {
-		return usageError("install: say which agent, claude or codex (askd install -h lists them)")
+		return usageError("install: say what to wire askd into, claude, codex or git-gate (askd install -h lists them)")
 	}
 	switch args[0] {
 	case "claude":
 		return installClaude(e, args[1:])
 	case "codex":
 		return installCodex(e, args[1:])
+	case "git-gate":
+		return installGitGate(e, args[1:])
 	case "-h", "-help", "--help", "help":
 		installUsage(e.stdout)
 		return nil
 	}
-	return usageError(fmt.Sprintf("install: %q is not claude or codex (askd install -h lists them)", args[0]))
+	return usageError(fmt.Sprintf("install: %q is not claude, codex or git-gate (askd install -h lists them)", args[0]))
 }
 
 func installUsage(w io.Writer) {
-	fmt.Fprintf(w, `Usage: askd install claude|codex [flags]
+	fmt.Fprintf(w, `Usage: askd install claude|codex|git-gate [flags]
 
   askd install claude %s
       wire askd into Claude Code: .mcp.json, hooks in .claude/settings.json, a skill;
@@ -46,9 +50,13 @@ func installUsage(w io.Writer) {
       asks in the inbox (claude -p would cancel them)
   askd install codex %s
       put askd's MCP server and Stop hook into Codex's config.toml (a backup beside it)
+  askd install git-gate %s
+      write a pre-receive hook into a bare repository (REPO or the current directory):
+      each push to a protected ref waits for a person's approval in the inbox, refused
+      at once until approved; a pre-receive hook already there is kept and runs first
 
-Run 'askd install claude -h' or 'askd install codex -h' for their flags.
-`, claudeSynopsis, channelLaunch, codexSynopsis)
+Run 'askd install claude -h', 'askd install codex -h' or 'askd install git-gate -h' for their flags.
+`, claudeSynopsis, channelLaunch, codexSynopsis, gitGateSynopsis)
 }
 
 func report(e *env, path string, changed bool) {

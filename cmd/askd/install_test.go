@@ -459,7 +459,7 @@ func golden(t *testing.T, path string, got []byte) {
 	}
 }
 
-// TestInstallHelp: `askd install -h` prints both subcommands' usage on
+// TestInstallHelp: `askd install -h` prints every subcommand's usage on
 // stdout and exits 0, as their own -h does with their flags; a missing or
 // unknown agent or a bad flag is a usage mistake: one line, exit status 2.
 func TestInstallHelp(t *testing.T) {
@@ -469,13 +469,14 @@ func TestInstallHelp(t *testing.T) {
 		status int
 		want   []string // on stdout, or for a mistake in the error
 	}{
-		{"-h", []string{"-h"}, 0, []string{"Usage: askd install", "askd install claude [--scope", "askd install codex [--config PATH] [--print]"}},
+		{"-h", []string{"-h"}, 0, []string{"Usage: askd install", "askd install claude [--scope", "askd install codex [--config PATH] [--print]", "askd install git-gate [--ref PATTERN]"}},
 		{"--help", []string{"--help"}, 0, []string{"askd install claude", "askd install codex"}},
 		{"help", []string{"help"}, 0, []string{"askd install claude", "askd install codex"}},
 		{"claude -h", []string{"claude", "-h"}, 0, []string{"Usage: askd install claude", "--scope", "--stop-wait", "--url", "--elicitation", "--elicitation-timeout"}},
 		{"codex --help", []string{"codex", "--help"}, 0, []string{"Usage: askd install codex", "--config", "--print", "--stop-wait"}},
-		{"no agent", nil, 2, []string{"say which agent, claude or codex"}},
-		{"another agent", []string{"cursor"}, 2, []string{`"cursor" is not claude or codex`}},
+		{"git-gate -h", []string{"git-gate", "-h"}, 0, []string{"Usage: askd install git-gate", "--ref", "--url", "--token"}},
+		{"no agent", nil, 2, []string{"say what to wire askd into, claude, codex or git-gate"}},
+		{"another agent", []string{"cursor"}, 2, []string{`"cursor" is not claude, codex or git-gate`}},
 		{"an unknown flag", []string{"codex", "--nope"}, 2, []string{"--nope"}},
 		{"a bad flag value", []string{"claude", "--stop-wait", "soon"}, 2, []string{"--stop-wait"}},
 	}

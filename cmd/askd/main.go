@@ -79,7 +79,7 @@ func init() {
 		"session":     {"set how a session's agent is told of answers: session set-channel (agent token)", cmdSession},
 		"hook":        {"the Claude Code and Codex hook askd install writes: hook input on stdin to askd, its reply on stdout (agent token)", cmdHook},
 		"gate":        {"run a command once a person approved it (gate run), or refuse git pushes until then (gate git) (agent token)", cmdGate},
-		"install":     {"wire askd into Claude Code (install claude) or Codex (install codex: edits its config.toml)", cmdInstall},
+		"install":     {"wire askd into Claude Code (install claude) or Codex (install codex: edits its config.toml), or a git repository (install git-gate)", cmdInstall},
 	}
 }
 

@@ -24,6 +24,17 @@ const HEADLINE_FIELDS = {
   WebFetch: ['url'],
   Edit: FILE_FIELDS, MultiEdit: FILE_FIELDS, Write: FILE_FIELDS, Read: FILE_FIELDS,
   NotebookEdit: FILE_FIELDS, NotebookRead: FILE_FIELDS,
+  // askd gate git (SPEC §12): "<repository> <ref>"; the title says what the
+  // push does, the details list its commits.
+  'git push': ['command'],
+};
+
+// SAID are the input fields a tool's card says elsewhere (title, details),
+// which leave its full input folded: a git push's repository, ref, commits
+// and kind are the headline and the title.
+const SAID = {
+  Bash: ['description'],
+  'git push': ['repository', 'ref', 'old', 'new', 'kind'],
 };
 
 const nonEmpty = v => typeof v === 'string' && v.trim() !== '';
@@ -233,7 +244,8 @@ export function payloadView(a, text) {
   const pre = h('pre', { class: 'code payload' }, text);
   if (!a.tool_name) return h('div', { class: 'payload-box' }, h('div', { class: 'payload-label' }, 'Payload'), pre);
   const hl = headline(a.tool_name, a.payload);
-  const more = Object.keys(a.payload).filter(f => !(hl && f === hl.field) && !(a.tool_name === 'Bash' && f === 'description'));
+  const said = SAID[a.tool_name] || [];
+  const more = Object.keys(a.payload).filter(f => !(hl && f === hl.field) && !said.includes(f));
   return h('details', { class: 'input-box', open: more.length > 0 }, h('summary', null, 'Full input'), pre);
 }
 

@@ -80,9 +80,10 @@ export function ruleWhat(r) {
     case 'tool':
       return [h('span', { class: 'tool-name' }, r.tool), r.tool === 'Bash' ? ': any command' : ': any call'];
     case 'prefix':
-      return r.tool === 'Bash'
-        ? ['Bash commands starting with ', h('code', { class: 'tool-target' }, r.prefix)]
-        : [h('span', { class: 'tool-name' }, r.tool), ' of files under ', h('code', { class: 'tool-target' }, r.prefix)];
+      if (r.tool === 'Bash') return ['Bash commands starting with ', h('code', { class: 'tool-target' }, r.prefix)];
+      // The gates' approvals (SPEC §12): "<repository> <ref>", or a command line.
+      if (r.tool === 'git push' || r.tool === 'gate run') return [h('span', { class: 'tool-name' }, r.tool), ' starting with ', h('code', { class: 'tool-target' }, r.prefix)];
+      return [h('span', { class: 'tool-name' }, r.tool), ' of files under ', h('code', { class: 'tool-target' }, r.prefix)];
     case 'title':
       return ['Approvals titled “', r.title, '”'];
   }
