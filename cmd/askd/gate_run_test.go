@@ -582,11 +582,11 @@ func TestGateRunKey(t *testing.T) {
 }
 
 // TestGateRunPolicy: a gate's ask is an approval like any other: a policy
-// on tool "gate run" makes it need two people, and the command runs once
-// the second has approved.
+// matching its command by prefix makes it need two people, and the command
+// runs once the second has approved.
 func TestGateRunPolicy(t *testing.T) {
 	srv := testserver.Start(t, testserver.Options{})
-	if _, err := srv.Human().CreatePolicy(t.Context(), &askd.PolicyInput{Match: askd.MatchTool, Tool: "gate run", Approvals: 2}); err != nil {
+	if _, err := srv.Human().CreatePolicy(t.Context(), &askd.PolicyInput{Match: askd.MatchPrefix, Tool: "gate run", Prefix: "touch", Approvals: 2}); err != nil {
 		t.Fatal(err)
 	}
 	bob := client.New(srv.URL, srv.Token(t, "bob", askd.RoleHuman))
