@@ -27,6 +27,9 @@ const HEADLINE_FIELDS = {
   // askd gate git (SPEC §12): "<repository> <ref>"; the title says what the
   // push does, the details list its commits.
   'git push': ['command'],
+  // askd gate run: the command line it runs once approved; the payload's
+  // other fields are the person's to edit.
+  'gate run': ['command'],
 };
 
 // SAID are the input fields a tool's card says elsewhere (title, details),
