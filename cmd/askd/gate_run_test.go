@@ -684,3 +684,30 @@ func TestGateRunCtrlC(t *testing.T) {
 		t.Errorf("the command did not end as it does: %q", screen.String())
 	}
 }
+
+// TestSplitCommand: the "--" that ends askd's flags is the first that is no
+// flag's value; CMD's own flags stay CMD's.
+func TestSplitCommand(t *testing.T) {
+	for _, tt := range []struct {
+		name        string
+		args        []string
+		flags, argv []string
+		found       bool
+	}{
+		{"plain", []string{"--title", "T", "--", "make", "--wait", "x"}, []string{"--title", "T"}, []string{"make", "--wait", "x"}, true},
+		{"-- as a flag's value", []string{"--details", "--", "--title=T", "--", "true"}, []string{"--details", "--", "--title=T"}, []string{"true"}, true},
+		{"no --", []string{"--title", "T", "make"}, []string{"--title", "T", "make"}, nil, false},
+		{"nothing after --", []string{"--title", "T", "--"}, []string{"--title", "T"}, []string{}, true},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			e := &env{getenv: func(string) string { return "" }}
+			fs := flags(e, "gate run", gateRunSynopsis)
+			fs.String("title", "", "")
+			fs.String("details", "", "")
+			flagArgs, argv, found := splitCommand(fs, tt.args)
+			if fmt.Sprint(flagArgs) != fmt.Sprint(tt.flags) || fmt.Sprint(argv) != fmt.Sprint(tt.argv) || found != tt.found {
+				t.Errorf("splitCommand(%q) = %q, %q, %v; want %q, %q, %v", tt.args, flagArgs, argv, found, tt.flags, tt.argv, tt.found)
+			}
+		})
+	}
+}
