@@ -280,8 +280,11 @@ func (s *Service) AnswerByLink(ctx context.Context, code, via string) (*LinkView
 	})
 	switch {
 	case err == nil:
-		used := *l
-		used.UsedAt = &out.UpdatedAt
+		used, at := *l, out.UpdatedAt
+		if out.Pending() && len(out.Approvals) > 0 {
+			at = out.Approvals[len(out.Approvals)-1].At // counted: the ask's UpdatedAt stays (settle)
+		}
+		used.UsedAt = &at
 		return &LinkView{State: LinkSettled, Link: &used, Ask: out, Note: via, Answered: true}, nil
 	case askd.ErrorCode(err) == askd.ECONFLICT && stillPending(err):
 		// Its person approved it already, in the inbox or by another link

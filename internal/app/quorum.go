@@ -71,7 +71,6 @@ func (s *Service) decide(a *askd.Ask, by string, ans *askd.Answer) (action, note
 		a.Approvals = append(a.Approvals, askd.Approval{By: by, At: now})
 	}
 	if len(a.Approvals) < a.ApprovalsNeeded {
-		a.UpdatedAt = now
 		return askd.ActionApprovedInPart, joinNote(note, approvalCount(a)), nil
 	}
 	final := &askd.Answer{Decision: askd.DecisionApproved, Comment: ans.Comment}
