@@ -246,6 +246,13 @@ func (s *Service) ClaimDeliveries(ctx context.Context, lease time.Duration, limi
 			}
 			continue
 		}
+		if IsApprovalNotify(cl.Delivery) && !cl.Ask.Pending() {
+			// Decided since: no approval is needed any more.
+			if err := s.Delivered(ctx, cl, "nobody: decided first"); err != nil {
+				return nil, err
+			}
+			continue
+		}
 		sendable = append(sendable, cl)
 	}
 	return sendable, nil

@@ -91,6 +91,32 @@ func approvalCount(a *askd.Ask) string {
 	return fmt.Sprintf("%d of %d approvals, by %s", len(a.Approvals), a.ApprovalsNeeded, strings.Join(by, ", "))
 }
 
+// countSoFar is approvalCount, also for none yet: "0 of 2 approvals".
+func countSoFar(a *askd.Ask) string {
+	if len(a.Approvals) == 0 {
+		return fmt.Sprintf("0 of %d approvals", a.ApprovalsNeeded)
+	}
+	return approvalCount(a)
+}
+
+// QuorumText is what a notification of covered approval a, still pending,
+// says of its count: "Needs 2 approvals.", "1 of 2 approvals, by alice; it
+// needs 1 more." (with who edited the payload, when someone did); "" for
+// any other ask.
+func QuorumText(a *askd.Ask) string {
+	switch {
+	case a.ApprovalsNeeded == 0 || !a.Pending():
+		return ""
+	case len(a.Approvals) == 0:
+		return fmt.Sprintf("Needs %d approvals.", a.ApprovalsNeeded)
+	}
+	s := fmt.Sprintf("%s; it needs %d more.", approvalCount(a), a.ApprovalsNeeded-len(a.Approvals))
+	if a.Approvals[0].Payload != nil {
+		s += " " + a.Approvals[0].By + " edited what it approves: the count started again."
+	}
+	return s
+}
+
 // joinNote joins two history notes, either of which may be "".
 func joinNote(a, b string) string {
 	switch {

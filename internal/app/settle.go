@@ -51,7 +51,12 @@ func (s *Service) settle(ctx context.Context, id int64, change settleFunc) (*ask
 			if err := tx.Asks.UpdateAsk(ctx, a); err != nil {
 				return err
 			}
-			return s.recordAt(ctx, tx, a, action, a.Approvals[len(a.Approvals)-1].By, note, now)
+			if err := s.recordAt(ctx, tx, a, action, a.Approvals[len(a.Approvals)-1].By, note, now); err != nil {
+				return err
+			}
+			// The others learn that their approval is needed (notifypeople.go).
+			send = true
+			return s.enqueueApprovalNotify(ctx, tx, a)
 		}
 		a.UpdatedAt = now
 		if err := tx.Asks.UpdateAsk(ctx, a); err != nil {
