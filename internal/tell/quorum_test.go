@@ -193,3 +193,54 @@ func testQuorumNotifications(t *testing.T, qp *quorumPeople) {
 		}
 	}
 }
+
+// A covered approval on the server's Slack notifier, its buttons answering
+// in place as alice: she approves in the inbox first, and her click then
+// counts nothing (she is told so, and the store is as it was); the
+// notification the count sends again says "1 of 2 approvals, by alice" and
+// carries no buttons of hers.
+func TestQuorumSlackClickCountsOnce(t *testing.T) {
+	responses := newReceiver(t, nil)
+	ls := startLinks(t, app.Config{}, testserver.Options{
+		Slack: func(svc *app.Service, base string) http.Handler {
+			return tell.NewSlackInteractions(svc, tell.SlackOptions{SigningSecret: slackSecret, PublicURL: base,
+				ResponseURLPrefix: responses.URL + "/", Client: http.DefaultClient})
+		},
+	})
+	admin := askd.Caller{Name: "alice", Role: askd.RoleHuman, Access: askd.AccessAdmin}
+	if _, err := ls.App.CreatePolicy(t.Context(), admin, &askd.PolicyInput{Match: askd.MatchTitle, Title: "Ship", Approvals: 2}); err != nil {
+		t.Fatal(err)
+	}
+	a, err := ls.Agent("s1").Create(t.Context(), &askd.AskInput{Kind: askd.KindApproval, Title: "Ship"}, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	testserver.Eventually(t, "the Slack message", func() bool { return len(ls.slack.got()) == 1 })
+	if body := string(ls.slack.got()[0].body); !strings.Contains(body, "Needs 2 approvals.") {
+		t.Errorf("the Slack message does not say what the approval needs: %s", body)
+	}
+	buttons := slackButtons(t, ls.slack.got()[0].body)
+	if len(buttons) != 3 || buttons[0].Text.Text != askd.TapApprove || buttons[0].Value == "" {
+		t.Fatalf("buttons %+v, want Approve and Reject in place, then the inbox", buttons)
+	}
+	if _, err := ls.Human().Answer(t.Context(), a.ID, &askd.Answer{Decision: askd.DecisionApproved}); err != nil {
+		t.Fatal(err)
+	}
+	before, evs := stored(t, ls.Server, a.ID)
+	if status, _ := postSlack(t, ls.URL, slackClick(buttons[0], responses.URL+"/actions/T1/1/x"), slackSecret, time.Now()); status != http.StatusOK {
+		t.Fatalf("the click: %d", status)
+	}
+	testserver.Eventually(t, "the reply", func() bool { return len(responses.got()) == 1 })
+	if body := string(responses.got()[0].body); !strings.Contains(body, "did not count this again") || !strings.Contains(body, "ephemeral") {
+		t.Errorf("reply to alice's click after her approval: %s", body)
+	}
+	unchanged(t, ls.Server, before, len(evs))
+	if s, _ := stored(t, ls.Server, a.ID); len(s.Approvals) != 1 {
+		t.Fatalf("the click counted: %+v", s.Approvals)
+	}
+	testserver.Eventually(t, "the count's Slack message", func() bool { return len(ls.slack.got()) == 2 })
+	body := string(ls.slack.got()[1].body)
+	if again := slackButtons(t, ls.slack.got()[1].body); !strings.Contains(body, "1 of 2 approvals, by alice; it needs 1 more.") || len(again) != 1 {
+		t.Errorf("the count's message %s, buttons %+v; want the count and only the inbox button", body, again)
+	}
+}
