@@ -24,6 +24,15 @@ import (
 // carries the edited payload the others then approve (the ask's Payload
 // stays the agent's, so that a retried tool call still finds it the same);
 // the decision, once full, is modified with it.
+//
+// An approval counted short of the quorum (settle) tells the agent nothing,
+// so the before-tell gate is not asked (settleGated); it leaves the ask's
+// UpdatedAt, so a team's escalation is not put off (escalate.go); and it
+// notifies the people who have not approved (notifypeople.go), whose
+// notifications say the count (QuorumText). Nobody who approved gets answer
+// buttons again, and a link minted before an edit approves nothing
+// (answerlinks.go). A prompt relayed from the Claude Code terminal can be
+// allowed there alone, which askd only records (relay.go).
 
 // quorumFor sets new approval a's quorum from the policies covering it: the
 // most approvals any asks for, and ExcludeOwner if any excludes the owner.
