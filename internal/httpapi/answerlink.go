@@ -9,6 +9,7 @@ import (
 	"errors"
 	"html/template"
 	"net/http"
+	"net/url"
 
 	"github.com/askd-dev/askd"
 	"github.com/askd-dev/askd/internal/app"
@@ -217,15 +218,16 @@ func (s *Server) linkPage(w http.ResponseWriter, status int, p *linkPage) {
 
 // headerCount is the response header that carries, for an approval still
 // gathering approvals (SPEC §11), its count so far ("1 of 2 approvals, by
-// alice; it needs 1 more."): the service worker tells a tap that counted,
-// or one that did not count again, by it (sw.js).
+// alice; it needs 1 more."), percent-encoded as a URL path is (people's
+// names may be any letters; a header is bytes): the service worker tells a
+// tap that counted, or one that did not count again, by it (sw.js).
 const headerCount = "Askd-Approvals"
 
 // countHeader sets headerCount for a, when it is a pending approval with
 // approvals counted.
 func countHeader(w http.ResponseWriter, a *askd.Ask) {
 	if a.Pending() && len(a.Approvals) > 0 {
-		w.Header().Set(headerCount, app.QuorumText(a))
+		w.Header().Set(headerCount, url.PathEscape(app.QuorumText(a)))
 	}
 }
 

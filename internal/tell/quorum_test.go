@@ -4,6 +4,7 @@ import (
 	"context"
 	"io"
 	"net/http"
+	"net/url"
 	"strings"
 	"testing"
 	"time"
@@ -83,9 +84,9 @@ func (qp *quorumPeople) idle(t *testing.T) {
 
 // tapCount POSTs an ntfy action's request and returns the status, the page
 // and the count the response carries for the service worker.
-func tapCount(t *testing.T, url string) (int, string, string) {
+func tapCount(t *testing.T, link string) (int, string, string) {
 	t.Helper()
-	req, _ := http.NewRequestWithContext(t.Context(), http.MethodPost, url, strings.NewReader("confirm=1"))
+	req, _ := http.NewRequestWithContext(t.Context(), http.MethodPost, link, strings.NewReader("confirm=1"))
 	req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
 	resp, err := http.DefaultClient.Do(req)
 	if err != nil {
@@ -93,7 +94,11 @@ func tapCount(t *testing.T, url string) (int, string, string) {
 	}
 	defer resp.Body.Close()
 	b, _ := io.ReadAll(resp.Body)
-	return resp.StatusCode, string(b), resp.Header.Get("Askd-Approvals")
+	count, err := url.PathUnescape(resp.Header.Get("Askd-Approvals"))
+	if err != nil {
+		t.Fatalf("Askd-Approvals %q: %v", resp.Header.Get("Askd-Approvals"), err)
+	}
+	return resp.StatusCode, string(b), count
 }
 
 // A covered approval's notifications say what it needs; once alice's ntfy

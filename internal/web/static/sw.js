@@ -65,7 +65,7 @@ async function answer(a) {
     status = resp.status;
     // An approval that needs several people (SPEC §11) says its count so
     // far: this tap counted toward it, or its person had approved already.
-    count = resp.headers.get('Askd-Approvals') || '';
+    count = decodeURIComponent(resp.headers.get('Askd-Approvals') || '');
   } catch { /* offline: status 0 */ }
   if (count && status === 200) return { status, title: 'Approved, not yet decided', body: count };
   if (count && status === 409) return { status, title: 'Not counted again', body: `Your approval is in already: ${count}` };
