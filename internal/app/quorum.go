@@ -143,3 +143,16 @@ func plural(n int, word string) string {
 	}
 	return fmt.Sprintf("%d %ss", n, word)
 }
+
+// PolicyCovers reports whether a policy covers the approval in would make
+// for agent c: what the PermissionRequest hook of a channel session asks
+// before it takes a prompt away from the terminal (relay.go). It reads the
+// policies as they are now; Create reads them again.
+func (s *Service) PolicyCovers(ctx context.Context, c askd.Caller, in *askd.AskInput) (bool, error) {
+	if c.Role != askd.RoleAgent {
+		return false, askd.Errorf(askd.EFORBIDDEN, "only agent tokens ask whether a policy covers their approval")
+	}
+	a := &askd.Ask{Kind: in.Kind, Agent: c.Name, Owner: c.Owner, Title: in.Title, ToolName: in.ToolName, Payload: in.Payload}
+	err := s.store.View(ctx, func(tx askd.Tx) error { return quorumFor(ctx, tx, a) })
+	return a.ApprovalsNeeded > 0, err
+}

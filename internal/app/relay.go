@@ -32,8 +32,9 @@ import (
 //     back (Claude Code acts on it before askd hears anything), so the
 //     card of a covered prompt closed as answered in the terminal says it
 //     was answered outside the quorum, with the count it had
-//     (docs/security.md). A quorum that binds needs the PermissionRequest
-//     hook or permission_prompt, which Claude Code waits on.
+//     (docs/security.md). askd install claude --channel therefore writes a
+//     PermissionRequest hook that takes the covered prompts first, which
+//     Claude Code waits on (httpapi's OnlyPolicies, PolicyCovers).
 //   - A prompt answered without the inbox closes its card (CloseRelay):
 //     cancelled, reason withdrawn, with the reason in the answer's response
 //     ("answered in the terminal"), which the inbox shows. The bridge closes

@@ -12,6 +12,7 @@ import (
 	"github.com/askd-dev/askd"
 	"github.com/askd-dev/askd/client"
 	"github.com/askd-dev/askd/internal/app"
+	"github.com/askd-dev/askd/internal/httpapi"
 	"github.com/askd-dev/askd/internal/testserver"
 )
 
@@ -465,6 +466,49 @@ func TestQuorumLinkAfterEdit(t *testing.T) {
 		stored, _ := storedAsk(t, srv, a.ID)
 		if stored.Status != askd.StatusAnswered || stored.Answer.Decision != askd.DecisionModified || string(stored.Answer.Payload) != `{"gb":1000}` {
 			t.Fatalf("after alice approved the edit: %+v; want modified with bob's payload", stored)
+		}
+	})
+}
+
+// TestHookOnlyPolicies: the PermissionRequest hook that askd install claude
+// --channel writes (/hooks/claude?only=policies) gives no decision for a
+// prompt no policy covers, at once and storing nothing, so Claude Code
+// shows it in the terminal (and the channel relays it); a covered prompt
+// it takes, so the terminal never shows it: it waits for its quorum in the
+// inbox, and the hook returns one decision once two people have approved.
+func TestHookOnlyPolicies(t *testing.T) {
+	eachStore(t, app.Config{}, func(t *testing.T, srv *testserver.Server) {
+		ctx := ctxT(t)
+		if _, err := srv.Human().CreatePolicy(ctx, &askd.PolicyInput{Match: askd.MatchPrefix, Tool: "Bash", Prefix: "terraform apply", Approvals: 2}); err != nil {
+			t.Fatal(err)
+		}
+		bob := client.New(srv.URL, srv.TokenWith(t, app.TokenSpec{Name: "bob", Role: askd.RoleHuman, Access: askd.AccessApprover}))
+
+		before := storeState(t, srv)
+		wantReply(t, postHook(ctx, t, srv, srv.AgentToken, "?only="+httpapi.OnlyPolicies, permissionRequest("chan-1", "Bash", `{"command":"ls -la"}`), nil), 200, "{}\n")
+		if after := storeState(t, srv); after != before {
+			t.Errorf("an uncovered prompt changed the store\nbefore %s\nafter  %s", before, after)
+		}
+
+		got := postAsync(t, srv, "?only="+httpapi.OnlyPolicies, permissionRequest("chan-1", "Bash", `{"command":"terraform apply -auto-approve"}`), nil)
+		a := firstPending(t, srv, "chan-1")
+		if a.ApprovalsNeeded != 2 || a.ToolName != "Bash" {
+			t.Fatalf("the covered prompt's ask %+v; want an approval needing 2", a)
+		}
+		if _, err := srv.Human().Answer(ctx, a.ID, &askd.Answer{Decision: askd.DecisionApproved}); err != nil {
+			t.Fatal(err)
+		}
+		select {
+		case r := <-got:
+			t.Fatalf("the hook decided after one approval: %+v", r)
+		default:
+		}
+		if _, err := bob.Answer(ctx, a.ID, &askd.Answer{Decision: askd.DecisionApproved}); err != nil {
+			t.Fatal(err)
+		}
+		r := awaitReply(t, got)
+		if r.status != http.StatusOK || !strings.Contains(r.body, `"behavior":"allow"`) {
+			t.Fatalf("the hook's reply %d %s; want allow", r.status, r.body)
 		}
 	})
 }
