@@ -121,7 +121,11 @@ type Ask struct {
 	Schema      json.RawMessage `json:"schema,omitempty"`      // form, form mode: the fields, as given
 	URL         string          `json:"url,omitempty"`         // form, url mode: where the person goes
 
-	CreatedAt    time.Time    `json:"created_at"`
+	CreatedAt time.Time `json:"created_at"`
+	// UpdatedAt is when the ask last changed, but for an approval counted
+	// toward its quorum (each Approval has its own At): a team's
+	// escalation runs from it, and one approval of several does not put
+	// that off.
 	UpdatedAt    time.Time    `json:"updated_at"`
 	Deadline     *time.Time   `json:"deadline,omitempty"`      // cancelled with reason timeout past it
 	SnoozedUntil *time.Time   `json:"snoozed_until,omitempty"` // hidden from the inbox until then

@@ -608,3 +608,12 @@ func (c *Client) Hook(ctx context.Context, input json.RawMessage, wait time.Dura
 	err := c.do(ctx, http.MethodPost, "/hooks/claude"+waitQuery(wait), input, &out)
 	return out, err
 }
+
+// HookOnlyPolicies is Hook for a PermissionRequest hook that takes only the
+// prompts a policy covers (/hooks/claude?only=policies); for any other it
+// returns {}, no decision.
+func (c *Client) HookOnlyPolicies(ctx context.Context, input json.RawMessage) (json.RawMessage, error) {
+	var out json.RawMessage
+	err := c.do(ctx, http.MethodPost, "/hooks/claude?only=policies", input, &out)
+	return out, err
+}

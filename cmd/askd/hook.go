@@ -13,7 +13,7 @@ import (
 	"github.com/askd-dev/askd"
 )
 
-const hookSynopsis = "[--default-url URL] [--wait D]"
+const hookSynopsis = "[--default-url URL] [--wait D] [--only-policies]"
 
 // cmdHook is the command hook askd install writes for Claude Code and Codex:
 // it posts the hook input on stdin to askd's /hooks/claude and prints askd's
@@ -55,6 +55,8 @@ func runHook(ctx context.Context, e *env, args []string) error {
 	e.envName("default-url", "")
 	wait := fs.Duration("wait", 0, "for a Stop hook: wait this long for the session's pending asks to be answered (0: answer at once)")
 	e.envName("wait", "")
+	onlyPolicies := fs.Bool("only-policies", false, "for a PermissionRequest hook beside the channel (askd install claude --channel): take only the prompts a\npolicy covers, which then wait for their quorum in the inbox; any other prompt gets no decision and goes on to\nthe terminal (and through the channel to the inbox)")
+	e.envName("only-policies", "")
 	if err := parse(e, fs, args); err != nil {
 		return err
 	}
@@ -82,7 +84,12 @@ func runHook(ctx context.Context, e *env, args []string) error {
 	if !json.Valid(input) {
 		return errors.New("the hook input on stdin is not JSON (askd hook is run by Claude Code or Codex, which send it)")
 	}
-	out, err := c.Hook(ctx, input, *wait)
+	var out json.RawMessage
+	if *onlyPolicies {
+		out, err = c.HookOnlyPolicies(ctx, input)
+	} else {
+		out, err = c.Hook(ctx, input, *wait)
+	}
 	if err != nil {
 		return err
 	}
@@ -106,12 +113,21 @@ func (h hookError) Error() string {
 // status 1 lets the agent go on without the hook. Plain POSIX sh (dash runs
 // Claude Code's hooks on Debian and Ubuntu): command -v, a brace group, exit.
 func hookCommand(base string, wait string) string {
+	if wait != "" {
+		return hookCommandArgs(base, "--wait", wait)
+	}
+	return hookCommandArgs(base)
+}
+
+// hookCommandArgs is hookCommand with askd hook's flags args (words with
+// nothing the shell would read).
+func hookCommandArgs(base string, args ...string) string {
 	cmd := "askd hook"
 	if base != defaultBase {
 		cmd += " --default-url '" + base + "'" // checkHookURL: no quote in it
 	}
-	if wait != "" {
-		cmd += " --wait " + wait
+	for _, a := range args {
+		cmd += " " + a
 	}
 	return `command -v askd >/dev/null 2>&1 || { echo "` + missingAskd + `" >&2; exit 1; }; exec ` + cmd
 }

@@ -215,8 +215,8 @@ func allowAskdTools(root *orderedObject) error {
 //
 // Without permissionHook (install --channel: the channel relays permission
 // prompts itself, and both would put two cards in the inbox for one prompt)
-// askd's PermissionRequest hook is left out, and taken out where an earlier
-// install wrote it.
+// askd's PermissionRequest hook takes only the prompts a policy covers
+// (askd hook --only-policies), in place of the one an earlier install wrote.
 func mergeHooks(root *orderedObject, base string, stopWait time.Duration, permissionHook bool) error {
 	hooks, err := root.object("hooks")
 	if err != nil {
@@ -246,9 +246,14 @@ func mergeHooks(root *orderedObject, base string, stopWait time.Duration, permis
 			return fmt.Errorf("hooks: %v", err)
 		}
 		if o.event == "PermissionRequest" && !permissionHook {
-			if _, had := hooks.get(o.event); had {
-				hooks.set(o.event, withAskdGroup(groups, nil))
-			}
+			// Beside the channel, only the prompts a policy covers: they
+			// wait for their quorum in the inbox, never shown in the
+			// terminal, where one person could allow them alone
+			// (docs/security.md). The others go on to the terminal and
+			// the channel relays them.
+			h := askdHook(base, "", o.timeout, "askd: waiting for the approvals a policy asks for")
+			h.set("command", hookCommandArgs(base, "--only-policies"))
+			hooks.set(o.event, withAskdGroup(groups, newOrderedObject().set("matcher", o.matcher).set("hooks", []any{h})))
 			continue
 		}
 		group := newOrderedObject()

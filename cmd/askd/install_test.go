@@ -505,10 +505,11 @@ func TestInstallHelp(t *testing.T) {
 }
 
 // TestInstallClaudeChannel: --channel makes askd's MCP server the askd mcp
-// bridge over stdio, drops askd's PermissionRequest hook an earlier install
-// wrote (the channel relays prompts itself) while keeping the user's, keeps
-// the Stop hook as the fallback, prints the launch line, and a second run
-// changes nothing.
+// bridge over stdio, replaces askd's PermissionRequest hook an earlier
+// install wrote by one that takes only the prompts a policy covers (the
+// channel relays the others) while keeping the user's, keeps the Stop hook
+// as the fallback, prints the launch line, and a second run changes
+// nothing.
 func TestInstallClaudeChannel(t *testing.T) {
 	dir := t.TempDir()
 	install := func(args ...string) string {
@@ -562,8 +563,8 @@ func TestInstallClaudeChannel(t *testing.T) {
 	read(settingsPath, &settings)
 	hooks = settings["hooks"].(map[string]any)
 	perm, _ := json.Marshal(hooks["PermissionRequest"])
-	if strings.Contains(string(perm), "askd hook") || !strings.Contains(string(perm), "./audit.sh") {
-		t.Errorf("PermissionRequest hooks: %s, want the user's only", perm)
+	if strings.Count(string(perm), "exec askd hook") != 1 || !strings.Contains(string(perm), "exec askd hook --only-policies") || !strings.Contains(string(perm), "./audit.sh") {
+		t.Errorf("PermissionRequest hooks: %s, want the user's and askd's for covered prompts only", perm)
 	}
 	for _, event := range []string{"Stop", "PreToolUse"} {
 		if b, _ := json.Marshal(hooks[event]); !strings.Contains(string(b), "askd hook") {

@@ -130,6 +130,11 @@ func (s *Service) MintAnswerLinksFor(ctx context.Context, human string, id int64
 		if !a.Pending() || a.Revision != revision || overdue(a, now) || len(taps) == 0 || max > 0 && len(taps) > max {
 			return nil
 		}
+		// Who has approved an ask still gathering approvals (quorum.go)
+		// gets no buttons: their approval counts once, and is in.
+		if a.ApprovedBy(human) {
+			return nil
+		}
 		// A viewer's notifications carry no answer buttons (SPEC §10).
 		if err := linkPerson(ctx, tx, human); askd.ErrorCode(err) == askd.EFORBIDDEN {
 			return nil
@@ -212,10 +217,17 @@ func linkState(l *askd.AnswerLink, a *askd.Ask, now time.Time) LinkState {
 		return LinkSettled
 	case !now.Before(l.ExpiresAt): // also past the ask's deadline, which it never outlives
 		return LinkExpired
-	case a.Revision != l.Revision:
+	case a.Revision != l.Revision, editedSince(a, l.CreatedAt):
 		return LinkChanged
 	}
 	return LinkOpen
+}
+
+// editedSince reports whether someone edited approval a's payload after t
+// (quorum.go): the count started again on a payload a link minted at t
+// never showed, so it must not approve it.
+func editedSince(a *askd.Ask, t time.Time) bool {
+	return len(a.Approvals) > 0 && a.Approvals[0].Payload != nil && a.Approvals[0].At.After(t)
 }
 
 // settledNote is the note of the event that settled an ask, from its
@@ -280,8 +292,11 @@ func (s *Service) AnswerByLink(ctx context.Context, code, via string) (*LinkView
 	})
 	switch {
 	case err == nil:
-		used := *l
-		used.UsedAt = &out.UpdatedAt
+		used, at := *l, out.UpdatedAt
+		if out.Pending() && len(out.Approvals) > 0 {
+			at = out.Approvals[len(out.Approvals)-1].At // counted: the ask's UpdatedAt stays (settle)
+		}
+		used.UsedAt = &at
 		return &LinkView{State: LinkSettled, Link: &used, Ask: out, Note: via, Answered: true}, nil
 	case askd.ErrorCode(err) == askd.ECONFLICT && stillPending(err):
 		// Its person approved it already, in the inbox or by another link
@@ -304,6 +319,9 @@ func (v *LinkView) Says() string {
 	case LinkExpired:
 		return "This link has expired, and answers nothing: answer in the inbox."
 	case LinkChanged:
+		if v.Ask != nil && editedSince(v.Ask, v.Link.CreatedAt) {
+			return v.Ask.Approvals[0].By + " has edited what this approval approves since the notification was sent, so this link answers nothing: a newer notification has links of its own, or answer in the inbox."
+		}
 		return "The agent has changed this ask since the notification was sent, so this link answers nothing: a newer notification has links of its own, or answer in the inbox."
 	case LinkSettled:
 		return SettledText(v.Ask, v.Note)

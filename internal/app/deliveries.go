@@ -73,17 +73,21 @@ func (s *Service) askGate(ctx context.Context, c askd.Caller, id int64, action s
 	return nil
 }
 
-// settleGated is settle for a person's answer or dismissal: when the ask will
-// be told and a gate is configured, the gate is asked first (outside any
-// transaction), then the ask is settled.
+// settleGated is settle for a person's answer or dismissal: when it settles
+// an ask that will be told and a gate is configured, the gate is asked first
+// (outside any transaction: the change is rolled back, the gate asked, and
+// the change made again), then the ask is settled. An approval counted
+// toward a quorum (quorum.go) tells nothing, and is not gated; the approval
+// that completes the count, or a rejection, is.
 func (s *Service) settleGated(ctx context.Context, c askd.Caller, id int64, action string, ans *askd.Answer, change settleFunc) (*askd.Ask, error) {
 	gated := false
 	for {
 		a, err := s.settle(ctx, id, func(tx askd.Tx, a *askd.Ask) (string, string, error) {
-			if s.cfg.BeforeTell != nil && a.ToBeTold && !gated {
+			act, note, err := change(tx, a)
+			if err == nil && s.cfg.BeforeTell != nil && a.ToBeTold && !a.Pending() && !gated {
 				return "", "", errGate
 			}
-			return change(tx, a)
+			return act, note, err
 		})
 		if !errors.Is(err, errGate) || gated {
 			return a, err
@@ -238,6 +242,13 @@ func (s *Service) ClaimDeliveries(ctx context.Context, lease time.Duration, limi
 		if cl.Delivery.Kind == askd.DeliveryTell && cl.Ask.ToldAt != nil {
 			// Told another way since it was written: nothing to send.
 			if err := s.Delivered(ctx, cl, "another way"); err != nil {
+				return nil, err
+			}
+			continue
+		}
+		if IsApprovalNotify(cl.Delivery) && !cl.Ask.Pending() {
+			// Decided since: no approval is needed any more.
+			if err := s.Delivered(ctx, cl, "nobody: decided first"); err != nil {
 				return nil, err
 			}
 			continue

@@ -2,7 +2,9 @@ package app
 
 import (
 	"context"
+	"fmt"
 	"slices"
+	"strings"
 	"sync"
 	"time"
 
@@ -20,21 +22,62 @@ import (
 // (--notify-push), goes to the browsers of the people an ask is routed to
 // (everyone's, for an ask of no owner), as them; it is no fallback. An
 // escalation notifies its target the same way.
+//
+// An approval a policy covers (quorum.go) notifies again each time an
+// approval of it is counted and more are needed: everyone it was notified
+// to (its owner's people, and its escalation target's) but those who have
+// approved it learns that one approval is in and theirs is needed
+// ("1 of 2 approvals, by alice"), with answer buttons of their own; the
+// people who approved hear nothing more. Such a notification still unsent
+// when the ask is decided is not sent (ClaimDeliveries): it would ask for
+// an approval no longer needed.
 
 // enqueueNotify writes the notify deliveries of new (or revised) ask a.
 func (s *Service) enqueueNotify(ctx context.Context, tx askd.Tx, a *askd.Ask) error {
-	return s.notifyRoute(ctx, tx, a, a.Owner, "")
+	return s.notifyRoute(ctx, tx, a, a.Owner, "", nil)
 }
 
 // enqueueEscalation writes the notify deliveries of ask a's escalation to
 // its EscalatedTo.
 func (s *Service) enqueueEscalation(ctx context.Context, tx askd.Tx, a *askd.Ask) error {
-	return s.notifyRoute(ctx, tx, a, a.EscalatedTo, "escalated")
+	return s.notifyRoute(ctx, tx, a, a.EscalatedTo, "escalated", nil)
+}
+
+// approvalNotify starts the why of the deliveries of an approval counted
+// toward a quorum (enqueueApprovalNotify).
+const approvalNotify = "approval-"
+
+// enqueueApprovalNotify writes the notify deliveries of covered approval a
+// once its latest approval is counted and more are needed (see above).
+func (s *Service) enqueueApprovalNotify(ctx context.Context, tx askd.Tx, a *askd.Ask) error {
+	last := a.Approvals[len(a.Approvals)-1]
+	// Each counted approval notifies anew: its time and person tell it
+	// apart from any other of the ask, an edit's restart included.
+	why := fmt.Sprintf("%s%d-%s", approvalNotify, last.At.UnixMicro(), last.By)
+	approvers := make([]string, len(a.Approvals))
+	for i, ap := range a.Approvals {
+		approvers[i] = ap.By
+	}
+	if err := s.notifyRoute(ctx, tx, a, a.Owner, why, approvers); err != nil {
+		return err
+	}
+	if a.EscalatedTo == "" {
+		return nil
+	}
+	return s.notifyRoute(ctx, tx, a, a.EscalatedTo, why, approvers)
+}
+
+// IsApprovalNotify reports whether d is the notification of an approval
+// counted toward a quorum (enqueueApprovalNotify), rather than of the ask's
+// creation, revision or escalation.
+func IsApprovalNotify(d *askd.Delivery) bool {
+	return d.Kind == askd.DeliveryNotify && strings.Contains(d.Key, "!"+approvalNotify)
 }
 
 // notifyRoute writes the deliveries telling the people of route (an owner
-// or escalation target) of ask a; why tells apart those of one revision.
-func (s *Service) notifyRoute(ctx context.Context, tx askd.Tx, a *askd.Ask, route, why string) error {
+// or escalation target) of ask a, but those named in except; why tells
+// apart those of one revision.
+func (s *Service) notifyRoute(ctx context.Context, tx askd.Tx, a *askd.Ask, route, why string, except []string) error {
 	people, err := routedPeople(ctx, tx, route)
 	if err != nil {
 		return err
@@ -60,6 +103,9 @@ func (s *Service) notifyRoute(ctx context.Context, tx askd.Tx, a *askd.Ask, rout
 	}
 	now := s.now()
 	for _, ch := range chans {
+		if ch.As != "" && slices.Contains(except, ch.As) {
+			continue
+		}
 		key := ch.key
 		if key == "" {
 			key = askd.PersonNotifyKey(a, ch.As, ch.Type)

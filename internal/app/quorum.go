@@ -24,6 +24,15 @@ import (
 // carries the edited payload the others then approve (the ask's Payload
 // stays the agent's, so that a retried tool call still finds it the same);
 // the decision, once full, is modified with it.
+//
+// An approval counted short of the quorum (settle) tells the agent nothing,
+// so the before-tell gate is not asked (settleGated); it leaves the ask's
+// UpdatedAt, so a team's escalation is not put off (escalate.go); and it
+// notifies the people who have not approved (notifypeople.go), whose
+// notifications say the count (QuorumText). Nobody who approved gets answer
+// buttons again, and a link minted before an edit approves nothing
+// (answerlinks.go). A prompt relayed from the Claude Code terminal can be
+// allowed there alone, which askd only records (relay.go).
 
 // quorumFor sets new approval a's quorum from the policies covering it: the
 // most approvals any asks for, and ExcludeOwner if any excludes the owner.
@@ -71,7 +80,6 @@ func (s *Service) decide(a *askd.Ask, by string, ans *askd.Answer) (action, note
 		a.Approvals = append(a.Approvals, askd.Approval{By: by, At: now})
 	}
 	if len(a.Approvals) < a.ApprovalsNeeded {
-		a.UpdatedAt = now
 		return askd.ActionApprovedInPart, joinNote(note, approvalCount(a)), nil
 	}
 	final := &askd.Answer{Decision: askd.DecisionApproved, Comment: ans.Comment}
@@ -92,6 +100,32 @@ func approvalCount(a *askd.Ask) string {
 	return fmt.Sprintf("%d of %d approvals, by %s", len(a.Approvals), a.ApprovalsNeeded, strings.Join(by, ", "))
 }
 
+// countSoFar is approvalCount, also for none yet: "0 of 2 approvals".
+func countSoFar(a *askd.Ask) string {
+	if len(a.Approvals) == 0 {
+		return fmt.Sprintf("0 of %d approvals", a.ApprovalsNeeded)
+	}
+	return approvalCount(a)
+}
+
+// QuorumText is what a notification of covered approval a, still pending,
+// says of its count: "Needs 2 approvals.", "1 of 2 approvals, by alice; it
+// needs 1 more." (with who edited the payload, when someone did); "" for
+// any other ask.
+func QuorumText(a *askd.Ask) string {
+	switch {
+	case a.ApprovalsNeeded == 0 || !a.Pending():
+		return ""
+	case len(a.Approvals) == 0:
+		return fmt.Sprintf("Needs %d approvals.", a.ApprovalsNeeded)
+	}
+	s := fmt.Sprintf("%s; it needs %d more.", approvalCount(a), a.ApprovalsNeeded-len(a.Approvals))
+	if a.Approvals[0].Payload != nil {
+		s += " " + a.Approvals[0].By + " edited what it approves: the count started again."
+	}
+	return s
+}
+
 // joinNote joins two history notes, either of which may be "".
 func joinNote(a, b string) string {
 	switch {
@@ -108,4 +142,17 @@ func plural(n int, word string) string {
 		return fmt.Sprintf("%d %s", n, word)
 	}
 	return fmt.Sprintf("%d %ss", n, word)
+}
+
+// PolicyCovers reports whether a policy covers the approval in would make
+// for agent c: what the PermissionRequest hook of a channel session asks
+// before it takes a prompt away from the terminal (relay.go). It reads the
+// policies as they are now; Create reads them again.
+func (s *Service) PolicyCovers(ctx context.Context, c askd.Caller, in *askd.AskInput) (bool, error) {
+	if c.Role != askd.RoleAgent {
+		return false, askd.Errorf(askd.EFORBIDDEN, "only agent tokens ask whether a policy covers their approval")
+	}
+	a := &askd.Ask{Kind: in.Kind, Agent: c.Name, Owner: c.Owner, Title: in.Title, ToolName: in.ToolName, Payload: in.Payload}
+	err := s.store.View(ctx, func(tx askd.Tx) error { return quorumFor(ctx, tx, a) })
+	return a.ApprovalsNeeded > 0, err
 }

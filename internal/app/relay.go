@@ -3,6 +3,7 @@ package app
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 
 	"github.com/askd-dev/askd"
 )
@@ -25,6 +26,15 @@ import (
 //     offers no edit, and an answer "modified" is refused (Answer). Only a
 //     decision goes back: a timeout or a person closing the card sends
 //     nothing, and the terminal's prompt stays.
+//   - A policy's quorum (quorum.go) binds the inbox's answers only: the
+//     terminal's prompt stays open beside the card, and whoever sits at the
+//     terminal can allow the tool call alone. askd cannot hold that answer
+//     back (Claude Code acts on it before askd hears anything), so the
+//     card of a covered prompt closed as answered in the terminal says it
+//     was answered outside the quorum, with the count it had
+//     (docs/security.md). askd install claude --channel therefore writes a
+//     PermissionRequest hook that takes the covered prompts first, which
+//     Claude Code waits on (httpapi's OnlyPolicies, PolicyCovers).
 //   - A prompt answered without the inbox closes its card (CloseRelay):
 //     cancelled, reason withdrawn, with the reason in the answer's response
 //     ("answered in the terminal"), which the inbox shows. The bridge closes
@@ -114,10 +124,15 @@ func (s *Service) CloseRelay(ctx context.Context, c askd.Caller, requestID, reas
 }
 
 // closeRelay cancels relayed prompt id (withdrawn, with why as the answer's
-// response); there is nothing to tell the agent of it.
+// response); there is nothing to tell the agent of it. A prompt a policy
+// covers that was answered in the terminal says so: it was answered
+// outside the quorum (see above).
 func (s *Service) closeRelay(ctx context.Context, c askd.Caller, id int64, why string) (*askd.Ask, error) {
 	return s.settle(ctx, id, func(_ askd.Tx, a *askd.Ask) (string, string, error) {
 		now := s.now()
+		if a.ApprovalsNeeded > 0 && why == relayClosedText[RelayAnsweredInTerminal] {
+			why += fmt.Sprintf(", outside the quorum (%s here): Claude Code takes the terminal's answer, which askd can neither see nor hold back", countSoFar(a))
+		}
 		a.Settle(askd.StatusCancelled, askd.ReasonWithdrawn, &askd.Answer{Response: why}, c.Name, now)
 		nothingToTell(a, now)
 		return askd.ActionWithdrawn, why, nil

@@ -44,6 +44,20 @@ func (s *Service) settle(ctx context.Context, id int64, change settleFunc) (*ask
 		if err != nil {
 			return err
 		}
+		if a.Pending() && len(a.Approvals) > 0 {
+			// Counted, not settled (quorum.go): the latest approval is the
+			// act. The ask keeps its UpdatedAt, the clock its escalation
+			// runs on (escalate.go): an approval in part does not put it off.
+			if err := tx.Asks.UpdateAsk(ctx, a); err != nil {
+				return err
+			}
+			if err := s.recordAt(ctx, tx, a, action, a.Approvals[len(a.Approvals)-1].By, note, now); err != nil {
+				return err
+			}
+			// The others learn that their approval is needed (notifypeople.go).
+			send = true
+			return s.enqueueApprovalNotify(ctx, tx, a)
+		}
 		a.UpdatedAt = now
 		if err := tx.Asks.UpdateAsk(ctx, a); err != nil {
 			return err
@@ -52,12 +66,7 @@ func (s *Service) settle(ctx context.Context, id int64, change settleFunc) (*ask
 		if send, err = s.enqueueTell(ctx, tx, a); err != nil {
 			return err
 		}
-		actor := a.SettledBy
-		if a.Pending() && len(a.Approvals) > 0 {
-			// Counted, not settled (quorum.go): the latest approval is the act.
-			actor = a.Approvals[len(a.Approvals)-1].By
-		}
-		return s.record(ctx, tx, a, action, actor, note)
+		return s.record(ctx, tx, a, action, a.SettledBy, note)
 	})
 	if send {
 		s.kickDeliveries()
@@ -75,9 +84,17 @@ func (s *Service) settle(ctx context.Context, id int64, change settleFunc) (*ask
 	return out, nil
 }
 
-// settleFunc changes a pending ask a in tx to settle it, and returns the
-// history action and note (see settle).
+// settleFunc changes a pending ask a in tx to settle it, or for an
+// approval a policy covers to count one approval (a.Approvals grows, or
+// starts again), and returns the history action and note (see settle).
 type settleFunc func(tx askd.Tx, a *askd.Ask) (action, note string, err error)
+
+// recordAt is record for an event at a time of its own: an approval in
+// part, which leaves the ask's UpdatedAt as it was.
+func (s *Service) recordAt(ctx context.Context, tx askd.Tx, a *askd.Ask, action, actor, note string, at time.Time) error {
+	snap := *a
+	return tx.Events.AddEvent(ctx, &askd.Event{AskID: a.ID, Session: a.Session, Action: action, Actor: actor, At: at, Note: note, Ask: &snap})
+}
 
 // conflict is the ECONFLICT error for an ask that is no longer pending, carrying
 // its current state.

@@ -6,8 +6,10 @@ import (
 	"crypto/sha256"
 	"encoding/base64"
 	"encoding/json"
+	"errors"
 	"html/template"
 	"net/http"
+	"net/url"
 
 	"github.com/askd-dev/askd"
 	"github.com/askd-dev/askd/internal/app"
@@ -90,6 +92,9 @@ func (s *Server) answerLink(w http.ResponseWriter, r *http.Request) {
 	if v.Ask != nil {
 		noteAsk(r.Context(), v.Ask.ID)
 	}
+	if v.State == app.LinkSettled {
+		countHeader(w, v.Ask) // used: its approval counted already (quorum)
+	}
 	if r.Method != http.MethodPost || v.State != app.LinkOpen {
 		s.linkPage(w, linkStatus[v.State], pageOf(v))
 		return
@@ -109,12 +114,18 @@ func (s *Server) answerLink(w http.ResponseWriter, r *http.Request) {
 	if v.Answered {
 		status = http.StatusOK
 	}
+	if v.State == app.LinkSettled {
+		countHeader(w, v.Ask) // answered, or counted toward a quorum
+	}
 	s.linkPage(w, status, pageOf(v))
 }
 
 // linkError shows err (a gate's refusal, the database unreachable) on the
 // link's page, with its status from the one table.
 func (s *Server) linkError(w http.ResponseWriter, r *http.Request, err error) {
+	if e := (*askd.Error)(nil); errors.As(err, &e) && e.Ask != nil {
+		countHeader(w, e.Ask) // its person approved it already (quorum)
+	}
 	code := askd.ErrorCode(err)
 	if code == askd.EINTERNAL {
 		s.log.Error("request failed", "method", r.Method, "route", "/a/{code}", "err", err)
@@ -203,6 +214,21 @@ func (s *Server) linkPage(w http.ResponseWriter, status int, p *linkPage) {
 	w.Header().Set("Content-Type", "text/html; charset=utf-8")
 	w.WriteHeader(status)
 	_, _ = w.Write(b.Bytes())
+}
+
+// headerCount is the response header that carries, for an approval still
+// gathering approvals (SPEC §11), its count so far ("1 of 2 approvals, by
+// alice; it needs 1 more."), percent-encoded as a URL path is (people's
+// names may be any letters; a header is bytes): the service worker tells a
+// tap that counted, or one that did not count again, by it (sw.js).
+const headerCount = "Askd-Approvals"
+
+// countHeader sets headerCount for a, when it is a pending approval with
+// approvals counted.
+func countHeader(w http.ResponseWriter, a *askd.Ask) {
+	if a.Pending() && len(a.Approvals) > 0 {
+		w.Header().Set(headerCount, url.PathEscape(app.QuorumText(a)))
+	}
 }
 
 // linkStyle is the page's one stylesheet, inline and allowed by its hash.

@@ -117,6 +117,8 @@ func (s *Server) hook(r *http.Request, c askd.Caller, in *hookInput, also []askd
 	switch {
 	case in.HookEventName == "PreToolUse" && in.ToolName == app.AskUserQuestion:
 		return s.preToolUseQuestion(r.Context(), c, in)
+	case in.HookEventName == "PermissionRequest" && in.ToolName != "" && r.URL.Query().Get("only") == OnlyPolicies:
+		return s.permissionRequestCovered(r.Context(), c, in)
 	case in.HookEventName == "PermissionRequest" && in.ToolName != "":
 		return s.permissionRequest(r.Context(), c, in)
 	case in.HookEventName == "Elicitation":
@@ -185,6 +187,35 @@ func (s *Server) preToolUseQuestion(ctx context.Context, c askd.Caller, in *hook
 		out.HookSpecificOutput.PermissionDecisionReason = d.Message
 	}
 	return out, nil
+}
+
+// OnlyPolicies, as /hooks/claude?only=, makes the PermissionRequest hook
+// take only the prompts a policy covers (askd hook --only-policies, which
+// askd install claude --channel writes): those wait in the inbox for their
+// quorum, and Claude Code never shows them in the terminal, where one
+// person could allow them alone; every other prompt gets {} and goes on to
+// the terminal, and from there through the channel to the inbox
+// (internal/app/relay.go).
+const OnlyPolicies = "policies"
+
+// permissionRequestCovered is permissionRequest for the prompts a policy
+// covers, and {} (no decision) for the others. A prompt whose input askd
+// cannot take is decided as permissionRequest decides it (a deny naming
+// the problem), never passed on unchecked.
+func (s *Server) permissionRequestCovered(ctx context.Context, c askd.Caller, in *hookInput) (any, error) {
+	pin := &askd.PermissionInput{ToolName: in.ToolName, Input: in.ToolInput, ToolUseID: in.ToolUseID}
+	if _, own := app.AllowOwnTool(pin); !own {
+		if ai, err := app.PermissionAsk(pin); err == nil {
+			covered, err := s.app.PolicyCovers(ctx, c, ai)
+			if err != nil {
+				return nil, err
+			}
+			if !covered {
+				return noop, nil
+			}
+		}
+	}
+	return s.permissionRequest(ctx, c, in)
 }
 
 func (s *Server) permissionRequest(ctx context.Context, c askd.Caller, in *hookInput) (any, error) {

@@ -12,6 +12,7 @@ import (
 	"github.com/askd-dev/askd"
 	"github.com/askd-dev/askd/client"
 	"github.com/askd-dev/askd/internal/app"
+	"github.com/askd-dev/askd/internal/httpapi"
 	"github.com/askd-dev/askd/internal/testserver"
 )
 
@@ -299,8 +300,13 @@ func TestQuorumDoubleTap(t *testing.T) {
 		before := storeState(t, srv)
 		_, err = cr.people["alice"].Answer(ctx, a.ID, &askd.Answer{Decision: askd.DecisionApproved})
 		wantStatus(t, err, http.StatusConflict, "approved ask")
-		if status, _ := linkPost(t, approveLink("alice"), "confirm=1"); status != http.StatusConflict {
-			t.Errorf("alice's fresh link after her approval: %d, want 409", status)
+		if status, _ := linkPost(t, u, "confirm=1"); status != http.StatusConflict {
+			t.Errorf("alice's link again after her approval: %d, want 409", status)
+		}
+		// A notification minted for her now carries no buttons: her
+		// approval is in.
+		if links, err := srv.App.MintAnswerLinksFor(ctx, "alice", a.ID, a.Revision, 0); err != nil || len(links) != 0 {
+			t.Errorf("links minted for alice after her approval: %+v, %v; want none", links, err)
 		}
 		if after := storeState(t, srv); after != before {
 			t.Errorf("alice's second approval changed the store\nbefore %s\nafter  %s", before, after)
@@ -364,4 +370,145 @@ func TestPolicyAPI(t *testing.T) {
 	if err := cr.people["alice"].RevokePolicy(ctx, p.ID); askd.ErrorCode(err) != askd.ENOTFOUND {
 		t.Errorf("revoke again: %v, want 404", err)
 	}
+}
+
+// TestQuorumRelayedPrompt: a permission prompt relayed from the Claude Code
+// terminal that a policy covers counts approvals in the inbox like any
+// other, and an approval in part sends nothing back (the bridge waits for
+// a decision). Answered in the terminal meanwhile, it was answered outside
+// the quorum, which askd cannot hold back: its card closes saying so, with
+// the count it had, in the answer and the history; the approvals stay.
+func TestQuorumRelayedPrompt(t *testing.T) {
+	eachStore(t, app.Config{}, func(t *testing.T, srv *testserver.Server) {
+		cr := startCrew(t, srv)
+		ctx := ctxT(t)
+		alice := cr.people["alice"]
+		if _, err := alice.CreatePolicy(ctx, &askd.PolicyInput{Match: askd.MatchTool, Tool: "Bash", Approvals: 2}); err != nil {
+			t.Fatal(err)
+		}
+		ag := cr.agent(t, "coder", "")
+		relayed, err := ag.RelayPermission(ctx, ag.Session, &askd.PermissionRelay{RequestID: "abcde", ToolName: "Bash", InputPreview: `{"command":"terraform apply"}`})
+		if err != nil || !relayed.Pending() || relayed.ApprovalsNeeded != 2 {
+			t.Fatalf("relayed = %+v, %v; want pending, needing 2", relayed, err)
+		}
+		if _, err := alice.Answer(ctx, relayed.ID, &askd.Answer{Decision: askd.DecisionApproved}); err != nil {
+			t.Fatal(err)
+		}
+		if c, err := ag.Check(ctx, relayed.ID, 0); err != nil || !c.Pending() {
+			t.Fatalf("what the bridge sees after one approval: %+v, %v; want pending (no allow is sent)", c, err)
+		}
+		closed, err := ag.CloseRelay(ctx, ag.Session, "abcde", app.RelayAnsweredInTerminal)
+		if err != nil {
+			t.Fatal(err)
+		}
+		stored, hist := storedAsk(t, srv, relayed.ID)
+		const want = "answered in the terminal, outside the quorum (1 of 2 approvals, by alice here)"
+		for _, got := range []*askd.Ask{closed, stored} {
+			if got.Status != askd.StatusCancelled || got.CancelReason != askd.ReasonWithdrawn || got.Answer == nil ||
+				!strings.HasPrefix(got.Answer.Response, want) || len(got.Approvals) != 1 {
+				t.Fatalf("closed card %+v (answer %+v); want withdrawn, saying %q, alice's approval kept", got, got.Answer, want)
+			}
+		}
+		last := hist[len(hist)-1]
+		if last.Action != askd.ActionWithdrawn || !strings.HasPrefix(last.Note, want) {
+			t.Errorf("last history row %s: %q; want withdrawn: %q", last.Action, last.Note, want)
+		}
+		// An uncovered prompt closes as before.
+		plain, err := ag.RelayPermission(ctx, ag.Session, &askd.PermissionRelay{RequestID: "fghij", ToolName: "Read", InputPreview: `{"file_path":"a.go"}`})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if c, err := ag.CloseRelay(ctx, ag.Session, "fghij", app.RelayAnsweredInTerminal); err != nil || c.ID != plain.ID || c.Answer.Response != "answered in the terminal" {
+			t.Errorf("an uncovered prompt closed: %+v, %v", c, err)
+		}
+	})
+}
+
+// TestQuorumLinkAfterEdit: an edit starts the count again on a payload
+// that links minted before it never showed: they approve nothing (409,
+// saying who edited it) and change nothing; a link minted after it
+// approves the edit.
+func TestQuorumLinkAfterEdit(t *testing.T) {
+	eachStore(t, app.Config{}, func(t *testing.T, srv *testserver.Server) {
+		cr := quorumCrew(t, srv, "Resize the disk", askd.PolicyInput{})
+		ctx := ctxT(t)
+		a, err := cr.agent(t, "sizer", "").Create(ctx, &askd.AskInput{Kind: askd.KindApproval, Title: "Resize the disk", Payload: json.RawMessage(`{"gb":100}`)}, 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		approveLink := func(person string) string {
+			links, err := srv.App.MintAnswerLinksFor(ctx, person, a.ID, a.Revision, 0)
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, l := range links {
+				if l.Answer.Decision == askd.DecisionApproved {
+					return srv.URL + "/a/" + l.Code
+				}
+			}
+			t.Fatalf("no approve link for %s among %+v", person, links)
+			return ""
+		}
+		old := approveLink("alice")
+		if _, err := cr.people["bob"].Answer(ctx, a.ID, &askd.Answer{Decision: askd.DecisionModified, Payload: json.RawMessage(`{"gb":1000}`)}); err != nil {
+			t.Fatal(err)
+		}
+		before := storeState(t, srv)
+		if status, page := linkPost(t, old, "confirm=1"); status != http.StatusConflict || !strings.Contains(page, "bob has edited") {
+			t.Errorf("alice's link minted before bob's edit: %d %s; want 409 saying bob edited it", status, page)
+		}
+		if after := storeState(t, srv); after != before {
+			t.Errorf("a link minted before the edit changed the store\nbefore %s\nafter  %s", before, after)
+		}
+		if status, page := linkPost(t, approveLink("alice"), "confirm=1"); status != http.StatusOK {
+			t.Fatalf("alice's link minted after the edit: %d %s", status, page)
+		}
+		stored, _ := storedAsk(t, srv, a.ID)
+		if stored.Status != askd.StatusAnswered || stored.Answer.Decision != askd.DecisionModified || string(stored.Answer.Payload) != `{"gb":1000}` {
+			t.Fatalf("after alice approved the edit: %+v; want modified with bob's payload", stored)
+		}
+	})
+}
+
+// TestHookOnlyPolicies: the PermissionRequest hook that askd install claude
+// --channel writes (/hooks/claude?only=policies) gives no decision for a
+// prompt no policy covers, at once and storing nothing, so Claude Code
+// shows it in the terminal (and the channel relays it); a covered prompt
+// it takes, so the terminal never shows it: it waits for its quorum in the
+// inbox, and the hook returns one decision once two people have approved.
+func TestHookOnlyPolicies(t *testing.T) {
+	eachStore(t, app.Config{}, func(t *testing.T, srv *testserver.Server) {
+		ctx := ctxT(t)
+		if _, err := srv.Human().CreatePolicy(ctx, &askd.PolicyInput{Match: askd.MatchPrefix, Tool: "Bash", Prefix: "terraform apply", Approvals: 2}); err != nil {
+			t.Fatal(err)
+		}
+		bob := client.New(srv.URL, srv.TokenWith(t, app.TokenSpec{Name: "bob", Role: askd.RoleHuman, Access: askd.AccessApprover}))
+
+		before := storeState(t, srv)
+		wantReply(t, postHook(ctx, t, srv, srv.AgentToken, "?only="+httpapi.OnlyPolicies, permissionRequest("chan-1", "Bash", `{"command":"ls -la"}`), nil), 200, "{}\n")
+		if after := storeState(t, srv); after != before {
+			t.Errorf("an uncovered prompt changed the store\nbefore %s\nafter  %s", before, after)
+		}
+
+		got := postAsync(t, srv, "?only="+httpapi.OnlyPolicies, permissionRequest("chan-1", "Bash", `{"command":"terraform apply -auto-approve"}`), nil)
+		a := firstPending(t, srv, "chan-1")
+		if a.ApprovalsNeeded != 2 || a.ToolName != "Bash" {
+			t.Fatalf("the covered prompt's ask %+v; want an approval needing 2", a)
+		}
+		if _, err := srv.Human().Answer(ctx, a.ID, &askd.Answer{Decision: askd.DecisionApproved}); err != nil {
+			t.Fatal(err)
+		}
+		select {
+		case r := <-got:
+			t.Fatalf("the hook decided after one approval: %+v", r)
+		default:
+		}
+		if _, err := bob.Answer(ctx, a.ID, &askd.Answer{Decision: askd.DecisionApproved}); err != nil {
+			t.Fatal(err)
+		}
+		r := awaitReply(t, got)
+		if r.status != http.StatusOK || !strings.Contains(r.body, `"behavior":"allow"`) {
+			t.Fatalf("the hook's reply %d %s; want allow", r.status, r.body)
+		}
+	})
 }

@@ -34,7 +34,7 @@ import (
 
 // notification is what webhook notifiers are told of a new ask.
 type notification struct {
-	Event     string    `json:"event"` // "ask.created", or "ask.updated" for a new revision
+	Event     string    `json:"event"` // "ask.created"; "ask.updated" for a new revision; "ask.approved_in_part" when more approvals are needed
 	ID        int64     `json:"id"`
 	Kind      askd.Kind `json:"kind"`
 	Session   string    `json:"session"`
@@ -44,6 +44,10 @@ type notification struct {
 	Revision  int       `json:"revision"`
 	Link      string    `json:"link"`
 	CreatedAt time.Time `json:"created_at"`
+	// An approval a policy covers: how many approvals it needs, and those
+	// given so far (SPEC §11).
+	ApprovalsNeeded int             `json:"approvals_needed,omitempty"`
+	Approvals       []askd.Approval `json:"approvals,omitempty"`
 }
 
 // ntfyMaxActions is how many action buttons ntfy takes on one notification.
@@ -73,6 +77,12 @@ func (w *Worker) notify(ctx context.Context, cl *app.Claimed) error {
 		}
 		if a.Revision > 1 {
 			n.Event = "ask.updated"
+		}
+		if app.IsApprovalNotify(d) {
+			n.Event = "ask.approved_in_part"
+		}
+		if a.Pending() {
+			n.ApprovalsNeeded, n.Approvals = a.ApprovalsNeeded, a.Approvals
 		}
 		body, err := json.Marshal(n)
 		if err != nil {
@@ -250,17 +260,33 @@ func headline(a *askd.Ask) string { return fmt.Sprintf("askd: %s from %s", a.Kin
 // shownText is what a notification shows of a: its title or question, the
 // options (with descriptions, the recommended one marked), details, and an
 // approval's payload (a form's: formText), as shown (agenttext.go); at most
-// maxShown characters. whole is false when it had to be cut.
+// maxShown characters; then, for an approval a policy covers, its count so
+// far (app.QuorumText), which no cut leaves out. whole is false when it
+// had to be cut.
 func shownText(a *askd.Ask) (text string, whole bool) {
+	return shownTextMax(a, maxShown)
+}
+
+// shownTextMax is shownText cut at max characters rather than maxShown.
+func shownTextMax(a *askd.Ask, max int) (text string, whole bool) {
 	raw, whole := askText(a), true
 	if a.Kind == askd.KindForm {
 		raw, whole = formText(a)
 	}
 	text = shown(raw)
-	if utf8.RuneCountInString(text) <= maxShown {
-		return text, whole
+	if utf8.RuneCountInString(text) > max {
+		text, whole = string([]rune(text)[:max-1])+"…", false
 	}
-	return string([]rune(text)[:maxShown-1]) + "…", false
+	return withCount(text, a), whole
+}
+
+// withCount is text with covered approval a's count so far (askd's words,
+// with people's names) on a line of its own.
+func withCount(text string, a *askd.Ask) string {
+	if q := app.QuorumText(a); q != "" {
+		return text + "\n\n" + q
+	}
+	return text
 }
 
 // askText is what a notification shows of a (not a form), before shown().
@@ -286,8 +312,10 @@ func askText(a *askd.Ask) string {
 	if a.Details != "" {
 		b.WriteString("\n\n" + a.Details)
 	}
-	if a.Kind == askd.KindApproval && len(a.Payload) > 0 {
-		b.WriteString("\n\n" + string(a.Payload))
+	// What the people approving approve: an edit's payload once someone
+	// edited it (quorum.go), which the buttons approve.
+	if p := a.Approving(); a.Kind == askd.KindApproval && len(p) > 0 {
+		b.WriteString("\n\n" + string(p))
 	}
 	return b.String()
 }

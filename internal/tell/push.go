@@ -12,7 +12,6 @@ import (
 	"strconv"
 	"strings"
 	"time"
-	"unicode/utf8"
 
 	webpush "github.com/SherClockHolmes/webpush-go"
 
@@ -194,13 +193,4 @@ func endpointHost(endpoint string) string {
 	rest, _ = strings.CutPrefix(rest, "http://")
 	host, _, _ := strings.Cut(rest, "/")
 	return host
-}
-
-// shownTextMax is shownText cut at max characters rather than maxShown.
-func shownTextMax(a *askd.Ask, max int) (string, bool) {
-	text, whole := shownText(a)
-	if utf8.RuneCountInString(text) <= max {
-		return text, whole // not whole when shownText left something out (a form's other lines)
-	}
-	return string([]rune(text)[:max-1]) + "…", false
 }

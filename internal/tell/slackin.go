@@ -181,6 +181,10 @@ func (h *SlackInteractions) click(ctx context.Context, p *slackPayload) (slackMe
 	switch {
 	case askd.ErrorCode(err) == askd.EFORBIDDEN:
 		return slackEphemeral("askd did not take this answer: " + askd.ErrorMessage(err)), true
+	case askd.ErrorCode(err) == askd.ECONFLICT:
+		// The link's person approved this ask already, another way
+		// (quorum): the click counts once, and says so.
+		return slackEphemeral("askd did not count this again: " + askd.ErrorMessage(err)), true
 	case err != nil:
 		h.log.Error("slack: answer by link", "err", err)
 		return slackEphemeral("askd could not take this answer (" + askd.ErrorMessage(err) + "): try again, or answer in the inbox."), true

@@ -93,6 +93,14 @@ const here = () => inboxes.shown;
 // The actions after which an event's ask is newly settled.
 const SETTLING = new Set(['answered', 'dismissed', 'timed_out', 'withdrawn', 'replaced']);
 
+// changedAt is when a state of an ask was made, in microseconds: its
+// updated_at, or its latest approval's time when later (an approval counted
+// toward a quorum leaves updated_at as it was, for escalation's sake).
+function changedAt(a) {
+  const ap = a.approvals || [];
+  return Math.max(micros(a.updated_at), ap.length ? micros(ap[ap.length - 1].at) : 0);
+}
+
 // upsert records a state of an ask unless a newer one is already known.
 // src says where it came from: 'created' (the event of its creation),
 // 'settled' (the event that settled it), 'escalated' (the event of its
@@ -100,7 +108,7 @@ const SETTLING = new Set(['answered', 'dismissed', 'timed_out', 'withdrawn', 're
 // what each says.
 function upsert(a, src = '') {
   const old = S.asks.get(a.id);
-  if (old && micros(old.updated_at) > micros(a.updated_at)) return;
+  if (old && changedAt(old) > changedAt(a)) return;
   S.asks.set(a.id, a);
   inboxes.tally(a, old, src);
   if (old && old.status === 'pending' && a.status !== 'pending') {

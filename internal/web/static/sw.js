@@ -56,13 +56,19 @@ async function answer(a) {
   const u = new URL(a.link, self.location.origin);
   const link = new URL(u.pathname, self.location.origin);
   let status = 0;
+  let count = '';
   try {
     const resp = await fetch(link, {
       method: 'POST', body: 'confirm=1', credentials: 'omit', cache: 'no-store', redirect: 'manual',
       headers: { 'Content-Type': 'application/x-www-form-urlencoded' },
     });
     status = resp.status;
+    // An approval that needs several people (SPEC §11) says its count so
+    // far: this tap counted toward it, or its person had approved already.
+    count = decodeURIComponent(resp.headers.get('Askd-Approvals') || '');
   } catch { /* offline: status 0 */ }
+  if (count && status === 200) return { status, title: 'Approved, not yet decided', body: count };
+  if (count && status === 409) return { status, title: 'Not counted again', body: `Your approval is in already: ${count}` };
   const said = {
     200: ['Answered', `${a.title}: the agent has it.`],
     409: ['Not answered', 'The ask was settled or changed meanwhile: open the inbox to see how.'],
