@@ -77,6 +77,7 @@ every run asks anew.
 
 // gateRunner is one askd gate run: what it asks, and the command it runs.
 type gateRunner struct {
+	e    *env
 	c    *client.Client
 	in   askd.AskInput
 	argv []string
@@ -183,7 +184,7 @@ func parseGateRun(e *env, args []string) (*gateRunner, error) {
 	if err := checkGateKey(*key); err != nil {
 		return nil, err
 	}
-	g := &gateRunner{argv: argv, line: commandLine(argv), wait: *wait}
+	g := &gateRunner{e: e, argv: argv, line: commandLine(argv), wait: *wait}
 	p, err := gatePayload(*payload, g.line)
 	if err != nil {
 		return nil, err

@@ -322,6 +322,10 @@ func TestGateRunAskdGoesAway(t *testing.T) {
 	marker := filepath.Join(t.TempDir(), "ran")
 	g := startGate(t, srv, "goes-away", "", "--title", "Deploy", "--wait", "2s", "--", "touch", marker)
 	a := pendingAsk(t, srv, "goes-away")
+	// Gone once askd gate run has the ask back, and waits on it.
+	testserver.Eventually(t, "askd gate run waiting", func() bool {
+		return strings.Contains(g.stderr.String(), fmt.Sprintf("waiting up to 2s for approval #%d: Deploy", a.ID))
+	})
 	srv.HTTP.Listener.Close() // no new connection from here on
 	srv.HTTP.CloseClientConnections()
 	if got := g.exit(t); got != 75 {

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"net"
 	"os"
 	"syscall"
 	"time"
@@ -69,7 +70,11 @@ func (g *gateRunner) decide(ctx context.Context) (*askd.Ask, error) {
 	case ctx.Err() != nil:
 		return nil, ctx.Err()
 	case err != nil:
-		return nil, gateError(err, "nothing was asked; the command did not run")
+		return nil, gateError(err, notAsked(err))
+	}
+	if a.Pending() && g.wait > 0 {
+		// For a job's log: which card it waits on.
+		gateSay(g.e, fmt.Sprintf("waiting up to %s for approval #%d: %s", g.wait, a.ID, a.Title))
 	}
 	var lastErr error // why the last look failed, askd unreachable
 	for a.Pending() {
@@ -95,6 +100,18 @@ func (g *gateRunner) decide(ctx context.Context) (*askd.Ask, error) {
 		}
 	}
 	return a, nil
+}
+
+// notAsked says what became of the ask whose creation failed with err: a
+// refusal, or no connection, asked nothing; a connection lost on the way may
+// have lost only the reply.
+func notAsked(err error) string {
+	var refused *client.Error
+	var dns *net.DNSError
+	if errors.As(err, &refused) || errors.Is(err, syscall.ECONNREFUSED) || errors.As(err, &dns) {
+		return "nothing was asked; the command did not run"
+	}
+	return "the approval may have been asked before the connection was lost; the command did not run"
 }
 
 // again is what to do once no decision came: with a key, run again.
