@@ -134,6 +134,11 @@ func (r *Rule) Note() string {
 // Actor is who an ask answered by r is settled by: "rule 3".
 func (r *Rule) Actor() string { return "rule " + strconv.FormatInt(r.ID, 10) }
 
+// GateTool reports whether tool is a gate's (SPEC §12): "git push" or
+// "gate run". A gate's approval has no deadline of its own: the gate bounds
+// its own wait, and nothing else waits on it.
+func GateTool(tool string) bool { return tool == "git push" || tool == "gate run" }
+
 // PrefixField is the field of tool's input a prefix rule compares: "command"
 // for Bash and for the gates' approvals (SPEC §12: "git push" carries
 // "<repository> <ref>", "gate run" the command line), "file_path" for Claude

@@ -278,7 +278,7 @@ func commandLine(argv []string) string {
 func (g *gateRunner) approved(a *askd.Ask) (json.RawMessage, error) {
 	if a.Status == askd.StatusCancelled {
 		if a.CancelReason == askd.ReasonTimeout {
-			return nil, stopGate(gateUndecided, "approval #%d timed out with no decision (askd serve --approval-timeout)\nrun again to ask again; with --key an approval waits as long as it takes\nthe command did not run", a.ID)
+			return nil, stopGate(gateUndecided, "approval #%d timed out with no decision\nthe command did not run", a.ID)
 		}
 		msg := fmt.Sprintf("approval #%d was %s", a.ID, a.CancelReason)
 		if a.SettledBy != "" {

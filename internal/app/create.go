@@ -140,10 +140,11 @@ func (s *Service) newAsk(c askd.Caller, in *askd.AskInput, opt CreateOptions) *a
 		switch {
 		case in.Kind == askd.KindQuestion:
 			timeout = s.cfg.QuestionTimeout
-		case in.Kind == askd.KindApproval && in.ToolName != "" && in.Key == "":
-			// A keyed approval has no deadline of its own: nothing waits on
-			// it but a gate, which bounds its own wait (SPEC §12), and one
-			// timed out would answer its key for good.
+		case in.Kind == askd.KindApproval && in.ToolName != "" && in.Key == "" && !askd.GateTool(in.ToolName):
+			// A permission prompt's. A keyed approval and a gate's have no
+			// deadline of their own: nothing waits on them but a gate, which
+			// bounds its own wait (SPEC §12), and a keyed one timed out would
+			// answer its key for good.
 			timeout = s.cfg.ApprovalTimeout
 		case in.Kind == askd.KindForm:
 			timeout = s.cfg.ElicitationTimeout

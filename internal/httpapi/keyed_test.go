@@ -236,3 +236,17 @@ func TestKeyedApprovalRefusals(t *testing.T) {
 		}
 	}
 }
+
+// TestGateAsksHaveNoDeadline: a gate's approval, keyed or not, waits as
+// long as the gate does; a tool's approval over HTTP has a permission
+// prompt's deadline.
+func TestGateAsksHaveNoDeadline(t *testing.T) {
+	srv := testserver.Start(t, testserver.Options{})
+	ag := srv.Agent("s")
+	for tool, deadline := range map[string]bool{"gate run": false, "git push": false, "Bash": true} {
+		a, err := ag.Create(ctxT(t), &askd.AskInput{Kind: askd.KindApproval, Title: "Run " + tool, ToolName: tool}, 0)
+		if err != nil || (a.Deadline != nil) != deadline {
+			t.Errorf("%s: %+v, %v; want a deadline: %v", tool, a, err, deadline)
+		}
+	}
+}
