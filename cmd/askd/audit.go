@@ -38,20 +38,11 @@ var auditSubcommands = map[string]string{
 }
 
 func cmdAudit(ctx context.Context, e *env, args []string) error {
-	if len(args) == 0 {
-		return usageError("audit: say export or verify (askd audit -h)")
+	sub, args, err := subcommand(e, "audit", auditUsage, args, "export", "verify")
+	if sub == "" {
+		return err
 	}
-	sub, args := args[0], args[1:]
-	switch sub {
-	case "-h", "--help", "help":
-		fmt.Fprintln(e.stdout, auditUsage)
-		return nil
-	}
-	synopsis, ok := auditSubcommands[sub]
-	if !ok {
-		return usageError(fmt.Sprintf("audit: %q is not export or verify (askd audit -h)", sub))
-	}
-	fs := flags(e, "audit "+sub, synopsis+" [--db PATH|URL]")
+	fs := flags(e, "audit "+sub, auditSubcommands[sub]+" [--db PATH|URL]")
 	db := fs.String("db", "./askd.db", "the database askd serve uses: a SQLite file, or a postgres:// URL")
 	var since, until, out *string
 	if sub == "export" {

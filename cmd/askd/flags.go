@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"regexp"
+	"slices"
 	"strings"
 )
 
@@ -210,3 +211,23 @@ func (s exitStatus) Error() string { return fmt.Sprintf("exit status %d", int(s)
 type usageError string
 
 func (u usageError) Error() string { return string(u) }
+
+// subcommand splits args of `askd cmd` into the subcommand, one of names,
+// and the rest. -h (and --help, help) prints usage and gives sub "": the
+// caller returns nil. No subcommand, or one not among names, is a
+// usageError naming them.
+func subcommand(e *env, cmd, usage string, args []string, names ...string) (sub string, rest []string, err error) {
+	list := strings.Join(names[:len(names)-1], ", ") + " or " + names[len(names)-1]
+	if len(args) == 0 {
+		return "", nil, usageError(fmt.Sprintf("%s: say %s (askd %s -h)", cmd, list, cmd))
+	}
+	switch args[0] {
+	case "-h", "-help", "--help", "help":
+		fmt.Fprintln(e.stdout, strings.TrimRight(usage, "\n"))
+		return "", nil, nil
+	}
+	if !slices.Contains(names, args[0]) {
+		return "", nil, usageError(fmt.Sprintf("%s: %q is not %s (askd %s -h)", cmd, args[0], list, cmd))
+	}
+	return args[0], args[1:], nil
+}

@@ -3,30 +3,24 @@ package main
 import (
 	"context"
 	"fmt"
-	"io"
 )
 
 // cmdGate is askd gate: approvals for what is not an agent (SPEC §12).
 // `askd gate run` asks before it runs a command (gate_run.go); `askd gate
 // git` is a git pre-receive hook (gate_git.go).
 func cmdGate(ctx context.Context, e *env, args []string) error {
-	if len(args) == 0 {
-		return usageError("gate: say which gate, run or git (askd gate -h)")
-	}
-	switch args[0] {
+	sub, args, err := subcommand(e, "gate", gateUsage(), args, "run", "git")
+	switch sub {
 	case "run":
-		return gateRun(ctx, e, args[1:])
+		return gateRun(ctx, e, args)
 	case "git":
-		return gateGit(ctx, e, args[1:])
-	case "-h", "-help", "--help", "help":
-		gateUsage(e.stdout)
-		return nil
+		return gateGit(ctx, e, args)
 	}
-	return usageError(fmt.Sprintf("gate: %q is not run or git (askd gate -h)", args[0]))
+	return err
 }
 
-func gateUsage(w io.Writer) {
-	fmt.Fprintf(w, `Usage: askd gate run|git [flags]
+func gateUsage() string {
+	return fmt.Sprintf(`Usage: askd gate run|git [flags]
 
   askd gate run %s
       ask a person to approve CMD, wait for the decision, then run CMD (a CI step,

@@ -25,14 +25,8 @@ agent's owner may not approve. All three need an admin's token, from
 ASKD_HUMAN_TOKEN or --token. Flags may come before or after the arguments.`
 
 func cmdPolicy(ctx context.Context, e *env, args []string) error {
-	if len(args) == 0 {
-		return usageError("policy: say add, list or revoke (askd policy -h)")
-	}
-	sub, args := args[0], args[1:]
+	sub, args, err := subcommand(e, "policy", policyUsage, args, "add", "list", "revoke")
 	switch sub {
-	case "-h", "--help", "help":
-		fmt.Fprintln(e.stdout, policyUsage)
-		return nil
 	case "add":
 		return cmdPolicyAdd(ctx, e, args)
 	case "list":
@@ -40,7 +34,7 @@ func cmdPolicy(ctx context.Context, e *env, args []string) error {
 	case "revoke":
 		return cmdPolicyRevoke(ctx, e, args)
 	}
-	return usageError(fmt.Sprintf("policy: %q is not add, list or revoke (askd policy -h)", sub))
+	return err
 }
 
 func cmdPolicyAdd(ctx context.Context, e *env, args []string) error {

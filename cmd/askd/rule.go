@@ -22,20 +22,14 @@ ends one now. Both need a human token, from ASKD_HUMAN_TOKEN or --token.
 Flags may come before or after the arguments.`
 
 func cmdRule(ctx context.Context, e *env, args []string) error {
-	if len(args) == 0 {
-		return usageError("rule: say list or revoke (askd rule -h)")
-	}
-	sub, args := args[0], args[1:]
+	sub, args, err := subcommand(e, "rule", ruleUsage, args, "list", "revoke")
 	switch sub {
-	case "-h", "--help", "help":
-		fmt.Fprintln(e.stdout, ruleUsage)
-		return nil
 	case "list":
 		return cmdRuleList(ctx, e, args)
 	case "revoke":
 		return cmdRuleRevoke(ctx, e, args)
 	}
-	return usageError(fmt.Sprintf("rule: %q is not list or revoke (askd rule -h)", sub))
+	return err
 }
 
 func cmdRuleList(ctx context.Context, e *env, args []string) error {

@@ -42,20 +42,11 @@ var teamSubcommands = map[string]string{
 }
 
 func cmdTeam(ctx context.Context, e *env, args []string) error {
-	if len(args) == 0 {
-		return usageError("team: say create, set, add, remove, list or delete (askd team -h)")
+	sub, args, err := subcommand(e, "team", teamUsage, args, "create", "set", "add", "remove", "list", "delete")
+	if sub == "" {
+		return err
 	}
-	sub, args := args[0], args[1:]
-	switch sub {
-	case "-h", "--help", "help":
-		fmt.Fprintln(e.stdout, teamUsage)
-		return nil
-	}
-	synopsis, ok := teamSubcommands[sub]
-	if !ok {
-		return usageError(fmt.Sprintf("team: %q is not create, set, add, remove, list or delete (askd team -h)", sub))
-	}
-	fs := flags(e, "team "+sub, synopsis+" [--db PATH|URL] [--json]")
+	fs := flags(e, "team "+sub, teamSubcommands[sub]+" [--db PATH|URL] [--json]")
 	db := fs.String("db", "./askd.db", "the database askd serve uses: a SQLite file, or a postgres:// URL")
 	asJSON := fs.Bool("json", false, "print JSON")
 	var after *time.Duration

@@ -42,21 +42,12 @@ var tokenSubcommands = map[string]string{
 }
 
 func cmdToken(ctx context.Context, e *env, args []string) error {
-	if len(args) == 0 {
-		return usageError("token: say create, list, set-role, set-owner or revoke (askd token -h)")
+	sub, args, err := subcommand(e, "token", tokenUsage, args, "create", "list", "set-role", "set-owner", "revoke")
+	if sub == "" {
+		return err
 	}
-	sub, args := args[0], args[1:]
 	ctx = app.WithActor(ctx, cliActor())
-	switch sub {
-	case "-h", "--help", "help":
-		fmt.Fprintln(e.stdout, tokenUsage)
-		return nil
-	}
-	synopsis, ok := tokenSubcommands[sub]
-	if !ok {
-		return usageError(fmt.Sprintf("token: %q is not create, list, set-role, set-owner or revoke (askd token -h)", sub))
-	}
-	fs := flags(e, "token "+sub, synopsis+" [--db PATH|URL] [--json]")
+	fs := flags(e, "token "+sub, tokenSubcommands[sub]+" [--db PATH|URL] [--json]")
 	t := tokenCmd{e: e, fs: fs,
 		db:     fs.String("db", "./askd.db", "the database askd serve uses: a SQLite file, or a postgres:// URL"),
 		asJSON: fs.Bool("json", false, "print JSON")}

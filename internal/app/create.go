@@ -336,8 +336,7 @@ func (s *Service) addSession(ctx context.Context, tx askd.Tx, agent, session str
 
 // record appends the history event for a transition of a.
 func (s *Service) record(ctx context.Context, tx askd.Tx, a *askd.Ask, action, actor, note string) error {
-	snap := *a
-	return tx.Events.AddEvent(ctx, &askd.Event{AskID: a.ID, Session: a.Session, Action: action, Actor: actor, At: a.UpdatedAt, Note: note, Ask: &snap})
+	return s.recordAt(ctx, tx, a, action, actor, note, a.UpdatedAt)
 }
 
 func sameJSON(a, b any) bool {
