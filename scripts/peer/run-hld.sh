@@ -71,7 +71,7 @@ commit=$(git -C "$src" rev-parse --short HEAD 2>/dev/null || echo unknown)
 version=$(curl -sf "http://127.0.0.1:$port/api/v1/health" | sed -n 's/.*"version":"\([^"]*\)".*/\1/p' | head -1)
 echo "# $(date -u +%FT%TZ) $(nproc) cores, load $(cut -d' ' -f1-3 /proc/loadavg), hld commit $commit (version ${version:-?}), $(go version | cut -d' ' -f3)"
 rc=0
-"$state/out/hldbench" --url "http://127.0.0.1:$port" "$@" || rc=$?
+"$state/out/hldbench" --url "http://127.0.0.1:$port" --pid "$pid" "$@" || rc=$?
 
 # Stop hld as its own signal handling expects (SIGTERM: graceful shutdown).
 kill -TERM "$pid"
