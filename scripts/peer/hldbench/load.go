@@ -284,7 +284,16 @@ func (b *bench) waiterLoad(ctx context.Context, tw io.Writer) error {
 	}
 	close(ids)
 	deciders.Wait()
-	calls.Wait()
+	// A decided call that has not returned a minute later never will: it is
+	// given up and counted lost.
+	returned := make(chan struct{})
+	go func() { calls.Wait(); close(returned) }()
+	select {
+	case <-returned:
+	case <-time.After(time.Minute):
+		cancelCalls()
+		<-returned
+	}
 	drain := time.Since(t0)
 	fmt.Fprintf(tw, "blocked request_approval calls\t%d waiting, %d decided, %d lost\tramp %s, all decided and returned in %s, %d decide errors\n",
 		n, ok.Load(), int64(n)-ok.Load(), ramp.Round(time.Millisecond), drain.Round(time.Millisecond), decideErrs.Load())
