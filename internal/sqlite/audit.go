@@ -13,23 +13,7 @@ import (
 // chain returns the hash of e as the next row of the audit chain and makes
 // it the chain's head. The caller inserts the row in this transaction, which
 // holds SQLite's one write lock: no other writer can come between.
-//
-// The head this store wrote last (t.head) saves reading it: the UPDATE is
-// guarded by it, and when the stored head is another (a rolled-back
-// savepoint, another process's write) the head is read and the UPDATE made
-// again, so the hint is never trusted.
 func (t *tx) chain(ctx context.Context, e *askd.Event) (string, error) {
-	if t.head != nil && *t.head != "" {
-		hash := askd.AuditHash(*t.head, e.AskID, e.Session, e.Action, e.Actor, stored(e.At), e.Note)
-		res, err := t.tx.ExecContext(ctx, "UPDATE audit_head SET hash = ? WHERE hash = ?", hash, *t.head)
-		if err != nil {
-			return "", fmt.Errorf("audit head: %w", err)
-		}
-		if n, err := res.RowsAffected(); err == nil && n == 1 {
-			*t.head = hash
-			return hash, nil
-		}
-	}
 	var head string
 	if err := t.tx.QueryRowContext(ctx, "SELECT hash FROM audit_head").Scan(&head); err != nil {
 		return "", fmt.Errorf("audit head: %w", err)
@@ -37,9 +21,6 @@ func (t *tx) chain(ctx context.Context, e *askd.Event) (string, error) {
 	hash := askd.AuditHash(head, e.AskID, e.Session, e.Action, e.Actor, stored(e.At), e.Note)
 	if _, err := t.tx.ExecContext(ctx, "UPDATE audit_head SET hash = ?", hash); err != nil {
 		return "", fmt.Errorf("audit head: %w", err)
-	}
-	if t.head != nil {
-		*t.head = hash
 	}
 	return hash, nil
 }

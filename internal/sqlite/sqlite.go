@@ -41,11 +41,6 @@ type Store struct {
 
 	writeStmts, readStmts prepared
 
-	// auditHead is the audit chain's head as this store's writer last wrote
-	// it: a hint that saves reading it (see chain). Only the writer's slot
-	// touches it.
-	auditHead string
-
 	path string // as given to Open, for the fault checks (fault.go)
 	// file is the identity of the database file the store opened, which
 	// every write and read checks against the file now at path: the zero
@@ -315,7 +310,7 @@ func (s *Store) runBatch(batch []*groupcommit.Update) {
 			groupcommit.Fail(batch, results, fmt.Errorf("savepoint: %w", err))
 			return
 		}
-		t := &tx{tx: sqlConn{tx: sqlTx, fixed: bctx, stmts: stmts}, writable: true, head: &s.auditHead}
+		t := &tx{tx: sqlConn{tx: sqlTx, fixed: bctx, stmts: stmts}, writable: true}
 		results[i] = groupcommit.Call(u, t.areas())
 		if !results[i].OK() {
 			if !shared {
@@ -467,9 +462,6 @@ type tx struct {
 	// settled counts the settled asks the transaction wrote, which the
 	// triggers may have put in asks_search_queue (see index.go).
 	settled int
-	// head is the store's hint of the audit chain's head (see chain); nil
-	// outside the writer's batches.
-	head *string
 }
 
 // areas is t as the askd.Tx it serves: t does every area.
