@@ -3,7 +3,6 @@ package groupcommit
 import (
 	"context"
 	"errors"
-	"runtime"
 	"sync"
 	"testing"
 
@@ -105,55 +104,5 @@ func TestGiveUpAndClose(t *testing.T) {
 	}
 	if ran {
 		t.Error("an update ran that should not have")
-	}
-}
-
-// A caller whose context ends while its update is queued behind a running
-// batch gets ctx's error and the update never runs; Close fails the updates
-// still queued.
-func TestGiveUpWhileQueuedAndCloseQueued(t *testing.T) {
-	var sizes []int
-	var mu sync.Mutex
-	release, took := make(chan struct{}), make(chan struct{}, 1)
-	q := newTestQueue(&sizes, &mu, took, release)
-	first := make(chan error, 1)
-	go func() { first <- q.Do(context.Background(), func(askd.Tx) error { return nil }) }()
-	<-took // the first batch holds the slot until release
-	ctx, cancel := context.WithCancel(context.Background())
-	gaveUp := make(chan error, 1)
-	go func() { gaveUp <- q.Do(ctx, func(askd.Tx) error { t.Error("a given-up update ran"); return nil }) }()
-	waitQueued(t, q, 1)
-	cancel()
-	if err := <-gaveUp; !errors.Is(err, context.Canceled) {
-		t.Errorf("Do given up while queued: %v", err)
-	}
-	queued := make(chan error, 1)
-	go func() {
-		queued <- q.Do(context.Background(), func(askd.Tx) error { t.Error("an update ran after Close"); return nil })
-	}()
-	waitQueued(t, q, 1)
-	closed := make(chan struct{})
-	go func() { q.Close(); close(closed) }()
-	if err := <-queued; err == nil || err.Error() != "closed" {
-		t.Errorf("an update queued at Close: %v, want the closed error", err)
-	}
-	close(release)
-	<-closed
-	if err := <-first; err != nil {
-		t.Errorf("the running batch's update: %v", err)
-	}
-}
-
-// waitQueued waits until n updates are queued behind the running batch.
-func waitQueued(t *testing.T, q *Queue, n int) {
-	t.Helper()
-	for {
-		q.mu.Lock()
-		got := len(q.pending)
-		q.mu.Unlock()
-		if got == n {
-			return
-		}
-		runtime.Gosched()
 	}
 }
