@@ -17,15 +17,21 @@ throughput) hld=(--scenarios throughput --agents 1,8,64 --duration 5s); askd=(--
 waiters) hld=(--scenarios waiters --waiters 10000); askd=(--scenarios waiters --waiters 10000) ;;
 *) echo "sitting: unknown scenario $scenario"; exit 2 ;;
 esac
+# A run that fails (a port taken by another process on a shared machine, say)
+# is tried once more, and the sitting goes on either way.
+twice() { "$@" || { echo "## failed; once more"; "$@"; } || echo "## failed again"; }
+askd_run() {
+	if [ "$1" = this ]; then
+		"$here/../bench-sqlite.sh" "${askd[@]}"
+	else
+		ASKD_BIN=$1 "$here/../bench-sqlite.sh" "${askd[@]}"
+	fi
+}
 for r in $(seq "$rounds"); do
 	echo "## round $r: hld"
-	"$here/run-hld.sh" --no-gzip "${hld[@]}"
+	twice "$here/run-hld.sh" --no-gzip "${hld[@]}"
 	for bin in ${ASKD_BINS:-this}; do
 		echo "## round $r: askd $bin"
-		if [ "$bin" = this ]; then
-			"$here/../bench-sqlite.sh" "${askd[@]}"
-		else
-			ASKD_BIN=$bin "$here/../bench-sqlite.sh" "${askd[@]}"
-		fi
+		twice askd_run "$bin"
 	done
 done
