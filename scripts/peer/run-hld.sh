@@ -1,8 +1,10 @@
 #!/usr/bin/env bash
-# Times HumanLayer's hld daemon the way `askd-bench --scenarios latency`
-# times askd: starts a fresh hld (its own state directory, database, socket
-# and HTTP port), runs hldbench against it, prints the figures, stops it.
-# Usage: HLD_SRC=dir scripts/peer/run-hld.sh [--n 300] [--pause 20ms] [--no-gzip] [--timeout 10m]
+# Times HumanLayer's hld daemon the way askd-bench times askd (latency,
+# throughput, waiters): starts a fresh hld (its own state directory, database,
+# socket and HTTP port), runs hldbench against it, prints the figures, stops it.
+# Usage: HLD_SRC=dir scripts/peer/run-hld.sh [--scenarios latency,throughput,waiters]
+#   [--n 300] [--pause 20ms] [--agents 1,8,64] [--duration 5s] [--waiters 10000]
+#   [--no-gzip] [--timeout 10m]
 # HLD_SRC: a work tree of github.com/humanlayer/humanlayer to build hld from
 # (needs a C compiler: hld uses cgo SQLite). The load tool is ./hldbench
 # beside this script, its own Go module. docs/benchmarks.md has the figures.

@@ -1,9 +1,10 @@
-// hldbench times, one at a time, a person's decision on a blocked
-// request_approval call to HumanLayer's hld daemon returning that decision,
-// following askd-bench's latency scenario: one go-sdk MCP client over
-// streamable HTTP for the agent, a separate keep-alive HTTP client for the
-// person, an idle pause before each timed decision, then a floor of bare
-// requests after the same pause.
+// hldbench times HumanLayer's hld daemon as askd-bench times askd. latency:
+// one at a time, a person's decision on a blocked request_approval call
+// returning that decision, with one go-sdk MCP client over streamable HTTP for
+// the agent, a separate keep-alive HTTP client for the person, an idle pause
+// before each timed decision, then a floor of bare requests after the same
+// pause. throughput and waiters (load.go): create+decide cycles with 1..n
+// agents, and 10,000 blocked calls released.
 package main
 
 import (
