@@ -1,8 +1,10 @@
 #!/usr/bin/env bash
-# Times HumanLayer's hld daemon the way `askd-bench --scenarios latency`
-# times askd: starts a fresh hld (its own state directory, database, socket
-# and HTTP port), runs hldbench against it, prints the figures, stops it.
-# Usage: HLD_SRC=dir scripts/peer/run-hld.sh [--n 300] [--pause 20ms] [--no-gzip] [--timeout 10m]
+# Times HumanLayer's hld daemon the way askd-bench times askd (latency,
+# throughput, waiters): starts a fresh hld (its own state directory, database,
+# socket and HTTP port), runs hldbench against it, prints the figures, stops it.
+# Usage: HLD_SRC=dir scripts/peer/run-hld.sh [--scenarios latency,throughput,waiters]
+#   [--n 300] [--pause 20ms] [--agents 1,8,64] [--duration 5s] [--waiters 10000]
+#   [--no-gzip] [--timeout 10m]
 # HLD_SRC: a work tree of github.com/humanlayer/humanlayer to build hld from
 # (needs a C compiler: hld uses cgo SQLite). The load tool is ./hldbench
 # beside this script, its own Go module. docs/benchmarks.md has the figures.
@@ -71,7 +73,7 @@ commit=$(git -C "$src" rev-parse --short HEAD 2>/dev/null || echo unknown)
 version=$(curl -sf "http://127.0.0.1:$port/api/v1/health" | sed -n 's/.*"version":"\([^"]*\)".*/\1/p' | head -1)
 echo "# $(date -u +%FT%TZ) $(nproc) cores, load $(cut -d' ' -f1-3 /proc/loadavg), hld commit $commit (version ${version:-?}), $(go version | cut -d' ' -f3)"
 rc=0
-"$state/out/hldbench" --url "http://127.0.0.1:$port" "$@" || rc=$?
+"$state/out/hldbench" --url "http://127.0.0.1:$port" --pid "$pid" "$@" || rc=$?
 
 # Stop hld as its own signal handling expects (SIGTERM: graceful shutdown).
 kill -TERM "$pid"

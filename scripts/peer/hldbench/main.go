@@ -1,9 +1,10 @@
-// hldbench times, one at a time, a person's decision on a blocked
-// request_approval call to HumanLayer's hld daemon returning that decision,
-// following askd-bench's latency scenario: one go-sdk MCP client over
-// streamable HTTP for the agent, a separate keep-alive HTTP client for the
-// person, an idle pause before each timed decision, then a floor of bare
-// requests after the same pause.
+// hldbench times HumanLayer's hld daemon as askd-bench times askd. latency:
+// one at a time, a person's decision on a blocked request_approval call
+// returning that decision, with one go-sdk MCP client over streamable HTTP for
+// the agent, a separate keep-alive HTTP client for the person, an idle pause
+// before each timed decision, then a floor of bare requests after the same
+// pause. throughput and waiters (load.go): create+decide cycles with 1..n
+// agents, and 10,000 blocked calls released.
 package main
 
 import (
@@ -29,11 +30,16 @@ import (
 )
 
 type config struct {
-	url     string
-	n       int
-	pause   time.Duration
-	timeout time.Duration
-	noGzip  bool
+	url       string
+	scenarios string
+	n         int
+	pause     time.Duration
+	timeout   time.Duration
+	noGzip    bool
+	agents    []int
+	duration  time.Duration
+	waiters   int
+	pid       int
 }
 
 func main() {
@@ -43,7 +49,20 @@ func main() {
 	flag.DurationVar(&cfg.pause, "pause", 20*time.Millisecond, "idle time before each timed decision, as a person's (0: decide at once)")
 	flag.DurationVar(&cfg.timeout, "timeout", 10*time.Minute, "give up the whole run after this long")
 	flag.BoolVar(&cfg.noGzip, "no-gzip", false, "send no Accept-Encoding: gzip (Go's default and a browser's send it, and hld then gzips every response but its event stream)")
+	flag.StringVar(&cfg.scenarios, "scenarios", "latency", "which figures to measure: latency, throughput, waiters (as askd-bench's)")
+	agents := flag.String("agents", "1,8,64", "concurrent agents in the throughput scenario")
+	flag.DurationVar(&cfg.duration, "duration", 5*time.Second, "how long each throughput run lasts")
+	flag.IntVar(&cfg.waiters, "waiters", 10000, "concurrent blocked request_approval calls in the waiters scenario")
+	flag.IntVar(&cfg.pid, "pid", 0, "hld's process id, for its RSS in the waiters scenario (run-hld.sh passes it)")
 	flag.Parse()
+	for _, a := range strings.Split(*agents, ",") {
+		n, err := strconv.Atoi(strings.TrimSpace(a))
+		if err != nil || n < 1 || n > 1024 {
+			fmt.Fprintf(os.Stderr, "hldbench: --agents: %q is not a count from 1 to 1024\n", a)
+			os.Exit(2)
+		}
+		cfg.agents = append(cfg.agents, n)
+	}
 	if err := loopbackOnly(cfg.url); err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		os.Exit(2)
@@ -95,6 +114,32 @@ func run(ctx context.Context, cfg config) error {
 	b := &bench{cfg: cfg, api: strings.TrimRight(cfg.url, "/") + "/api/v1",
 		http:      &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: 2048, DisableCompression: cfg.noGzip}},
 		agentHTTP: &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: 2048, DisableCompression: cfg.noGzip}}}
+	tw := tabwriter.NewWriter(os.Stdout, 0, 4, 2, ' ', 0)
+	fmt.Fprintln(tw, "FIGURE\tRESULT\tDETAIL")
+	for _, sc := range strings.Split(cfg.scenarios, ",") {
+		var err error
+		switch strings.TrimSpace(sc) {
+		case "latency":
+			err = b.latency(ctx, tw)
+		case "throughput":
+			err = b.throughput(ctx, tw)
+		case "waiters":
+			err = b.waiterLoad(ctx, tw)
+		default:
+			err = fmt.Errorf("unknown scenario %q", sc)
+		}
+		tw.Flush()
+		if err != nil {
+			return fmt.Errorf("%s: %w", sc, err)
+		}
+	}
+	return nil
+}
+
+// latency times one decision at a time, after an idle pause, from the
+// decision's request to the blocked request_approval call returning.
+func (b *bench) latency(ctx context.Context, tw io.Writer) error {
+	cfg := b.cfg
 
 	// A session for the approvals to belong to: a draft session made through
 	// hld's REST API (POST /sessions, draft: true), which stores the session
@@ -121,8 +166,6 @@ func run(ctx context.Context, cfg config) error {
 	events := b.events(sctx, sess)
 	time.Sleep(200 * time.Millisecond) // let the stream subscribe before round -1
 
-	tw := tabwriter.NewWriter(os.Stdout, 0, 4, 2, ' ', 0)
-	fmt.Fprintln(tw, "FIGURE\tRESULT\tDETAIL")
 	var call, post []time.Duration
 	// Round -1 is untimed: hld's event stream sends its response headers only
 	// with its first event, so the stream is known to be subscribed only once
@@ -203,7 +246,7 @@ func run(ctx context.Context, cfg config) error {
 		}
 	}
 	fmt.Fprintf(tw, "a bare request (GET /api/v1/config/status)\t%s\tn=%d, pause %s: the floor of any request here\n", percentiles(bare), len(bare), cfg.pause)
-	return tw.Flush()
+	return nil
 }
 
 func (b *bench) createDraftSession(ctx context.Context) (string, error) {
@@ -267,7 +310,10 @@ func (b *bench) events(ctx context.Context, session string) <-chan created {
 	ch := make(chan created, 64)
 	go func() {
 		defer close(ch)
-		q := url.Values{"eventTypes": {"new_approval"}, "sessionId": {session}}
+		q := url.Values{"eventTypes": {"new_approval"}}
+		if session != "" {
+			q.Set("sessionId", session)
+		}
 		req, _ := http.NewRequestWithContext(ctx, http.MethodGet, b.api+"/stream/events?"+q.Encode(), nil)
 		req.Header.Set("Accept", "text/event-stream")
 		resp, err := b.http.Do(req)
