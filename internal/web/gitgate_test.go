@@ -42,6 +42,17 @@ func TestGitPushCard(t *testing.T) {
 	if open := eval[bool](p, fmt.Sprintf(`document.querySelector('%s details.input-box').open`, card(a.ID))); open {
 		t.Error("the full input is open, though the card says all of it")
 	}
+	// Always allow offers this ref of this repository first, whole; the
+	// tool-wide rule says it covers every ref.
+	if v := eval[string](p, fmt.Sprintf(`document.querySelector('%s .rule-prefix').value`, card(a.ID))); v != "/srv/git/shop.git refs/heads/main" {
+		t.Errorf("the prefix offered %q, want the repository and ref", v)
+	}
+	opts := eval[string](p, fmt.Sprintf(`[...document.querySelectorAll('%s .rule-opt label')].map(e => e.textContent).join('|')`, card(a.ID)))
+	for _, want := range []string{"Always allow pushes to", "Always allow git push in this session (any repository and ref)"} {
+		if !strings.Contains(opts, want) {
+			t.Errorf("the rule choices %q lack %q", opts, want)
+		}
+	}
 
 	// A rule for pushes to main (by the prefix of the command, as rules
 	// and policies match gate asks) reads as what it matches.

@@ -27,8 +27,9 @@ export function commandPrefix(cmd) {
 
 // ruleChoice is what an approval card offers beside Approve (effect
 // "allow") or in Reject… ("deny"): ticks for a rule of this session, at
-// most one at a time — the tool, for Bash commands starting with a prefix
-// (prefilled, editable), or for an approval without a tool its title — and
+// most one at a time — the tool, for Bash commands (or a gate's command)
+// starting with a prefix (prefilled, editable), or for an approval without
+// a tool its title — and
 // how long it lasts. value() is the rule to make ({match, prefix, effect,
 // for}), or null when nothing is ticked. null when the ask can have none.
 export function ruleChoice(a, effect) {
@@ -47,15 +48,21 @@ export function ruleChoice(a, effect) {
     return h('div', { class: 'rule-opt' }, h('label', null, box, h('span', null, words)), extra && extra.el);
   };
   const rows = [];
-  const cmd = a.tool_name === 'Bash' && a.payload && typeof a.payload.command === 'string' ? a.payload.command : null;
+  // Bash and the gates' approvals (SPEC §12) carry the command a prefix
+  // rule compares. A gate's prefix is prefilled whole: "<repository> <ref>"
+  // is this ref of this repository, a gate run's command line that command.
+  const gate = a.tool_name === 'git push' || a.tool_name === 'gate run';
+  const cmd = (a.tool_name === 'Bash' || gate) && a.payload && typeof a.payload.command === 'string' ? a.payload.command : null;
   if (cmd !== null && cmd.trim() && !shellOperator(cmd)) {
-    const input = h('input', { type: 'text', class: 'rule-prefix', value: commandPrefix(cmd), spellcheck: 'false', 'aria-label': 'Command prefix the rule matches' });
-    const row = option('prefix', `${verb} commands starting with`, { input, el: [input, h('span', { class: 'rule-tail' }, 'in this session')] });
+    const input = h('input', { type: 'text', class: 'rule-prefix', value: gate ? cmd : commandPrefix(cmd), spellcheck: 'false', 'aria-label': 'Command prefix the rule matches' });
+    const words = a.tool_name === 'git push' ? `${verb} pushes to` : `${verb} commands starting with`;
+    const row = option('prefix', words, { input, el: [input, h('span', { class: 'rule-tail' }, 'in this session')] });
     input.addEventListener('input', () => { const box = row.querySelector('.rule-box'); if (!box.checked) { box.checked = true; tick(box); } });
     rows.push(row);
   }
   if (a.tool_name) {
-    rows.push(option('tool', a.tool_name === 'Bash' ? `${verb} Bash in this session (any command)` : `${verb} ${a.tool_name} in this session`));
+    const any = { Bash: ' (any command)', 'git push': ' (any repository and ref)', 'gate run': ' (any command)' }[a.tool_name] || '';
+    rows.push(option('tool', `${verb} ${a.tool_name} in this session${any}`));
   } else {
     rows.push(option('title', `${verb} this title in this session`));
   }
