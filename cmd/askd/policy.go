@@ -4,8 +4,6 @@ import (
 	"context"
 	"fmt"
 	"io"
-	"strconv"
-	"strings"
 	"text/tabwriter"
 
 	"github.com/askd-dev/askd"
@@ -109,15 +107,9 @@ func cmdPolicyList(ctx context.Context, e *env, args []string) error {
 func cmdPolicyRevoke(ctx context.Context, e *env, args []string) error {
 	fs := flags(e, "policy revoke", "ID [--json]")
 	r := remoteFlags(e, fs, personSide)
-	if err := parse(e, fs, args); err != nil {
+	id, err := parseListedID(e, fs, args, "policy")
+	if err != nil {
 		return err
-	}
-	if fs.NArg() != 1 {
-		return usageError("policy revoke: give one policy ID, as askd policy list shows it")
-	}
-	id, err := strconv.ParseInt(strings.TrimPrefix(fs.Arg(0), "#"), 10, 64)
-	if err != nil || id <= 0 {
-		return usageError(fmt.Sprintf("policy revoke: %q is not a policy id (a number, as askd policy list shows)", fs.Arg(0)))
 	}
 	c, err := r.client()
 	if err != nil {

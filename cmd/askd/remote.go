@@ -173,6 +173,23 @@ func parseWithID(e *env, fs *flag.FlagSet, args []string) (int64, error) {
 	return askID(fs.Name(), fs.Arg(0))
 }
 
+// parseListedID parses the flags and the one argument of `askd NOUN
+// revoke ID` (fs's name): the id of a NOUN (rule, policy), #3 or 3, as
+// askd NOUN list shows it.
+func parseListedID(e *env, fs *flag.FlagSet, args []string, noun string) (int64, error) {
+	if err := parse(e, fs, args); err != nil {
+		return 0, err
+	}
+	if fs.NArg() != 1 {
+		return 0, usageError(fmt.Sprintf("%s: give one %s ID, as askd %s list shows it", fs.Name(), noun, noun))
+	}
+	id, err := strconv.ParseInt(strings.TrimPrefix(fs.Arg(0), "#"), 10, 64)
+	if err != nil || id <= 0 {
+		return 0, usageError(fmt.Sprintf("%s: %q is not a %s id (a number, as askd %s list shows)", fs.Name(), fs.Arg(0), noun, noun))
+	}
+	return id, nil
+}
+
 // askID parses an ask id argument, #17 or 17.
 func askID(cmd, arg string) (int64, error) {
 	id, err := strconv.ParseInt(strings.TrimPrefix(arg, "#"), 10, 64)

@@ -4,8 +4,6 @@ import (
 	"context"
 	"fmt"
 	"io"
-	"strconv"
-	"strings"
 	"text/tabwriter"
 
 	"github.com/askd-dev/askd"
@@ -75,15 +73,9 @@ func cmdRuleList(ctx context.Context, e *env, args []string) error {
 func cmdRuleRevoke(ctx context.Context, e *env, args []string) error {
 	fs := flags(e, "rule revoke", "ID [--json]")
 	r := remoteFlags(e, fs, personSide)
-	if err := parse(e, fs, args); err != nil {
+	id, err := parseListedID(e, fs, args, "rule")
+	if err != nil {
 		return err
-	}
-	if fs.NArg() != 1 {
-		return usageError("rule revoke: give one rule ID, as askd rule list shows it")
-	}
-	id, err := strconv.ParseInt(strings.TrimPrefix(fs.Arg(0), "#"), 10, 64)
-	if err != nil || id <= 0 {
-		return usageError(fmt.Sprintf("rule revoke: %q is not a rule id (a number, as askd rule list shows)", fs.Arg(0)))
 	}
 	c, err := r.client()
 	if err != nil {
