@@ -1,7 +1,6 @@
 package sqlite
 
 import (
-	"path/filepath"
 	"testing"
 	"time"
 
@@ -12,39 +11,15 @@ import (
 // 001–013 applied) with history, some of it purged at the end, has its rows
 // chained once opened, keeps its ids' high-water mark, and goes on chaining.
 func TestMigrateAudit(t *testing.T) {
-	ctx := t.Context()
-	path := filepath.Join(t.TempDir(), "askd.db")
-	db, err := openWriter(ctx, path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	ms, err := migrationList()
-	if err != nil {
-		t.Fatal(err)
-	}
-	stmts := []string{`CREATE TABLE schema_migrations (version TEXT NOT NULL PRIMARY KEY, applied_at INTEGER NOT NULL) STRICT`}
-	for _, m := range ms {
-		if m.Version >= "014" {
-			break
-		}
-		stmts = append(stmts, m.SQL, "INSERT INTO schema_migrations VALUES ('"+m.Version+"', 0)")
-	}
-	stmts = append(stmts,
+	path := oldDatabase(t, "014",
 		`INSERT INTO asks (kind, session, agent, status, title, created_at, updated_at) VALUES ('ready', 's', 'ci', 'pending', 'Review', 30, 30)`,
 		`INSERT INTO events (ask_id, session, action, actor, at, note) VALUES (1, 's', 'created', 'ci', 30, ''), (1, 's', 'snoozed', 'alice', 40, 'later'), (1, 's', 'snoozed', 'alice', 50, '')`,
 		`DELETE FROM events WHERE id = 3`)
-	for _, stmt := range stmts {
-		if _, err := db.ExecContext(ctx, stmt); err != nil {
-			t.Fatalf("%.60s: %v", stmt, err)
-		}
-	}
-	if err := db.Close(); err != nil {
-		t.Fatal(err)
-	}
 
+	ctx := t.Context()
 	s := openAt(t, path)
 	var rows []askd.AuditRow
-	err = s.Update(ctx, func(tx askd.Tx) error {
+	err := s.Update(ctx, func(tx askd.Tx) error {
 		e := &askd.Event{AskID: 1, Session: "s", Action: askd.ActionSnoozed, Actor: "alice", At: time.UnixMicro(60)}
 		if err := tx.Events.AddEvent(ctx, e); err != nil {
 			return err
@@ -52,6 +27,7 @@ func TestMigrateAudit(t *testing.T) {
 		if e.ID != 4 {
 			t.Errorf("the first event after the migration has id %d, want 4 (3 was used)", e.ID)
 		}
+		var err error
 		rows, err = tx.Audit.AuditRows(ctx, 0, time.Time{}, time.Time{}, 0)
 		return err
 	})

@@ -13,24 +13,7 @@ import (
 // (migrations 001–005 applied), holding the asks that
 // storetest.CheckSearchMigrated describes, has them indexed once opened.
 func TestMigrateSearch(t *testing.T) {
-	ctx := t.Context()
-	path := filepath.Join(t.TempDir(), "askd.db")
-	db, err := openWriter(ctx, path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	ms, err := migrationList()
-	if err != nil {
-		t.Fatal(err)
-	}
-	stmts := []string{`CREATE TABLE schema_migrations (version TEXT NOT NULL PRIMARY KEY, applied_at INTEGER NOT NULL) STRICT`}
-	for _, m := range ms {
-		if m.Version >= "006" {
-			break
-		}
-		stmts = append(stmts, m.SQL, "INSERT INTO schema_migrations VALUES ('"+m.Version+"', 0)")
-	}
-	stmts = append(stmts, `INSERT INTO asks (kind, session, agent, status, title, questions, answer, created_at, updated_at, settled_at, settled_by) VALUES
+	path := oldDatabase(t, "006", `INSERT INTO asks (kind, session, agent, status, title, questions, answer, created_at, updated_at, settled_at, settled_by) VALUES
 		('question', 's', 'a', 'answered', '',
 			'[{"question":"Which region?","header":"Region","options":[{"label":"eu-west"},{"label":"us-east"}],"multiSelect":false}]',
 			'{"answers":{"Which region?":"Frankfurt please"}}', 10, 100, 100, 'alice'),
@@ -38,14 +21,6 @@ func TestMigrateSearch(t *testing.T) {
 		('decision', 's', 'a', 'answered', 'Ship it?', NULL, '{"answer":"tomorrow morning"}', 30, 300, 300, 'alice'),
 		('approval', 's', 'a', 'answered', 'Rotate keys', NULL, '{"decision":"modified","payload":{"k":"\u0000"},"comment":"lunchtime please"}', 35, 350, 350, 'alice'),
 		('ready', 's', 'a', 'pending', 'Pending frankfurt', NULL, NULL, 40, 40, NULL, '')`)
-	for _, stmt := range stmts {
-		if _, err := db.ExecContext(ctx, stmt); err != nil {
-			t.Fatalf("%.60s: %v", stmt, err)
-		}
-	}
-	if err := db.Close(); err != nil {
-		t.Fatal(err)
-	}
 
 	s := openAt(t, path)
 	storetest.CheckSearchMigrated(t, s)

@@ -23,6 +23,39 @@ func openTest(t *testing.T) *Store {
 	return openAt(t, filepath.Join(t.TempDir(), "askd.db"))
 }
 
+// oldDatabase makes a database file as an askd from before migration
+// before left it: the migrations below it applied and recorded, then stmts
+// run (its rows). It returns the file's path, for a migration test to open.
+func oldDatabase(t *testing.T, before string, stmts ...string) string {
+	t.Helper()
+	ctx := t.Context()
+	path := filepath.Join(t.TempDir(), "askd.db")
+	db, err := openWriter(ctx, path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ms, err := migrationList()
+	if err != nil {
+		t.Fatal(err)
+	}
+	all := []string{`CREATE TABLE schema_migrations (version TEXT NOT NULL PRIMARY KEY, applied_at INTEGER NOT NULL) STRICT`}
+	for _, m := range ms {
+		if m.Version >= before {
+			break
+		}
+		all = append(all, m.SQL, "INSERT INTO schema_migrations VALUES ('"+m.Version+"', 0)")
+	}
+	for _, stmt := range append(all, stmts...) {
+		if _, err := db.ExecContext(ctx, stmt); err != nil {
+			t.Fatalf("%.60s: %v", stmt, err)
+		}
+	}
+	if err := db.Close(); err != nil {
+		t.Fatal(err)
+	}
+	return path
+}
+
 // openAt opens a store on path, closed when the test ends.
 func openAt(t *testing.T, path string) *Store {
 	t.Helper()
@@ -397,41 +430,13 @@ func TestUpdateAfterCancelledContext(t *testing.T) {
 // tokens (migrations 001–003 applied), with the asks and channels that
 // storetest.CheckSessionsMigrated describes, migrates as it says.
 func TestMigrateSessionsToTokens(t *testing.T) {
-	ctx := t.Context()
-	path := filepath.Join(t.TempDir(), "askd.db")
-	db, err := openWriter(ctx, path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	ms, err := migrationList()
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, m := range ms {
-		if m.Version >= "004" {
-			break
-		}
-		if _, err := db.ExecContext(ctx, m.SQL); err != nil {
-			t.Fatalf("apply %s: %v", m.Version, err)
-		}
-	}
-	for _, stmt := range []string{
-		`CREATE TABLE schema_migrations (version TEXT NOT NULL PRIMARY KEY, applied_at INTEGER NOT NULL) STRICT`,
-		`INSERT INTO schema_migrations VALUES ('001_asks_events_tokens', 0), ('002_channels_deliveries', 0), ('003_mcp_calls', 0)`,
+	path := oldDatabase(t, "004",
 		`INSERT INTO asks (kind, session, agent, status, created_at, updated_at) VALUES
 			('ready', 'shared', 'a', 'pending', 10, 10), ('ready', 'shared', 'b', 'pending', 20, 20),
 			('question', 'mine', 'a', 'answered', 30, 30), ('question', 'mine', 'a', 'pending', 40, 40)`,
 		`INSERT INTO channels VALUES ('shared', '{"type":"webhook","url":"https://b.example/steal","secret":"k"}', 5),
 			('mine', '{"type":"webhook","url":"https://a.example/tell","secret":"k"}', 6),
-			('unused', '{"type":"hook"}', 7)`,
-	} {
-		if _, err := db.ExecContext(ctx, stmt); err != nil {
-			t.Fatalf("%s: %v", stmt, err)
-		}
-	}
-	if err := db.Close(); err != nil {
-		t.Fatal(err)
-	}
+			('unused', '{"type":"hook"}', 7)`)
 
 	s := openAt(t, path)
 	storetest.CheckSessionsMigrated(t, s)
