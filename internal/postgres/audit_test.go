@@ -2,9 +2,6 @@ package postgres_test
 
 import (
 	"context"
-	"os"
-	"path/filepath"
-	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -93,38 +90,10 @@ func TestAuditRowOfAnOlderBuild(t *testing.T) {
 // 001–014 applied) is chained by the migration, from its first row, as
 // askd.AuditHash computes it.
 func TestMigrateAudit(t *testing.T) {
-	ctx := t.Context()
-	url := pgtest.URL(t)
-	conn, err := pgx.Connect(ctx, url)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer conn.Close(context.Background())
-	files, err := filepath.Glob("migrations/*.sql")
-	if err != nil {
-		t.Fatal(err)
-	}
-	stmts := []string{`CREATE TABLE schema_migrations (version TEXT NOT NULL PRIMARY KEY, applied_at TIMESTAMPTZ NOT NULL DEFAULT now())`}
-	for _, f := range files {
-		v := strings.TrimSuffix(filepath.Base(f), ".sql")
-		if v >= "015" {
-			break
-		}
-		b, err := os.ReadFile(f)
-		if err != nil {
-			t.Fatal(err)
-		}
-		stmts = append(stmts, string(b), "INSERT INTO schema_migrations (version) VALUES ('"+v+"')")
-	}
-	stmts = append(stmts,
+	url := oldDatabase(t, "015",
 		`INSERT INTO asks (kind, session, agent, status, title, created_at, updated_at) VALUES ('ready', 's', 'ci', 'pending', 'Review', now(), now())`,
 		`INSERT INTO events (ask_id, session, action, actor, at, note) SELECT id, 's', 'created', 'ci', '2026-01-02T03:04:05.123456Z', 'é' FROM asks`,
 		`INSERT INTO events (ask_id, session, action, actor, at, note) SELECT id, 's', 'snoozed', 'alice', '1999-12-31T23:59:59.999999Z', '' FROM asks`)
-	for _, st := range stmts {
-		if _, err := conn.Exec(ctx, st); err != nil {
-			t.Fatalf("%.60s: %v", st, err)
-		}
-	}
 	s := open(t, url)
 	createWithEvent(t, s, "s")
 	rows := chainOf(t, s)
