@@ -259,6 +259,23 @@ func TestQuorumRaces(t *testing.T) {
 	})
 }
 
+// approveLink mints person's answer links for ask a as notifications do,
+// and returns the approve link's URL.
+func approveLink(t *testing.T, srv *testserver.Server, a *askd.Ask, person string) string {
+	t.Helper()
+	links, err := srv.App.MintAnswerLinksFor(ctxT(t), person, a.ID, a.Revision, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, l := range links {
+		if l.Answer.Decision == askd.DecisionApproved {
+			return srv.URL + "/a/" + l.Code
+		}
+	}
+	t.Fatalf("no approve link for %s among %+v", person, links)
+	return ""
+}
+
 // TestQuorumDoubleTap: a person's answer link tapped twice at once counts
 // once; their approval in the inbox after it is 409; another person's
 // link completes the count.
@@ -270,20 +287,7 @@ func TestQuorumDoubleTap(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		approveLink := func(person string) string {
-			links, err := srv.App.MintAnswerLinksFor(ctx, person, a.ID, a.Revision, 0)
-			if err != nil {
-				t.Fatal(err)
-			}
-			for _, l := range links {
-				if l.Answer.Decision == askd.DecisionApproved {
-					return srv.URL + "/a/" + l.Code
-				}
-			}
-			t.Fatalf("no approve link among %+v", links)
-			return ""
-		}
-		u := approveLink("alice")
+		u := approveLink(t, srv, a, "alice")
 		var wg sync.WaitGroup
 		statuses := make([]int, 2)
 		for i := range statuses {
@@ -311,7 +315,7 @@ func TestQuorumDoubleTap(t *testing.T) {
 		if after := storeState(t, srv); after != before {
 			t.Errorf("alice's second approval changed the store\nbefore %s\nafter  %s", before, after)
 		}
-		if status, page := linkPost(t, approveLink("bob"), "confirm=1"); status != http.StatusOK {
+		if status, page := linkPost(t, approveLink(t, srv, a, "bob"), "confirm=1"); status != http.StatusOK {
 			t.Fatalf("bob's tap: %d %s", status, page)
 		}
 		stored, _ = storedAsk(t, srv, a.ID)
@@ -436,20 +440,7 @@ func TestQuorumLinkAfterEdit(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		approveLink := func(person string) string {
-			links, err := srv.App.MintAnswerLinksFor(ctx, person, a.ID, a.Revision, 0)
-			if err != nil {
-				t.Fatal(err)
-			}
-			for _, l := range links {
-				if l.Answer.Decision == askd.DecisionApproved {
-					return srv.URL + "/a/" + l.Code
-				}
-			}
-			t.Fatalf("no approve link for %s among %+v", person, links)
-			return ""
-		}
-		old := approveLink("alice")
+		old := approveLink(t, srv, a, "alice")
 		if _, err := cr.people["bob"].Answer(ctx, a.ID, &askd.Answer{Decision: askd.DecisionModified, Payload: json.RawMessage(`{"gb":1000}`)}); err != nil {
 			t.Fatal(err)
 		}
@@ -460,7 +451,7 @@ func TestQuorumLinkAfterEdit(t *testing.T) {
 		if after := storeState(t, srv); after != before {
 			t.Errorf("a link minted before the edit changed the store\nbefore %s\nafter  %s", before, after)
 		}
-		if status, page := linkPost(t, approveLink("alice"), "confirm=1"); status != http.StatusOK {
+		if status, page := linkPost(t, approveLink(t, srv, a, "alice"), "confirm=1"); status != http.StatusOK {
 			t.Fatalf("alice's link minted after the edit: %d %s", status, page)
 		}
 		stored, _ := storedAsk(t, srv, a.ID)
