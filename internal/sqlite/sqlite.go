@@ -462,6 +462,9 @@ type tx struct {
 	// settled counts the settled asks the transaction wrote, which the
 	// triggers may have put in asks_search_queue (see index.go).
 	settled int
+	// stored is, in a write transaction, each ask's values as Ask read them
+	// or UpdateAsk last wrote them (remember).
+	stored map[int64][]any
 }
 
 // areas is t as the askd.Tx it serves: t does every area.
