@@ -324,6 +324,10 @@ func (b *bench) waiterLoad(ctx context.Context, tw io.Writer) error {
 		}
 	}
 	// Answer them all, 32 at a time.
+	cpu0, err := b.cpu(ctx)
+	if err != nil {
+		return err
+	}
 	t0 := time.Now()
 	ids := make(chan [2]any, 1024)
 	var answerers sync.WaitGroup
@@ -346,9 +350,14 @@ func (b *bench) waiterLoad(ctx context.Context, tw io.Writer) error {
 	answerers.Wait()
 	calls.Wait()
 	drain := time.Since(t0)
+	cpu1, err := b.cpu(ctx)
+	if err != nil {
+		return err
+	}
 	per := float64(loaded-base) / float64(n)
 	fmt.Fprintf(tw, "blocked ask_user_question calls\t%d waiting, %d answered, %d lost\tramp %s, all answered and returned in %s, %d answer errors\n",
 		n, ok.Load(), int64(n)-ok.Load(), ramp.Round(time.Millisecond), drain.Round(time.Millisecond), answerErrs.Load())
+	fmt.Fprintf(tw, "  CPU per released call\t%s\t\n", cpuPerCycle(cpu0, cpu1, int64(n)))
 	fmt.Fprintf(tw, "agent process RSS\t%.0f MB loaded (%.0f MB idle)\t%.1f KB per waiter\n", float64(loaded)/1e6, float64(base)/1e6, per/1024)
 	if settled > 0 {
 		fmt.Fprintf(tw, "agent process RSS, settled\t%.0f MB, %s after the ramp\t%.1f KB per waiter\n",
