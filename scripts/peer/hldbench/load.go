@@ -266,6 +266,7 @@ func (b *bench) waiterLoad(ctx context.Context, tw io.Writer) error {
 	}
 	ramp := time.Since(start)
 	loaded := b.rss()
+	cpu0 := b.cpuTicks()
 	t0 := time.Now()
 	ids := make(chan string, 1024)
 	var deciders sync.WaitGroup
@@ -295,8 +296,12 @@ func (b *bench) waiterLoad(ctx context.Context, tw io.Writer) error {
 		<-returned
 	}
 	drain := time.Since(t0)
+	cpu1 := b.cpuTicks()
 	fmt.Fprintf(tw, "blocked request_approval calls\t%d waiting, %d decided, %d lost\tramp %s, all decided and returned in %s, %d decide errors\n",
 		n, ok.Load(), int64(n)-ok.Load(), ramp.Round(time.Millisecond), drain.Round(time.Millisecond), decideErrs.Load())
+	if cpu0 >= 0 && cpu1 >= 0 {
+		fmt.Fprintf(tw, "  CPU per released call\thld %.2f ms\t\n", float64(cpu1-cpu0)*10/float64(n))
+	}
 	if base > 0 && loaded > 0 {
 		fmt.Fprintf(tw, "hld process RSS\t%.0f MB loaded (%.0f MB idle)\t%.1f KB per waiter\n", float64(loaded)/1e6, float64(base)/1e6, float64(loaded-base)/float64(n)/1024)
 	}
