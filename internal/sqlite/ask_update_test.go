@@ -15,34 +15,33 @@ import (
 // reads and clears what they logged.
 func namedColumns(t *testing.T, s *Store) func() []string {
 	t.Helper()
-	ctx := t.Context()
-	if _, err := s.write.ExecContext(ctx, "CREATE TABLE test_named (col TEXT)"); err != nil {
-		t.Fatal(err)
-	}
+	writeSQL(t, s, "CREATE TABLE test_named (col TEXT)")
 	for _, col := range askFields {
-		if _, err := s.write.ExecContext(ctx, "CREATE TRIGGER test_named_"+col+" AFTER UPDATE OF "+col+
-			" ON asks BEGIN INSERT INTO test_named VALUES ('"+col+"'); END"); err != nil {
-			t.Fatal(err)
-		}
+		writeSQL(t, s, "CREATE TRIGGER test_named_"+col+" AFTER UPDATE OF "+col+
+			" ON asks BEGIN INSERT INTO test_named VALUES ('"+col+"'); END")
 	}
 	return func() []string {
 		t.Helper()
 		var cols []string
-		rows, err := s.write.QueryContext(ctx, "SELECT col FROM test_named ORDER BY rowid")
+		err := s.View(t.Context(), func(tx askd.Tx) error {
+			rows, err := txOf(tx).tx.QueryContext(t.Context(), "SELECT col FROM test_named ORDER BY rowid")
+			if err != nil {
+				return err
+			}
+			defer rows.Close()
+			for rows.Next() {
+				var c string
+				if err := rows.Scan(&c); err != nil {
+					return err
+				}
+				cols = append(cols, c)
+			}
+			return rows.Err()
+		})
 		if err != nil {
 			t.Fatal(err)
 		}
-		defer rows.Close()
-		for rows.Next() {
-			var c string
-			if err := rows.Scan(&c); err != nil {
-				t.Fatal(err)
-			}
-			cols = append(cols, c)
-		}
-		if _, err := s.write.ExecContext(ctx, "DELETE FROM test_named"); err != nil {
-			t.Fatal(err)
-		}
+		writeSQL(t, s, "DELETE FROM test_named")
 		return cols
 	}
 }

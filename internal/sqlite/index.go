@@ -90,16 +90,16 @@ func (s *Store) stopIndexing() {
 // indexQueued indexes the queue in a transaction of its own on the writer,
 // which nothing else may be using.
 func (s *Store) indexQueued(ctx context.Context) error {
-	sqlTx, err := s.write.BeginTx(ctx, nil)
-	if err != nil {
+	w := &s.writer
+	if err := w.begin(ctx); err != nil {
 		return fmt.Errorf("index settled asks: %w", err)
 	}
-	defer sqlTx.Rollback() // a no-op after Commit
-	t := &tx{tx: sqlConn{tx: sqlTx, fixed: ctx, stmts: &stmtCache{tx: sqlTx, db: &s.writeStmts}}, writable: true}
+	defer w.rollback(ctx) // nothing to undo after the commit
+	t := &tx{tx: sqlConn{fixed: ctx, stmts: w}, writable: true}
 	if err := t.indexQueue(ctx); err != nil {
 		return err
 	}
-	if err := sqlTx.Commit(); err != nil {
+	if err := w.commit(ctx); err != nil {
 		return fmt.Errorf("index settled asks: %w", err)
 	}
 	return nil

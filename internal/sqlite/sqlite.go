@@ -39,7 +39,8 @@ type Store struct {
 
 	index indexer // when asks_search_queue is indexed (index.go)
 
-	writeStmts, readStmts prepared
+	writer    writer   // the writer goroutine's connection and statements (writer.go)
+	readStmts prepared // View's statements
 
 	path string // as given to Open, for the fault checks (fault.go)
 	// file is the identity of the database file the store opened, which
@@ -153,14 +154,14 @@ func open(ctx context.Context, path string) (*Store, error) {
 		s.file, _ = statID(name)
 		s.wal, _ = statID(name + "-wal")
 	}
-	s.writeStmts.db, s.readStmts.db = write, read
+	s.writer.db, s.readStmts.db = write, read
 	// Asks settled before askd last stopped, and not indexed then.
 	if err := s.indexQueued(ctx); err != nil {
-		err = errors.Join(err, s.writeStmts.close(), s.readStmts.close(), read.Close(), write.Close())
+		err = errors.Join(err, s.writer.drop(), s.readStmts.close(), read.Close(), write.Close())
 		return nil, fmt.Errorf("open %s: %w", path, err)
 	}
 	if s.ckpt, err = startCheckpointer(ctx, path); err != nil {
-		err = errors.Join(err, s.writeStmts.close(), s.readStmts.close(), read.Close(), write.Close())
+		err = errors.Join(err, s.writer.drop(), s.readStmts.close(), read.Close(), write.Close())
 		return nil, err
 	}
 	s.writes = groupcommit.New(1, maxBatch, errClosed, s.runBatch) // one writer: SQLite has one at a time
@@ -285,20 +286,18 @@ func (s *Store) runBatch(batch []*groupcommit.Update) {
 		groupcommit.Fail(batch, results, err)
 		return
 	}
-	sqlTx, err := s.write.BeginTx(bctx, nil)
-	if err != nil {
+	w := &s.writer
+	if err := w.begin(bctx); err != nil {
 		groupcommit.Fail(batch, results, fmt.Errorf("begin write transaction: %w", err))
 		return
 	}
-	defer sqlTx.Rollback() // a no-op after Commit
-	stmts := &stmtCache{tx: sqlTx, db: &s.writeStmts}
+	defer w.rollback(bctx) // nothing to undo after the commit
 	shared := len(batch) > 1
 	savepoint := func(stmt string) error {
 		if !shared {
 			return nil
 		}
-		_, err := sqlTx.ExecContext(bctx, stmt)
-		return err
+		return w.exec(bctx, stmt)
 	}
 	ran, settled := 0, 0
 	for i, u := range batch {
@@ -310,7 +309,7 @@ func (s *Store) runBatch(batch []*groupcommit.Update) {
 			groupcommit.Fail(batch, results, fmt.Errorf("savepoint: %w", err))
 			return
 		}
-		t := &tx{tx: sqlConn{tx: sqlTx, fixed: bctx, stmts: stmts}, writable: true}
+		t := &tx{tx: sqlConn{fixed: bctx, stmts: w}, writable: true}
 		results[i] = groupcommit.Call(u, t.areas())
 		if !results[i].OK() {
 			if !shared {
@@ -335,7 +334,7 @@ func (s *Store) runBatch(batch []*groupcommit.Update) {
 		groupcommit.Finish(batch, results)
 		return
 	}
-	if err := sqlTx.Commit(); err != nil {
+	if err := w.commit(bctx); err != nil {
 		groupcommit.Fail(batch, results, fmt.Errorf("commit: %w", err))
 		return
 	}
@@ -367,7 +366,7 @@ func (s *Store) View(ctx context.Context, fn func(askd.Tx) error) error {
 	}
 	// Nothing to commit: rolling back ends the read snapshot.
 	defer sqlTx.Rollback()
-	t := &tx{tx: sqlConn{tx: sqlTx, stmts: &stmtCache{tx: sqlTx, db: &s.readStmts}}}
+	t := &tx{tx: sqlConn{stmts: &stmtCache{tx: sqlTx, db: &s.readStmts}}}
 	return fault(fn(t.areas()), s.path)
 }
 
@@ -451,7 +450,7 @@ func (s *Store) Ping(ctx context.Context) error {
 func (s *Store) Close() error {
 	s.stopIndexing()
 	s.writes.Close()
-	return errors.Join(s.ckpt.close(), s.writeStmts.close(), s.readStmts.close(), s.read.Close(), s.write.Close())
+	return errors.Join(s.ckpt.close(), s.writer.drop(), s.readStmts.close(), s.read.Close(), s.write.Close())
 }
 
 // tx is one transaction, read-write from Update or read-only from View.
@@ -517,9 +516,15 @@ func collect[T any](rows *sql.Rows, err error, what string, scan func(scanner) (
 // server's CPU under load), and in a write batch every statement runs under
 // the batch's context instead of the caller's (see runBatch).
 type sqlConn struct {
-	tx    *sql.Tx
 	fixed context.Context
-	stmts *stmtCache
+	stmts statements // the writer's (writer.go), or a View's (stmtCache)
+}
+
+// statements gives a transaction its prepared statements.
+type statements interface {
+	get(ctx context.Context, query string) (*sql.Stmt, error)
+	// queryRow runs query unprepared, for the error preparing it gave.
+	queryRow(ctx context.Context, query string, args ...any) *sql.Row
 }
 
 func (c sqlConn) ctx(ctx context.Context) context.Context {
@@ -553,7 +558,7 @@ func (c sqlConn) QueryRowContext(ctx context.Context, query string, args ...any)
 		return st.QueryRowContext(ctx, args...)
 	}
 	// Without a statement the driver reports any error through the Row.
-	return c.tx.QueryRowContext(ctx, query, args...)
+	return c.stmts.queryRow(ctx, query, args...)
 }
 
 // stmtCache holds one transaction's statements, closed with it: each is the
@@ -563,6 +568,10 @@ type stmtCache struct {
 	tx *sql.Tx
 	db *prepared
 	m  map[string]*sql.Stmt // allocated on first use
+}
+
+func (c *stmtCache) queryRow(ctx context.Context, query string, args ...any) *sql.Row {
+	return c.tx.QueryRowContext(ctx, query, args...)
 }
 
 func (c *stmtCache) get(ctx context.Context, query string) (*sql.Stmt, error) {

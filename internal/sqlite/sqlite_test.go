@@ -152,10 +152,7 @@ func TestMigrateRefusesNewerDatabase(t *testing.T) {
 	ctx := t.Context()
 	path := filepath.Join(t.TempDir(), "askd.db")
 	s := openAt(t, path)
-	if _, err := s.write.ExecContext(ctx,
-		"INSERT INTO schema_migrations (version, applied_at) VALUES ('999_from_the_future', 0)"); err != nil {
-		t.Fatal(err)
-	}
+	writeSQL(t, s, "INSERT INTO schema_migrations (version, applied_at) VALUES ('999_from_the_future', 0)")
 	_, err := Migrate(ctx, path)
 	if err == nil || !strings.Contains(err.Error(), "999_from_the_future") {
 		t.Errorf("Migrate on a database of a newer askd = %v, want an error naming its migration", err)
@@ -191,19 +188,20 @@ func TestMigrateConcurrently(t *testing.T) {
 
 func TestPragmas(t *testing.T) {
 	s := openTest(t)
+	// A pool's connection, or the writer's (nil), which the writer holds.
 	tests := []struct {
 		name   string
 		db     *sql.DB
 		pragma string
 		want   string
 	}{
-		{"writer journal_mode", s.write, "journal_mode", "wal"},
-		{"writer busy_timeout", s.write, "busy_timeout", "5000"},
-		{"writer foreign_keys", s.write, "foreign_keys", "1"},
-		{"writer synchronous", s.write, "synchronous", "1"}, // NORMAL
-		{"writer query_only", s.write, "query_only", "0"},
-		{"writer temp_store", s.write, "temp_store", "2"},                    // MEMORY: savepoints' sub-journals
-		{"writer wal_autocheckpoint", s.write, "wal_autocheckpoint", "1000"}, // the fallback (checkpoint.go)
+		{"writer journal_mode", nil, "journal_mode", "wal"},
+		{"writer busy_timeout", nil, "busy_timeout", "5000"},
+		{"writer foreign_keys", nil, "foreign_keys", "1"},
+		{"writer synchronous", nil, "synchronous", "1"}, // NORMAL
+		{"writer query_only", nil, "query_only", "0"},
+		{"writer temp_store", nil, "temp_store", "2"},                    // MEMORY: savepoints' sub-journals
+		{"writer wal_autocheckpoint", nil, "wal_autocheckpoint", "1000"}, // the fallback (checkpoint.go)
 		{"checkpointer busy_timeout", s.ckpt.db, "busy_timeout", "5000"},
 		{"reader journal_mode", s.read, "journal_mode", "wal"},
 		{"reader busy_timeout", s.read, "busy_timeout", "5000"},
@@ -213,7 +211,9 @@ func TestPragmas(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			var got string
-			if err := tt.db.QueryRowContext(t.Context(), "PRAGMA "+tt.pragma).Scan(&got); err != nil {
+			if tt.db == nil {
+				got = writerValue(t, s, "PRAGMA "+tt.pragma)
+			} else if err := tt.db.QueryRowContext(t.Context(), "PRAGMA "+tt.pragma).Scan(&got); err != nil {
 				t.Fatal(err)
 			}
 			if got != tt.want {
@@ -284,6 +284,32 @@ func TestOpenRefusesUnusablePaths(t *testing.T) {
 			}
 		})
 	}
+}
+
+// writeSQL runs query on the writer's connection, in a transaction of its
+// own: the writer holds the write pool's one connection.
+func writeSQL(t *testing.T, s *Store, query string, args ...any) {
+	t.Helper()
+	err := s.Update(t.Context(), func(tx askd.Tx) error {
+		_, err := txOf(tx).tx.ExecContext(t.Context(), query, args...)
+		return err
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+}
+
+// writerValue reads the one value query returns on the writer's connection.
+func writerValue(t *testing.T, s *Store, query string, args ...any) string {
+	t.Helper()
+	var v string
+	err := s.Update(t.Context(), func(tx askd.Tx) error {
+		return txOf(tx).tx.QueryRowContext(t.Context(), query, args...).Scan(&v)
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return v
 }
 
 func TestWatchersRunBeforeUpdateReturns(t *testing.T) {
