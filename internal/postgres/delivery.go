@@ -69,6 +69,29 @@ func (t *tx) CountSessions(ctx context.Context, agent string, since time.Time) (
 	return n, nil
 }
 
+// sessionCounts is the rest of SessionState after the pending asks: the
+// token's pending asks, and whether the session is recorded.
+const sessionCounts = `
+	SELECT (SELECT count(*) FROM asks WHERE status = 'pending' AND agent = $1),
+		EXISTS (SELECT FROM sessions WHERE agent = $1 AND name = $2)`
+
+// SessionState reads agent's session session as a new ask finds it: its
+// pending asks (FindAsks: in a write transaction, locked), the token's
+// pending count and whether the session is recorded. One round trip: the
+// counts are held (pipe.go) and go with the read of the asks.
+func (t *tx) SessionState(ctx context.Context, agent, session string) (*askd.SessionState, error) {
+	st := &askd.SessionState{}
+	t.p.hold(sessionCounts, []any{agent, session}, func(br pgx.BatchResults) error {
+		return translate(br.QueryRow().Scan(&st.TokenPending, &st.Recorded), fmt.Sprintf("read session %q", session))
+	})
+	pending, err := t.FindAsks(ctx, askd.AskFilter{Agent: agent, Session: session, Status: askd.StatusPending})
+	if err != nil {
+		return nil, err
+	}
+	st.Pending = pending
+	return st, nil
+}
+
 const deliveryColumns = `id, kind, idempotency_key, ask_id, session, channel, status, attempts,
 	next_at, claimed_until, last_error, created_at, updated_at`
 

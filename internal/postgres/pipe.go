@@ -96,7 +96,8 @@ func (p *pipe) begin() {
 // hold queues a write whose outcome check reads from its own result: check
 // gets what br.Exec or br.QueryRow would (it must read exactly one result)
 // and returns the write's error, translated. The write is sent with the
-// next statement that needs an answer, or by flush.
+// next statement that needs an answer, or by flush. A read whose answer can
+// wait for the next statement's is held the same way, check reading it.
 func (p *pipe) hold(sql string, args []any, check func(pgx.BatchResults) error) {
 	p.used = true
 	p.b.Queue(sql, args...)

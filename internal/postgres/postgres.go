@@ -250,7 +250,7 @@ func (s *Store) View(ctx context.Context, fn func(askd.Tx) error) error {
 	p := newPipe(pc.Conn())
 	defer release(ctx, pc, p) // nothing to commit: rolling back ends the snapshot
 	p.frame(beginRead, "begin read transaction")
-	t := &tx{tx: p}
+	t := &tx{tx: p, p: p}
 	return fault(fn(t.areas()))
 }
 

@@ -111,6 +111,7 @@ func Run(t *testing.T, open func(t *testing.T) askd.Store) {
 		{"ConcurrentUpdatesSomeFail", testConcurrentUpdatesSomeFail},
 		{"Channels", testChannels},
 		{"SessionsRecorded", testSessionsRecorded},
+		{"SessionState", testSessionState},
 		{"DeliveryRoundTrip", testDeliveryRoundTrip},
 		{"ClaimDeliveries", testClaimDeliveries},
 		{"ConcurrentClaims", testConcurrentClaims},
