@@ -122,6 +122,14 @@ func (t *tx) CreateDelivery(ctx context.Context, d *askd.Delivery) error {
 	return translate(err, "create delivery "+d.Key, says{missing: fmt.Sprintf("ask %d not found", d.AskID)})
 }
 
+// AddDelivery is CreateDelivery with a taken key no error.
+func (t *tx) AddDelivery(ctx context.Context, d *askd.Delivery) error {
+	if err := t.CreateDelivery(ctx, d); askd.ErrorCode(err) != askd.ECONFLICT {
+		return err
+	}
+	return nil
+}
+
 // Delivery returns the delivery with the key; ENOTFOUND when there is none.
 func (t *tx) Delivery(ctx context.Context, key string) (*askd.Delivery, error) {
 	row := t.tx.QueryRowContext(ctx, "SELECT "+deliveryColumns+" FROM deliveries WHERE idempotency_key = ?", key)

@@ -198,6 +198,40 @@ func checkDelivery(t *testing.T, what string, got, want *askd.Delivery) {
 	}
 }
 
+// testAddDelivery: AddDelivery adds a delivery as CreateDelivery does, a
+// taken key is no error and leaves the first as it was, and one of a
+// missing ask fails its update (ENOTFOUND).
+func testAddDelivery(t *testing.T, s askd.Store) {
+	ctx := t.Context()
+	a := settled(newAsk(askd.KindDecision, "s1", at(0)), "", at(time.Second))
+	create(t, s, a)
+	d := newDelivery(a, askd.TellKey(a), ptr(at(time.Second)))
+	update(t, s, func(tx askd.Tx) error {
+		if err := tx.Deliveries.AddDelivery(ctx, d); err != nil {
+			return err
+		}
+		return tx.Deliveries.AddDelivery(ctx, newDelivery(a, d.Key, nil))
+	})
+	view(t, s, func(tx askd.Tx) error {
+		got, err := tx.Deliveries.Delivery(ctx, d.Key)
+		if err != nil {
+			return err
+		}
+		d.ID = got.ID
+		checkDelivery(t, "added", got, d)
+		return nil
+	})
+	err := s.Update(ctx, func(tx askd.Tx) error {
+		return tx.Deliveries.AddDelivery(ctx, newDelivery(&askd.Ask{ID: a.ID + 1000, Session: "s1"}, "orphan", nil))
+	})
+	wantCode(t, err, askd.ENOTFOUND)
+	err = s.View(ctx, func(tx askd.Tx) error {
+		_, err := tx.Deliveries.Delivery(ctx, "orphan")
+		return err
+	})
+	wantCode(t, err, askd.ENOTFOUND)
+}
+
 func testDeliveryRoundTrip(t *testing.T, s askd.Store) {
 	ctx := t.Context()
 	a := settled(newAsk(askd.KindDecision, "s1", at(0)), "", at(time.Second))

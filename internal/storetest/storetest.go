@@ -113,6 +113,7 @@ func Run(t *testing.T, open func(t *testing.T) askd.Store) {
 		{"SessionsRecorded", testSessionsRecorded},
 		{"SessionState", testSessionState},
 		{"DeliveryRoundTrip", testDeliveryRoundTrip},
+		{"AddDelivery", testAddDelivery},
 		{"ClaimDeliveries", testClaimDeliveries},
 		{"ConcurrentClaims", testConcurrentClaims},
 		{"ClaimSessionTells", testClaimSessionTells},
