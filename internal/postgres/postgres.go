@@ -196,14 +196,14 @@ func (s *Store) runBatch(batch []*groupcommit.Update) {
 		// fails with the COMMIT is undone alone, and the COMMIT sent again.
 		p.owner = len(batch)
 	}
-	ran -= failed(p, results)
+	ran -= failHeld(p, results)
 	if ran == 0 || !p.used {
 		// Nothing to commit: release rolls back what was sent, if anything.
 		groupcommit.Finish(batch, results)
 		return
 	}
 	held, err := p.finish(ctx, commit, "commit")
-	failed(p, results)
+	failHeld(p, results)
 	if held != nil && p.broken == nil {
 		// A batch of one: its held write failed, and the server skipped
 		// the COMMIT. Release rolls it back.
@@ -221,9 +221,9 @@ func (s *Store) runBatch(batch []*groupcommit.Update) {
 	groupcommit.Finish(batch, results)
 }
 
-// failed gives the updates whose held writes failed after they ended
+// failHeld gives the updates whose held writes failed after they ended
 // (pipe.failed) their errors, and returns how many it has failed.
-func failed(p *pipe, results []groupcommit.Result) int {
+func failHeld(p *pipe, results []groupcommit.Result) int {
 	n := 0
 	for i, err := range p.failed {
 		if results[i].OK() {
