@@ -385,6 +385,10 @@ type SessionTx interface {
 	// CountSessions returns how many sessions of agent were first recorded at
 	// or after since.
 	CountSessions(ctx context.Context, agent string, since time.Time) (int, error)
+	// SessionState reads what a new ask in agent's session session is
+	// checked against (see SessionState). A store may read it all in one
+	// round trip.
+	SessionState(ctx context.Context, agent, session string) (*SessionState, error)
 	// Sessions returns the sessions that have asks and match q, by agent
 	// then name (see SessionKey), at most q.Limit when it is above 0.
 	Sessions(ctx context.Context, q SessionQuery) ([]*SessionInfo, error)
@@ -392,6 +396,19 @@ type SessionTx interface {
 	// nil: asks it matches, as SessionQuery.Routes): every one the
 	// SessionQuery of those routes lists.
 	CountSessionsWithAsks(ctx context.Context, routes []string) (int, error)
+}
+
+// SessionState is one session as a new ask in it finds it
+// (SessionTx.SessionState).
+type SessionState struct {
+	// Pending are the session's pending asks, as AskTx.FindAsks returns
+	// them, and in a write transaction locks them.
+	Pending []*Ask
+	// TokenPending counts the pending asks of the session's agent token,
+	// across all its sessions.
+	TokenPending int
+	// Recorded: the session has its record (SessionTx.AddSession).
+	Recorded bool
 }
 
 // AskTx is what a transaction may do with asks.

@@ -356,6 +356,13 @@ type DeliveryTx interface {
 	// CreateDelivery adds d to the outbox and sets d.ID. A delivery with d.Key
 	// already there is ECONFLICT, and leaves the transaction usable.
 	CreateDelivery(ctx context.Context, d *Delivery) error
+	// AddDelivery is CreateDelivery for a caller that needs neither d.ID nor
+	// to know whether d.Key was taken: a delivery with d.Key already there is
+	// left as it is, and no error. Like AddEvent's, its insert may be held
+	// back: d.ID may stay unset, and an error of the insert (ENOTFOUND for a
+	// missing ask) may come from the transaction's next statement or from
+	// Update.
+	AddDelivery(ctx context.Context, d *Delivery) error
 	// Delivery returns the delivery with the key; ENOTFOUND when there is none.
 	Delivery(ctx context.Context, key string) (*Delivery, error)
 	// ClaimDeliveries leases up to limit pending deliveries due at now (NextAt

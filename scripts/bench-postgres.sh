@@ -45,8 +45,10 @@ for u in "$ap" "$ip"; do
 done
 echo "# $(date -u +%FT%TZ) $(nproc) cores, load $(cut -d' ' -f1-3 /proc/loadavg), commit $(git rev-parse --short HEAD), PostgreSQL $("$bin/postgres" --version | awk '{print $3}'), synchronous_commit=${SYNC:-on}"
 # CPU seconds (user + system) of a set of processes, from /proc.
-cpu() { for p in "$@"; do awk '{print $14 + $15}' "/proc/$p/stat" 2>/dev/null; done | awk -v hz="$(getconf CLK_TCK)" '{t += $1} END {printf "%.1f", t / hz}'; }
-pg() { pgrep -u postgres -d ' ' postgres || true; }
+cpu() { for p in "$@"; do awk '{print $14 + $15}' "/proc/$p/stat" 2>/dev/null; done | awk -v hz="$(getconf CLK_TCK)" '{t += $1} END {printf "%.2f", t / hz}'; }
+# This cluster's processes only (the postmaster and its children): another
+# cluster running beside it on the machine is not counted.
+pg() { local pm; pm=$(head -1 "$dir/data/postmaster.pid"); echo "$pm $(pgrep -d ' ' -P "$pm" || true)"; }
 pg0=$(cpu $(pg)); a0=$(cpu "${pids[0]}"); i0=$(cpu "${pids[1]}")
 TIMEFORMAT='%U %S'
 { time "$dir/bench" --url "http://127.0.0.1:$ap" --inbox-url "http://127.0.0.1:$ip" --agent-token "$at" --human-token "$ht" "$@" 2>&3 ; } 3>&2 2> "$dir/time"

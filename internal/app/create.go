@@ -53,15 +53,13 @@ func (s *Service) Create(ctx context.Context, c askd.Caller, in *askd.AskInput, 
 		if err := tx.Sessions.LockSession(ctx, c.Name, c.Session); err != nil {
 			return err
 		}
-		pf := sessionFilter(c)
-		pf.Status = askd.StatusPending
-		pending, err := tx.Asks.FindAsks(ctx, pf)
+		st, err := tx.Sessions.SessionState(ctx, c.Name, c.Session)
 		if err != nil {
 			return err
 		}
 		switch {
 		case a.Kind == askd.KindQuestion:
-			out, err = s.reattachQuestion(ctx, tx, c, a, pending)
+			out, err = s.reattachQuestion(ctx, tx, c, a, st.Pending)
 		case a.Kind == askd.KindApproval && a.ToolUseID != "":
 			var r *askd.Ask
 			out, r, err = s.retryApproval(ctx, tx, c, a)
@@ -74,14 +72,17 @@ func (s *Service) Create(ctx context.Context, c askd.Caller, in *askd.AskInput, 
 				replaced, err = s.replaceKeyed(ctx, tx, c, a, in.Replaces)
 			}
 		case a.Kind.IsAttention():
-			out, err = s.replaceAttention(ctx, tx, c, a, pending)
+			out, err = s.replaceAttention(ctx, tx, c, a, st.Pending)
 		}
 		if err != nil || out != nil {
 			return err
 		}
-		pending = slices.DeleteFunc(pending, func(x *askd.Ask) bool {
+		// The asks replaced are pending no longer: each was one of the
+		// token's, and those of this session are in st.Pending.
+		st.Pending = slices.DeleteFunc(st.Pending, func(x *askd.Ask) bool {
 			return slices.ContainsFunc(replaced, func(r *askd.Ask) bool { return r.ID == x.ID })
 		})
+		st.TokenPending -= len(replaced)
 		if err := quorumFor(ctx, tx, a); err != nil {
 			return err
 		}
@@ -92,7 +93,7 @@ func (s *Service) Create(ctx context.Context, c askd.Caller, in *askd.AskInput, 
 		if r != nil && r.Effect == askd.EffectAllow && a.ApprovalsNeeded > 0 {
 			r = nil // a policy is stronger than an always-allow rule (SPEC §11)
 		}
-		if err := s.insertAsk(ctx, tx, c, a, len(pending)); err != nil {
+		if err := s.insertAsk(ctx, tx, c, a, st); err != nil {
 			return err
 		}
 		out, created, rule = a, true, r
@@ -279,18 +280,18 @@ func (s *Service) replaceAttention(ctx context.Context, tx askd.Tx, c askd.Calle
 	return nil, nil
 }
 
-// insertAsk stores the new ask a of c's session, which has pending asks
-// pending already, within the caps (MaxPending, checkTokenPending,
-// addSession), with its created event. Its notify deliveries are the
-// caller's to queue (enqueueNotify): an ask a rule answers has none.
-func (s *Service) insertAsk(ctx context.Context, tx askd.Tx, c askd.Caller, a *askd.Ask, pending int) error {
-	if pending >= s.cfg.MaxPending {
-		return askd.Errorf(askd.ELIMIT, "session %q already has %d pending asks, at most %d: wait for answers or cancel some with cancel_ask", c.Session, pending, s.cfg.MaxPending)
+// insertAsk stores the new ask a of c's session, which is as st says,
+// within the caps (MaxPending, checkTokenPending, addSession), with its
+// created event. Its notify deliveries are the caller's to queue
+// (enqueueNotify): an ask a rule answers has none.
+func (s *Service) insertAsk(ctx context.Context, tx askd.Tx, c askd.Caller, a *askd.Ask, st *askd.SessionState) error {
+	if n := len(st.Pending); n >= s.cfg.MaxPending {
+		return askd.Errorf(askd.ELIMIT, "session %q already has %d pending asks, at most %d: wait for answers or cancel some with cancel_ask", c.Session, n, s.cfg.MaxPending)
 	}
-	if err := s.checkTokenPending(ctx, tx, c.Name); err != nil {
+	if err := s.checkTokenPending(c.Name, st.TokenPending); err != nil {
 		return err
 	}
-	if pending == 0 { // a session with pending asks is recorded already
+	if !st.Recorded { // its first ask
 		if err := s.addSession(ctx, tx, c.Name, c.Session); err != nil {
 			return err
 		}
@@ -302,13 +303,10 @@ func (s *Service) insertAsk(ctx context.Context, tx askd.Tx, c askd.Caller, a *a
 }
 
 // checkTokenPending refuses a new ask when agent's token already has
-// MaxPendingPerToken pending asks across all its sessions (ELIMIT): the
-// per-session cap alone lets one token fill the inbox by naming new sessions.
-func (s *Service) checkTokenPending(ctx context.Context, tx askd.Tx, agent string) error {
-	n, err := tx.Asks.CountAsks(ctx, askd.AskFilter{Agent: agent, Status: askd.StatusPending})
-	if err != nil {
-		return err
-	}
+// MaxPendingPerToken pending asks across all its sessions, n of them
+// (ELIMIT): the per-session cap alone lets one token fill the inbox by
+// naming new sessions.
+func (s *Service) checkTokenPending(agent string, n int) error {
 	if n >= s.cfg.MaxPendingPerToken {
 		return askd.Errorf(askd.ELIMIT, "agent token %q already has %d pending asks across its sessions, at most %d (askd serve --max-pending-per-token): wait for answers or cancel some with cancel_ask", agent, n, s.cfg.MaxPendingPerToken)
 	}

@@ -124,11 +124,12 @@ func (s *Service) enqueueTell(ctx context.Context, tx askd.Tx, a *askd.Ask) (sen
 	if ch.Type != askd.ChannelHook && ch.Type != askd.ChannelBridge {
 		d.NextAt = &now
 	}
-	err = tx.Deliveries.CreateDelivery(ctx, d)
-	if askd.ErrorCode(err) == askd.ECONFLICT {
-		return false, nil // this settlement is queued already
+	// A settlement queued already keeps its delivery (then the worker is
+	// woken for nothing).
+	if err := tx.Deliveries.AddDelivery(ctx, d); err != nil {
+		return false, err
 	}
-	return err == nil && d.NextAt != nil, err
+	return d.NextAt != nil, nil
 }
 
 func (s *Service) defaultChannel() *askd.Channel {

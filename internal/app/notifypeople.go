@@ -117,7 +117,7 @@ func (s *Service) notifyRoute(ctx context.Context, tx askd.Tx, a *askd.Ask, rout
 			Kind: askd.DeliveryNotify, Key: key, AskID: a.ID, Session: a.Session,
 			Channel: ch.Channel, Status: askd.DeliveryPending, NextAt: &now, CreatedAt: now, UpdatedAt: now,
 		}
-		if err := tx.Deliveries.CreateDelivery(ctx, d); err != nil && askd.ErrorCode(err) != askd.ECONFLICT {
+		if err := tx.Deliveries.AddDelivery(ctx, d); err != nil { // a key taken: notified already
 			return err
 		}
 	}

@@ -19,7 +19,8 @@ import (
 // tx is one transaction, read-write from Update or read-only from View.
 type tx struct {
 	tx querier
-	// p is the write batch's pipe, for holding writes back (nil in View).
+	// p is the pipe tx is, for holding statements back: writes, and reads
+	// sent ahead of the next statement.
 	p *pipe
 	// locked are the asks this write transaction has read (so locked) or
 	// created: their rows stay until it ends, so that an update of one

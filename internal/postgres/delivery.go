@@ -69,29 +69,43 @@ func (t *tx) CountSessions(ctx context.Context, agent string, since time.Time) (
 	return n, nil
 }
 
+// sessionCounts is the rest of SessionState after the pending asks: the
+// token's pending asks, and whether the session is recorded.
+const sessionCounts = `
+	SELECT (SELECT count(*) FROM asks WHERE status = 'pending' AND agent = $1),
+		EXISTS (SELECT FROM sessions WHERE agent = $1 AND name = $2)`
+
+// SessionState reads agent's session session as a new ask finds it: its
+// pending asks (FindAsks: in a write transaction, locked), the token's
+// pending count and whether the session is recorded. One round trip: the
+// counts are held (pipe.go) and go with the read of the asks.
+func (t *tx) SessionState(ctx context.Context, agent, session string) (*askd.SessionState, error) {
+	st := &askd.SessionState{}
+	t.p.hold(sessionCounts, []any{agent, session}, func(br pgx.BatchResults) error {
+		return translate(br.QueryRow().Scan(&st.TokenPending, &st.Recorded), fmt.Sprintf("read session %q", session))
+	})
+	pending, err := t.FindAsks(ctx, askd.AskFilter{Agent: agent, Session: session, Status: askd.StatusPending})
+	if err != nil {
+		return nil, err
+	}
+	st.Pending = pending
+	return st, nil
+}
+
 const deliveryColumns = `id, kind, idempotency_key, ask_id, session, channel, status, attempts,
 	next_at, claimed_until, last_error, created_at, updated_at`
 
-// CreateDelivery adds d and sets d.ID; ECONFLICT when d.Key is taken. ON
-// CONFLICT DO NOTHING keeps the transaction usable, where a unique violation
-// would abort it.
+// CreateDelivery adds d and sets d.ID; ECONFLICT when d.Key is taken
+// (insertDelivery: the transaction stays usable).
 func (t *tx) CreateDelivery(ctx context.Context, d *askd.Delivery) error {
 	if err := t.mustWrite("create delivery"); err != nil {
 		return err
 	}
-	ch, err := json.Marshal(d.Channel)
+	values, err := deliveryValues(d)
 	if err != nil {
 		return fmt.Errorf("create delivery %s: %w", d.Key, err)
 	}
-	err = t.tx.QueryRow(t.ctx(ctx), `
-		INSERT INTO deliveries (kind, idempotency_key, ask_id, session, channel, status, attempts,
-			next_at, claimed_until, last_error, created_at, updated_at)
-		VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12)
-		ON CONFLICT (idempotency_key) DO NOTHING
-		RETURNING id`,
-		string(d.Kind), d.Key, d.AskID, d.Session, ch, string(d.Status), d.Attempts,
-		d.NextAt, d.ClaimedUntil, d.LastError, d.CreatedAt, d.UpdatedAt,
-	).Scan(&d.ID)
+	err = t.tx.QueryRow(t.ctx(ctx), insertDelivery+" RETURNING id", values...).Scan(&d.ID)
 	switch {
 	case errors.Is(err, pgx.ErrNoRows):
 		return askd.Errorf(askd.ECONFLICT, "delivery %s already exists", d.Key)
@@ -101,6 +115,46 @@ func (t *tx) CreateDelivery(ctx context.Context, d *askd.Delivery) error {
 		return translate(err, "create delivery "+d.Key)
 	}
 	return nil
+}
+
+// AddDelivery adds d unless d.Key is taken, held back and sent with the
+// transaction's next statement or its COMMIT (see pipe), as AddEvent's
+// insert is.
+func (t *tx) AddDelivery(ctx context.Context, d *askd.Delivery) error {
+	if err := t.mustWrite("add delivery"); err != nil {
+		return err
+	}
+	values, err := deliveryValues(d)
+	if err != nil {
+		return fmt.Errorf("add delivery %s: %w", d.Key, err)
+	}
+	t.p.hold(insertDelivery, values, func(br pgx.BatchResults) error {
+		_, err := br.Exec()
+		if foreignKeyViolation(err) {
+			return askd.Errorf(askd.ENOTFOUND, "ask %d not found", d.AskID)
+		}
+		return translate(err, "add delivery "+d.Key)
+	})
+	return nil
+}
+
+// insertDelivery inserts a delivery unless its key is taken (ON CONFLICT DO
+// NOTHING keeps the transaction usable, where a unique violation would
+// abort it), with deliveryValues.
+const insertDelivery = `
+	INSERT INTO deliveries (kind, idempotency_key, ask_id, session, channel, status, attempts,
+		next_at, claimed_until, last_error, created_at, updated_at)
+	VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12)
+	ON CONFLICT (idempotency_key) DO NOTHING`
+
+// deliveryValues are d's values for insertDelivery.
+func deliveryValues(d *askd.Delivery) ([]any, error) {
+	ch, err := json.Marshal(d.Channel)
+	if err != nil {
+		return nil, err
+	}
+	return []any{string(d.Kind), d.Key, d.AskID, d.Session, ch, string(d.Status), d.Attempts,
+		d.NextAt, d.ClaimedUntil, d.LastError, d.CreatedAt, d.UpdatedAt}, nil
 }
 
 // Delivery returns the delivery with the key; ENOTFOUND when there is none.

@@ -24,23 +24,41 @@ type querier interface {
 // ROLLBACK:
 //   - the transaction's BEGIN and write lock, and each shared update's
 //     SAVEPOINT, go with the first statement after them;
-//   - held writes (UpdateAsk, AddEvent: see hold) go with the next read, or
-//     at the end of their update, the last one's with the COMMIT.
+//   - held writes (UpdateAsk, AddEvent: see hold) go with the next read,
+//     their update's own or, in a shared batch, a later update's, or with
+//     the COMMIT.
 //
 // In a pipeline, a statement that fails makes the server skip the rest up to
 // the Sync. Every statement sent is read back in order, so the first error
 // is the one reported, by the item it belongs to: a held write's by its own
 // check, the statement's by the caller, BEGIN's and the other framing
-// statements' as broken (the whole batch fails).
+// statements' as broken (the whole batch fails). A held write of an earlier
+// update of a shared batch that fails is that update's error (failed): it
+// alone is undone, and what the server skipped after it is sent again
+// (resend).
 type pipe struct {
 	conn  *pgx.Conn
 	b     *pgx.Batch
-	reads []func(pgx.BatchResults) error // one per statement queued by frame or hold, in order
-	sends int                            // round trips so far
-	used  bool                           // a statement other than framing was queued
-	open  bool                           // BEGIN has been sent and no COMMIT or ROLLBACK since
+	reads []queued // one per statement queued by frame or hold, in order
+	sends int      // round trips so far
+	used  bool     // a statement other than framing was queued
+	open  bool     // BEGIN has been sent and no COMMIT or ROLLBACK since
+	// owner is the update of a shared write batch (its index) whose
+	// statements are being queued; runBatch sets it.
+	owner int
+	// failed are the errors of held writes of updates before owner, by
+	// update, that came back with a later update's statement or the
+	// COMMIT: runBatch's to give those updates.
+	failed map[int]error
 	// broken is the error of a framing statement: the transaction is lost.
 	broken error
+}
+
+// queued is a statement queued by frame or hold: how its result is read,
+// and the update that queued it.
+type queued struct {
+	read  func(pgx.BatchResults) error
+	owner int
 }
 
 func newPipe(conn *pgx.Conn) *pipe { return &pipe{conn: conn, b: &pgx.Batch{}} }
@@ -77,13 +95,13 @@ func prepareFraming(ctx context.Context, conn *pgx.Conn) error {
 // its failure breaks the batch.
 func (p *pipe) frame(sql, what string) {
 	p.b.Queue(sql)
-	p.reads = append(p.reads, func(br pgx.BatchResults) error {
+	p.reads = append(p.reads, queued{owner: p.owner, read: func(br pgx.BatchResults) error {
 		if _, err := br.Exec(); err != nil {
 			p.broken = translate(err, what)
 			return p.broken
 		}
 		return nil
-	})
+	}})
 }
 
 // begin queues BEGIN and the write lock, sent with the first statement of
@@ -96,11 +114,12 @@ func (p *pipe) begin() {
 // hold queues a write whose outcome check reads from its own result: check
 // gets what br.Exec or br.QueryRow would (it must read exactly one result)
 // and returns the write's error, translated. The write is sent with the
-// next statement that needs an answer, or by flush.
+// next statement that needs an answer, or by flush. A read whose answer can
+// wait for the next statement's is held the same way, check reading it.
 func (p *pipe) hold(sql string, args []any, check func(pgx.BatchResults) error) {
 	p.used = true
 	p.b.Queue(sql, args...)
-	p.reads = append(p.reads, check)
+	p.reads = append(p.reads, queued{read: check, owner: p.owner})
 }
 
 // mark is the point a shared update starts from, for undo.
@@ -111,7 +130,7 @@ func (p *pipe) mark() mark { return mark{p.sends, len(p.reads)} }
 // undo drops what was queued since m and not sent, and reports whether
 // anything since m was sent (so that the transaction has to roll back to
 // the savepoint). Everything unsent since a sent round trip is the failed
-// update's own: each update ends with its writes flushed.
+// update's own: a round trip sends all that was queued before it.
 func (p *pipe) undo(m mark) (sent bool) {
 	keep := m.queued
 	if p.sends != m.sends {
@@ -150,9 +169,12 @@ func (p *pipe) send(ctx context.Context, last bool) (pgx.BatchResults, error) {
 	p.open = true // BEGIN is the first of a write batch's statements
 	p.sends++
 	br := p.conn.SendBatch(ctx, b)
-	for _, read := range reads {
-		if err := read(br); err != nil {
+	for k, q := range reads {
+		if err := q.read(br); err != nil {
 			br.Close()
+			if q.owner < p.owner && p.broken == nil && !p.conn.IsClosed() {
+				return p.resend(ctx, b, reads, k, err, last)
+			}
 			return nil, err
 		}
 	}
@@ -160,6 +182,38 @@ func (p *pipe) send(ctx context.Context, last bool) (pgx.BatchResults, error) {
 		return br, nil
 	}
 	return nil, br.Close()
+}
+
+// resend is send's after the held write reads[k] of an earlier update
+// failed with err in round trip b: that update's error is err (failed), and
+// it alone is undone, by rolling back to its savepoint, the newest the
+// server ran; what the server skipped after it, of later updates, is sent
+// again, with the statement b ends with when last.
+func (p *pipe) resend(ctx context.Context, b *pgx.Batch, reads []queued, k int, err error, last bool) (pgx.BatchResults, error) {
+	undone := reads[k].owner
+	if p.failed == nil {
+		p.failed = map[int]error{}
+	}
+	p.failed[undone] = err
+	// Alone: the transaction is aborted, and the server parses nothing else
+	// until it is rolled back.
+	p.frame(rollbackToSavepoint, "roll back to savepoint")
+	if err := p.flush(ctx); err != nil {
+		return nil, err
+	}
+	// Queued anew: pgx forgets the statements of a batch that failed.
+	for j := k + 1; j < len(reads); j++ {
+		if reads[j].owner > undone {
+			q := b.QueuedQueries[j]
+			p.b.Queue(q.SQL, q.Arguments...)
+			p.reads = append(p.reads, reads[j])
+		}
+	}
+	if last {
+		q := b.QueuedQueries[len(b.QueuedQueries)-1]
+		p.b.Queue(q.SQL, q.Arguments...)
+	}
+	return p.send(ctx, last)
 }
 
 // flush sends what is queued, if anything.

@@ -15,8 +15,8 @@ import (
 )
 
 // A write batch's held writes (UpdateAsk, AddEvent) are sent with a later
-// statement or the COMMIT, and a statement that fails makes the server skip
-// the rest of its round trip. Each batch here is built to order, so that
+// statement, maybe a later update's, or the COMMIT, and a statement that
+// fails makes the server skip the rest of its round trip. Each batch here is built to order, so that
 // every place a write can fail is met in a batch of one and a shared one:
 // the failing update alone is undone, and its error is its own.
 func TestPipelinedBatches(t *testing.T) {
@@ -112,6 +112,15 @@ func TestPipelinedBatches(t *testing.T) {
 		{nothing, change, nothing},
 		{updateMissing, eventMissing},
 		{refusedRead, fnError, updateMissing},
+		// an update's held write refused with a later update's statement
+		// or the COMMIT, after later updates that ran or failed
+		{change, eventMissing, change},
+		{eventMissing, fresh},
+		{eventMissing, nothing},
+		{eventMissing, eventMissing, change},
+		{eventMissing, fnError, change},
+		{eventMissing, panics, nothing, change},
+		{change, eventMissing, nothing, eventMissing},
 	} {
 		var names []string
 		for _, st := range steps {

@@ -19,8 +19,8 @@
 //     process's updates that queue meanwhile share one transaction (group
 //     commit, see Update), so the lock is taken, and the WAL flushed, once
 //     per batch; and statements are pipelined (pipe.go), so an update costs
-//     a round trip per read it makes plus one, its writes sent with its next
-//     read or the COMMIT.
+//     a round trip per read it makes, its writes sent with the next read
+//     (its own or the next update's) or the COMMIT.
 //
 // View runs at REPEATABLE READ, read only: one snapshot for all of its reads,
 // concurrent with everything.
@@ -137,9 +137,9 @@ const (
 
 // runBatch runs the updates in one transaction, on one connection through a
 // pipe (pipe.go), and answers each. Round trips: the first statement carries
-// BEGIN and the write lock; each update's writes go with its next read or
-// at its end, and the last update's with the COMMIT. An update that makes no
-// statement at all costs none.
+// BEGIN and the write lock; each update's writes go with the next read, its
+// own or the next update's, and the last update's with the COMMIT. An
+// update that makes no statement at all costs none.
 func (s *Store) runBatch(batch []*groupcommit.Update) {
 	results := make([]groupcommit.Result, len(batch))
 	// Statements run under the batch's context, not a caller's: a cancelled
@@ -162,15 +162,14 @@ func (s *Store) runBatch(batch []*groupcommit.Update) {
 			continue
 		}
 		m := p.mark()
+		p.owner = i
 		if shared {
 			p.frame(savepoint, "savepoint")
 		}
 		t := &tx{tx: p, p: p, writable: true, exclusive: true, fixed: ctx}
+		// Its held writes go with the next statement, a later update's or
+		// the COMMIT; an error of theirs is still its own (pipe.failed).
 		results[i] = groupcommit.Call(u, t.areas())
-		if results[i].OK() && i < len(batch)-1 {
-			// Its writes are sent now, so that their errors are its own.
-			results[i].Err = p.flush(ctx)
-		}
 		if broken := p.lost(); broken != nil {
 			groupcommit.Fail(batch, results, broken)
 			return
@@ -192,25 +191,25 @@ func (s *Store) runBatch(batch []*groupcommit.Update) {
 			return
 		}
 	}
+	if shared {
+		// Every update's held writes are now an earlier one's: one that
+		// fails with the COMMIT is undone alone, and the COMMIT sent again.
+		p.owner = len(batch)
+	}
+	ran -= failHeld(p, results)
 	if ran == 0 || !p.used {
 		// Nothing to commit: release rolls back what was sent, if anything.
 		groupcommit.Finish(batch, results)
 		return
 	}
 	held, err := p.finish(ctx, commit, "commit")
+	failHeld(p, results)
 	if held != nil && p.broken == nil {
-		// The last update's held write failed, and the server skipped the
-		// COMMIT: undo that update alone and commit the others.
-		last := len(batch) - 1
-		results[last].Err = held
-		ran--
-		if shared && ran > 0 {
-			p.frame(rollbackToSavepoint, "roll back to savepoint")
-			held, err = p.finish(ctx, commit, "commit")
-		} else {
-			groupcommit.Finish(batch, results)
-			return
-		}
+		// A batch of one: its held write failed, and the server skipped
+		// the COMMIT. Release rolls it back.
+		results[0].Err = held
+		groupcommit.Finish(batch, results)
+		return
 	}
 	if err == nil {
 		err = held
@@ -220,6 +219,20 @@ func (s *Store) runBatch(batch []*groupcommit.Update) {
 		return
 	}
 	groupcommit.Finish(batch, results)
+}
+
+// failHeld gives the updates whose held writes failed after they ended
+// (pipe.failed) their errors, and returns how many it has failed.
+func failHeld(p *pipe, results []groupcommit.Result) int {
+	n := 0
+	for i, err := range p.failed {
+		if results[i].OK() {
+			results[i].Err = err
+			n++
+		}
+	}
+	clear(p.failed)
+	return n
 }
 
 // release ends p's transaction unless it was committed and hands the
@@ -250,7 +263,7 @@ func (s *Store) View(ctx context.Context, fn func(askd.Tx) error) error {
 	p := newPipe(pc.Conn())
 	defer release(ctx, pc, p) // nothing to commit: rolling back ends the snapshot
 	p.frame(beginRead, "begin read transaction")
-	t := &tx{tx: p}
+	t := &tx{tx: p, p: p}
 	return fault(fn(t.areas()))
 }
 

@@ -73,6 +73,25 @@ func (t *tx) CountSessions(ctx context.Context, agent string, since time.Time) (
 	return n, nil
 }
 
+// SessionState reads agent's session session as a new ask finds it: its
+// pending asks, the token's pending count, and whether it is recorded.
+func (t *tx) SessionState(ctx context.Context, agent, session string) (*askd.SessionState, error) {
+	pending, err := t.FindAsks(ctx, askd.AskFilter{Agent: agent, Session: session, Status: askd.StatusPending})
+	if err != nil {
+		return nil, err
+	}
+	n, err := t.CountAsks(ctx, askd.AskFilter{Agent: agent, Status: askd.StatusPending})
+	if err != nil {
+		return nil, err
+	}
+	st := &askd.SessionState{Pending: pending, TokenPending: n}
+	err = t.tx.QueryRowContext(ctx, "SELECT EXISTS (SELECT 1 FROM sessions WHERE agent = ? AND name = ?)", agent, session).Scan(&st.Recorded)
+	if err != nil {
+		return nil, fmt.Errorf("read session %q: %w", session, err)
+	}
+	return st, nil
+}
+
 const deliveryColumns = `id, kind, idempotency_key, ask_id, session, channel, status, attempts,
 	next_at, claimed_until, last_error, created_at, updated_at`
 
@@ -101,6 +120,14 @@ func (t *tx) CreateDelivery(ctx context.Context, d *askd.Delivery) error {
 		return askd.Errorf(askd.ECONFLICT, "delivery %s already exists", d.Key)
 	}
 	return translate(err, "create delivery "+d.Key, says{missing: fmt.Sprintf("ask %d not found", d.AskID)})
+}
+
+// AddDelivery is CreateDelivery with a taken key no error.
+func (t *tx) AddDelivery(ctx context.Context, d *askd.Delivery) error {
+	if err := t.CreateDelivery(ctx, d); askd.ErrorCode(err) != askd.ECONFLICT {
+		return err
+	}
+	return nil
 }
 
 // Delivery returns the delivery with the key; ENOTFOUND when there is none.

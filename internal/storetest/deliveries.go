@@ -60,6 +60,51 @@ func testChannels(t *testing.T, s askd.Store) {
 	})
 }
 
+// testSessionState: SessionState reads a session's pending asks (as
+// FindAsks), its token's pending asks across sessions, and whether it is
+// recorded, in Update (after the transaction's own writes) and in View.
+func testSessionState(t *testing.T, s askd.Store) {
+	ctx := t.Context()
+	p1, p2 := newAsk(askd.KindQuestion, "s1", at(0)), newAsk(askd.KindReady, "s1", at(time.Second))
+	other := newAsk(askd.KindQuestion, "s2", at(0))
+	theirs := byAgent(newAsk(askd.KindQuestion, "s1", at(0)), "agent-2") // another token's session of the name
+	create(t, s, p1, p2, other, theirs, settled(newAsk(askd.KindQuestion, "s1", at(0)), "", at(time.Minute)))
+	update(t, s, func(tx askd.Tx) error {
+		_, err := tx.Sessions.AddSession(ctx, "agent-1", "s1", at(0))
+		return err
+	})
+	check := func(tx askd.Tx, agent, session string, want askd.SessionState) {
+		t.Helper()
+		st, err := tx.Sessions.SessionState(ctx, agent, session)
+		if err != nil {
+			t.Fatalf("SessionState(%s, %s): %v", agent, session, err)
+		}
+		if !slices.Equal(ids(st.Pending), ids(want.Pending)) || st.TokenPending != want.TokenPending || st.Recorded != want.Recorded {
+			t.Errorf("SessionState(%s, %s) = pending %v, token %d, recorded %v; want %v, %d, %v",
+				agent, session, ids(st.Pending), st.TokenPending, st.Recorded, ids(want.Pending), want.TokenPending, want.Recorded)
+		}
+	}
+	view(t, s, func(tx askd.Tx) error {
+		check(tx, "agent-1", "s1", askd.SessionState{Pending: []*askd.Ask{p2, p1}, TokenPending: 3, Recorded: true})
+		check(tx, "agent-1", "s2", askd.SessionState{Pending: []*askd.Ask{other}, TokenPending: 3})
+		check(tx, "agent-2", "s1", askd.SessionState{Pending: []*askd.Ask{theirs}, TokenPending: 1})
+		check(tx, "agent-3", "s1", askd.SessionState{})
+		return nil
+	})
+	update(t, s, func(tx askd.Tx) error {
+		p1.Settle(askd.StatusCancelled, askd.ReasonWithdrawn, nil, "agent-1", at(time.Minute))
+		if err := tx.Asks.UpdateAsk(ctx, p1); err != nil {
+			return err
+		}
+		if _, err := tx.Sessions.AddSession(ctx, "agent-1", "s2", at(time.Minute)); err != nil {
+			return err
+		}
+		check(tx, "agent-1", "s1", askd.SessionState{Pending: []*askd.Ask{p2}, TokenPending: 2, Recorded: true})
+		check(tx, "agent-1", "s2", askd.SessionState{Pending: []*askd.Ask{other}, TokenPending: 2, Recorded: true})
+		return nil
+	})
+}
+
 // testSessionsRecorded: AddSession records a session once, a session with a
 // channel is recorded, and CountSessions counts one agent's since a time.
 func testSessionsRecorded(t *testing.T, s askd.Store) {
@@ -151,6 +196,40 @@ func checkDelivery(t *testing.T, what string, got, want *askd.Delivery) {
 	if !reflect.DeepEqual(g, w) {
 		t.Errorf("%s:\n got %s\nwant %s", what, dump(&g), dump(&w))
 	}
+}
+
+// testAddDelivery: AddDelivery adds a delivery as CreateDelivery does, a
+// taken key is no error and leaves the first as it was, and one of a
+// missing ask fails its update (ENOTFOUND).
+func testAddDelivery(t *testing.T, s askd.Store) {
+	ctx := t.Context()
+	a := settled(newAsk(askd.KindDecision, "s1", at(0)), "", at(time.Second))
+	create(t, s, a)
+	d := newDelivery(a, askd.TellKey(a), ptr(at(time.Second)))
+	update(t, s, func(tx askd.Tx) error {
+		if err := tx.Deliveries.AddDelivery(ctx, d); err != nil {
+			return err
+		}
+		return tx.Deliveries.AddDelivery(ctx, newDelivery(a, d.Key, nil))
+	})
+	view(t, s, func(tx askd.Tx) error {
+		got, err := tx.Deliveries.Delivery(ctx, d.Key)
+		if err != nil {
+			return err
+		}
+		d.ID = got.ID
+		checkDelivery(t, "added", got, d)
+		return nil
+	})
+	err := s.Update(ctx, func(tx askd.Tx) error {
+		return tx.Deliveries.AddDelivery(ctx, newDelivery(&askd.Ask{ID: a.ID + 1000, Session: "s1"}, "orphan", nil))
+	})
+	wantCode(t, err, askd.ENOTFOUND)
+	err = s.View(ctx, func(tx askd.Tx) error {
+		_, err := tx.Deliveries.Delivery(ctx, "orphan")
+		return err
+	})
+	wantCode(t, err, askd.ENOTFOUND)
 }
 
 func testDeliveryRoundTrip(t *testing.T, s askd.Store) {
