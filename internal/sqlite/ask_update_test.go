@@ -1,7 +1,10 @@
 package sqlite
 
 import (
+	"database/sql"
+	"database/sql/driver"
 	"encoding/json"
+	"errors"
 	"slices"
 	"testing"
 	"time"
@@ -158,4 +161,47 @@ func sameJSON(t *testing.T, a, b *askd.Ask) bool {
 		t.Fatal(err)
 	}
 	return string(x) == string(y)
+}
+
+func TestWriterTakesAFreshConnectionAfterLosingOne(t *testing.T) {
+	// What the writer does when database/sql reports its connection gone
+	// (driver.ErrBadConn, sql.ErrConnDone) in the middle of a transaction:
+	// it rolls back, lets the connection go, and the next write takes one
+	// from the pool again.
+	ctx := t.Context()
+	s := openTest(t)
+	lost := &askd.Ask{Kind: askd.KindReady, Session: "s1", Agent: "a", Status: askd.StatusPending, Revision: 1, Title: "lost"}
+	err := s.Update(ctx, func(tx askd.Tx) error {
+		if err := tx.Asks.CreateAsk(ctx, lost); err != nil {
+			return err
+		}
+		s.writer.check(driver.ErrBadConn)
+		// The rest of the transaction has no connection: a read fails,
+		// rather than read outside the transaction, and so does a write.
+		if _, err := tx.Asks.Ask(ctx, lost.ID); !errors.Is(err, sql.ErrConnDone) {
+			t.Errorf("a read after the connection went: %v, want %v", err, sql.ErrConnDone)
+		}
+		return tx.Asks.UpdateAsk(ctx, lost)
+	})
+	if !errors.Is(err, errWriterGone) {
+		t.Fatalf("a write after the connection went: %v, want %v", err, errWriterGone)
+	}
+	kept := &askd.Ask{Kind: askd.KindReady, Session: "s1", Agent: "a", Status: askd.StatusPending, Revision: 1, Title: "kept"}
+	if err := s.Update(ctx, func(tx askd.Tx) error { return tx.Asks.CreateAsk(ctx, kept) }); err != nil {
+		t.Fatalf("the next write: %v", err)
+	}
+	var titles []string
+	err = s.View(ctx, func(tx askd.Tx) error {
+		asks, err := tx.Asks.FindAsks(ctx, askd.AskFilter{Agent: "a"})
+		for _, a := range asks {
+			titles = append(titles, a.Title)
+		}
+		return err
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !slices.Equal(titles, []string{"kept"}) {
+		t.Errorf("stored asks %q, want only the one written after (the other rolled back)", titles)
+	}
 }

@@ -17,7 +17,8 @@ import (
 // writer goroutine uses it (runBatch, and indexQueued before it starts).
 type writer struct {
 	db    *sql.DB
-	conn  *sql.Conn
+	conn  *sql.Conn // closed once let go (gone), until the next begin
+	gone  bool
 	stmts map[string]*sql.Stmt
 	once  []*sql.Stmt // prepared past maxPrepared: closed when the transaction ends
 	open  bool        // a transaction is open on conn
@@ -26,12 +27,12 @@ type writer struct {
 // begin starts a write transaction, taking the connection first if the
 // writer does not hold it (at the first write, or after it went bad).
 func (w *writer) begin(ctx context.Context) error {
-	if w.conn == nil {
+	if w.conn == nil || w.gone {
 		conn, err := w.db.Conn(ctx)
 		if err != nil {
 			return err
 		}
-		w.conn = conn
+		w.conn, w.gone = conn, false
 	}
 	if err := w.exec(ctx, "BEGIN IMMEDIATE"); err != nil {
 		return err
@@ -59,6 +60,7 @@ func (w *writer) rollback(ctx context.Context) {
 	if !w.open {
 		return
 	}
+	w.open = false // before ROLLBACK, whose failure may drop the connection (check)
 	_ = w.exec(ctx, "ROLLBACK")
 	w.end()
 }
@@ -89,7 +91,7 @@ func (w *writer) get(ctx context.Context, query string) (*sql.Stmt, error) {
 	if st, ok := w.stmts[query]; ok {
 		return st, nil
 	}
-	if w.conn == nil {
+	if w.conn == nil || w.gone {
 		return nil, errWriterGone
 	}
 	st, err := w.conn.PrepareContext(ctx, query)
@@ -112,11 +114,9 @@ func (w *writer) get(ctx context.Context, query string) (*sql.Stmt, error) {
 var errWriterGone = errors.New("the write connection was lost; the transaction is rolled back")
 
 // queryRow runs query without a statement of its own, for an error that
-// preparing it reported: the Row carries it.
+// preparing it reported: the Row carries it. (On a connection let go, that
+// is sql.ErrConnDone: never a read outside the transaction.)
 func (w *writer) queryRow(ctx context.Context, query string, args ...any) *sql.Row {
-	if w.conn == nil {
-		return w.db.QueryRowContext(ctx, query, args...) // fails: the pool's one connection is taken or gone
-	}
 	return w.conn.QueryRowContext(ctx, query, args...)
 }
 
@@ -128,19 +128,21 @@ func (w *writer) check(err error) {
 	}
 }
 
-// drop closes the statements and gives the connection back to the pool.
+// drop closes the statements and gives the connection back to the pool,
+// rolling back the transaction open on it, if any.
 func (w *writer) drop() error {
+	w.rollback(context.Background())
 	var errs []error
 	for _, st := range w.stmts {
 		errs = append(errs, st.Close())
 	}
 	w.stmts = nil
 	w.end()
-	if w.conn != nil {
+	if w.conn != nil && !w.gone {
 		if err := w.conn.Close(); err != nil && !errors.Is(err, sql.ErrConnDone) {
 			errs = append(errs, fmt.Errorf("close the writer's connection: %w", err))
 		}
-		w.conn = nil
+		w.gone = true
 	}
 	return errors.Join(errs...)
 }
