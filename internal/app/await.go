@@ -108,10 +108,7 @@ func (w *await) wait(ctx context.Context, tick time.Time) (a *askd.Ask, done boo
 		if !tick.IsZero() && !tick.After(time.Now()) {
 			return a, false, nil
 		}
-		if !tick.IsZero() && tick.Before(wake) {
-			wake = tick
-		}
-		timer.Reset(time.Until(wake))
+		timer.Reset(w.sleep(wake, tick))
 		select {
 		case <-w.wake:
 		case <-timer.C:
@@ -124,6 +121,18 @@ func (w *await) wait(ctx context.Context, tick time.Time) (a *askd.Ask, done boo
 			return nil, true, errRevoked()
 		}
 	}
+}
+
+// sleep is how long from now until wake, a time on the service's clock
+// (poll's), or until tick, one on the machine's (zero: none), whichever
+// comes first. Each is counted on its own clock: a test's clock set apart
+// from the machine's must not make a wait look again at once, every time.
+func (w *await) sleep(wake, tick time.Time) time.Duration {
+	d := wake.Sub(w.svc.now())
+	if t := time.Until(tick); !tick.IsZero() && t < d {
+		d = t
+	}
+	return d
 }
 
 // finish turns the wait's outcome into what the caller returns. Past an

@@ -3,6 +3,7 @@ package app_test
 import (
 	"context"
 	"errors"
+	"fmt"
 	"path/filepath"
 	"strings"
 	"sync"
@@ -262,5 +263,58 @@ func answeredWaitReadsNothing(t *testing.T, agent, inbox *app.Service, reads fun
 	}
 	if got.reads != 0 {
 		t.Fatalf("the look after the answer read the store %d times, want 0", got.reads)
+	}
+}
+
+// A service whose clock is set apart from the machine's (a test's, a day
+// behind or ahead) still waits until Until on its own clock, looking at the
+// ask once at the start and once when Until passes, on both faces of the
+// outcome: it neither looks again at once, every time (behind), nor sleeps
+// a day (ahead). Time is the subject here: Until is 50 ms away.
+func TestWaitCountsOnTheServiceClock(t *testing.T) {
+	for _, apart := range []time.Duration{-24 * time.Hour, 24 * time.Hour} {
+		for _, face := range []string{"AwaitOutcome", "Expect"} {
+			t.Run(fmt.Sprintf("%s/clock %s", face, apart), func(t *testing.T) {
+				st, err := sqlite.Open(t.Context(), filepath.Join(t.TempDir(), "askd.db"))
+				if err != nil {
+					t.Fatal(err)
+				}
+				t.Cleanup(func() { st.Close() })
+				rc := &readCounting{Store: st}
+				now := func() time.Time { return time.Now().Add(apart) }
+				svc := app.New(rc, app.Config{Now: now})
+				a, err := svc.Create(t.Context(), agentCaller, decision("Ship it?"), app.CreateOptions{})
+				if err != nil {
+					t.Fatal(err)
+				}
+				// A minute bounds a wait that sleeps on the wrong clock.
+				ctx, cancel := context.WithTimeout(t.Context(), time.Minute)
+				defer cancel()
+				w := app.Wait{Ask: a.ID, Mode: app.AwaitCheck, Until: now().Add(50 * time.Millisecond)}
+				before := rc.views.Load()
+				var got *askd.Ask
+				if face == "AwaitOutcome" {
+					got, err = svc.AwaitOutcome(ctx, agentCaller, w, nil)
+				} else {
+					done := make(chan struct{})
+					e := svc.Expect(ctx, agentCaller, w, app.Handlers{Done: func(a *askd.Ask, e error) { got, err = a, e; close(done) }})
+					if _, _, over := e.Now(); over {
+						t.Fatal("the first look ended the wait")
+					}
+					e.Start()
+					select {
+					case <-done:
+					case <-ctx.Done():
+						t.Fatal("the expectation did not end in a minute, its Until 50 ms away")
+					}
+				}
+				if err != nil || !got.Pending() {
+					t.Fatalf("wait until Until: %+v, %v; want the ask, pending", got, err)
+				}
+				if n := rc.views.Load() - before; n > 3 {
+					t.Errorf("the wait read the store %d times in 50 ms; want 2 (its first look, and the one at Until), 3 at most", n)
+				}
+			})
+		}
 	}
 }

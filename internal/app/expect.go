@@ -127,13 +127,10 @@ func (e *Expectation) Shutdown() {
 	e.kick()
 }
 
-// next is how long until the expectation must look again, at wake or when
-// progress is due.
+// next is how long until the expectation must look again, at wake (on the
+// service's clock) or when progress is due.
 func (e *Expectation) next(wake time.Time) time.Duration {
-	if !e.progress.IsZero() && e.progress.Before(wake) {
-		wake = e.progress
-	}
-	return time.Until(wake)
+	return e.aw.sleep(wake, e.progress)
 }
 
 // kick schedules a look; it never blocks, so the hub may call it.

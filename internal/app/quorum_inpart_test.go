@@ -78,7 +78,7 @@ func TestQuorumApprovalInPart(t *testing.T) {
 		}
 		// The agent's grace window passes: the decision is to be told, so
 		// a gate stands before it.
-		if a, err = svc.AwaitOutcome(ctx, agent, app.Wait{Ask: a.ID, Mode: app.AwaitGrace, Until: time.Now()}, nil); err != nil || !a.ToBeTold {
+		if a, err = svc.AwaitOutcome(ctx, agent, app.Wait{Ask: a.ID, Mode: app.AwaitGrace, Until: clk.now()}, nil); err != nil || !a.ToBeTold {
 			t.Fatalf("past the grace window: %+v, %v; want pending, to be told", a, err)
 		}
 
