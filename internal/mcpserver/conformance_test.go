@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"io"
 	"maps"
 	"net"
 	"net/http"
@@ -333,7 +334,24 @@ func tokenProxy(t *testing.T, target, token string) string {
 	if err != nil {
 		t.Fatal(err)
 	}
-	hs := &http.Server{Handler: rp, ReadHeaderTimeout: 10 * time.Second}
+	// The request goes on from memory, not from the suite's connection. A
+	// transport that reads the request body on its own goroutine can still
+	// be doing so (its last read, looking for the end) when askd, which has
+	// every byte already, answers; the response headers going out to the
+	// suite then make net/http consume and close that body under it, the
+	// failed read fails the upstream connection, and the response being
+	// copied is cut: the suite saw "no result in response body", or waited
+	// out a scenario's 30 s for an end that never came.
+	forward := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		body, err := io.ReadAll(r.Body)
+		if err != nil {
+			http.Error(w, "reading the request: "+err.Error(), http.StatusBadRequest)
+			return
+		}
+		r.Body, r.ContentLength = io.NopCloser(bytes.NewReader(body)), int64(len(body))
+		rp.ServeHTTP(w, r)
+	})
+	hs := &http.Server{Handler: forward, ReadHeaderTimeout: 10 * time.Second}
 	go hs.Serve(ln)
 	t.Cleanup(func() { hs.Close() })
 	return "http://" + ln.Addr().String()
