@@ -62,6 +62,8 @@ Exit status:
               not run; with --key, run the same command again to pick up the
               decision
   126, 127    approved, but CMD could not be run, or was not found
+  128 + N     signal N came before CMD ran: CMD did not run; askd's last
+              line names the approval, pending or settled, once it was asked
 
 Telling askd's exit 1 from CMD's: every line askd writes starts with
 "askd gate:". When CMD did not run, askd's last line ends "the command did

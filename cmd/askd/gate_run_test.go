@@ -8,6 +8,10 @@ import (
 	"errors"
 	"fmt"
 	"net"
+	"net/http"
+	"net/http/httptest"
+	"net/http/httputil"
+	"net/url"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -381,6 +385,63 @@ func TestGateRunForwardsSignals(t *testing.T) {
 	}
 	if _, err := os.Stat(marker); !errors.Is(err, os.ErrNotExist) {
 		t.Errorf("the command ran (%v)", err)
+	}
+}
+
+// TestGateRunSignalWhileAsking: a signal that comes while askd's reply to
+// the ask is on its way ends the gate as one that comes while it waits:
+// 128+15, naming the approval left pending, not "nothing was asked". The
+// reply is held in a proxy until the signal was sent.
+func TestGateRunSignalWhileAsking(t *testing.T) {
+	srv := testserver.Start(t, testserver.Options{})
+	target, err := url.Parse(srv.URL)
+	if err != nil {
+		t.Fatal(err)
+	}
+	held, release := make(chan struct{}), make(chan struct{})
+	rp := httputil.NewSingleHostReverseProxy(target)
+	rp.ModifyResponse = func(res *http.Response) error {
+		if res.Request.Method == http.MethodPost && res.Request.URL.Path == "/api/asks" {
+			close(held) // the ask is made: its reply is here
+			<-release
+		}
+		return nil
+	}
+	front := httptest.NewServer(rp)
+	t.Cleanup(front.Close)
+	t.Cleanup(func() {
+		select {
+		case <-release:
+		default:
+			close(release)
+		}
+	})
+	via := *srv
+	via.URL = front.URL
+	marker := filepath.Join(t.TempDir(), "ran")
+	g := startGate(t, &via, "signal-asking", "", "--title", "Long job", "--", "touch", marker)
+	select {
+	case <-held:
+	case <-g.exited:
+		t.Fatalf("askd gate run ended before askd replied: %s", g.stderr)
+	}
+	a := pendingAsk(t, srv, "signal-asking")
+	if err := g.cmd.Process.Signal(syscall.SIGTERM); err != nil {
+		t.Fatal(err)
+	}
+	close(release)
+	if got := g.exit(t); got != 128+15 {
+		t.Errorf("exit status %d, want 143", got)
+	}
+	want := fmt.Sprintf("approval #%d is still pending (askd check %d)", a.ID, a.ID)
+	if own := askdLines(t, g.stderr.String()); !strings.Contains(own, want) || !strings.HasSuffix(own, "the command did not run") {
+		t.Errorf("stderr %q, want %q and that the command did not run", own, want)
+	}
+	if _, err := os.Stat(marker); !errors.Is(err, os.ErrNotExist) {
+		t.Errorf("the command ran (%v)", err)
+	}
+	if got := pendingAsk(t, srv, "signal-asking"); got.ID != a.ID {
+		t.Errorf("pending ask #%d, want #%d", got.ID, a.ID)
 	}
 }
 

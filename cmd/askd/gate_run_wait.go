@@ -65,8 +65,13 @@ func (g *gateRunner) awaitDecision(ctx context.Context, sigs <-chan os.Signal) (
 // that ended the wait, if one did.
 func (g *gateRunner) decide(ctx context.Context) (*askd.Ask, error) {
 	deadline := time.Now().Add(g.wait)
-	a, err := g.c.Create(ctx, &g.in, 0)
+	if ctx.Err() != nil {
+		return nil, ctx.Err()
+	}
+	a, err := g.create(ctx)
 	switch {
+	case ctx.Err() != nil && err == nil:
+		return a, ctx.Err() // asked: the signal's message names the approval left pending
 	case ctx.Err() != nil:
 		return nil, ctx.Err()
 	case err != nil:
@@ -100,6 +105,23 @@ func (g *gateRunner) decide(ctx context.Context) (*askd.Ask, error) {
 		}
 	}
 	return a, nil
+}
+
+// createGrace is how long the ask's creation may still take once a signal
+// came while it was on its way.
+const createGrace = 5 * time.Second
+
+// create makes the ask. A signal (ctx ending) while the request is on its
+// way does not cut it at once: askd may have made the ask already, and then
+// the gate's last line is to name the approval it leaves pending, not say
+// that nothing was asked. A server that does not answer within createGrace
+// of the signal is given up on.
+func (g *gateRunner) create(ctx context.Context) (*askd.Ask, error) {
+	cctx, cancel := context.WithCancel(context.WithoutCancel(ctx))
+	defer cancel()
+	// A timer left running past the return only cancels cctx again.
+	defer context.AfterFunc(ctx, func() { time.AfterFunc(createGrace, cancel) })()
+	return g.c.Create(cctx, &g.in, 0)
 }
 
 // notAsked says what became of the ask whose creation failed with err: a
