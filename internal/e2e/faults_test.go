@@ -3,7 +3,10 @@ package e2e
 import (
 	"context"
 	"fmt"
+	"io"
 	"net/http"
+	"strconv"
+	"strings"
 	"testing"
 	"time"
 
@@ -20,7 +23,7 @@ var colours = []string{"red", "green", "blue"}
 
 // waiters blocks n ask_user_question calls on the agent process, each in a
 // session of its own, and returns their results' channels and ask ids once
-// the inbox lists them.
+// the inbox lists them and the calls wait.
 func waiters(t *testing.T, agent *proc, people *client.Client, agentTok, prefix string, n int) ([]<-chan result, []int64) {
 	t.Helper()
 	var calls []<-chan result
@@ -31,7 +34,40 @@ func waiters(t *testing.T, agent *proc, people *client.Client, agentTok, prefix 
 		calls = append(calls, callAsync(t.Context(), cs, "ask_user_question", questionArgs(fmt.Sprintf("Colour %d?", i))))
 		ids = append(ids, pendingIn(t, people, session, 1)[0])
 	}
+	// An ask the inbox lists may still have its creation's reply on the
+	// way to the agent process: a fault then fails the create, and the call
+	// ends with "the database is unavailable" (asking again finds the ask).
+	// The tests are about calls that wait; the process's askd_waiters
+	// gauge counts them once their creation has returned.
+	testserver.Eventually(t, fmt.Sprintf("%d calls waiting in the agent process", n), func() bool {
+		return waitersIn(t, agent) >= n
+	})
 	return calls, ids
+}
+
+// waitersIn is the process's askd_waiters gauge: the calls waiting in it.
+func waitersIn(t *testing.T, p *proc) int {
+	t.Helper()
+	resp, err := http.Get(p.URL + "/metrics")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	body, err := io.ReadAll(resp.Body)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for line := range strings.Lines(string(body)) {
+		if v, ok := strings.CutPrefix(strings.TrimSpace(line), "askd_waiters "); ok {
+			n, err := strconv.ParseFloat(v, 64)
+			if err != nil {
+				t.Fatalf("askd_waiters %q: %v", v, err)
+			}
+			return int(n)
+		}
+	}
+	t.Fatalf("no askd_waiters in %s/metrics", p.URL)
+	return 0
 }
 
 // answerAll answers ask i with colours[i%3], retrying while the inbox says
