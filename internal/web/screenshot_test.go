@@ -202,9 +202,7 @@ func teamScene(t *testing.T, srv *testserver.Server, clk *testserver.Clock) {
 		Title:   "The pager rotation has a gap next weekend",
 		Details: "Nobody is on call from **Saturday 18:00** to **Sunday 09:00**. Add someone, or I will page the whole team."})
 	clk.Skip(11 * time.Minute)
-	if n, err := srv.App.EscalateDue(ctx); err != nil || n != 1 {
-		t.Fatalf("escalate %d: %d, %v", gap.ID, n, err)
-	}
+	escalated(t, srv, gap.ID, "bob")
 	// Settled already: a teammate's answer, in Recent.
 	done := askAs(t, srv, "deployer", "team:platform", "api-v2", &askd.AskInput{Kind: askd.KindAction, Title: "Rotate the staging database password"})
 	if _, err := srv.App.Answer(ctx, carol, done.ID, &askd.Answer{Answer: "Done"}); err != nil {
