@@ -473,9 +473,9 @@ func TestTeamPhoneLayout(t *testing.T) {
 }
 
 // escalated runs the escalation sweep now, the clock having passed ask id's
-// time, and checks that the ask was escalated to to. The server's own sweep,
-// each second, may have been first, so the count this one returns is not
-// the test's: the ask's own record is.
+// time, and checks from the ask's record that it was escalated to the person
+// or team named by to. The server's own sweep, each second, may have been
+// first, so the count this sweep returns proves nothing.
 func escalated(t *testing.T, srv *testserver.Server, id int64, to string) {
 	t.Helper()
 	ctx := context.Background()
