@@ -3,10 +3,8 @@ package e2e
 import (
 	"context"
 	"fmt"
-	"io"
 	"net/http"
 	"strconv"
-	"strings"
 	"testing"
 	"time"
 
@@ -48,26 +46,12 @@ func waiters(t *testing.T, agent *proc, people *client.Client, agentTok, prefix 
 // waitersIn is the process's askd_waiters gauge: the calls waiting in it.
 func waitersIn(t *testing.T, p *proc) int {
 	t.Helper()
-	resp, err := http.Get(p.URL + "/metrics")
+	v := testserver.Metric(t, p.URL, "askd_waiters")
+	n, err := strconv.ParseFloat(v, 64)
 	if err != nil {
-		t.Fatal(err)
+		t.Fatalf("askd_waiters %q on %s/metrics: %v", v, p.URL, err)
 	}
-	defer resp.Body.Close()
-	body, err := io.ReadAll(resp.Body)
-	if err != nil {
-		t.Fatal(err)
-	}
-	for line := range strings.Lines(string(body)) {
-		if v, ok := strings.CutPrefix(strings.TrimSpace(line), "askd_waiters "); ok {
-			n, err := strconv.ParseFloat(v, 64)
-			if err != nil {
-				t.Fatalf("askd_waiters %q: %v", v, err)
-			}
-			return int(n)
-		}
-	}
-	t.Fatalf("no askd_waiters in %s/metrics", p.URL)
-	return 0
+	return int(n)
 }
 
 // answerAll answers ask i with colours[i%3], retrying while the inbox says

@@ -3,8 +3,6 @@ package soak_test
 import (
 	"context"
 	"errors"
-	"io"
-	"net/http"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -66,7 +64,7 @@ func TestGracefulShutdown(t *testing.T) {
 		return len(asks) == 2
 	})
 	// The waits have begun: the process counts two blocked calls.
-	testserver.Eventually(t, "askd_waiters 2", func() bool { return metric(t, srv.URL, "askd_waiters") == "2" })
+	testserver.Eventually(t, "askd_waiters 2", func() bool { return testserver.Metric(t, srv.URL, "askd_waiters") == "2" })
 
 	took, exitErr := srv.terminate(t, 15*time.Second)
 	if exitErr != nil {
@@ -122,24 +120,4 @@ func TestGracefulShutdown(t *testing.T) {
 	if len(open) != 1 || open[0].Summary() != "Blocked over HTTP?" {
 		t.Errorf("after restart the HTTP agent's open asks are %v, want its question", open)
 	}
-}
-
-// metric is the value of the unlabelled metric name on base's /metrics.
-func metric(t *testing.T, base, name string) string {
-	t.Helper()
-	resp, err := http.Get(base + "/metrics")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer resp.Body.Close()
-	body, err := io.ReadAll(resp.Body)
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, line := range strings.Split(string(body), "\n") {
-		if v, ok := strings.CutPrefix(line, name+" "); ok {
-			return v
-		}
-	}
-	return ""
 }
