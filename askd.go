@@ -434,9 +434,12 @@ type AskTx interface {
 	// statement may be held back: its error (ENOTFOUND for a missing ask)
 	// may come from the transaction's next statement or from Update.
 	UpdateAsk(ctx context.Context, a *Ask) error
-	// DeleteAsks removes settled asks settled before t, with their events, and
-	// returns how many went.
-	DeleteAsks(ctx context.Context, settledBefore time.Time) (int, error)
+	// DeleteAsks removes the settled asks settled before p.SettledBefore
+	// and returns how many went. Their events leave the history but not
+	// the audit chain: each is kept there purged (AuditRow.Purged, its
+	// content replaced by its body hash), and a record of the purge (a
+	// PurgeNote) is added for each run of rows it purged, at p.At.
+	DeleteAsks(ctx context.Context, p Purge) (int, error)
 }
 
 // EventTx is what a transaction may do with the asks' events.

@@ -3,7 +3,9 @@ package main
 import (
 	"context"
 	"database/sql"
+	"encoding/json"
 	"errors"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -13,6 +15,7 @@ import (
 	"time"
 
 	"github.com/askd-dev/askd"
+	"github.com/askd-dev/askd/internal/app"
 	"github.com/askd-dev/askd/internal/sqlite"
 	"github.com/askd-dev/askd/internal/testserver"
 )
@@ -188,6 +191,121 @@ func TestAuditCLI(t *testing.T) {
 			mustBreakAt(t, tt.id, tt.line, f)
 		})
 	}
+
+	// The forger of issue 38: a change of configuration is deleted from the
+	// middle of the chain, and a purge's record (in the form purges left
+	// when they removed rows) is appended after the head to bridge the gap,
+	// its hash computed over the documented content, in either version. No
+	// existing row's hash is recomputed.
+	for _, v1 := range []bool{false, true} {
+		hashOf := askd.AuditHash
+		if v1 {
+			hashOf = askd.AuditHashV1
+		}
+		t.Run(fmt.Sprintf("database: a deleted config row bridged by a forged purge (first version %t)", v1), func(t *testing.T) {
+			c := copyFile(t, db)
+			conn, err := sql.Open("sqlite", c)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer conn.Close()
+			var gone, head string
+			if err := conn.QueryRow(`SELECT (SELECT hash FROM events WHERE id = 8), (SELECT hash FROM audit_head)`).Scan(&gone, &head); err != nil {
+				t.Fatal(err)
+			}
+			at := time.Now().UTC().Truncate(time.Microsecond)
+			note := fmt.Sprintf(`{"after":7,"through":8,"rows":1,"last_hash":%q}`, gone)
+			hash := hashOf(head, 0, "", askd.ActionPurged, "askd", at, note)
+			if _, err := conn.Exec(`DELETE FROM events WHERE id = 8;
+				INSERT INTO events (ask_id, session, action, actor, at, note, hash) VALUES (NULL, '', 'purged', 'askd', ?, ?, ?);
+				UPDATE audit_head SET hash = ?`, at.UnixMicro(), note, hash, hash); err != nil {
+				t.Fatal(err)
+			}
+			conn.Close()
+			mustBreakAt(t, "9", "", "--db", c)
+		})
+		t.Run(fmt.Sprintf("export: a removed line bridged by a forged purge (first version %t)", v1), func(t *testing.T) {
+			var gone, head askd.AuditRow
+			if err := json.Unmarshal([]byte(lines[7]), &gone); err != nil {
+				t.Fatal(err)
+			}
+			if err := json.Unmarshal([]byte(lines[8]), &head); err != nil {
+				t.Fatal(err)
+			}
+			r := askd.AuditRow{ID: head.ID + 1, Action: askd.ActionPurged, Actor: "askd", At: time.Now().UTC().Truncate(time.Microsecond), Prev: head.Hash,
+				Note: fmt.Sprintf(`{"after":7,"through":8,"rows":1,"last_hash":%q}`, gone.Hash)}
+			r.Hash = hashOf(head.Hash, 0, "", r.Action, r.Actor, r.At, r.Note)
+			forged, err := json.Marshal(r)
+			if err != nil {
+				t.Fatal(err)
+			}
+			// lines' last has no newline of its own.
+			ls := append(append(append([]string(nil), lines[:7]...), lines[8]+"\n"), string(forged)+"\n")
+			f := filepath.Join(t.TempDir(), "forged.jsonl")
+			if err := os.WriteFile(f, []byte(strings.Join(ls, "")), 0o600); err != nil {
+				t.Fatal(err)
+			}
+			mustBreakAt(t, "9", "8", f)
+		})
+	}
+
+	t.Run("a real purge from the middle", func(t *testing.T) {
+		c := copyFile(t, db)
+		st, err := sqlite.Open(t.Context(), c)
+		if err != nil {
+			t.Fatal(err)
+		}
+		// Ask 2 is answered; asks 1 and 3, around it, stay pending.
+		settled := time.Date(2026, 1, 1, 0, 5, 0, 0, time.UTC)
+		err = st.Update(t.Context(), func(tx askd.Tx) error {
+			a, err := tx.Asks.Ask(t.Context(), 2)
+			if err != nil {
+				return err
+			}
+			a.Settle(askd.StatusAnswered, "", &askd.Answer{Answer: "ok"}, "alice", settled)
+			if err := tx.Asks.UpdateAsk(t.Context(), a); err != nil {
+				return err
+			}
+			return tx.Events.AddEvent(t.Context(), &askd.Event{AskID: 2, Session: "s", Action: askd.ActionAnswered, Actor: "alice", At: settled})
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		n, err := app.New(st, app.Config{Retain: 24 * time.Hour}).Purge(t.Context())
+		st.Close()
+		if err != nil || n != 1 {
+			t.Fatalf("purge: %d asks, %v; want ask 2", n, err)
+		}
+		// Rows: the 9, ask 2's answer, the retention and two records (ask
+		// 2's rows are 2 and 10, two runs).
+		out, errOut, code := runAskd(t, "audit", "verify", "--db", c)
+		if code != 0 || !strings.Contains(out, "13 rows verified") {
+			t.Fatalf("verify after a purge: exit %d, %q %q", code, out, errOut)
+		}
+		purgedExport := filepath.Join(t.TempDir(), "purged.jsonl")
+		if _, errOut, code := runAskd(t, "audit", "export", "--out", purgedExport, "--db", c); code != 0 {
+			t.Fatalf("export: exit %d: %s", code, errOut)
+		}
+		b, err := os.ReadFile(purgedExport)
+		if err != nil {
+			t.Fatal(err)
+		}
+		pl := strings.SplitAfter(strings.TrimSuffix(string(b), "\n"), "\n")
+		if !strings.Contains(pl[1], `"purged":true`) || !strings.Contains(pl[1], `"body":"`) || !strings.Contains(pl[1], `"session":""`) {
+			t.Errorf("line 2 = %s, want ask 2's row purged, in its place", pl[1])
+		}
+		if out, errOut, code := runAskd(t, "audit", "verify", purgedExport); code != 0 || !strings.Contains(out, "13 rows verified") {
+			t.Fatalf("verify the export after a purge: exit %d, %q %q", code, out, errOut)
+		}
+		// A forger who makes a whole row of a purged ask's out of its body
+		// is named: the row's hash covers the body.
+		pl[1] = strings.Replace(pl[1], `"session":""`, `"session":"s"`, 1)
+		f := filepath.Join(t.TempDir(), "unpurged.jsonl")
+		if err := os.WriteFile(f, []byte(strings.Join(pl, "")), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		mustBreakAt(t, "2", "2", f)
+	})
 
 	t.Run("unreadable", func(t *testing.T) {
 		f := filepath.Join(t.TempDir(), "bad.jsonl")

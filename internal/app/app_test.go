@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strconv"
 	"sync"
@@ -177,6 +178,64 @@ func TestRetainPurgesOldSettledAsks(t *testing.T) {
 	}
 	if _, err := svc.Get(ctx, humanCaller, open.ID); err != nil {
 		t.Fatalf("pending ask purged: %v", err)
+	}
+}
+
+// TestPurgeKeepsTheChain: purges record the retention they purge with when
+// it is not the one last recorded (the first, and a changed --retain), and
+// the chain verifies after each, the purged asks' rows still in it.
+func TestPurgeKeepsTheChain(t *testing.T) {
+	ctx := context.Background()
+	st, err := sqlite.Open(ctx, filepath.Join(t.TempDir(), "askd.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	now := time.Date(2026, 1, 2, 3, 4, 5, 678901234, time.UTC)
+	clock := func() time.Time { return now }
+	svc := app.New(st, app.Config{Retain: 24 * time.Hour, Now: clock})
+	for i := range 3 {
+		a, err := svc.Create(ctx, agentCaller, &askd.AskInput{Kind: askd.KindReady, Title: fmt.Sprint("ask ", i)}, app.CreateOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := svc.Answer(ctx, humanCaller, a.ID, &askd.Answer{Answer: "ok"}); err != nil {
+			t.Fatal(err)
+		}
+		now = now.Add(2 * 24 * time.Hour)
+		if _, err := svc.Purge(ctx); err != nil {
+			t.Fatal(err)
+		}
+		if i == 1 {
+			svc = app.New(st, app.Config{Retain: 36 * time.Hour, Now: clock})
+		}
+	}
+	var rows []askd.AuditRow
+	err = st.View(ctx, func(tx askd.Tx) (err error) {
+		rows, err = tx.Audit.AuditRows(ctx, 0, time.Time{}, time.Time{}, 0)
+		return err
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if b := askd.VerifyAudit(rows, false); b != nil {
+		t.Fatalf("after three purges: %v", b)
+	}
+	var retains []string
+	purged := 0
+	for _, r := range rows {
+		if r.Action == askd.ConfigRetain {
+			retains = append(retains, r.Note)
+		}
+		if r.Purged {
+			purged++
+		}
+	}
+	if want := []string{`{"retain":"24h0m0s"}`, `{"retain":"36h0m0s"}`}; !slices.Equal(retains, want) {
+		t.Errorf("retentions recorded = %q, want %q", retains, want)
+	}
+	if purged == 0 {
+		t.Errorf("no purged row in the chain: %+v", rows)
 	}
 }
 

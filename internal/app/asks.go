@@ -2,7 +2,9 @@ package app
 
 import (
 	"context"
+	"encoding/json"
 	"slices"
+	"time"
 
 	"github.com/askd-dev/askd"
 )
@@ -59,17 +61,50 @@ func (s *Service) History(ctx context.Context, c askd.Caller, id int64) ([]*askd
 	return evs, err
 }
 
-// Purge deletes settled asks older than Retain, with their history.
+// Purge deletes settled asks older than Retain, with their history, whose
+// rows stay in the audit chain purged (askd.AsksTx.DeleteAsks). The
+// retention it purges with is recorded first in the chain when it is not
+// the one last recorded (a first purge, or --retain changed): verify holds
+// each purge to it.
 func (s *Service) Purge(ctx context.Context) (int, error) {
 	if s.cfg.Retain <= 0 {
 		return 0, nil
 	}
+	// To the microsecond, as the stores keep times: the cut-off is then
+	// exactly the record's time less the retention.
+	now := s.now().UTC().Truncate(time.Microsecond)
+	p := askd.Purge{SettledBefore: now.Add(-s.cfg.Retain), At: now, Retain: s.cfg.Retain}
 	var n int
 	err := s.store.Update(ctx, func(tx askd.Tx) (err error) {
-		n, err = tx.Asks.DeleteAsks(ctx, s.now().Add(-s.cfg.Retain))
+		if err := recordRetain(ctx, tx, p); err != nil {
+			return err
+		}
+		n, err = tx.Asks.DeleteAsks(ctx, p)
 		return err
 	})
 	return n, err
+}
+
+// recordRetain records p's retention in the audit chain unless it is the
+// one last recorded.
+func recordRetain(ctx context.Context, tx askd.Tx, p askd.Purge) error {
+	note := askd.RetainNote{Retain: p.Retain.String()}
+	last, err := tx.Audit.LastConfigEvent(ctx, askd.ConfigRetain)
+	switch {
+	case askd.ErrorCode(err) == askd.ENOTFOUND:
+	case err != nil:
+		return err
+	default:
+		var was askd.RetainNote
+		if json.Unmarshal([]byte(last.Note), &was) == nil && was == note {
+			return nil
+		}
+	}
+	b, err := json.Marshal(note)
+	if err != nil {
+		return err
+	}
+	return tx.Audit.AddConfigEvent(ctx, &askd.Event{Action: askd.ConfigRetain, Actor: "askd", At: p.At, Note: string(b)})
 }
 
 // Open returns the calling agent's session's pending asks, so an agent whose

@@ -456,17 +456,18 @@ func (t *tx) UpdateAsk(ctx context.Context, a *askd.Ask) error {
 	return nil
 }
 
-// DeleteAsks removes the settled asks settled before settledBefore, and with
-// them (ON DELETE CASCADE) their events. Pending asks stay whatever their age.
-func (t *tx) DeleteAsks(ctx context.Context, settledBefore time.Time) (int, error) {
+// DeleteAsks removes the settled asks settled before p.SettledBefore, and
+// with them (ON DELETE CASCADE) their events, which stay in the audit chain
+// purged (purge). Pending asks stay whatever their age.
+func (t *tx) DeleteAsks(ctx context.Context, p askd.Purge) (int, error) {
 	if err := t.mustWrite("delete asks"); err != nil {
 		return 0, err
 	}
 	clear(t.locked) // the rows may go
-	if err := t.purgeRuns(ctx, settledBefore); err != nil {
+	if err := t.purge(ctx, p); err != nil {
 		return 0, err
 	}
-	tag, err := t.tx.Exec(t.ctx(ctx), "DELETE FROM asks WHERE status <> 'pending' AND settled_at < $1", settledBefore)
+	tag, err := t.tx.Exec(t.ctx(ctx), "DELETE FROM asks WHERE status <> 'pending' AND settled_at < $1", p.SettledBefore)
 	if err != nil {
 		return 0, translate(err, "delete asks")
 	}

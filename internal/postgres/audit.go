@@ -40,11 +40,19 @@ func (t *tx) holdUnattached(e *askd.Event) {
 	})
 }
 
+// auditUnion is every row of the chain: the history's, whole, and the
+// purged ones.
+const auditUnion = `(
+	SELECT id, COALESCE(ask_id, 0) AS ask_id, session, action, actor, at, note, '' AS body, false AS purged, COALESCE(hash, '') AS hash FROM events
+	UNION ALL
+	SELECT id, ask_id, COALESCE(session, ''), action, COALESCE(actor, ''), at, COALESCE(note, ''), COALESCE(body, ''), true, hash FROM audit_purged
+) AS chain`
+
 // AuditRows returns the history rows with from <= at < until (zero times
-// leave an end open) after afterID, oldest first, at most limit when limit
-// is above 0.
+// leave an end open) after afterID, purged ones too, oldest first, at most
+// limit when limit is above 0.
 func (t *tx) AuditRows(ctx context.Context, afterID int64, from, until time.Time, limit int) ([]askd.AuditRow, error) {
-	query := "SELECT id, COALESCE(ask_id, 0), session, action, actor, at, note, COALESCE(hash, '') FROM events WHERE id > $1"
+	query := "SELECT id, ask_id, session, action, actor, at, note, body, purged, hash FROM " + auditUnion + " WHERE id > $1"
 	args := []any{afterID}
 	if !from.IsZero() {
 		args = append(args, from)
@@ -65,7 +73,7 @@ func (t *tx) AuditRows(ctx context.Context, afterID int64, from, until time.Time
 	}
 	out, err := pgx.CollectRows(rows, func(row pgx.CollectableRow) (askd.AuditRow, error) {
 		var r askd.AuditRow
-		err := row.Scan(&r.ID, &r.AskID, &r.Session, &r.Action, &r.Actor, &r.At, &r.Note, &r.Hash)
+		err := row.Scan(&r.ID, &r.AskID, &r.Session, &r.Action, &r.Actor, &r.At, &r.Note, &r.Body, &r.Purged, &r.Hash)
 		r.At = r.At.UTC()
 		return r, err
 	})
@@ -79,7 +87,7 @@ func (t *tx) AuditRows(ctx context.Context, afterID int64, from, until time.Time
 }
 
 // CountAudit counts the history rows with from <= at < until (zero times
-// leave an end open).
+// leave an end open), purged ones too.
 func (t *tx) CountAudit(ctx context.Context, from, until time.Time) (int, error) {
 	var lo, hi *time.Time
 	if !from.IsZero() {
@@ -89,39 +97,68 @@ func (t *tx) CountAudit(ctx context.Context, from, until time.Time) (int, error)
 		hi = &until
 	}
 	var n int
-	err := t.tx.QueryRow(t.ctx(ctx), "SELECT count(*) FROM events WHERE ($1::timestamptz IS NULL OR at >= $1) AND ($2::timestamptz IS NULL OR at < $2)", lo, hi).Scan(&n)
+	err := t.tx.QueryRow(t.ctx(ctx), `SELECT
+		(SELECT count(*) FROM events WHERE ($1::timestamptz IS NULL OR at >= $1) AND ($2::timestamptz IS NULL OR at < $2)) +
+		(SELECT count(*) FROM audit_purged WHERE ($1::timestamptz IS NULL OR at >= $1) AND ($2::timestamptz IS NULL OR at < $2))`, lo, hi).Scan(&n)
 	if err != nil {
 		return 0, translate(err, "count audit rows")
 	}
 	return n, nil
 }
 
-// purgeRuns holds back one purged row for each run of rows that deleting
-// the asks settled before settledBefore is about to remove (with the asks,
-// by cascade), recording the last removed hash so the chain stays
-// checkable.
-func (t *tx) purgeRuns(ctx context.Context, settledBefore time.Time) error {
+// LastConfigEvent returns the newest change of configuration whose action
+// is action; ENOTFOUND when there is none.
+func (t *tx) LastConfigEvent(ctx context.Context, action string) (*askd.Event, error) {
+	var e askd.Event
+	err := t.tx.QueryRow(t.ctx(ctx), "SELECT id, session, action, actor, at, note FROM events WHERE ask_id IS NULL AND action = $1 ORDER BY id DESC LIMIT 1", action).
+		Scan(&e.ID, &e.Session, &e.Action, &e.Actor, &e.At, &e.Note)
+	if err != nil {
+		return nil, translate(err, "read the last "+action)
+	}
+	e.At = e.At.UTC()
+	return &e, nil
+}
+
+// purgedAsks selects the asks a purge removes.
+const purgedAsks = "SELECT id FROM asks WHERE status <> 'pending' AND settled_at < $1"
+
+// purge copies the rows of the asks settled before p.SettledBefore to
+// audit_purged, each with its body (a first-version row whole), before the
+// asks and their events go, and holds back a record for each run of rows
+// purged: a run is rows next to each other among those the history still
+// holds whole.
+func (t *tx) purge(ctx context.Context, p askd.Purge) error {
 	rows, err := t.tx.Query(t.ctx(ctx), `
-		SELECT e.id, COALESCE(e.hash, ''),
-		       COALESCE(e.ask_id IN (SELECT id FROM asks WHERE status <> 'pending' AND settled_at < $1), false)
-		FROM events e ORDER BY e.id`, settledBefore)
+		SELECT e.id, COALESCE(e.ask_id IN (`+purgedAsks+`), false)
+		FROM events e ORDER BY e.id`, p.SettledBefore)
 	if err != nil {
 		return translate(err, "purge")
 	}
 	var runs askd.PurgeRuns
 	var (
-		id      int64
-		hash    string
-		removed bool
+		id     int64
+		purged bool
 	)
-	_, err = pgx.ForEachRow(rows, []any{&id, &hash, &removed}, func() error {
-		runs.Row(id, hash, removed)
+	_, err = pgx.ForEachRow(rows, []any{&id, &purged}, func() error {
+		runs.Row(id, purged)
 		return nil
 	})
 	if err != nil {
 		return translate(err, "purge")
 	}
-	for _, e := range runs.Events(time.Now()) {
+	_, err = t.tx.Exec(t.ctx(ctx), `
+		INSERT INTO audit_purged (id, ask_id, action, at, body, session, actor, note, hash)
+		SELECT id, ask_id, action, at,
+		       CASE WHEN chain IS NOT NULL THEN askd_audit_body(session, actor, note) END,
+		       CASE WHEN chain IS NULL THEN session END,
+		       CASE WHEN chain IS NULL THEN actor END,
+		       CASE WHEN chain IS NULL THEN note END,
+		       COALESCE(hash, '')
+		FROM events WHERE ask_id IN (`+purgedAsks+`)`, p.SettledBefore)
+	if err != nil {
+		return translate(err, "purge: keep the purged rows")
+	}
+	for _, e := range runs.Events(p) {
 		t.holdUnattached(e)
 	}
 	return nil

@@ -430,17 +430,18 @@ func updateChanged(stored, values []any, id int64) (string, []any) {
 	return "UPDATE asks SET " + set.String() + " WHERE id = ?", append(args, id)
 }
 
-// DeleteAsks removes the settled asks settled before settledBefore, and with
-// them (ON DELETE CASCADE) their events. Pending asks stay whatever their age.
-func (t *tx) DeleteAsks(ctx context.Context, settledBefore time.Time) (int, error) {
+// DeleteAsks removes the settled asks settled before p.SettledBefore, and
+// with them (ON DELETE CASCADE) their events, which stay in the audit chain
+// purged (purge). Pending asks stay whatever their age.
+func (t *tx) DeleteAsks(ctx context.Context, p askd.Purge) (int, error) {
 	if err := t.mustWrite("delete asks"); err != nil {
 		return 0, err
 	}
-	if err := t.purgeRuns(ctx, settledBefore); err != nil {
+	if err := t.purge(ctx, p); err != nil {
 		return 0, err
 	}
 	res, err := t.tx.ExecContext(ctx,
-		"DELETE FROM asks WHERE status <> 'pending' AND settled_at < ?", micros(settledBefore))
+		"DELETE FROM asks WHERE status <> 'pending' AND settled_at < ?", micros(p.SettledBefore))
 	if err != nil {
 		return 0, fmt.Errorf("delete asks: %w", err)
 	}

@@ -42,8 +42,8 @@ func (t *tx) insertUnattached(ctx context.Context, e *askd.Event) error {
 		return fmt.Errorf("add %s: %w", e.Action, err)
 	}
 	res, err := t.tx.ExecContext(ctx, `
-		INSERT INTO events (ask_id, session, action, actor, at, note, hash)
-		VALUES (NULL, ?, ?, ?, ?, ?, ?)`,
+		INSERT INTO events (ask_id, session, action, actor, at, note, hash, chain)
+		VALUES (NULL, ?, ?, ?, ?, ?, ?, 2)`,
 		e.Session, e.Action, e.Actor, micros(e.At), e.Note, hash)
 	if err != nil {
 		return fmt.Errorf("add %s: %w", e.Action, err)
@@ -56,11 +56,19 @@ func (t *tx) insertUnattached(ctx context.Context, e *askd.Event) error {
 	return nil
 }
 
+// auditUnion is every row of the chain: the history's, whole, and the
+// purged ones.
+const auditUnion = `(
+	SELECT id, COALESCE(ask_id, 0) AS ask_id, session, action, actor, at, note, '' AS body, 0 AS purged, COALESCE(hash, '') AS hash FROM events
+	UNION ALL
+	SELECT id, ask_id, COALESCE(session, ''), action, COALESCE(actor, ''), at, COALESCE(note, ''), COALESCE(body, ''), 1, hash FROM audit_purged
+)`
+
 // AuditRows returns the history rows with from <= at < until (zero times
-// leave an end open) after afterID, oldest first, at most limit when limit
-// is above 0.
+// leave an end open) after afterID, purged ones too, oldest first, at most
+// limit when limit is above 0.
 func (t *tx) AuditRows(ctx context.Context, afterID int64, from, until time.Time, limit int) ([]askd.AuditRow, error) {
-	query := "SELECT id, COALESCE(ask_id, 0), session, action, actor, at, note, COALESCE(hash, '') FROM events WHERE id > ?"
+	query := "SELECT id, ask_id, session, action, actor, at, note, body, purged, hash FROM " + auditUnion + " WHERE id > ?"
 	args := []any{afterID}
 	if !from.IsZero() {
 		query += " AND at >= ?"
@@ -86,7 +94,7 @@ func (t *tx) AuditRows(ctx context.Context, afterID int64, from, until time.Time
 			r  askd.AuditRow
 			at int64
 		)
-		if err := rows.Scan(&r.ID, &r.AskID, &r.Session, &r.Action, &r.Actor, &at, &r.Note, &r.Hash); err != nil {
+		if err := rows.Scan(&r.ID, &r.AskID, &r.Session, &r.Action, &r.Actor, &at, &r.Note, &r.Body, &r.Purged, &r.Hash); err != nil {
 			return nil, fmt.Errorf("read audit rows: %w", err)
 		}
 		r.At = fromMicros(at)
@@ -99,7 +107,7 @@ func (t *tx) AuditRows(ctx context.Context, afterID int64, from, until time.Time
 }
 
 // CountAudit counts the history rows with from <= at < until (zero times
-// leave an end open).
+// leave an end open), purged ones too.
 func (t *tx) CountAudit(ctx context.Context, from, until time.Time) (int, error) {
 	lo, hi := int64(math.MinInt64), int64(math.MaxInt64)
 	if !from.IsZero() {
@@ -109,45 +117,105 @@ func (t *tx) CountAudit(ctx context.Context, from, until time.Time) (int, error)
 		hi = micros(until)
 	}
 	var n int
-	if err := t.tx.QueryRowContext(ctx, "SELECT count(*) FROM events WHERE at >= ? AND at < ?", lo, hi).Scan(&n); err != nil {
+	err := t.tx.QueryRowContext(ctx, `SELECT
+		(SELECT count(*) FROM events WHERE at >= ?1 AND at < ?2) +
+		(SELECT count(*) FROM audit_purged WHERE at >= ?1 AND at < ?2)`, lo, hi).Scan(&n)
+	if err != nil {
 		return 0, fmt.Errorf("count audit rows: %w", err)
 	}
 	return n, nil
 }
 
-// purgeRuns leaves one purged row for each run of rows that deleting the
-// asks settled before settledBefore is about to remove (with the asks, by
-// cascade): a run is rows next to each other in the chain once the kept
-// ones are counted, and its purged row records the last removed hash.
-func (t *tx) purgeRuns(ctx context.Context, settledBefore time.Time) error {
+// LastConfigEvent returns the newest change of configuration whose action
+// is action; ENOTFOUND when there is none.
+func (t *tx) LastConfigEvent(ctx context.Context, action string) (*askd.Event, error) {
+	row := t.tx.QueryRowContext(ctx, "SELECT id, 0, session, action, actor, at, note FROM events WHERE ask_id IS NULL AND action = ? ORDER BY id DESC LIMIT 1", action)
+	e, err := scanEvent(row, false)
+	if err != nil {
+		return nil, translate(err, "read the last "+action, says{notFound: "no " + action + " recorded"})
+	}
+	return e, nil
+}
+
+// purge moves the rows of the asks settled before p.SettledBefore to
+// audit_purged, each with its body, before the asks and their events go,
+// and adds a record for each run of rows purged: a run is rows next to each
+// other among those the history still holds whole.
+func (t *tx) purge(ctx context.Context, p askd.Purge) error {
+	const purgedAsks = "SELECT id FROM asks WHERE status <> 'pending' AND settled_at < ?"
 	rows, err := t.tx.QueryContext(ctx, `
-		SELECT e.id, COALESCE(e.hash, ''),
-		       e.ask_id IS NOT NULL AND e.ask_id IN
-		           (SELECT id FROM asks WHERE status <> 'pending' AND settled_at < ?)
-		FROM events e ORDER BY e.id`, micros(settledBefore))
+		SELECT e.id, e.ask_id IS NOT NULL AND e.ask_id IN (`+purgedAsks+`)
+		FROM events e ORDER BY e.id`, micros(p.SettledBefore))
 	if err != nil {
 		return fmt.Errorf("purge: %w", err)
 	}
 	var runs askd.PurgeRuns
 	for rows.Next() {
 		var (
-			id      int64
-			hash    string
-			removed bool
+			id     int64
+			purged bool
 		)
-		if err := rows.Scan(&id, &hash, &removed); err != nil {
+		if err := rows.Scan(&id, &purged); err != nil {
 			rows.Close()
 			return fmt.Errorf("purge: %w", err)
 		}
-		runs.Row(id, hash, removed)
+		runs.Row(id, purged)
 	}
 	rows.Close()
 	if err := rows.Err(); err != nil {
 		return fmt.Errorf("purge: %w", err)
 	}
-	for _, e := range runs.Events(time.Now()) {
+	if err := t.keepPurged(ctx, purgedAsks, micros(p.SettledBefore)); err != nil {
+		return err
+	}
+	for _, e := range runs.Events(p) {
 		if err := t.insertUnattached(ctx, e); err != nil {
 			return err
+		}
+	}
+	return nil
+}
+
+// keepPurged copies the events of the asks purgedAsks selects to
+// audit_purged: a second-version row as its body, a first-version one
+// whole. SQLite has no SHA-256 in SQL: the bodies are computed here.
+func (t *tx) keepPurged(ctx context.Context, purgedAsks string, args ...any) error {
+	rows, err := t.tx.QueryContext(ctx, `
+		SELECT id, ask_id, session, action, actor, at, note, COALESCE(hash, ''), chain IS NOT NULL
+		FROM events WHERE ask_id IN (`+purgedAsks+`) ORDER BY id`, args...)
+	if err != nil {
+		return fmt.Errorf("purge: %w", err)
+	}
+	type kept struct {
+		r      askd.AuditRow
+		at     int64
+		second bool
+	}
+	var all []kept
+	for rows.Next() {
+		var k kept
+		if err := rows.Scan(&k.r.ID, &k.r.AskID, &k.r.Session, &k.r.Action, &k.r.Actor, &k.at, &k.r.Note, &k.r.Hash, &k.second); err != nil {
+			rows.Close()
+			return fmt.Errorf("purge: %w", err)
+		}
+		all = append(all, k)
+	}
+	rows.Close()
+	if err := rows.Err(); err != nil {
+		return fmt.Errorf("purge: %w", err)
+	}
+	for _, k := range all {
+		var body, session, actor, note any
+		if k.second {
+			body = askd.AuditBody(k.r.Session, k.r.Actor, k.r.Note)
+		} else {
+			session, actor, note = k.r.Session, k.r.Actor, k.r.Note
+		}
+		if _, err := t.tx.ExecContext(ctx, `
+			INSERT INTO audit_purged (id, ask_id, action, at, body, session, actor, note, hash)
+			VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+			k.r.ID, k.r.AskID, k.r.Action, k.at, body, session, actor, note, k.r.Hash); err != nil {
+			return fmt.Errorf("purge: keep row %d: %w", k.r.ID, err)
 		}
 	}
 	return nil

@@ -35,8 +35,8 @@ func (t *tx) AddEvent(ctx context.Context, e *askd.Event) error {
 		return fmt.Errorf("add event to ask %d: %w", e.AskID, err)
 	}
 	res, err := t.tx.ExecContext(ctx, `
-		INSERT INTO events (ask_id, session, action, actor, at, note, snapshot, hash)
-		VALUES (?, ?, ?, ?, ?, ?, ?, ?)`,
+		INSERT INTO events (ask_id, session, action, actor, at, note, snapshot, hash, chain)
+		VALUES (?, ?, ?, ?, ?, ?, ?, ?, 2)`,
 		e.AskID, e.Session, e.Action, e.Actor, micros(e.At), e.Note, snapshot, hash)
 	if err != nil {
 		return translate(err, fmt.Sprintf("add event to ask %d", e.AskID), says{missing: fmt.Sprintf("ask %d not found", e.AskID)})

@@ -503,7 +503,7 @@ func testDeleteAsks(t *testing.T, s askd.Store) {
 	var deleted int
 	update(t, s, func(tx askd.Tx) error {
 		var err error
-		deleted, err = tx.Asks.DeleteAsks(ctx, at(-24*time.Hour))
+		deleted, err = tx.Asks.DeleteAsks(ctx, purgeBefore(at(-24*time.Hour)))
 		return err
 	})
 	if deleted != 2 {
@@ -546,7 +546,7 @@ func testDeleteAsks(t *testing.T, s askd.Store) {
 
 	update(t, s, func(tx askd.Tx) error {
 		var err error
-		deleted, err = tx.Asks.DeleteAsks(ctx, at(-24*time.Hour))
+		deleted, err = tx.Asks.DeleteAsks(ctx, purgeBefore(at(-24*time.Hour)))
 		return err
 	})
 	if deleted != 0 {
@@ -566,7 +566,7 @@ func testIDsNeverReused(t *testing.T, s askd.Store) {
 		if err := tx.Events.AddEvent(ctx, last); err != nil {
 			return err
 		}
-		_, err := tx.Asks.DeleteAsks(ctx, at(time.Hour))
+		_, err := tx.Asks.DeleteAsks(ctx, purgeBefore(at(time.Hour)))
 		return err
 	})
 

@@ -140,16 +140,39 @@ func testAuditPurge(t *testing.T, s askd.Store) {
 	before := mustVerify(t, s)
 	var n int
 	update(t, s, func(tx askd.Tx) error {
+		if err := recordRetain(t, tx, purgeBefore(at(2*time.Minute))); err != nil {
+			return err
+		}
 		var err error
-		n, err = tx.Asks.DeleteAsks(ctx, at(2*time.Minute))
+		n, err = tx.Asks.DeleteAsks(ctx, purgeBefore(at(2*time.Minute)))
 		return err
 	})
 	if n != 4 {
 		t.Fatalf("DeleteAsks = %d, want 4", n)
 	}
 	after := mustVerify(t, s)
+	// Every row is still in the chain, in its place: the purged asks' rows
+	// without their content, with its body; then the retention and the
+	// purge's records.
+	if len(after) != len(before)+3 {
+		t.Fatalf("after the purge: %d rows, want the %d before, a retention and two records", len(after), len(before))
+	}
+	for i, r := range before {
+		got := after[i]
+		if r.AskID == asks[2].ID {
+			if got != r {
+				t.Errorf("row %d of the pending ask = %+v, want it whole: %+v", r.ID, got, r)
+			}
+			continue
+		}
+		want := askd.AuditRow{ID: r.ID, AskID: r.AskID, Action: r.Action, At: r.At, Hash: r.Hash, Purged: true,
+			Body: askd.AuditBody(r.Session, r.Actor, r.Note)}
+		if got != want {
+			t.Errorf("purged row %d = %+v, want %+v", r.ID, got, want)
+		}
+	}
 	var purged []askd.PurgeNote
-	for _, r := range after {
+	for _, r := range after[len(before):] {
 		if r.Action == askd.ActionPurged {
 			var p askd.PurgeNote
 			if err := json.Unmarshal([]byte(r.Note), &p); err != nil {
@@ -158,14 +181,18 @@ func testAuditPurge(t *testing.T, s askd.Store) {
 			purged = append(purged, p)
 		}
 	}
-	// Kept: ask 3's created (the third row); removed: rows 1-2 and 4-9.
-	if len(purged) != 2 || purged[0].After != 0 || purged[0].Rows != 2 || purged[1].After != before[2].ID || purged[1].Rows != len(before)-3 {
-		t.Errorf("purged rows = %+v, want two runs: 2 rows from the start, %d after row %d", purged, len(before)-3, before[2].ID)
+	// Left whole: ask 3's created (the third row); purged: rows 1-2 and
+	// 4-9.
+	cut := purgeBefore(at(2 * time.Minute))
+	if len(purged) != 2 || purged[0].After != 0 || purged[0].Rows != 2 || purged[1].After != before[2].ID || purged[1].Rows != len(before)-3 ||
+		!purged[0].SettledBefore.Equal(stored(cut.SettledBefore)) || purged[0].Retain != cut.Retain.String() {
+		t.Errorf("purge records = %+v, want two runs: 2 rows from the start, %d after row %d, before %s under %s",
+			purged, len(before)-3, before[2].ID, cut.SettledBefore, cut.Retain)
 	}
 	// A second purge with nothing to remove leaves nothing, and new rows
 	// still chain.
 	update(t, s, func(tx askd.Tx) error {
-		_, err := tx.Asks.DeleteAsks(ctx, at(2*time.Minute))
+		_, err := tx.Asks.DeleteAsks(ctx, purgeBefore(at(2*time.Minute)))
 		return err
 	})
 	update(t, s, func(tx askd.Tx) error {
@@ -175,4 +202,51 @@ func testAuditPurge(t *testing.T, s askd.Store) {
 	if got := mustVerify(t, s); len(got) != len(after)+1 {
 		t.Errorf("after an empty purge and one event: %d rows, want %d", len(got), len(after)+1)
 	}
+	view(t, s, func(tx askd.Tx) error {
+		n, err := tx.Audit.CountAudit(ctx, time.Time{}, time.Time{})
+		if err == nil && n != len(after)+1 {
+			t.Errorf("CountAudit = %d, want %d (purged rows too)", n, len(after)+1)
+		}
+		return err
+	})
+}
+
+// recordRetain records the retention p purges with, as askd does before
+// each purge (app.Service.Purge): verify holds a purge to it.
+func recordRetain(t *testing.T, tx askd.Tx, p askd.Purge) error {
+	t.Helper()
+	return tx.Audit.AddConfigEvent(t.Context(), &askd.Event{Action: askd.ConfigRetain, Actor: "askd", At: p.At,
+		Note: askd.ConfigNote(map[string]any{"retain": p.Retain.String()})})
+}
+
+func testLastConfigEvent(t *testing.T, s askd.Store) {
+	ctx := t.Context()
+	view(t, s, func(tx askd.Tx) error {
+		_, err := tx.Audit.LastConfigEvent(ctx, askd.ConfigRetain)
+		if askd.ErrorCode(err) != askd.ENOTFOUND {
+			t.Errorf("LastConfigEvent with none = %v, want ENOTFOUND", err)
+		}
+		return nil
+	})
+	var last *askd.Event
+	for i, d := range []string{"24h0m0s", "1h0m0s"} {
+		e := &askd.Event{Action: askd.ConfigRetain, Actor: "askd", At: at(time.Duration(i) * time.Minute), Note: askd.ConfigNote(map[string]any{"retain": d})}
+		update(t, s, func(tx askd.Tx) error {
+			if err := tx.Audit.AddConfigEvent(ctx, e); err != nil {
+				return err
+			}
+			return tx.Audit.AddConfigEvent(ctx, &askd.Event{Action: askd.ConfigTokenCreated, Actor: "askd", At: e.At, Note: "{}"})
+		})
+		last = e
+	}
+	view(t, s, func(tx askd.Tx) error {
+		got, err := tx.Audit.LastConfigEvent(ctx, askd.ConfigRetain)
+		if err != nil {
+			return err
+		}
+		if got.ID != last.ID || got.Note != last.Note || got.AskID != 0 || !got.At.Equal(stored(last.At)) {
+			t.Errorf("LastConfigEvent = %+v, want %+v", got, last)
+		}
+		return nil
+	})
 }

@@ -25,8 +25,11 @@
 //   - ids of asks and events are never reused, even after DeleteAsks;
 //   - every history row is a row of one hash chain (AuditRows passes
 //     askd.VerifyAudit); config rows (AddConfigEvent) are in it but are no
-//     ask's events, and no watcher hears of them; DeleteAsks leaves one
-//     purged row per run of rows it removes, so the chain stays checkable;
+//     ask's events, and no watcher hears of them; DeleteAsks takes no row
+//     out of the chain: the purged asks' rows stay in it, purged (their
+//     body instead of their session, actor and note), with one purge
+//     record per run of them; LastConfigEvent finds the newest config row
+//     of an action;
 //   - watchers hear of committed events in order, and of nothing rolled back;
 //   - deliveries are claimed due-first, never twice while leased, even by
 //     concurrent claimers, and go with their ask; a session's tells that
@@ -82,6 +85,7 @@ func Run(t *testing.T, open func(t *testing.T) askd.Store) {
 		{"IDsNeverReused", testIDsNeverReused},
 		{"AuditChain", testAuditChain},
 		{"AuditPurge", testAuditPurge},
+		{"LastConfigEvent", testLastConfigEvent},
 		{"Sessions", testSessions},
 		{"SessionsPaged", testSessionsPaged},
 		{"UrgencyOrder", testUrgencyOrder},
@@ -150,6 +154,12 @@ var base = time.Date(2026, time.March, 14, 15, 9, 26, 535897932, time.FixedZone(
 
 // at is base plus d.
 func at(d time.Duration) time.Time { return base.Add(d) }
+
+// purgeBefore is a purge of the asks settled before settledBefore, under a
+// retention of a day.
+func purgeBefore(settledBefore time.Time) askd.Purge {
+	return askd.Purge{SettledBefore: settledBefore, At: settledBefore.Add(24 * time.Hour), Retain: 24 * time.Hour}
+}
 
 // ptr returns a pointer to t.
 func ptr(t time.Time) *time.Time { return &t }
