@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"github.com/askd-dev/askd"
+	"github.com/askd-dev/askd/internal/cli"
 )
 
 // The agent's commands, with an agent token: ask, check, cancel. Their
@@ -23,9 +24,9 @@ func (o *options) Set(v string) error {
 	return nil
 }
 
-func cmdAsk(ctx context.Context, e *env, args []string) error {
-	fs := flags(e, "ask", "--kind KIND --title TEXT [--option \"LABEL[: meaning]\"]... [--wait 5m]")
-	r := remoteFlags(e, fs, askingSide)
+func cmdAsk(ctx context.Context, e *cli.Env, args []string) error {
+	fs := cli.Flags(e, "ask", "--kind KIND --title TEXT [--option \"LABEL[: meaning]\"]... [--wait 5m]")
+	r := cli.RemoteFlags(e, fs, cli.AskingSide)
 	kind := fs.String("kind", "decision", "question, decision, action, ready, blocked, approval or form")
 	title := fs.String("title", "", "what you need, in one line (attention asks and approvals); a form's message (several lines allowed)")
 	details := fs.String("details", "", "more context (plain text)")
@@ -37,7 +38,7 @@ func cmdAsk(ctx context.Context, e *env, args []string) error {
 	// ASKD_PAYLOAD is what askd gate run hands the command it runs (SPEC
 	// §12), not a default for this flag: an askd ask in that command
 	// would otherwise send the gate's payload.
-	e.envName("payload", "")
+	e.SetEnvName("payload", "")
 	key := fs.String("key", "", "approval: the same key from this token is the same ask, decided or not (SPEC §12)")
 	schema := fs.String("schema", "", "the form's fields: MCP's restricted JSON schema, an object of flat properties (form)")
 	formURL := fs.String("form-url", "", "instead of --schema, a URL the person is to open (form, url mode; never opened by askd)")
@@ -45,12 +46,12 @@ func cmdAsk(ctx context.Context, e *env, args []string) error {
 	wait := fs.Duration("wait", 0, "wait this long for the answer (0: return at once)")
 	var opts options
 	fs.Var(&opts, "option", "an option, \"LABEL\" or \"LABEL: what it means\" (repeat)")
-	if err := parse(e, fs, args); err != nil {
+	if err := cli.Parse(e, fs, args); err != nil {
 		return err
 	}
 	in := askd.AskInput{Kind: askd.Kind(*kind), Title: *title, Details: *details, Recommended: *recommended, Source: *source, URL: *formURL, Key: *key}
 	if *schema != "" {
-		if err := jsonObject("--schema", *schema); err != nil {
+		if err := cli.JSONObject("--schema", *schema); err != nil {
 			return err
 		}
 		in.Schema = json.RawMessage(*schema)
@@ -61,12 +62,12 @@ func cmdAsk(ctx context.Context, e *env, args []string) error {
 		in.Options = opts
 	}
 	if *payload != "" {
-		if err := jsonObject("--payload", *payload); err != nil {
+		if err := cli.JSONObject("--payload", *payload); err != nil {
 			return err
 		}
 		in.Payload = json.RawMessage(*payload)
 	}
-	c, err := r.client()
+	c, err := r.Client()
 	if err != nil {
 		return err
 	}
@@ -74,18 +75,18 @@ func cmdAsk(ctx context.Context, e *env, args []string) error {
 	if err != nil {
 		return err
 	}
-	return r.print(e, a, func(w io.Writer) { describe(w, a) })
+	return r.Print(e, a, func(w io.Writer) { describe(w, a) })
 }
 
-func cmdCheck(ctx context.Context, e *env, args []string) error {
-	fs := flags(e, "check", "ID [--wait 30s]")
-	r := remoteFlags(e, fs, askingSide)
+func cmdCheck(ctx context.Context, e *cli.Env, args []string) error {
+	fs := cli.Flags(e, "check", "ID [--wait 30s]")
+	r := cli.RemoteFlags(e, fs, cli.AskingSide)
 	wait := fs.Duration("wait", 0, "wait up to this long for the ask to settle")
-	id, err := parseWithID(e, fs, args)
+	id, err := cli.ParseWithID(e, fs, args)
 	if err != nil {
 		return err
 	}
-	c, err := r.client()
+	c, err := r.Client()
 	if err != nil {
 		return err
 	}
@@ -93,17 +94,17 @@ func cmdCheck(ctx context.Context, e *env, args []string) error {
 	if err != nil {
 		return err
 	}
-	return r.print(e, a, func(w io.Writer) { describe(w, a) })
+	return r.Print(e, a, func(w io.Writer) { describe(w, a) })
 }
 
-func cmdCancel(ctx context.Context, e *env, args []string) error {
-	fs := flags(e, "cancel", "ID")
-	r := remoteFlags(e, fs, askingSide)
-	id, err := parseWithID(e, fs, args)
+func cmdCancel(ctx context.Context, e *cli.Env, args []string) error {
+	fs := cli.Flags(e, "cancel", "ID")
+	r := cli.RemoteFlags(e, fs, cli.AskingSide)
+	id, err := cli.ParseWithID(e, fs, args)
 	if err != nil {
 		return err
 	}
-	c, err := r.client()
+	c, err := r.Client()
 	if err != nil {
 		return err
 	}
@@ -111,5 +112,5 @@ func cmdCancel(ctx context.Context, e *env, args []string) error {
 	if err != nil {
 		return err
 	}
-	return r.print(e, a, func(w io.Writer) { describe(w, a) })
+	return r.Print(e, a, func(w io.Writer) { describe(w, a) })
 }

@@ -11,6 +11,7 @@ import (
 	"unicode"
 
 	"github.com/askd-dev/askd"
+	"github.com/askd-dev/askd/internal/cli"
 )
 
 const answerSynopsis = `ID LABEL | ID OWN WORDS --own-words | ID approve|reject [--comment TEXT] | ID modify --payload JSON [--comment TEXT]
@@ -33,9 +34,9 @@ as the server checks it before anything is sent; a near miss is named
 have finished at its address, or a form as it is pre-filled; --decline
 refuses either.`
 
-func cmdAnswer(ctx context.Context, e *env, args []string) error {
-	fs := flags(e, "answer", answerSynopsis)
-	r := remoteFlags(e, fs, personSide)
+func cmdAnswer(ctx context.Context, e *cli.Env, args []string) error {
+	fs := cli.Flags(e, "answer", answerSynopsis)
+	r := cli.RemoteFlags(e, fs, cli.PersonSide)
 	var f answerFlags
 	fs.StringVar(&f.body, "body", "", "the whole answer body as JSON (SPEC §3.1), instead of words")
 	fs.StringVar(&f.payload, "payload", "", "approval, with modify: the edited payload, a JSON object")
@@ -45,27 +46,27 @@ func cmdAnswer(ctx context.Context, e *env, args []string) error {
 	fs.BoolVar(&f.done, "done", false, "form: accept; url mode: you have finished at the address; form mode: send the form\nas it is pre-filled (FIELD=VALUE words accept without it)")
 	fs.BoolVar(&f.decline, "decline", false, "form: decline, refusing what the MCP server asks")
 	for _, n := range []string{"body", "payload", "comment", "response", "own-words", "done", "decline"} {
-		e.envName(n, "") // an answer is never taken from the environment
+		e.SetEnvName(n, "") // an answer is never taken from the environment
 	}
-	if err := parse(e, fs, args); err != nil {
+	if err := cli.Parse(e, fs, args); err != nil {
 		return err
 	}
 	rest := fs.Args()
 	if len(rest) == 0 {
-		return usageError("answer: give the ask id, then the answer (askd answer -h)")
+		return cli.UsageError("answer: give the ask id, then the answer (askd answer -h)")
 	}
-	id, err := askID("answer", rest[0])
+	id, err := cli.AskID("answer", rest[0])
 	if err != nil {
 		return err
 	}
-	c, err := r.client()
+	c, err := r.Client()
 	if err != nil {
 		return err
 	}
 	var ans askd.Answer
 	if f.body != "" {
 		if len(rest) > 1 || f.payload != "" || f.comment != "" || f.response != "" || f.ownWords || f.done || f.decline {
-			return usageError("answer: --body is the whole answer; give no words or other answer flags with it")
+			return cli.UsageError("answer: --body is the whole answer; give no words or other answer flags with it")
 		}
 		if err := askd.Decode([]byte(f.body), &ans); err != nil {
 			return err // askd.Decode names the body
@@ -83,7 +84,7 @@ func cmdAnswer(ctx context.Context, e *env, args []string) error {
 	if err != nil {
 		return err
 	}
-	return r.print(e, a, func(w io.Writer) { describe(w, a) })
+	return r.Print(e, a, func(w io.Writer) { describe(w, a) })
 }
 
 // answerFlags are askd answer's flags besides the id and words.
@@ -105,7 +106,7 @@ func answerFromArgs(a *askd.Ask, words []string, f answerFlags) (askd.Answer, er
 		return ans, err
 	}
 	if len(words) == 0 {
-		return ans, usageError(fmt.Sprintf("answer: give the answer after the id (ask #%d is %s; askd show %d)", a.ID, a.Kind, a.ID))
+		return ans, cli.UsageError(fmt.Sprintf("answer: give the answer after the id (ask #%d is %s; askd show %d)", a.ID, a.Kind, a.ID))
 	}
 	switch {
 	case a.Kind == askd.KindApproval:
@@ -113,7 +114,7 @@ func answerFromArgs(a *askd.Ask, words []string, f answerFlags) (askd.Answer, er
 			return ans, err
 		}
 		if len(words) > 1 {
-			return ans, usageError(fmt.Sprintf("answer: an approval takes one word, approve, reject or modify, not %q; a comment goes in --comment", strings.Join(words, " ")))
+			return ans, cli.UsageError(fmt.Sprintf("answer: an approval takes one word, approve, reject or modify, not %q; a comment goes in --comment", strings.Join(words, " ")))
 		}
 		switch strings.ToLower(words[0]) {
 		case "approve", "approved":
@@ -123,15 +124,15 @@ func answerFromArgs(a *askd.Ask, words []string, f answerFlags) (askd.Answer, er
 		case "modify", "modified":
 			ans.Decision = askd.DecisionModified
 		default:
-			return ans, usageError(fmt.Sprintf("answer: %q: an approval takes approve, reject or modify --payload JSON", words[0]))
+			return ans, cli.UsageError(fmt.Sprintf("answer: %q: an approval takes approve, reject or modify --payload JSON", words[0]))
 		}
 		switch {
 		case ans.Decision == askd.DecisionModified && f.payload == "":
-			return ans, usageError("answer: modify needs --payload JSON, the edited payload")
+			return ans, cli.UsageError("answer: modify needs --payload JSON, the edited payload")
 		case ans.Decision != askd.DecisionModified && f.payload != "":
-			return ans, usageError(fmt.Sprintf("answer: --payload goes with modify, not %s", words[0]))
+			return ans, cli.UsageError(fmt.Sprintf("answer: --payload goes with modify, not %s", words[0]))
 		case f.payload != "":
-			if err := jsonObject("--payload", f.payload); err != nil {
+			if err := cli.JSONObject("--payload", f.payload); err != nil {
 				return ans, err
 			}
 			ans.Payload = json.RawMessage(f.payload)
@@ -163,7 +164,7 @@ func answerFromArgs(a *askd.Ask, words []string, f answerFlags) (askd.Answer, er
 // notFor refuses a flag, when set, that asks of kind k do not take.
 func notFor(k askd.Kind, flag string, set bool) error {
 	if set {
-		return usageError(fmt.Sprintf("answer: %s is not for %s asks", flag, k))
+		return cli.UsageError(fmt.Sprintf("answer: %s is not for %s asks", flag, k))
 	}
 	return nil
 }
@@ -195,24 +196,24 @@ func questionAnswers(a *askd.Ask, words []string, ownWords bool) (map[string]ask
 	for _, w := range words {
 		key, value, ok := strings.Cut(w, "=")
 		if !ok {
-			return nil, usageError(fmt.Sprintf("answer: ask #%d has %d questions: answer each as HEADER=LABEL (headers %s), not %q", a.ID, len(a.Questions), quoteList(headers), w))
+			return nil, cli.UsageError(fmt.Sprintf("answer: ask #%d has %d questions: answer each as HEADER=LABEL (headers %s), not %q", a.ID, len(a.Questions), quoteList(headers), w))
 		}
 		q := findQuestion(a.Questions, key)
 		if q == nil {
-			return nil, usageError(fmt.Sprintf("answer: %q is not a question of ask #%d; its headers are %s", key, a.ID, quoteList(headers)))
+			return nil, cli.UsageError(fmt.Sprintf("answer: %q is not a question of ask #%d; its headers are %s", key, a.ID, quoteList(headers)))
 		}
 		if err := checkLabel(fmt.Sprintf("answer to %q", q.Header), value, q.Options, ownWords); err != nil {
 			return nil, err
 		}
 		c := answers[q.Question]
 		if len(c.Values) > 0 && !q.MultiSelect {
-			return nil, usageError(fmt.Sprintf("answer: %q takes one answer, given twice", q.Header))
+			return nil, cli.UsageError(fmt.Sprintf("answer: %q takes one answer, given twice", q.Header))
 		}
 		answers[q.Question] = askd.Choice{Values: append(c.Values, value), Multi: q.MultiSelect}
 	}
 	for _, q := range a.Questions {
 		if _, ok := answers[q.Question]; !ok {
-			return nil, usageError(fmt.Sprintf("answer: %q is not answered; give %s=LABEL too", q.Header, q.Header))
+			return nil, cli.UsageError(fmt.Sprintf("answer: %q is not answered; give %s=LABEL too", q.Header, q.Header))
 		}
 	}
 	return answers, nil
@@ -251,9 +252,9 @@ func checkLabel(what, v string, opts []askd.Option, ownWords bool) error {
 		}
 	}
 	if len(near) > 0 {
-		return usageError(fmt.Sprintf("%s: %q is not an option; did you mean %s? Give the label exactly, or --own-words to send %q as your own words", what, v, quoteList(near), v))
+		return cli.UsageError(fmt.Sprintf("%s: %q is not an option; did you mean %s? Give the label exactly, or --own-words to send %q as your own words", what, v, quoteList(near), v))
 	}
-	return usageError(fmt.Sprintf("%s: %q is none of the options (%s); give one of them, or --own-words to send it as your own words", what, v, quoteList(labels)))
+	return cli.UsageError(fmt.Sprintf("%s: %q is none of the options (%s); give one of them, or --own-words to send it as your own words", what, v, quoteList(labels)))
 }
 
 // fold is s without case, spaces, hyphens or underscores: what a near miss
@@ -271,7 +272,7 @@ func fold(s string) string {
 func quoteList(labels []string) string {
 	q := make([]string, len(labels))
 	for i, l := range labels {
-		q[i] = strconv.Quote(term(l))
+		q[i] = strconv.Quote(cli.Term(l))
 	}
 	return strings.Join(q, ", ")
 }

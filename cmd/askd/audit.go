@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/askd-dev/askd"
+	"github.com/askd-dev/askd/internal/cli"
 )
 
 const auditUsage = `Usage: askd audit export [--since T] [--until T] [--out FILE] [--db PATH|URL]
@@ -37,12 +38,12 @@ var auditSubcommands = map[string]string{
 	"verify": "[FILE]",
 }
 
-func cmdAudit(ctx context.Context, e *env, args []string) error {
-	sub, args, err := subcommand(e, "audit", auditUsage, args, "export", "verify")
+func cmdAudit(ctx context.Context, e *cli.Env, args []string) error {
+	sub, args, err := cli.Subcommand(e, "audit", auditUsage, args, "export", "verify")
 	if sub == "" {
 		return err
 	}
-	fs := flags(e, "audit "+sub, auditSubcommands[sub]+" [--db PATH|URL]")
+	fs := cli.Flags(e, "audit "+sub, auditSubcommands[sub]+" [--db PATH|URL]")
 	db := fs.String("db", "./askd.db", "the database askd serve uses: a SQLite file, or a postgres:// URL")
 	var since, until, out *string
 	if sub == "export" {
@@ -50,12 +51,12 @@ func cmdAudit(ctx context.Context, e *env, args []string) error {
 		until = fs.String("until", "", "the rows before this time (RFC 3339, or a date)")
 		out = fs.String("out", "", "write to this file (default: standard output)")
 	}
-	if err := parse(e, fs, args); err != nil {
+	if err := cli.Parse(e, fs, args); err != nil {
 		return err
 	}
 	if sub == "export" {
 		if fs.NArg() > 0 {
-			return usageError(fmt.Sprintf("audit export: unexpected argument %q", fs.Arg(0)))
+			return cli.UsageError(fmt.Sprintf("audit export: unexpected argument %q", fs.Arg(0)))
 		}
 		from, err := auditTime("--since", *since)
 		if err != nil {
@@ -73,7 +74,7 @@ func cmdAudit(ctx context.Context, e *env, args []string) error {
 	case 1:
 		return auditVerifyFile(e, fs.Arg(0))
 	}
-	return usageError(fmt.Sprintf("audit verify: unexpected argument %q", fs.Arg(1)))
+	return cli.UsageError(fmt.Sprintf("audit verify: unexpected argument %q", fs.Arg(1)))
 }
 
 // auditTime parses a --since or --until: RFC 3339, or a date (midnight
@@ -87,7 +88,7 @@ func auditTime(flag, s string) (time.Time, error) {
 			return t, nil
 		}
 	}
-	return time.Time{}, usageError(fmt.Sprintf("%s: %q is not an RFC 3339 time (2026-01-02T15:04:05Z) or a date (2026-01-02)", flag, s))
+	return time.Time{}, cli.UsageError(fmt.Sprintf("%s: %q is not an RFC 3339 time (2026-01-02T15:04:05Z) or a date (2026-01-02)", flag, s))
 }
 
 // readChain reads the database's whole chain.
@@ -105,13 +106,13 @@ func readChain(ctx context.Context, db string) ([]askd.AuditRow, error) {
 	return rows, err
 }
 
-func auditExport(ctx context.Context, e *env, db string, from, until time.Time, out string) error {
+func auditExport(ctx context.Context, e *cli.Env, db string, from, until time.Time, out string) error {
 	rows, err := readChain(ctx, db)
 	if err != nil {
 		return err
 	}
 	askd.ChainAudit(rows)
-	w := e.stdout
+	w := e.Stdout
 	var f *os.File
 	if out != "" {
 		if f, err = os.OpenFile(out, os.O_WRONLY|os.O_CREATE|os.O_TRUNC, 0o600); err != nil {
@@ -140,7 +141,7 @@ func auditExport(ctx context.Context, e *env, db string, from, until time.Time, 
 	return nil
 }
 
-func auditVerifyDB(ctx context.Context, e *env, db string) error {
+func auditVerifyDB(ctx context.Context, e *cli.Env, db string) error {
 	rows, err := readChain(ctx, db)
 	if err != nil {
 		return unreadable{err}
@@ -148,7 +149,7 @@ func auditVerifyDB(ctx context.Context, e *env, db string) error {
 	return reportVerify(e, rows, false)
 }
 
-func auditVerifyFile(e *env, path string) error {
+func auditVerifyFile(e *cli.Env, path string) error {
 	f, err := os.Open(path)
 	if err != nil {
 		return unreadable{err}
@@ -178,16 +179,16 @@ func readExport(r io.Reader) ([]askd.AuditRow, error) {
 
 // reportVerify verifies rows and says so: the head when the chain holds, the
 // first row that does not fit (exit 1) when not.
-func reportVerify(e *env, rows []askd.AuditRow, fromExport bool) error {
+func reportVerify(e *cli.Env, rows []askd.AuditRow, fromExport bool) error {
 	if b := askd.VerifyAudit(rows, fromExport); b != nil {
 		return fmt.Errorf("audit chain broken: %w", b)
 	}
 	if len(rows) == 0 {
-		fmt.Fprintln(e.stdout, "the chain is empty")
+		fmt.Fprintln(e.Stdout, "the chain is empty")
 		return nil
 	}
 	last := rows[len(rows)-1]
-	fmt.Fprintf(e.stdout, "%d rows verified; head: row %d, hash %s\n", len(rows), last.ID, last.Hash)
+	fmt.Fprintf(e.Stdout, "%d rows verified; head: row %d, hash %s\n", len(rows), last.ID, last.Hash)
 	return nil
 }
 
@@ -196,6 +197,9 @@ type unreadable struct{ err error }
 
 func (u unreadable) Error() string { return u.err.Error() }
 func (u unreadable) Unwrap() error { return u.err }
+
+// ExitCode is 2: the trail could not be read, which is not a break.
+func (u unreadable) ExitCode() int { return 2 }
 
 // cliActor is who the CLI working on the database is, for the audit trail:
 // "cli:" and the operating-system user.

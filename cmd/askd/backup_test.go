@@ -26,7 +26,7 @@ func TestBackupWhileServing(t *testing.T) {
 		t.Fatal(err)
 	}
 	dest := filepath.Join(t.TempDir(), "copy.db")
-	if out, errOut, err := cli(t, "backup", "--db", srv.DBPath, dest); err != nil || !strings.Contains(out, "backed up") {
+	if out, errOut, err := runCLI(t, "backup", "--db", srv.DBPath, dest); err != nil || !strings.Contains(out, "backed up") {
 		t.Fatalf("askd backup: %v %q %q", err, out, errOut)
 	}
 	if st, err := os.Stat(dest); err != nil || st.Mode().Perm() != 0o600 {
@@ -59,13 +59,13 @@ func TestBackupWhileServing(t *testing.T) {
 	}
 
 	before, _ := os.ReadFile(dest)
-	if _, _, err := cli(t, "backup", "--db", srv.DBPath, dest); err == nil || !strings.Contains(err.Error(), "does not overwrite") {
+	if _, _, err := runCLI(t, "backup", "--db", srv.DBPath, dest); err == nil || !strings.Contains(err.Error(), "does not overwrite") {
 		t.Errorf("askd backup onto an existing file: %v", err)
 	}
 	if after, _ := os.ReadFile(dest); string(after) != string(before) {
 		t.Error("the refused backup changed the existing file")
 	}
-	if _, _, err := cli(t, "backup", "--db", filepath.Join(t.TempDir(), "none.db"), filepath.Join(t.TempDir(), "x.db")); err == nil || !strings.Contains(err.Error(), "no database") {
+	if _, _, err := runCLI(t, "backup", "--db", filepath.Join(t.TempDir(), "none.db"), filepath.Join(t.TempDir(), "x.db")); err == nil || !strings.Contains(err.Error(), "no database") {
 		t.Errorf("askd backup of a missing database: %v", err)
 	}
 }

@@ -15,11 +15,12 @@ import (
 
 	"github.com/askd-dev/askd"
 	"github.com/askd-dev/askd/client"
+	"github.com/askd-dev/askd/internal/cli"
 	"github.com/askd-dev/askd/internal/testserver"
 )
 
-// cli runs askd with args and returns its stdout, stderr and error.
-func cli(t *testing.T, args ...string) (string, string, error) {
+// runCLI runs askd with args and returns its stdout, stderr and error.
+func runCLI(t *testing.T, args ...string) (string, string, error) {
 	t.Helper()
 	var out, errOut bytes.Buffer
 	err := run(t.Context(), args, nil, &out, &errOut)
@@ -134,7 +135,7 @@ func TestAnswerStoresWhatWasMeant(t *testing.T) {
 	for _, tt := range answers {
 		t.Run(tt.name, func(t *testing.T) {
 			id := tt.ask(t)
-			out, errOut, err := cli(t, append(append([]string{"answer"}, conn...), tt.args(id)...)...)
+			out, errOut, err := runCLI(t, append(append([]string{"answer"}, conn...), tt.args(id)...)...)
 			if err != nil {
 				t.Fatalf("%v\n%s", err, errOut)
 			}
@@ -201,9 +202,9 @@ func TestAnswerStoresWhatWasMeant(t *testing.T) {
 		t.Run("refused: "+tt.name, func(t *testing.T) {
 			id := tt.ask(t)
 			before := stored(t, id)
-			_, errOut, err := cli(t, append(append([]string{"answer"}, tt.args(id)...), conn...)...)
-			if err == nil || !strings.Contains(err.Error(), tt.want) || exitCode(err) != 2 {
-				t.Fatalf("err %v (exit %d), want exit 2 saying %q", err, exitCode(err), tt.want)
+			_, errOut, err := runCLI(t, append(append([]string{"answer"}, tt.args(id)...), conn...)...)
+			if err == nil || !strings.Contains(err.Error(), tt.want) || cli.ExitCode(err) != 2 {
+				t.Fatalf("err %v (exit %d), want exit 2 saying %q", err, cli.ExitCode(err), tt.want)
 			}
 			if errOut != "" {
 				t.Errorf("stderr %q: a mistake is one line, printed once by main", errOut)
@@ -243,7 +244,7 @@ func TestFlagsAnywhere(t *testing.T) {
 		}
 		for order, args := range orders {
 			t.Run(tt.name+" "+order, func(t *testing.T) {
-				out, errOut, err := cli(t, args...)
+				out, errOut, err := runCLI(t, args...)
 				if err != nil {
 					t.Fatalf("askd %v: %v\n%s", args, err, errOut)
 				}
@@ -260,7 +261,7 @@ func TestFlagsAnywhere(t *testing.T) {
 	} {
 		id := f.decision(t)
 		args := append(order(id), human...)
-		if _, errOut, err := cli(t, args...); err != nil {
+		if _, errOut, err := runCLI(t, args...); err != nil {
 			t.Fatalf("askd %v: %v\n%s", args, err, errOut)
 		}
 		d, err := srv.Human().Show(t.Context(), mustID(t, id))
@@ -274,7 +275,7 @@ func TestFlagsAnywhere(t *testing.T) {
 	} {
 		id := f.decision(t)
 		args := append(order(id), agent...)
-		if _, errOut, err := cli(t, args...); err != nil {
+		if _, errOut, err := runCLI(t, args...); err != nil {
 			t.Fatalf("askd %v: %v\n%s", args, err, errOut)
 		}
 		if d, _ := srv.Human().Show(t.Context(), mustID(t, id)); d.Status != askd.StatusCancelled || d.CancelReason != askd.ReasonWithdrawn {
@@ -317,9 +318,9 @@ func TestHelpEverywhere(t *testing.T) {
 	for _, c := range cmds {
 		for _, h := range []string{"-h", "--help"} {
 			args := append(append([]string{}, c...), h)
-			out, errOut, err := cli(t, args...)
-			if err != nil && !errors.Is(err, flag.ErrHelp) || exitCode(err) != 0 {
-				t.Errorf("askd %v: %v (exit %d)", args, err, exitCode(err))
+			out, errOut, err := runCLI(t, args...)
+			if err != nil && !errors.Is(err, flag.ErrHelp) || cli.ExitCode(err) != 0 {
+				t.Errorf("askd %v: %v (exit %d)", args, err, cli.ExitCode(err))
 			}
 			if !strings.Contains(strings.ToLower(out), "usage: askd "+c[0]) || errOut != "" {
 				t.Errorf("askd %v: stdout %q, stderr %q; want the usage on stdout", args, out, errOut)
@@ -327,9 +328,9 @@ func TestHelpEverywhere(t *testing.T) {
 		}
 	}
 	for _, args := range [][]string{{"serve", "--adr", ":1"}, {"list", "--limit", "many"}, {"check"}, {"check", "x"}, {"token", "mint"}, {"team", "join"}, {"claim"}, {"gate"}, {"gate", "push"}, {"frobnicate"}} {
-		out, errOut, err := cli(t, args...)
-		if exitCode(err) != 2 || out != "" || errOut != "" || strings.Contains(err.Error(), "\n") {
-			t.Errorf("askd %v: exit %d, %q, stdout %q, stderr %q; want exit 2 and one line", args, exitCode(err), err, out, errOut)
+		out, errOut, err := runCLI(t, args...)
+		if cli.ExitCode(err) != 2 || out != "" || errOut != "" || strings.Contains(err.Error(), "\n") {
+			t.Errorf("askd %v: exit %d, %q, stdout %q, stderr %q; want exit 2 and one line", args, cli.ExitCode(err), err, out, errOut)
 		}
 	}
 }
@@ -351,7 +352,7 @@ func TestMistakesInPlainWords(t *testing.T) {
 		{[]string{"answer", "x1", "--token", "askd_h_x"}, `answer: "x1" is not an ask id`},
 		{[]string{"session", "set-channel"}, "session set-channel: give one session NAME (askd session -h)"},
 	} {
-		_, _, err := cli(t, tt.args...)
+		_, _, err := runCLI(t, tt.args...)
 		if err == nil || !strings.Contains(err.Error(), tt.want) || strings.Contains(err.Error(), "\n") {
 			t.Errorf("askd %v: %v\nwant one line saying %q", tt.args, err, tt.want)
 		}
@@ -374,17 +375,17 @@ func TestTokenRoles(t *testing.T) {
 	t.Setenv("ASKD_SESSION", "s1")
 	t.Setenv("ASKD_HUMAN_TOKEN", srv.HumanToken)
 
-	out, errOut, err := cli(t, "list")
+	out, errOut, err := runCLI(t, "list")
 	if err != nil || !strings.Contains(out, "Which day?") || !strings.Contains(out, "Other session") {
 		t.Fatalf("askd list: %v %s\n%s\nwant both sessions' asks (ASKD_SESSION is the agent's)", err, errOut, out)
 	}
-	if _, errOut, err := cli(t, "answer", id, "Monday"); err != nil {
+	if _, errOut, err := runCLI(t, "answer", id, "Monday"); err != nil {
 		t.Fatalf("askd answer: %v\n%s", err, errOut)
 	}
-	if out, _, err := cli(t, "check", id); err != nil || !strings.Contains(out, "answer: Monday") {
+	if out, _, err := runCLI(t, "check", id); err != nil || !strings.Contains(out, "answer: Monday") {
 		t.Errorf("askd check with ASKD_TOKEN: %v\n%s", err, out)
 	}
-	if _, _, err := cli(t, "check", fmt.Sprint(other.ID)); err == nil || !strings.Contains(err.Error(), "not found") {
+	if _, _, err := runCLI(t, "check", fmt.Sprint(other.ID)); err == nil || !strings.Contains(err.Error(), "not found") {
 		t.Errorf("askd check of session s2's ask from session s1: %v, want not found", err)
 	}
 
@@ -398,9 +399,9 @@ func TestTokenRoles(t *testing.T) {
 		{[]string{"dismiss", fmt.Sprint(other.ID)}, "no human token"},
 		{[]string{"cancel", fmt.Sprint(other.ID), "--token", srv.HumanToken}, "that is a human token"},
 	} {
-		_, _, err := cli(t, tt.args...)
-		if err == nil || !strings.Contains(err.Error(), tt.want) || exitCode(err) != 2 {
-			t.Errorf("askd %v: %v (exit %d), want exit 2 saying %q", tt.args, err, exitCode(err), tt.want)
+		_, _, err := runCLI(t, tt.args...)
+		if err == nil || !strings.Contains(err.Error(), tt.want) || cli.ExitCode(err) != 2 {
+			t.Errorf("askd %v: %v (exit %d), want exit 2 saying %q", tt.args, err, cli.ExitCode(err), tt.want)
 		}
 	}
 	if d, _ := srv.Human().Show(t.Context(), other.ID); d.Status != askd.StatusPending {
@@ -420,7 +421,7 @@ func TestTokenCommandsNeedTheDatabase(t *testing.T) {
 		{"token", "revoke", "a1", "--db", missing},
 		{"signin-link", "--db", missing},
 	} {
-		_, _, err := cli(t, args...)
+		_, _, err := runCLI(t, args...)
 		if err == nil || !strings.Contains(err.Error(), "no database at") {
 			t.Errorf("askd %v: %v, want no database", args, err)
 		}
@@ -428,7 +429,7 @@ func TestTokenCommandsNeedTheDatabase(t *testing.T) {
 			t.Fatalf("askd %v left %s in the directory", args, entries[0].Name())
 		}
 	}
-	_, _, err := cli(t, "migrate", "--db", filepath.Join(dir, "nope", "askd.db"))
+	_, _, err := runCLI(t, "migrate", "--db", filepath.Join(dir, "nope", "askd.db"))
 	if err == nil || !strings.Contains(err.Error(), "directory") || !strings.Contains(err.Error(), "does not exist") {
 		t.Errorf("askd migrate into a missing directory: %v", err)
 	}
@@ -450,9 +451,9 @@ func TestTokenCommandsNeedTheDatabase(t *testing.T) {
 // in the flag's words (not Go's), and nothing is asked.
 func TestAskRefusesBadPayload(t *testing.T) {
 	srv := testserver.Start(t, testserver.Options{})
-	_, _, err := cli(t, "ask", "--kind", "approval", "--title", "t", "--payload", "{bad", "--url", srv.URL, "--token", srv.AgentToken)
-	if err == nil || !strings.Contains(err.Error(), "--payload: not valid JSON") || strings.Contains(err.Error(), "RawMessage") || exitCode(err) != 2 {
-		t.Fatalf("askd ask --payload '{bad': %v (exit %d)", err, exitCode(err))
+	_, _, err := runCLI(t, "ask", "--kind", "approval", "--title", "t", "--payload", "{bad", "--url", srv.URL, "--token", srv.AgentToken)
+	if err == nil || !strings.Contains(err.Error(), "--payload: not valid JSON") || strings.Contains(err.Error(), "RawMessage") || cli.ExitCode(err) != 2 {
+		t.Fatalf("askd ask --payload '{bad': %v (exit %d)", err, cli.ExitCode(err))
 	}
 	if asks, err := srv.Human().List(context.Background(), client.ListOptions{}); err != nil || len(asks) != 0 {
 		t.Errorf("asks after the refusal: %d %v, want none", len(asks), err)
@@ -462,13 +463,13 @@ func TestAskRefusesBadPayload(t *testing.T) {
 // TestVersion: askd version and --version print the build's version and Go.
 func TestVersion(t *testing.T) {
 	for _, args := range [][]string{{"version", "--json"}, {"--version", "--json"}} {
-		out, _, err := cli(t, args...)
+		out, _, err := runCLI(t, args...)
 		var b build
 		if err != nil || json.Unmarshal([]byte(out), &b) != nil || b.Version == "" || !strings.HasPrefix(b.Go, "go1.") {
 			t.Errorf("askd %v: %v %q", args, err, out)
 		}
 	}
-	out, _, err := cli(t, "version")
+	out, _, err := runCLI(t, "version")
 	if err != nil || !strings.HasPrefix(out, "askd ") || !strings.Contains(out, "built with go1.") {
 		t.Errorf("askd version: %v %q", err, out)
 	}
@@ -497,14 +498,14 @@ func TestDescribeGolden(t *testing.T) {
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			id := tt.ask(t)
-			if _, errOut, err := cli(t, append(append([]string{"answer", id}, tt.answer...), human...)...); err != nil {
+			if _, errOut, err := runCLI(t, append(append([]string{"answer", id}, tt.answer...), human...)...); err != nil {
 				t.Fatalf("answer: %v\n%s", err, errOut)
 			}
-			check, _, err := cli(t, append([]string{"check", id}, agent...)...)
+			check, _, err := runCLI(t, append([]string{"check", id}, agent...)...)
 			if err != nil {
 				t.Fatal(err)
 			}
-			show, _, err := cli(t, append([]string{"show", id}, human...)...)
+			show, _, err := runCLI(t, append([]string{"show", id}, human...)...)
 			if err != nil {
 				t.Fatal(err)
 			}

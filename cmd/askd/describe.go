@@ -9,6 +9,7 @@ import (
 	"strings"
 
 	"github.com/askd-dev/askd"
+	"github.com/askd-dev/askd/internal/cli"
 )
 
 // describe prints an ask for people: everything the other side acts on.
@@ -22,7 +23,7 @@ func describe(w io.Writer, a *askd.Ask) {
 	if a.CancelReason != "" {
 		st += " (" + string(a.CancelReason) + ")"
 	}
-	fmt.Fprintf(w, "ask #%d  %s  %s  session %s of agent %s", a.ID, term(string(a.Kind)), term(st), term(a.Session), term(a.Agent))
+	fmt.Fprintf(w, "ask #%d  %s  %s  session %s of agent %s", a.ID, cli.Term(string(a.Kind)), cli.Term(st), cli.Term(a.Session), cli.Term(a.Agent))
 	if a.Revision > 1 {
 		fmt.Fprintf(w, "  revision %d", a.Revision)
 	}
@@ -31,7 +32,7 @@ func describe(w io.Writer, a *askd.Ask) {
 	// is on it.
 	for _, r := range [][2]string{{"routed to", a.Owner}, {"escalated to", a.EscalatedTo}, {"claimed by", a.ClaimedBy}} {
 		if r[1] != "" {
-			fmt.Fprintf(w, "  %s %s\n", r[0], term(r[1]))
+			fmt.Fprintf(w, "  %s %s\n", r[0], cli.Term(r[1]))
 		}
 	}
 	if a.ApprovalsNeeded > 0 {
@@ -40,13 +41,13 @@ func describe(w io.Writer, a *askd.Ask) {
 	if a.Kind == askd.KindForm {
 		describeForm(w, a)
 	} else if a.Title != "" {
-		fmt.Fprintf(w, "  %s\n", term(a.Title))
+		fmt.Fprintf(w, "  %s\n", cli.Term(a.Title))
 	}
 	if a.ToolName != "" {
-		fmt.Fprintf(w, "  tool: %s\n", term(a.ToolName))
+		fmt.Fprintf(w, "  tool: %s\n", cli.Term(a.ToolName))
 	}
 	if a.Keyed() {
-		fmt.Fprintf(w, "  key: %s\n", term(a.Key))
+		fmt.Fprintf(w, "  key: %s\n", cli.Term(a.Key))
 	}
 	if a.Details != "" {
 		block(w, "  ", a.Details)
@@ -57,7 +58,7 @@ func describe(w io.Writer, a *askd.Ask) {
 		if q.MultiSelect {
 			multi = " (several may be chosen)"
 		}
-		fmt.Fprintf(w, "  [%s] %s%s\n", term(q.Header), term(q.Question), multi)
+		fmt.Fprintf(w, "  [%s] %s%s\n", cli.Term(q.Header), cli.Term(q.Question), multi)
 		for _, o := range q.Options {
 			option(w, o, "")
 		}
@@ -79,7 +80,7 @@ func describe(w io.Writer, a *askd.Ask) {
 		block(w, "    ", indentJSON(a.Payload))
 	}
 	if ans != nil {
-		by := "by " + term(a.SettledBy)
+		by := "by " + cli.Term(a.SettledBy)
 		switch {
 		case ans.Action == askd.FormDecline:
 			fmt.Fprintf(w, "  declined %s\n", by)
@@ -88,7 +89,7 @@ func describe(w io.Writer, a *askd.Ask) {
 		case ans.Action == askd.FormAccept:
 			fmt.Fprintf(w, "  accepted %s\n", by)
 		case ans.Decision != "":
-			fmt.Fprintf(w, "  decision %s: %s\n", by, term(ans.Decision))
+			fmt.Fprintf(w, "  decision %s: %s\n", by, cli.Term(ans.Decision))
 		case ans.Answer != "":
 			fmt.Fprintf(w, "  answer %s: %s\n", by, choiceText(a.Options, []string{ans.Answer}))
 		case len(ans.Answers) > 0:
@@ -109,17 +110,17 @@ func describe(w io.Writer, a *askd.Ask) {
 			block(w, "    ", ans.Response)
 		}
 	} else if a.Status == askd.StatusCancelled {
-		fmt.Fprintf(w, "  no answer (%s by %s)\n", term(string(a.CancelReason)), term(a.SettledBy))
+		fmt.Fprintf(w, "  no answer (%s by %s)\n", cli.Term(string(a.CancelReason)), cli.Term(a.SettledBy))
 	}
 }
 
 // option prints one option of a list.
 func option(w io.Writer, o askd.Option, mark string) {
 	if o.Description == "" {
-		fmt.Fprintf(w, "    - %s%s\n", term(o.Label), mark)
+		fmt.Fprintf(w, "    - %s%s\n", cli.Term(o.Label), mark)
 		return
 	}
-	fmt.Fprintf(w, "    - %s%s  %s\n", term(o.Label), mark, term(o.Description))
+	fmt.Fprintf(w, "    - %s%s  %s\n", cli.Term(o.Label), mark, cli.Term(o.Description))
 }
 
 // choiceText is the values of an answer, each marked when it is the
@@ -127,7 +128,7 @@ func option(w io.Writer, o askd.Option, mark string) {
 func choiceText(opts []askd.Option, values []string) string {
 	parts := make([]string, len(values))
 	for i, v := range values {
-		parts[i] = term(v)
+		parts[i] = cli.Term(v)
 		if len(opts) > 0 && !slices.ContainsFunc(opts, func(o askd.Option) bool { return o.Label == v }) {
 			parts[i] += " (own words)"
 		}
@@ -139,7 +140,7 @@ func choiceText(opts []askd.Option, values []string) string {
 // terminal on its own.
 func block(w io.Writer, indent, text string) {
 	for line := range strings.SplitSeq(strings.TrimRight(text, "\n"), "\n") {
-		fmt.Fprintf(w, "%s%s\n", indent, term(line))
+		fmt.Fprintf(w, "%s%s\n", indent, cli.Term(line))
 	}
 }
 
@@ -223,7 +224,7 @@ func lineDiff(a, b []string) string {
 
 // oneLine is s on one line of at most n characters, safe for a terminal.
 func oneLine(s string, n int) string {
-	s = term(strings.Join(strings.Fields(s), " "))
+	s = cli.Term(strings.Join(strings.Fields(s), " "))
 	if r := []rune(s); len(r) > n {
 		return string(r[:n-1]) + "…"
 	}
@@ -236,7 +237,7 @@ func oneLine(s string, n int) string {
 func approvalCount(a *askd.Ask) string {
 	by := make([]string, len(a.Approvals))
 	for i, ap := range a.Approvals {
-		by[i] = term(ap.By)
+		by[i] = cli.Term(ap.By)
 		if ap.Payload != nil {
 			by[i] += " (edited)"
 		}

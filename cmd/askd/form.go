@@ -11,6 +11,7 @@ import (
 	"strings"
 
 	"github.com/askd-dev/askd"
+	"github.com/askd-dev/askd/internal/cli"
 )
 
 // Form asks (SPEC §9) on the terminal: describeForm prints one for askd show
@@ -27,25 +28,25 @@ func describeForm(w io.Writer, a *askd.Ask) {
 	if by == "" { // created over the API, not relayed from an MCP server
 		by = a.Agent
 	}
-	fmt.Fprintf(w, "  asked by %s through %s\n", term(by), term(a.Session))
+	fmt.Fprintf(w, "  asked by %s through %s\n", cli.Term(by), cli.Term(a.Session))
 	if a.URL != "" {
 		fmt.Fprintln(w, "  open this address in a browser (askd never opens it):")
-		fmt.Fprintf(w, "    %s\n", term(a.URL))
+		fmt.Fprintf(w, "    %s\n", cli.Term(a.URL))
 		if u, err := url.Parse(a.URL); err == nil && u.Host != "" {
-			fmt.Fprintf(w, "  host: %s\n", term(u.Host))
+			fmt.Fprintf(w, "  host: %s\n", cli.Term(u.Host))
 		}
 		return
 	}
 	s, err := askd.ParseFormSchema(a.Schema)
 	if err != nil { // askd stores no schema it cannot parse; an old database might
-		fmt.Fprintf(w, "  the form cannot be shown: %s\n", term(askd.ErrorMessage(err)))
+		fmt.Fprintf(w, "  the form cannot be shown: %s\n", cli.Term(askd.ErrorMessage(err)))
 		return
 	}
 	for i := range s.Fields {
 		f := &s.Fields[i]
-		head := "  [" + term(f.Name) + "]"
+		head := "  [" + cli.Term(f.Name) + "]"
 		if f.Title != "" {
-			head += " " + term(f.Title)
+			head += " " + cli.Term(f.Title)
 		}
 		fmt.Fprintf(w, "%s  %s\n", head, fieldRules(f))
 		if f.Description != "" {
@@ -73,7 +74,7 @@ func fieldRules(f *askd.FormField) string {
 			r = append(r, b+" characters")
 		}
 		if f.Pattern != nil {
-			r = append(r, "matching "+term(f.Pattern.String()))
+			r = append(r, "matching "+cli.Term(f.Pattern.String()))
 		}
 	case askd.FieldNumber, askd.FieldInteger:
 		r = append(r, map[askd.FieldType]string{askd.FieldNumber: "number", askd.FieldInteger: "whole number"}[f.Type])
@@ -133,9 +134,9 @@ func intFloat(n *int) *float64 {
 // "l (Large)".
 func optionText(o askd.FormOption) string {
 	if o.Title == "" || o.Title == o.Const {
-		return term(o.Const)
+		return cli.Term(o.Const)
 	}
-	return term(o.Const) + " (" + term(o.Title) + ")"
+	return cli.Term(o.Const) + " (" + cli.Term(o.Title) + ")"
 }
 
 // valueText is a field's value (a default or an answer) for people: text
@@ -144,19 +145,19 @@ func valueText(f *askd.FormField, v any) string {
 	choice := func(v any) string {
 		s, ok := v.(string)
 		if !ok {
-			return term(fmt.Sprint(v))
+			return cli.Term(fmt.Sprint(v))
 		}
 		if i := slices.IndexFunc(f.Options, func(o askd.FormOption) bool { return o.Const == s }); i >= 0 {
 			return optionText(f.Options[i])
 		}
-		return strconv.Quote(term(s))
+		return strconv.Quote(cli.Term(s))
 	}
 	switch v := v.(type) {
 	case string:
 		if f.Type == askd.FieldEnum {
 			return choice(v)
 		}
-		return strconv.Quote(term(v))
+		return strconv.Quote(cli.Term(v))
 	case []any:
 		if len(v) == 0 {
 			return "none"
@@ -167,7 +168,7 @@ func valueText(f *askd.FormField, v any) string {
 		}
 		return strings.Join(parts, ", ")
 	}
-	return term(fmt.Sprint(v))
+	return cli.Term(fmt.Sprint(v))
 }
 
 // formHowTo tells the person how to answer a pending form ask.
@@ -194,12 +195,12 @@ func formAnswer(a *askd.Ask, words []string, f answerFlags) (askd.Answer, error)
 	switch {
 	case f.decline:
 		if f.done || len(words) > 0 {
-			return ans, usageError("answer: --decline refuses the form; give no FIELD=VALUE or --done with it")
+			return ans, cli.UsageError("answer: --decline refuses the form; give no FIELD=VALUE or --done with it")
 		}
 		return askd.Answer{Action: askd.FormDecline}, nil
 	case a.URL != "":
 		if len(words) > 0 || !f.done {
-			return ans, usageError(fmt.Sprintf("answer: ask #%d sends you to an address, it has no fields: --done once you have finished there, or --decline (askd show %d)", a.ID, a.ID))
+			return ans, cli.UsageError(fmt.Sprintf("answer: ask #%d sends you to an address, it has no fields: --done once you have finished there, or --decline (askd show %d)", a.ID, a.ID))
 		}
 		return askd.Answer{Action: askd.FormAccept}, nil
 	}
@@ -208,14 +209,14 @@ func formAnswer(a *askd.Ask, words []string, f answerFlags) (askd.Answer, error)
 		return ans, fmt.Errorf("ask #%d: its form cannot be read: %w", a.ID, err)
 	}
 	if len(words) == 0 && !f.done {
-		return ans, usageError(fmt.Sprintf("answer: give ask #%d's fields as FIELD=VALUE (%s), --done to send the form as it is pre-filled, or --decline", a.ID, fieldNames(s)))
+		return ans, cli.UsageError(fmt.Sprintf("answer: give ask #%d's fields as FIELD=VALUE (%s), --done to send the form as it is pre-filled, or --decline", a.ID, fieldNames(s)))
 	}
 	content, err := formContent(s, words)
 	if err != nil {
 		return ans, err
 	}
 	if err := s.Check(content); err != nil {
-		return ans, usageError("answer: " + askd.ErrorMessage(err))
+		return ans, cli.UsageError("answer: " + askd.ErrorMessage(err))
 	}
 	return askd.Answer{Action: askd.FormAccept, Content: content}, nil
 }
@@ -230,7 +231,7 @@ func formContent(s *askd.FormSchema, words []string) (map[string]any, error) {
 	for _, w := range words {
 		name, value, ok := strings.Cut(w, "=")
 		if !ok || name == "" {
-			return nil, usageError(fmt.Sprintf("answer: %q is not FIELD=VALUE; the form's fields are %s", w, fieldNames(s)))
+			return nil, cli.UsageError(fmt.Sprintf("answer: %q is not FIELD=VALUE; the form's fields are %s", w, fieldNames(s)))
 		}
 		if _, seen := given[name]; !seen {
 			order = append(order, name)
@@ -251,7 +252,7 @@ func formContent(s *askd.FormSchema, words []string) (map[string]any, error) {
 			}
 			content[name] = list
 		case len(values) > 1:
-			return nil, usageError(fmt.Sprintf("answer: %s takes one value, given %d times (%s)", name, len(values), quoteList(values)))
+			return nil, cli.UsageError(fmt.Sprintf("answer: %s takes one value, given %d times (%s)", name, len(values), quoteList(values)))
 		default:
 			content[name] = typed(f, values[0])
 		}
@@ -277,7 +278,7 @@ func choices(f *askd.FormField, values []string) ([]any, error) {
 			for i, p := range parts {
 				each[i] = f.Name + "=" + strings.TrimSpace(p)
 			}
-			return nil, usageError(fmt.Sprintf("answer: %s=%s: give each choice as its own %s=VALUE (%s)", f.Name, v, f.Name, strings.Join(each, " ")))
+			return nil, cli.UsageError(fmt.Sprintf("answer: %s=%s: give each choice as its own %s=VALUE (%s)", f.Name, v, f.Name, strings.Join(each, " ")))
 		}
 		list = append(list, v)
 	}

@@ -10,6 +10,7 @@ import (
 	"testing"
 
 	"github.com/askd-dev/askd"
+	"github.com/askd-dev/askd/internal/cli"
 	"github.com/askd-dev/askd/internal/testserver"
 )
 
@@ -59,11 +60,11 @@ func TestFormShowGolden(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			id := tt.ask(t)
 			if tt.answer != nil {
-				if _, errOut, err := cli(t, append(append([]string{"answer", id}, tt.answer...), human...)...); err != nil {
+				if _, errOut, err := runCLI(t, append(append([]string{"answer", id}, tt.answer...), human...)...); err != nil {
 					t.Fatalf("answer: %v\n%s", err, errOut)
 				}
 			}
-			show, _, err := cli(t, append([]string{"show", id}, human...)...)
+			show, _, err := runCLI(t, append([]string{"show", id}, human...)...)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -72,7 +73,7 @@ func TestFormShowGolden(t *testing.T) {
 			golden(t, filepath.Join("testdata", "describe", tt.name+".show"), []byte(timestamps.ReplaceAllString(norm, "TIME")))
 		})
 	}
-	list, _, err := cli(t, append([]string{"list", "--status", "pending"}, human...)...)
+	list, _, err := runCLI(t, append([]string{"list", "--status", "pending"}, human...)...)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -110,7 +111,7 @@ func TestFormAnswerTyped(t *testing.T) {
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			id := tt.ask(t)
-			if _, errOut, err := cli(t, append(append([]string{"answer", id}, tt.args...), conn...)...); err != nil {
+			if _, errOut, err := runCLI(t, append(append([]string{"answer", id}, tt.args...), conn...)...); err != nil {
 				t.Fatalf("%v\n%s", err, errOut)
 			}
 			d, err := srv.Human().Show(t.Context(), mustID(t, id))
@@ -191,11 +192,11 @@ func TestFormAnswerRefused(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			_, errOut, err := cli(t, append(append([]string{"answer", id}, tt.args...), conn...)...)
+			_, errOut, err := runCLI(t, append(append([]string{"answer", id}, tt.args...), conn...)...)
 			want := strings.ReplaceAll(tt.want, "#ID", "#"+id)
 			want = strings.ReplaceAll(want, "show ID", "show "+id)
-			if err == nil || err.Error() != want || exitCode(err) != 2 {
-				t.Fatalf("err %v (exit %d)\nwant exit 2 saying %s", err, exitCode(err), want)
+			if err == nil || err.Error() != want || cli.ExitCode(err) != 2 {
+				t.Fatalf("err %v (exit %d)\nwant exit 2 saying %s", err, cli.ExitCode(err), want)
 			}
 			if errOut != "" {
 				t.Errorf("stderr %q: a mistake is one line, printed once by main", errOut)
@@ -217,7 +218,7 @@ func TestFormAnswerServerRefusal(t *testing.T) {
 	srv := testserver.Start(t, testserver.Options{})
 	f := newFixtures(srv)
 	id := f.form(t)
-	_, _, err := cli(t, "answer", id, "--body", `{"content": {"name": "Tester", "color": "gren", "count": 500}}`, "--url", srv.URL, "--token", srv.HumanToken)
+	_, _, err := runCLI(t, "answer", id, "--body", `{"content": {"name": "Tester", "color": "gren", "count": 500}}`, "--url", srv.URL, "--token", srv.HumanToken)
 	want := `color: "gren" is not one of red, green (did you mean "green"?); count: 500 is above the maximum 100`
 	if err == nil || err.Error() != want || askd.ErrorCode(err) != askd.EMISMATCH {
 		t.Fatalf("err %v (%s)\nwant the server's %s", err, askd.ErrorCode(err), want)
@@ -226,12 +227,12 @@ func TestFormAnswerServerRefusal(t *testing.T) {
 		t.Errorf("ask %s after the server's refusal, want pending", d.Status)
 	}
 	// Settled meanwhile: the conflict, as the server says it.
-	if _, _, err := cli(t, "answer", id, "--decline", "--url", srv.URL, "--token", srv.HumanToken); err != nil {
+	if _, _, err := runCLI(t, "answer", id, "--decline", "--url", srv.URL, "--token", srv.HumanToken); err != nil {
 		t.Fatal(err)
 	}
-	_, _, err = cli(t, "answer", id, "name=Tester", "color=red", "--url", srv.URL, "--token", srv.HumanToken)
-	if askd.ErrorCode(err) != askd.ECONFLICT || exitCode(err) != 1 {
-		t.Errorf("answering a declined form: %v (%s, exit %d), want the server's conflict", err, askd.ErrorCode(err), exitCode(err))
+	_, _, err = runCLI(t, "answer", id, "name=Tester", "color=red", "--url", srv.URL, "--token", srv.HumanToken)
+	if askd.ErrorCode(err) != askd.ECONFLICT || cli.ExitCode(err) != 1 {
+		t.Errorf("answering a declined form: %v (%s, exit %d), want the server's conflict", err, askd.ErrorCode(err), cli.ExitCode(err))
 	}
 }
 
@@ -242,7 +243,7 @@ func TestFormHelp(t *testing.T) {
 		"answer": {"askd answer ID FIELD=VALUE... | ID --done | ID --decline", "tags=a tags=b", "yes or no", "--done", "--decline", "defaults"},
 		"show":   {"asked by SERVER through SESSION", "VALUE (TITLE)", "host set apart"},
 	} {
-		out, _, _ := cli(t, cmd, "-h")
+		out, _, _ := runCLI(t, cmd, "-h")
 		for _, w := range wants {
 			if !strings.Contains(out, w) {
 				t.Errorf("askd %s -h lacks %q:\n%s", cmd, w, out)

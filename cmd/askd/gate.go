@@ -3,13 +3,15 @@ package main
 import (
 	"context"
 	"fmt"
+
+	"github.com/askd-dev/askd/internal/cli"
 )
 
 // cmdGate is askd gate: approvals for what is not an agent (SPEC §12).
 // `askd gate run` asks before it runs a command (gate_run.go); `askd gate
 // git` is a git pre-receive hook (gate_git.go).
-func cmdGate(ctx context.Context, e *env, args []string) error {
-	sub, args, err := subcommand(e, "gate", gateUsage(), args, "run", "git")
+func cmdGate(ctx context.Context, e *cli.Env, args []string) error {
+	sub, args, err := cli.Subcommand(e, "gate", gateUsage(), args, "run", "git")
 	switch sub {
 	case "run":
 		return gateRun(ctx, e, args)

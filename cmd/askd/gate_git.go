@@ -16,6 +16,7 @@ import (
 
 	"github.com/askd-dev/askd"
 	"github.com/askd-dev/askd/client"
+	"github.com/askd-dev/askd/internal/cli"
 )
 
 const gateGitSynopsis = "[--ref PATTERN]... [--config FILE] [--chain HOOK]"
@@ -42,25 +43,25 @@ const gateGitTimeout = 60 * time.Second
 // the repository's name. With --chain, that hook (the pre-receive hook that
 // was there before askd's) runs first with the same input, and its refusal
 // is the push's.
-func gateGit(ctx context.Context, e *env, args []string) error {
-	fs := flags(e, "gate git", gateGitSynopsis)
+func gateGit(ctx context.Context, e *cli.Env, args []string) error {
+	fs := cli.Flags(e, "gate git", gateGitSynopsis)
 	fs.Usage = func() { gateGitUsage(e, fs) }
 	var refs refPatterns
 	fs.Var(&refs, "ref", "a protected ref `PATTERN`, in git's refspec glob syntax (repeat); none: every ref")
 	config := fs.String("config", "", "the `FILE` install wrote beside the hook: url= and token= lines, mode 0600")
 	chain := fs.String("chain", "", "a pre-receive `HOOK` to run first with the same input (the one install found there)")
 	for _, name := range []string{"ref", "config", "chain"} {
-		e.envName(name, "")
+		e.SetEnvName(name, "")
 	}
-	if err := parse(e, fs, args); err != nil {
+	if err := cli.Parse(e, fs, args); err != nil {
 		return err
 	}
 	if fs.NArg() > 0 {
-		return usageError(fmt.Sprintf("gate git: unexpected argument %q (the updates come on stdin, from git)", fs.Arg(0)))
+		return cli.UsageError(fmt.Sprintf("gate git: unexpected argument %q (the updates come on stdin, from git)", fs.Arg(0)))
 	}
 	ctx, cancel := context.WithTimeout(ctx, gateGitTimeout)
 	defer cancel()
-	input, err := io.ReadAll(io.LimitReader(e.stdin, maxGateInput+1))
+	input, err := io.ReadAll(io.LimitReader(e.Stdin, maxGateInput+1))
 	if err != nil {
 		return fmt.Errorf("push refused: reading the updates from git: %v", err)
 	}
@@ -86,7 +87,7 @@ func gateGit(ctx context.Context, e *env, args []string) error {
 	if len(protected) == 0 {
 		return nil
 	}
-	repo, err := hookRepository(e.getenv("GIT_DIR"))
+	repo, err := hookRepository(e.Getenv("GIT_DIR"))
 	if err != nil {
 		return fmt.Errorf("push refused: %v", err)
 	}
@@ -111,12 +112,12 @@ func gateGit(ctx context.Context, e *env, args []string) error {
 	// last one by main itself: the pusher reads every one alike.
 	last := len(refusals) - 1
 	for _, r := range refusals[:last] {
-		fmt.Fprintln(e.stderr, "askd:", r)
+		fmt.Fprintln(e.Stderr, "askd:", r)
 	}
 	return errors.New(refusals[last])
 }
 
-func gateGitUsage(e *env, fs *flag.FlagSet) {
+func gateGitUsage(e *cli.Env, fs *flag.FlagSet) {
 	w := fs.Output()
 	fmt.Fprintf(w, "Usage: askd gate git %s\n\n", gateGitSynopsis)
 	fmt.Fprintln(w, `git's pre-receive hook, as askd install git-gate writes it: each pushed update of a
@@ -130,7 +131,7 @@ The server and agent token: ASKD_URL and ASKD_TOKEN, else --config's file. The s
 ASKD_SESSION, else the repository's name.
 
 Flags:`)
-	printDefaults(e, fs)
+	cli.PrintDefaults(e, fs)
 }
 
 // hookRepository is the repository a pre-receive hook runs in, dir (git's
@@ -153,7 +154,7 @@ func hookRepository(dir string) (*gitRepo, error) {
 
 // gateUpdate asks for one update and returns "" when it is approved, else
 // the line that refuses the push. An error is one the hook could not ask.
-func gateUpdate(ctx context.Context, e *env, c *client.Client, repo *gitRepo, u gitUpdate) (string, error) {
+func gateUpdate(ctx context.Context, e *cli.Env, c *client.Client, repo *gitRepo, u gitUpdate) (string, error) {
 	in, err := repo.describeUpdate(ctx, u)
 	if err != nil {
 		return "", err
@@ -169,15 +170,15 @@ func gateUpdate(ctx context.Context, e *env, c *client.Client, repo *gitRepo, u 
 	if err != nil {
 		return "", err
 	}
-	what := term(a.Title)
+	what := cli.Term(a.Title)
 	switch {
 	case a.Status == askd.StatusPending:
 		return fmt.Sprintf("approval #%d is waiting (%s) — push again once it is approved", a.ID, what), nil
 	case a.Status == askd.StatusAnswered && a.Answer != nil && (a.Answer.Decision == askd.DecisionApproved || a.Answer.Decision == askd.DecisionModified):
-		fmt.Fprintf(e.stderr, "askd: approval #%d (%s) approved by %s\n", a.ID, what, term(a.SettledBy))
+		fmt.Fprintf(e.Stderr, "askd: approval #%d (%s) approved by %s\n", a.ID, what, cli.Term(a.SettledBy))
 		return "", nil
 	case a.Status == askd.StatusAnswered:
-		return fmt.Sprintf("approval #%d (%s) was rejected by %s%s", a.ID, what, term(a.SettledBy), refusalComment(a.Answer.Comment)), nil
+		return fmt.Sprintf("approval #%d (%s) was rejected by %s%s", a.ID, what, cli.Term(a.SettledBy), refusalComment(a.Answer.Comment)), nil
 	}
 	switch a.CancelReason {
 	case askd.ReasonTimeout:
@@ -189,7 +190,7 @@ func gateUpdate(ctx context.Context, e *env, c *client.Client, repo *gitRepo, u 
 		if a.Answer != nil {
 			reason = refusalComment(a.Answer.Response)
 		}
-		return fmt.Sprintf("approval #%d (%s) was dismissed by %s%s", a.ID, what, term(a.SettledBy), reason), nil
+		return fmt.Sprintf("approval #%d (%s) was dismissed by %s%s", a.ID, what, cli.Term(a.SettledBy), reason), nil
 	}
 	return fmt.Sprintf("approval #%d (%s) was %s (%s)", a.ID, what, a.Status, a.CancelReason), nil
 }
@@ -200,14 +201,14 @@ func refusalComment(s string) string {
 	if strings.TrimSpace(s) == "" {
 		return " (no comment)"
 	}
-	return ": " + term(s) // one line, printable: a comment's line breaks as \n
+	return ": " + cli.Term(s) // one line, printable: a comment's line breaks as \n
 }
 
 // runChained runs the pre-receive hook askd install found in askd's place,
 // with the same input, environment and directory, its output passed on: its
 // refusal refuses the push before anyone is asked. Not executable, it is
 // skipped, as git skips such a hook.
-func runChained(ctx context.Context, e *env, hook string, input []byte) error {
+func runChained(ctx context.Context, e *cli.Env, hook string, input []byte) error {
 	info, err := os.Stat(hook)
 	if errors.Is(err, fs.ErrNotExist) || err == nil && info.Mode().Perm()&0o111 == 0 {
 		return nil
@@ -217,7 +218,7 @@ func runChained(ctx context.Context, e *env, hook string, input []byte) error {
 	}
 	cmd := exec.CommandContext(ctx, hook)
 	cmd.Stdin = bytes.NewReader(input)
-	cmd.Stdout, cmd.Stderr = e.stdout, e.stderr
+	cmd.Stdout, cmd.Stderr = e.Stdout, e.Stderr
 	if err := cmd.Run(); err != nil {
 		return fmt.Errorf("push refused by the pre-receive hook askd runs first, %s (%v)", hook, err)
 	}
@@ -229,32 +230,32 @@ func runChained(ctx context.Context, e *env, hook string, input []byte) error {
 // hook, which is read only when no one but its owner may read it. The
 // session is ASKD_SESSION, else the repository's name (when that is a valid
 // session name; else the token's own session).
-func gateClient(e *env, config string, repo *gitRepo) (*client.Client, error) {
-	r := &remote{url: e.getenv("ASKD_URL"), token: e.getenv("ASKD_TOKEN"), session: e.getenv("ASKD_SESSION"), side: agentSide}
-	if (r.url == "" || r.token == "") && config != "" {
+func gateClient(e *cli.Env, config string, repo *gitRepo) (*client.Client, error) {
+	r := &cli.Remote{URL: e.Getenv("ASKD_URL"), Token: e.Getenv("ASKD_TOKEN"), Session: e.Getenv("ASKD_SESSION"), Side: cli.AgentSide}
+	if (r.URL == "" || r.Token == "") && config != "" {
 		conf, err := readGateConfig(config)
 		if err != nil {
 			return nil, err
 		}
-		if r.url == "" {
-			r.url = conf["url"]
+		if r.URL == "" {
+			r.URL = conf["url"]
 		}
-		if r.token == "" {
-			r.token = conf["token"]
+		if r.Token == "" {
+			r.Token = conf["token"]
 		}
 	}
-	if r.url == "" {
-		r.url = defaultBase
+	if r.URL == "" {
+		r.URL = defaultBase
 	}
-	if r.token == "" {
+	if r.Token == "" {
 		return nil, errors.New("no agent token: set ASKD_TOKEN where git runs its hooks, or run askd install git-gate again with ASKD_TOKEN set (it keeps the token in a file beside the hook)")
 	}
-	if r.session == "" {
+	if r.Session == "" {
 		if name := repoName(repo.path); askd.ValidName("session", name) == nil {
-			r.session = name
+			r.Session = name
 		}
 	}
-	return r.client()
+	return r.Client()
 }
 
 // readGateConfig reads the url= and token= lines install wrote. A file

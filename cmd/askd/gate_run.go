@@ -17,6 +17,7 @@ import (
 
 	"github.com/askd-dev/askd"
 	"github.com/askd-dev/askd/client"
+	"github.com/askd-dev/askd/internal/cli"
 )
 
 // askd gate run (SPEC §12): ask a person to approve a command, wait for the
@@ -79,7 +80,7 @@ every run asks anew.
 
 // gateRunner is one askd gate run: what it asks, and the command it runs.
 type gateRunner struct {
-	e    *env
+	e    *cli.Env
 	c    *client.Client
 	in   askd.AskInput
 	argv []string
@@ -101,12 +102,12 @@ func stopGate(status int, format string, args ...any) error {
 }
 
 // gateRun is askd gate run. It returns nil when CMD ran and exited 0, else
-// an exitStatus, having said on stderr what askd had to say.
-func gateRun(ctx context.Context, e *env, args []string) error {
+// an cli.ExitStatus, having said on stderr what askd had to say.
+func gateRun(ctx context.Context, e *cli.Env, args []string) error {
 	err := runGate(ctx, e, args)
 	var stop *gateStop
-	var mistake usageError
-	var cmdStatus exitStatus
+	var mistake cli.UsageError
+	var cmdStatus cli.ExitStatus
 	switch {
 	case err == nil, errors.Is(err, flag.ErrHelp), errors.As(err, &cmdStatus):
 		return err
@@ -114,24 +115,24 @@ func gateRun(ctx context.Context, e *env, args []string) error {
 		if stop.msg != "" {
 			gateSay(e, stop.msg)
 		}
-		return exitStatus(stop.status)
+		return cli.ExitStatus(stop.status)
 	case errors.As(err, &mistake):
 		gateSay(e, strings.TrimPrefix(string(mistake), "gate run: "))
-		return exitStatus(gateMistake)
+		return cli.ExitStatus(gateMistake)
 	}
 	// Nothing was decided for CMD to run on.
 	gateSay(e, err.Error())
-	return exitStatus(gateUndecided)
+	return cli.ExitStatus(gateUndecided)
 }
 
 // gateSay writes msg to stderr, each line after "askd gate: ".
-func gateSay(e *env, msg string) {
+func gateSay(e *cli.Env, msg string) {
 	for _, line := range strings.Split(msg, "\n") {
-		fmt.Fprintln(e.stderr, "askd gate:", term(line))
+		fmt.Fprintln(e.Stderr, "askd gate:", cli.Term(line))
 	}
 }
 
-func runGate(ctx context.Context, e *env, args []string) error {
+func runGate(ctx context.Context, e *cli.Env, args []string) error {
 	g, err := parseGateRun(e, args)
 	if err != nil {
 		return err
@@ -155,33 +156,33 @@ func runGate(ctx context.Context, e *env, args []string) error {
 
 // parseGateRun reads askd gate run's command line: flags, then "--" and CMD.
 // Mistakes are usageErrors; nothing is sent.
-func parseGateRun(e *env, args []string) (*gateRunner, error) {
-	fs := flags(e, "gate run", gateRunSynopsis)
-	r := connectFlags(e, fs, askingSide)
+func parseGateRun(e *cli.Env, args []string) (*gateRunner, error) {
+	fs := cli.Flags(e, "gate run", gateRunSynopsis)
+	r := cli.ConnectFlags(e, fs, cli.AskingSide)
 	title := fs.String("title", "", "what is to be approved, in one line (required)")
 	details := fs.String("details", "", "more context for the person (plain text)")
 	payload := fs.String("payload", "", "a JSON object the person may edit; CMD gets it, edited or not, in ASKD_PAYLOAD")
 	// ASKD_PAYLOAD is what CMD gets, not a default for this flag: an askd
 	// gate run inside CMD would otherwise ask with its parent's payload.
-	e.envName("payload", "")
+	e.SetEnvName("payload", "")
 	key := fs.String("key", "", "the approval's key: run again with the same key to pick up the same approval (at most 200 characters)")
 	wait := fs.Duration("wait", 10*time.Minute, "how long to wait for the decision (0: only look)")
 	usage := fs.Usage
 	fs.Usage = func() { usage(); fmt.Fprint(fs.Output(), gateRunHelp) }
 
 	flagArgs, argv, found := splitCommand(fs, args)
-	if err := parse(e, fs, flagArgs); err != nil {
+	if err := cli.Parse(e, fs, flagArgs); err != nil {
 		return nil, err
 	}
 	switch {
 	case fs.NArg() > 0:
-		return nil, usageError(fmt.Sprintf("gate run: %q: the command goes after -- (askd gate run --title TEXT -- CMD ARGS...)", fs.Arg(0)))
+		return nil, cli.UsageError(fmt.Sprintf("gate run: %q: the command goes after -- (askd gate run --title TEXT -- CMD ARGS...)", fs.Arg(0)))
 	case !found || len(argv) == 0:
-		return nil, usageError("gate run: give the command to run after -- (askd gate run --title TEXT -- CMD ARGS...)")
+		return nil, cli.UsageError("gate run: give the command to run after -- (askd gate run --title TEXT -- CMD ARGS...)")
 	case *title == "":
-		return nil, usageError("gate run: --title is required: what is to be approved, in one line")
+		return nil, cli.UsageError("gate run: --title is required: what is to be approved, in one line")
 	case *wait < 0:
-		return nil, usageError(fmt.Sprintf("gate run: --wait %s: must be 0 or more", *wait))
+		return nil, cli.UsageError(fmt.Sprintf("gate run: --wait %s: must be 0 or more", *wait))
 	}
 	if err := checkGateKey(*key); err != nil {
 		return nil, err
@@ -195,9 +196,9 @@ func parseGateRun(e *env, args []string) (*gateRunner, error) {
 	// The server checks the same rules; checked here too, a mistake is
 	// exit 2 with nothing sent.
 	if err := g.in.Validate(false); err != nil {
-		return nil, usageError(fmt.Sprintf("gate run: %s", err))
+		return nil, cli.UsageError(fmt.Sprintf("gate run: %s", err))
 	}
-	if g.c, err = r.client(); err != nil {
+	if g.c, err = r.Client(); err != nil {
 		return nil, err
 	}
 	return g, nil
@@ -211,7 +212,7 @@ func splitCommand(fs *flag.FlagSet, args []string) (flagArgs, argv []string, fou
 		switch a := args[i]; {
 		case a == "--":
 			return args[:i], args[i+1:], true
-		case len(a) > 1 && a[0] == '-' && needsValue(fs, a):
+		case len(a) > 1 && a[0] == '-' && cli.NeedsValue(fs, a):
 			i++
 		}
 	}
@@ -223,11 +224,11 @@ func splitCommand(fs *flag.FlagSet, args []string) (flagArgs, argv []string, fou
 func checkGateKey(key string) error {
 	switch {
 	case !utf8.ValidString(key):
-		return usageError("gate run: --key: not valid UTF-8")
+		return cli.UsageError("gate run: --key: not valid UTF-8")
 	case utf8.RuneCountInString(key) > askd.MaxGateKeyChars:
-		return usageError(fmt.Sprintf("gate run: --key: %d characters, at most %d", utf8.RuneCountInString(key), askd.MaxGateKeyChars))
+		return cli.UsageError(fmt.Sprintf("gate run: --key: %d characters, at most %d", utf8.RuneCountInString(key), askd.MaxGateKeyChars))
 	case strings.ContainsFunc(key, unicode.IsControl):
-		return usageError("gate run: --key: contains a control character (a line break, a tab, ...); a key is one line of text")
+		return cli.UsageError("gate run: --key: contains a control character (a line break, a tab, ...); a key is one line of text")
 	}
 	return nil
 }
@@ -239,14 +240,14 @@ func checkGateKey(key string) error {
 func gatePayload(flagValue, line string) (json.RawMessage, error) {
 	fields := map[string]json.RawMessage{}
 	if flagValue != "" {
-		if err := jsonObject("--payload", flagValue); err != nil {
+		if err := cli.JSONObject("--payload", flagValue); err != nil {
 			return nil, err
 		}
 		if err := json.Unmarshal([]byte(flagValue), &fields); err != nil {
-			return nil, usageError(fmt.Sprintf("--payload: %v", err))
+			return nil, cli.UsageError(fmt.Sprintf("--payload: %v", err))
 		}
 		if _, ok := fields["command"]; ok {
-			return nil, usageError("gate run: --payload: has \"command\", which askd gate run sets to the command it runs")
+			return nil, cli.UsageError("gate run: --payload: has \"command\", which askd gate run sets to the command it runs")
 		}
 	}
 	cmd, err := json.Marshal(line)
@@ -316,10 +317,10 @@ func (g *gateRunner) approved(a *askd.Ask) (json.RawMessage, error) {
 
 // exec runs CMD with payload in ASKD_PAYLOAD, stdin, stdout and stderr
 // passed through and the signals in sigs passed on, and returns its exit
-// status as an exitStatus (nil for 0).
-func (g *gateRunner) exec(e *env, payload json.RawMessage, sigs <-chan os.Signal) error {
+// status as an cli.ExitStatus (nil for 0).
+func (g *gateRunner) exec(e *cli.Env, payload json.RawMessage, sigs <-chan os.Signal) error {
 	cmd := exec.Command(g.argv[0], g.argv[1:]...)
-	cmd.Stdin, cmd.Stdout, cmd.Stderr = e.stdin, e.stdout, e.stderr
+	cmd.Stdin, cmd.Stdout, cmd.Stderr = e.Stdin, e.Stdout, e.Stderr
 	// The last of a repeated variable wins: an outer gate's payload is
 	// replaced.
 	cmd.Env = append(os.Environ(), "ASKD_PAYLOAD="+string(payload))
@@ -352,10 +353,10 @@ func (g *gateRunner) exec(e *env, payload json.RawMessage, sigs <-chan os.Signal
 		return stopGate(gateCannotRun, "%s: %v", g.argv[0], err)
 	}
 	if ws, ok := cmd.ProcessState.Sys().(syscall.WaitStatus); ok && ws.Signaled() {
-		return exitStatus(gateSignalBase + int(ws.Signal()))
+		return cli.ExitStatus(gateSignalBase + int(ws.Signal()))
 	}
 	if code := cmd.ProcessState.ExitCode(); code != 0 {
-		return exitStatus(code)
+		return cli.ExitStatus(code)
 	}
 	return nil
 }

@@ -23,6 +23,7 @@ import (
 
 	"github.com/askd-dev/askd"
 	"github.com/askd-dev/askd/client"
+	"github.com/askd-dev/askd/internal/cli"
 	"github.com/askd-dev/askd/internal/testserver"
 )
 
@@ -491,8 +492,8 @@ func TestGateRunMistakes(t *testing.T) {
 		{"human token", []string{"--title", "T", "--token", srv.HumanToken, "--", "true"}, "that is a human token"},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
-			out, errOut, err := cli(t, append([]string{"gate", "run"}, tt.args...)...)
-			if code := exitCode(err); code != 2 {
+			out, errOut, err := runCLI(t, append([]string{"gate", "run"}, tt.args...)...)
+			if code := cli.ExitCode(err); code != 2 {
 				t.Errorf("exit status %d (%v), want 2", code, err)
 			}
 			if out != "" || !strings.HasPrefix(errOut, "askd gate: ") || !strings.Contains(errOut, tt.want) || strings.Count(errOut, "\n") != 1 {
@@ -512,9 +513,9 @@ func TestGateRunMistakes(t *testing.T) {
 // TestGateRunHelp: -h says how to tell askd's exit 1 from the command's.
 func TestGateRunHelp(t *testing.T) {
 	for _, args := range [][]string{{"gate", "run", "-h"}, {"gate", "run", "--title", "T", "--help", "--", "true"}} {
-		out, errOut, err := cli(t, args...)
-		if exitCode(err) != 0 || errOut != "" {
-			t.Errorf("askd %q: exit %d, stderr %q", args, exitCode(err), errOut)
+		out, errOut, err := runCLI(t, args...)
+		if cli.ExitCode(err) != 0 || errOut != "" {
+			t.Errorf("askd %q: exit %d, stderr %q", args, cli.ExitCode(err), errOut)
 		}
 		for _, want := range []string{"Usage: askd gate run", "ASKD_PAYLOAD", "75", `"askd gate:"`, "--key"} {
 			if !strings.Contains(out, want) {
@@ -767,8 +768,8 @@ func TestSplitCommand(t *testing.T) {
 		{"nothing after --", []string{"--title", "T", "--"}, []string{"--title", "T"}, []string{}, true},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
-			e := &env{getenv: func(string) string { return "" }}
-			fs := flags(e, "gate run", gateRunSynopsis)
+			e := &cli.Env{Getenv: func(string) string { return "" }}
+			fs := cli.Flags(e, "gate run", gateRunSynopsis)
 			fs.String("title", "", "")
 			fs.String("details", "", "")
 			flagArgs, argv, found := splitCommand(fs, tt.args)

@@ -11,6 +11,7 @@ import (
 	"strings"
 
 	"github.com/askd-dev/askd"
+	"github.com/askd-dev/askd/internal/cli"
 )
 
 const hookSynopsis = "[--default-url URL] [--wait D] [--only-policies]"
@@ -30,7 +31,7 @@ const hookSynopsis = "[--default-url URL] [--wait D] [--only-policies]"
 // run goes on as without the hook). Never status 2, which both read as a
 // blocking decision whose reason is stderr; so even a mistake in the command
 // line, status 2 elsewhere in askd, is 1 here.
-func cmdHook(ctx context.Context, e *env, args []string) error {
+func cmdHook(ctx context.Context, e *cli.Env, args []string) error {
 	err := runHook(ctx, e, args)
 	if err == nil || errors.Is(err, flag.ErrHelp) {
 		return err
@@ -38,8 +39,8 @@ func cmdHook(ctx context.Context, e *env, args []string) error {
 	return hookError{err}
 }
 
-func runHook(ctx context.Context, e *env, args []string) error {
-	fs := flags(e, "hook", hookSynopsis)
+func runHook(ctx context.Context, e *cli.Env, args []string) error {
+	fs := cli.Flags(e, "hook", hookSynopsis)
 	fs.Usage = func() {
 		w := fs.Output()
 		fmt.Fprintf(w, "Usage: askd hook %s\n\n", hookSynopsis)
@@ -49,32 +50,32 @@ func runHook(ctx context.Context, e *env, args []string) error {
 		fmt.Fprintln(w, "environment only (never arguments, which ps shows). Any failure is a line on stderr and")
 		fmt.Fprintln(w, "exit status 1, which both agents read as a hook error that decides nothing.")
 		fmt.Fprintln(w, "\nFlags:")
-		printDefaults(e, fs)
+		cli.PrintDefaults(e, fs)
 	}
 	defaultURL := fs.String("default-url", "http://127.0.0.1:7777", "the askd server when ASKD_URL is unset")
-	e.envName("default-url", "")
+	e.SetEnvName("default-url", "")
 	wait := fs.Duration("wait", 0, "for a Stop hook: wait this long for the session's pending asks to be answered (0: answer at once)")
-	e.envName("wait", "")
+	e.SetEnvName("wait", "")
 	onlyPolicies := fs.Bool("only-policies", false, "for a PermissionRequest hook beside the channel (askd install claude --channel): take only the prompts a\npolicy covers, which then wait for their quorum in the inbox; any other prompt gets no decision and goes on to\nthe terminal (and through the channel to the inbox)")
-	e.envName("only-policies", "")
-	if err := parse(e, fs, args); err != nil {
+	e.SetEnvName("only-policies", "")
+	if err := cli.Parse(e, fs, args); err != nil {
 		return err
 	}
 	if fs.NArg() > 0 {
 		return fmt.Errorf("unexpected argument %q (the hook input comes on stdin)", fs.Arg(0))
 	}
-	r := &remote{url: *defaultURL, token: e.getenv("ASKD_TOKEN"), session: e.getenv("ASKD_SESSION"), side: agentSide}
-	if u := e.getenv("ASKD_URL"); u != "" {
-		r.url = u
+	r := &cli.Remote{URL: *defaultURL, Token: e.Getenv("ASKD_TOKEN"), Session: e.Getenv("ASKD_SESSION"), Side: cli.AgentSide}
+	if u := e.Getenv("ASKD_URL"); u != "" {
+		r.URL = u
 	}
-	if r.token == "" {
+	if r.Token == "" {
 		return errors.New("ASKD_TOKEN is not set where the agent runs: export an agent token (askd token create --agent NAME) before starting it")
 	}
-	c, err := r.client()
+	c, err := r.Client()
 	if err != nil {
 		return err
 	}
-	input, err := io.ReadAll(io.LimitReader(e.stdin, askd.MaxBodyBytes+1))
+	input, err := io.ReadAll(io.LimitReader(e.Stdin, askd.MaxBodyBytes+1))
 	if err != nil {
 		return fmt.Errorf("reading the hook input: %v", err)
 	}
@@ -93,12 +94,12 @@ func runHook(ctx context.Context, e *env, args []string) error {
 	if err != nil {
 		return err
 	}
-	_, err = fmt.Fprintf(e.stdout, "%s\n", out)
+	_, err = fmt.Fprintf(e.Stdout, "%s\n", out)
 	return err
 }
 
 // hookError is a failed hook: exit status 1, whatever the cause. It does
-// not unwrap, so that exitCode never finds a usageError (status 2) in it.
+// not unwrap, so that exitCode never finds a cli.UsageError (status 2) in it.
 type hookError struct{ err error }
 
 func (h hookError) Error() string {
@@ -147,11 +148,11 @@ func isAskdHookCommand(s string) bool {
 
 // askdOnPath warns, when askd is not on this machine's PATH, that the hooks
 // just written run it.
-func askdOnPath(e *env) {
+func askdOnPath(e *cli.Env) {
 	if _, err := exec.LookPath("askd"); err == nil {
 		return
 	}
-	fmt.Fprintln(e.stdout, "\nNote: askd is not on PATH here, and the hooks run `askd hook`. Put askd on the PATH the agent")
-	fmt.Fprintln(e.stdout, "runs with (make install in the askd source prints the line to add); until then each hook")
-	fmt.Fprintln(e.stdout, "says so on stderr and the agent goes on without it.")
+	fmt.Fprintln(e.Stdout, "\nNote: askd is not on PATH here, and the hooks run `askd hook`. Put askd on the PATH the agent")
+	fmt.Fprintln(e.Stdout, "runs with (make install in the askd source prints the line to add); until then each hook")
+	fmt.Fprintln(e.Stdout, "says so on stderr and the agent goes on without it.")
 }

@@ -14,15 +14,16 @@ import (
 	"time"
 
 	"github.com/askd-dev/askd"
+	"github.com/askd-dev/askd/internal/cli"
 )
 
 // cmdInstall wires askd into an agent: `askd install claude` writes Claude
 // Code's config files, `askd install codex` edits Codex's config.toml; or
 // into a git server: `askd install git-gate` writes a bare repository's
 // pre-receive hook.
-func cmdInstall(ctx context.Context, e *env, args []string) error {
+func cmdInstall(ctx context.Context, e *cli.Env, args []string) error {
 	if len(args) == 0 {
-		return usageError("install: say what to wire askd into, claude, codex or git-gate (askd install -h lists them)")
+		return cli.UsageError("install: say what to wire askd into, claude, codex or git-gate (askd install -h lists them)")
 	}
 	switch args[0] {
 	case "claude":
@@ -32,10 +33,10 @@ func cmdInstall(ctx context.Context, e *env, args []string) error {
 	case "git-gate":
 		return installGitGate(e, args[1:])
 	case "-h", "-help", "--help", "help":
-		installUsage(e.stdout)
+		installUsage(e.Stdout)
 		return nil
 	}
-	return usageError(fmt.Sprintf("install: %q is not claude, codex or git-gate (askd install -h lists them)", args[0]))
+	return cli.UsageError(fmt.Sprintf("install: %q is not claude, codex or git-gate (askd install -h lists them)", args[0]))
 }
 
 func installUsage(w io.Writer) {
@@ -59,17 +60,17 @@ Run 'askd install claude -h', 'askd install codex -h' or 'askd install git-gate 
 `, claudeSynopsis, channelLaunch, codexSynopsis, gitGateSynopsis)
 }
 
-func report(e *env, path string, changed bool) {
+func report(e *cli.Env, path string, changed bool) {
 	if changed {
-		fmt.Fprintf(e.stdout, "wrote     %s\n", path)
+		fmt.Fprintf(e.Stdout, "wrote     %s\n", path)
 	} else {
-		fmt.Fprintf(e.stdout, "unchanged %s\n", path)
+		fmt.Fprintf(e.Stdout, "unchanged %s\n", path)
 	}
 }
 
 // homeDir is $HOME as the command's environment has it, else the OS's idea.
-func homeDir(e *env) (string, error) {
-	if home := e.getenv("HOME"); home != "" {
+func homeDir(e *cli.Env) (string, error) {
+	if home := e.Getenv("HOME"); home != "" {
 		return home, nil
 	}
 	return os.UserHomeDir()
@@ -158,14 +159,14 @@ func seconds(d time.Duration) int {
 func checkHookURL(base string) error {
 	u, err := neturl.Parse(base)
 	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
-		return usageError(fmt.Sprintf("--url: %q is not an http:// or https:// URL", base))
+		return cli.UsageError(fmt.Sprintf("--url: %q is not an http:// or https:// URL", base))
 	}
 	for _, r := range base {
 		if r <= ' ' || r > '~' {
-			return usageError(fmt.Sprintf("--url: %q: %U cannot go into askd's hook command", base, r))
+			return cli.UsageError(fmt.Sprintf("--url: %q: %U cannot go into askd's hook command", base, r))
 		}
 		if strings.ContainsRune("\"'\\$`}", r) {
-			return usageError(fmt.Sprintf("--url: %q: %c cannot go into askd's hook command", base, r))
+			return cli.UsageError(fmt.Sprintf("--url: %q: %c cannot go into askd's hook command", base, r))
 		}
 	}
 	return nil

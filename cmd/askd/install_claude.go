@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/askd-dev/askd/internal/app"
+	"github.com/askd-dev/askd/internal/cli"
 )
 
 // mcpTimeoutMs is Claude Code's per-call wall clock for askd's tools: above
@@ -25,8 +26,8 @@ const channelLaunch = "ASKD_CHANNEL=1 claude --dangerously-load-development-chan
 
 // installClaude writes askd's MCP server, hooks and skill into Claude Code's
 // files, merged with what is there.
-func installClaude(e *env, args []string) error {
-	fs := flags(e, "install claude", claudeSynopsis)
+func installClaude(e *cli.Env, args []string) error {
+	fs := cli.Flags(e, "install claude", claudeSynopsis)
 	scope := fs.String("scope", "project", "project: .mcp.json and .claude/ in --dir; user: ~/.claude.json and ~/.claude/")
 	dir := fs.String("dir", ".", "the project directory (scope project)")
 	url := fs.String("url", "http://127.0.0.1:7777", "the askd server the MCP entry and hooks fall back to when ASKD_URL is unset where Claude Code runs")
@@ -34,14 +35,14 @@ func installClaude(e *env, args []string) error {
 	asChannel := fs.Bool("channel", false, "run askd's MCP server as the askd mcp bridge, Claude Code's channel: answers are pushed into the\nrunning session and permission prompts relayed to the inbox (start Claude with "+channelLaunch+")")
 	elicit := fs.Bool("elicitation", false, "add the Elicitation hook: every MCP server's questions become form asks in the inbox (claude -p\notherwise cancels them; interactive Claude Code then asks in the inbox, not its own dialog);\nwithout it, an Elicitation hook an earlier install wrote is taken out")
 	elicitTimeout := fs.Duration("elicitation-timeout", 5*time.Minute, "with --elicitation: the server's --elicitation-timeout (its --question-timeout if it sets none);\nClaude Code waits for the hook a minute longer, 600s at the least")
-	if err := parse(e, fs, args); err != nil {
+	if err := cli.Parse(e, fs, args); err != nil {
 		return err
 	}
 	if fs.NArg() > 0 {
-		return usageError(fmt.Sprintf("install claude: unexpected argument %q", fs.Arg(0)))
+		return cli.UsageError(fmt.Sprintf("install claude: unexpected argument %q", fs.Arg(0)))
 	}
 	if *elicitTimeout <= 0 {
-		return usageError(fmt.Sprintf("--elicitation-timeout: %s, must be above 0 (the server's own timeout for form asks)", *elicitTimeout))
+		return cli.UsageError(fmt.Sprintf("--elicitation-timeout: %s, must be above 0 (the server's own timeout for form asks)", *elicitTimeout))
 	}
 	base := strings.TrimRight(*url, "/")
 	if err := checkHookURL(base); err != nil {
@@ -58,7 +59,7 @@ func installClaude(e *env, args []string) error {
 		}
 		mcpFile, claudeDir = filepath.Join(home, ".claude.json"), filepath.Join(home, ".claude")
 	default:
-		return usageError(fmt.Sprintf("--scope: %q is not project or user", *scope))
+		return cli.UsageError(fmt.Sprintf("--scope: %q is not project or user", *scope))
 	}
 	settings := filepath.Join(claudeDir, "settings.json")
 	skill := filepath.Join(claudeDir, "skills", "askd", "SKILL.md")
@@ -99,9 +100,9 @@ func installClaude(e *env, args []string) error {
 	report(e, settings, changed)
 	switch {
 	case *elicit:
-		fmt.Fprintln(e.stderr, elicitationNote(*elicitTimeout))
+		fmt.Fprintln(e.Stderr, elicitationNote(*elicitTimeout))
 	case removed:
-		fmt.Fprintln(e.stderr, "askd: took out askd's Elicitation hook (no --elicitation): MCP servers' questions go to Claude Code's own dialog again, and claude -p cancels them; --elicitation puts the hook back")
+		fmt.Fprintln(e.Stderr, "askd: took out askd's Elicitation hook (no --elicitation): MCP servers' questions go to Claude Code's own dialog again, and claude -p cancels them; --elicitation puts the hook back")
 	}
 	changed, err = writeIfChanged(skill, []byte(skillText))
 	if err != nil {
@@ -109,17 +110,17 @@ func installClaude(e *env, args []string) error {
 	}
 	report(e, skill, changed)
 	askdOnPath(e)
-	fmt.Fprintln(e.stdout, "\nClaude Code reads the token and session from the environment, never from these files:")
-	fmt.Fprintln(e.stdout, "  export ASKD_TOKEN=<agent token>   # askd token create --agent NAME")
-	fmt.Fprintln(e.stdout, "  export ASKD_SESSION=<run name>    # the same for MCP and hooks, so the Stop hook hands answers back")
-	fmt.Fprintf(e.stdout, "  export ASKD_URL=<server>          # if set, used instead of %s by the MCP server and the hooks\n", base)
+	fmt.Fprintln(e.Stdout, "\nClaude Code reads the token and session from the environment, never from these files:")
+	fmt.Fprintln(e.Stdout, "  export ASKD_TOKEN=<agent token>   # askd token create --agent NAME")
+	fmt.Fprintln(e.Stdout, "  export ASKD_SESSION=<run name>    # the same for MCP and hooks, so the Stop hook hands answers back")
+	fmt.Fprintf(e.Stdout, "  export ASKD_URL=<server>          # if set, used instead of %s by the MCP server and the hooks\n", base)
 	if *asChannel {
-		fmt.Fprintln(e.stdout, "Start Claude Code with askd as its channel (answers typed in as the next prompt, permission prompts in the inbox):")
-		fmt.Fprintln(e.stdout, "  "+channelLaunch)
-		fmt.Fprintln(e.stdout, "Started without ASKD_CHANNEL=1, askd mcp is a plain bridge and answers wait for the Stop hook.")
+		fmt.Fprintln(e.Stdout, "Start Claude Code with askd as its channel (answers typed in as the next prompt, permission prompts in the inbox):")
+		fmt.Fprintln(e.Stdout, "  "+channelLaunch)
+		fmt.Fprintln(e.Stdout, "Started without ASKD_CHANNEL=1, askd mcp is a plain bridge and answers wait for the Stop hook.")
 		return nil
 	}
-	fmt.Fprintln(e.stdout, "Headless: claude -p --permission-prompt-tool mcp__askd__permission_prompt \"...\"")
+	fmt.Fprintln(e.Stdout, "Headless: claude -p --permission-prompt-tool mcp__askd__permission_prompt \"...\"")
 	return nil
 }
 

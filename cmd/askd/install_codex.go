@@ -11,6 +11,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/askd-dev/askd/internal/cli"
 	"github.com/askd-dev/askd/internal/httpapi"
 )
 
@@ -18,19 +19,19 @@ const codexSynopsis = "[--config PATH] [--print] [--url URL] [--question-timeout
 
 // installCodex puts askd's tables into Codex's config.toml (see
 // editCodexConfig), or with --print prints them.
-func installCodex(e *env, args []string) error {
-	fs := flags(e, "install codex", codexSynopsis)
+func installCodex(e *cli.Env, args []string) error {
+	fs := cli.Flags(e, "install codex", codexSynopsis)
 	config := fs.String("config", "", "Codex's config file to edit (default: $CODEX_HOME/config.toml, else ~/.codex/config.toml)")
 	printOnly := fs.Bool("print", false, "print askd's block instead, writing nothing")
 	url := fs.String("url", "http://127.0.0.1:7777", "the askd server, as Codex reaches it (written into the block: Codex expands no variables there)")
 	question := fs.Duration("question-timeout", 5*time.Minute, "the server's --question-timeout")
 	approval := fs.Duration("approval-timeout", 5*time.Minute, "the server's --approval-timeout")
 	stopWait := fs.Duration("stop-wait", 0, "how long the Stop hook waits for pending asks to be answered (default: the longer of the two timeouts; 0: never wait)")
-	if err := parse(e, fs, args); err != nil {
+	if err := cli.Parse(e, fs, args); err != nil {
 		return err
 	}
 	if fs.NArg() > 0 {
-		return usageError(fmt.Sprintf("install codex: unexpected argument %q", fs.Arg(0)))
+		return cli.UsageError(fmt.Sprintf("install codex: unexpected argument %q", fs.Arg(0)))
 	}
 	base := strings.TrimRight(*url, "/")
 	if err := checkHookURL(base); err != nil {
@@ -44,16 +45,16 @@ func installCodex(e *env, args []string) error {
 		}
 	})
 	if wait < 0 || wait > httpapi.MaxWait {
-		return usageError(fmt.Sprintf("--stop-wait: %s, must be 0 to %s", shortDuration(wait), shortDuration(httpapi.MaxWait)))
+		return cli.UsageError(fmt.Sprintf("--stop-wait: %s, must be 0 to %s", shortDuration(wait), shortDuration(httpapi.MaxWait)))
 	}
 	block := codexBlock(base, longest, wait)
 	if *printOnly {
-		fmt.Fprint(e.stdout, block)
+		fmt.Fprint(e.Stdout, block)
 		return nil
 	}
 	path := *config
 	if path == "" {
-		home := e.getenv("CODEX_HOME")
+		home := e.Getenv("CODEX_HOME")
 		if home == "" {
 			dir, err := homeDir(e)
 			if err != nil {
@@ -68,14 +69,14 @@ func installCodex(e *env, args []string) error {
 		return err
 	}
 	if backup != "" {
-		fmt.Fprintf(e.stdout, "backup    %s\n", backup)
+		fmt.Fprintf(e.Stdout, "backup    %s\n", backup)
 	}
 	report(e, path, changed)
 	askdOnPath(e)
-	fmt.Fprintln(e.stdout, "\nCodex reads the token and session from the environment, never from this file:")
-	fmt.Fprintln(e.stdout, "  export ASKD_TOKEN=<agent token>   # askd token create --agent NAME")
-	fmt.Fprintln(e.stdout, "  export ASKD_SESSION=<run name>    # the same for MCP and the Stop hook, so it hands answers back")
-	fmt.Fprintln(e.stdout, "Codex runs a new or changed hook only once you trust it: /hooks in codex (codex exec: --dangerously-bypass-hook-trust).")
+	fmt.Fprintln(e.Stdout, "\nCodex reads the token and session from the environment, never from this file:")
+	fmt.Fprintln(e.Stdout, "  export ASKD_TOKEN=<agent token>   # askd token create --agent NAME")
+	fmt.Fprintln(e.Stdout, "  export ASKD_SESSION=<run name>    # the same for MCP and the Stop hook, so it hands answers back")
+	fmt.Fprintln(e.Stdout, "Codex runs a new or changed hook only once you trust it: /hooks in codex (codex exec: --dangerously-bypass-hook-trust).")
 	return nil
 }
 

@@ -9,6 +9,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/askd-dev/askd/internal/cli"
 )
 
 // userSettings is a project's .claude/settings.json before askd: the user's
@@ -168,7 +170,7 @@ func TestInstallClaudeElicitationTimeout(t *testing.T) {
 			dir := t.TempDir()
 			var out bytes.Buffer
 			err := run(context.Background(), []string{"install", "claude", "--dir", dir, "--elicitation", "--elicitation-timeout", bad}, strings.NewReader(""), &out, &out)
-			var u usageError
+			var u cli.UsageError
 			if !errors.As(err, &u) || !strings.Contains(err.Error(), "--elicitation-timeout") {
 				t.Fatalf("err = %v, want a usage error naming --elicitation-timeout", err)
 			}

@@ -15,6 +15,7 @@ import (
 
 	"github.com/askd-dev/askd"
 	"github.com/askd-dev/askd/internal/app"
+	"github.com/askd-dev/askd/internal/cli"
 )
 
 const gitGateSynopsis = "[--ref PATTERN]... [--url URL] [--token TOKEN] [REPO]"
@@ -39,14 +40,14 @@ const gitGateMarker = "# askd git gate: written by askd install git-gate, which 
 // own hook. A pre-receive hook that is not askd's is kept and chained: it
 // becomes pre-receive.askd-chained, which askd's hook runs first with the
 // same input (its refusal refuses the push, before anyone is asked).
-func installGitGate(e *env, args []string) error {
-	fs := flags(e, "install git-gate", gitGateSynopsis)
+func installGitGate(e *cli.Env, args []string) error {
+	fs := cli.Flags(e, "install git-gate", gitGateSynopsis)
 	var refs refPatterns
 	fs.Var(&refs, "ref", "a protected ref `PATTERN`, in git's refspec glob syntax: refs/heads/main, refs/tags/*, refs/heads/release/*\n(repeat; none: every ref is protected)")
 	url := fs.String("url", defaultBase, "the `URL` of the askd server the hook asks, written beside it (ASKD_URL where git runs the hook wins)")
 	token := fs.String("token", "", "the agent token the hook asks with, written beside it in a file only its owner may read\n(better from ASKD_TOKEN than a flag, which ps shows; ASKD_TOKEN where git runs the hook wins)")
-	e.envName("ref", "")
-	if err := parse(e, fs, args); err != nil {
+	e.SetEnvName("ref", "")
+	if err := cli.Parse(e, fs, args); err != nil {
 		return err
 	}
 	repo := "."
@@ -55,7 +56,7 @@ func installGitGate(e *env, args []string) error {
 	case 1:
 		repo = fs.Arg(0)
 	default:
-		return usageError(fmt.Sprintf("install git-gate: one repository, not %d (%s)", fs.NArg(), strings.Join(fs.Args(), " ")))
+		return cli.UsageError(fmt.Sprintf("install git-gate: one repository, not %d (%s)", fs.NArg(), strings.Join(fs.Args(), " ")))
 	}
 	for _, p := range refs {
 		if err := checkRefPatternWithGit(p); err != nil {
@@ -67,10 +68,10 @@ func installGitGate(e *env, args []string) error {
 		return err
 	}
 	if strings.HasPrefix(*token, app.TokenPrefix(askd.RoleHuman)) {
-		return usageError("--token: that is a human token; the hook asks as an agent (askd token create --agent NAME)")
+		return cli.UsageError("--token: that is a human token; the hook asks as an agent (askd token create --agent NAME)")
 	}
 	if strings.ContainsAny(*token, " \t\r\n") {
-		return usageError("--token: a token has no spaces or line breaks")
+		return cli.UsageError("--token: a token has no spaces or line breaks")
 	}
 	hooks, err := bareHooksDir(repo)
 	if err != nil {
@@ -111,7 +112,7 @@ func installGitGate(e *env, args []string) error {
 	}
 	report(e, hook, changed)
 
-	w := e.stdout
+	w := e.Stdout
 	if len(refs) == 0 {
 		fmt.Fprintln(w, "\nEvery ref is protected (no --ref): each push is an approval in askd's inbox.")
 	} else {
@@ -168,14 +169,14 @@ func gateConfig(path, base string, urlSet bool, token string) ([]byte, error) {
 // check-ref-format --refspec-pattern), and that it names refs in full.
 func checkRefPatternWithGit(p string) error {
 	if err := checkRefPattern(p); err != nil {
-		return usageError(fmt.Sprintf("--ref %q: %v", p, err))
+		return cli.UsageError(fmt.Sprintf("--ref %q: %v", p, err))
 	}
 	if out, err := exec.Command("git", "check-ref-format", "--refspec-pattern", p).CombinedOutput(); err != nil {
 		var exit *exec.ExitError
 		if !errors.As(err, &exit) {
 			return fmt.Errorf("--ref %q: running git check-ref-format: %v %s", p, err, out)
 		}
-		return usageError(fmt.Sprintf("--ref %q: not a valid ref pattern (git check-ref-format --refspec-pattern refuses it: no spaces, ~ ^ : ? [ \\, .. or //, and at most one *)", p))
+		return cli.UsageError(fmt.Sprintf("--ref %q: not a valid ref pattern (git check-ref-format --refspec-pattern refuses it: no spaces, ~ ^ : ? [ \\, .. or //, and at most one *)", p))
 	}
 	return nil
 }
@@ -185,7 +186,7 @@ func checkRefPatternWithGit(p string) error {
 func checkGateURL(base string) error {
 	u, err := neturl.Parse(base)
 	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" || strings.ContainsAny(base, " \t\r\n") {
-		return usageError(fmt.Sprintf("--url: %q is not an http:// or https:// URL", base))
+		return cli.UsageError(fmt.Sprintf("--url: %q is not an http:// or https:// URL", base))
 	}
 	return nil
 }

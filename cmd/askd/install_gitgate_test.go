@@ -9,6 +9,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/askd-dev/askd/internal/cli"
 )
 
 // TestInstallGitGateBadInput: an invalid pattern, or a path that is not a
@@ -60,7 +62,7 @@ func TestInstallGitGateBadInput(t *testing.T) {
 		t.Run(c.name, func(t *testing.T) {
 			var out, errb bytes.Buffer
 			err := run(context.Background(), append([]string{"install", "git-gate", "--token", "askd_a_test"}, c.args...), strings.NewReader(""), &out, &errb)
-			if status := exitCode(err); status != c.status || err == nil || !strings.Contains(err.Error(), c.want) {
+			if status := cli.ExitCode(err); status != c.status || err == nil || !strings.Contains(err.Error(), c.want) {
 				t.Errorf("exit %d, %v; want %d and an error holding %q", status, err, c.status, c.want)
 			}
 			if out.Len() > 0 {

@@ -10,6 +10,8 @@ import (
 	"slices"
 	"strings"
 	"testing"
+
+	"github.com/askd-dev/askd/internal/cli"
 )
 
 // TestJSONObjectRoundTrip: a file already laid out as askd writes it reads
@@ -214,7 +216,7 @@ func TestInstallClaudeRefusesURL(t *testing.T) {
 		dir := t.TempDir()
 		var out bytes.Buffer
 		err := run(context.Background(), []string{"install", "claude", "--dir", dir, "--url", u}, strings.NewReader(""), &out, &out)
-		var usage usageError
+		var usage cli.UsageError
 		if !errors.As(err, &usage) || !strings.Contains(err.Error(), "--url") {
 			t.Errorf("--url %s: err = %v, want a usage error naming --url", u, err)
 		}

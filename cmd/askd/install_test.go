@@ -19,6 +19,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/askd-dev/askd/internal/cli"
 	"github.com/askd-dev/askd/internal/httpapi"
 	"github.com/askd-dev/askd/internal/testserver"
 	"github.com/pelletier/go-toml/v2"
@@ -387,7 +388,7 @@ func TestInstallCodexRefuses(t *testing.T) {
 			config := filepath.Join(t.TempDir(), "config.toml")
 			var out bytes.Buffer
 			err := run(context.Background(), append([]string{"install", "codex", "--config", config}, c.args...), strings.NewReader(""), &out, &out)
-			var u usageError
+			var u cli.UsageError
 			if !errors.As(err, &u) || !strings.Contains(err.Error(), c.want) {
 				t.Fatalf("err = %v, want a usage error naming %q", err, c.want)
 			}
@@ -485,7 +486,7 @@ func TestInstallHelp(t *testing.T) {
 			t.Setenv("CODEX_HOME", t.TempDir())
 			var out, errb bytes.Buffer
 			err := run(context.Background(), append([]string{"install"}, c.args...), strings.NewReader(""), &out, &errb)
-			if status := exitCode(err); status != c.status {
+			if status := cli.ExitCode(err); status != c.status {
 				t.Errorf("exit status %d (%v), want %d", status, err, c.status)
 			}
 			text := out.String()

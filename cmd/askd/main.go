@@ -13,6 +13,8 @@ import (
 	"sort"
 	"strings"
 	"syscall"
+
+	"github.com/askd-dev/askd/internal/cli"
 )
 
 func main() {
@@ -20,75 +22,59 @@ func main() {
 	err := run(ctx, os.Args[1:], os.Stdin, os.Stdout, os.Stderr)
 	stop()
 	if err != nil {
-		var said exitStatus
+		var said cli.ExitStatus
 		if !errors.Is(err, flag.ErrHelp) && !errors.As(err, &said) {
 			// An error can quote what a server or database holds: each
 			// line is made printable; the lines after the first (what to
 			// do, in refusals to start) are indented.
 			for i, line := range strings.Split(err.Error(), "\n") {
 				if i == 0 {
-					fmt.Fprintln(os.Stderr, "askd:", term(line))
+					fmt.Fprintln(os.Stderr, "askd:", cli.Term(line))
 				} else {
-					fmt.Fprintln(os.Stderr, "     ", term(line))
+					fmt.Fprintln(os.Stderr, "     ", cli.Term(line))
 				}
 			}
 		}
-		os.Exit(exitCode(err))
+		os.Exit(cli.ExitCode(err))
 	}
 }
 
-// env is what a command gets besides its arguments.
-type env struct {
-	stdin          io.Reader
-	stdout, stderr io.Writer
-	getenv         func(string) string
-	// envNames overrides a flag's environment variable (flag name to
-	// variable, "" for none): the person's commands take their token
-	// from ASKD_HUMAN_TOKEN, not ASKD_TOKEN.
-	envNames map[string]string
-}
-
-type command struct {
-	summary string
-	run     func(ctx context.Context, e *env, args []string) error
-}
-
-var commands map[string]command
+var commands map[string]cli.Command
 
 func init() {
-	commands = map[string]command{
-		"serve":       {"run the server (inbox, API, MCP, hooks)", cmdServe},
-		"migrate":     {"apply database migrations and exit", cmdMigrate},
-		"backup":      {"copy the SQLite database to a new file, safely beside a running server", cmdBackup},
-		"token":       {"create, list, change or revoke tokens: people's roles, agents' owners (works on the database directly)", cmdToken},
-		"signin-link": {"print a one-time link that signs a browser in to the inbox (works on the database directly)", cmdSignInLink},
-		"ask":         {"ask a person something (agent token)", cmdAsk},
-		"check":       {"show the state of one of your asks (agent token)", cmdCheck},
-		"cancel":      {"withdraw one of your pending asks (agent token)", cmdCancel},
-		"list":        {"list asks in the inbox (human token)", cmdList},
-		"show":        {"show one ask with its history (human token)", cmdShow},
-		"answer":      {"answer an ask (human token)", cmdAnswer},
-		"dismiss":     {"close an ask without answering (human token)", cmdDismiss},
-		"rule":        {"list or revoke the rules that answer a session's approvals at once (human token)", cmdRule},
-		"policy":      {"add, list or revoke the policies that make approvals need several people (admin token)", cmdPolicy},
-		"claim":       {"mark an ask as yours, \"I'm on it\", or let it go (human token)", cmdClaim},
-		"team":        {"create, change, list or delete teams of people (works on the database directly)", cmdTeam},
-		"audit":       {"export or verify the audit trail, the history's hash chain (works on the database directly)", cmdAudit},
-		"version":     {"print the version", cmdVersion},
-		"mcp":         {"serve MCP on stdin/stdout, bridged to a running askd (agent token)", cmdMCP},
-		"session":     {"set how a session's agent is told of answers: session set-channel (agent token)", cmdSession},
-		"hook":        {"the Claude Code and Codex hook askd install writes: hook input on stdin to askd, its reply on stdout (agent token)", cmdHook},
-		"gate":        {"run a command once a person approved it (gate run), or refuse git pushes until then (gate git) (agent token)", cmdGate},
-		"install":     {"wire askd into Claude Code (install claude) or Codex (install codex: edits its config.toml), or a git repository (install git-gate)", cmdInstall},
+	commands = map[string]cli.Command{
+		"serve":       {Summary: "run the server (inbox, API, MCP, hooks)", Run: cmdServe},
+		"migrate":     {Summary: "apply database migrations and exit", Run: cmdMigrate},
+		"backup":      {Summary: "copy the SQLite database to a new file, safely beside a running server", Run: cmdBackup},
+		"token":       {Summary: "create, list, change or revoke tokens: people's roles, agents' owners (works on the database directly)", Run: cmdToken},
+		"signin-link": {Summary: "print a one-time link that signs a browser in to the inbox (works on the database directly)", Run: cmdSignInLink},
+		"ask":         {Summary: "ask a person something (agent token)", Run: cmdAsk},
+		"check":       {Summary: "show the state of one of your asks (agent token)", Run: cmdCheck},
+		"cancel":      {Summary: "withdraw one of your pending asks (agent token)", Run: cmdCancel},
+		"list":        {Summary: "list asks in the inbox (human token)", Run: cmdList},
+		"show":        {Summary: "show one ask with its history (human token)", Run: cmdShow},
+		"answer":      {Summary: "answer an ask (human token)", Run: cmdAnswer},
+		"dismiss":     {Summary: "close an ask without answering (human token)", Run: cmdDismiss},
+		"rule":        {Summary: "list or revoke the rules that answer a session's approvals at once (human token)", Run: cmdRule},
+		"policy":      {Summary: "add, list or revoke the policies that make approvals need several people (admin token)", Run: cmdPolicy},
+		"claim":       {Summary: "mark an ask as yours, \"I'm on it\", or let it go (human token)", Run: cmdClaim},
+		"team":        {Summary: "create, change, list or delete teams of people (works on the database directly)", Run: cmdTeam},
+		"audit":       {Summary: "export or verify the audit trail, the history's hash chain (works on the database directly)", Run: cmdAudit},
+		"version":     {Summary: "print the version", Run: cmdVersion},
+		"mcp":         {Summary: "serve MCP on stdin/stdout, bridged to a running askd (agent token)", Run: cmdMCP},
+		"session":     {Summary: "set how a session's agent is told of answers: session set-channel (agent token)", Run: cmdSession},
+		"hook":        {Summary: "the Claude Code and Codex hook askd install writes: hook input on stdin to askd, its reply on stdout (agent token)", Run: cmdHook},
+		"gate":        {Summary: "run a command once a person approved it (gate run), or refuse git pushes until then (gate git) (agent token)", Run: cmdGate},
+		"install":     {Summary: "wire askd into Claude Code (install claude) or Codex (install codex: edits its config.toml), or a git repository (install git-gate)", Run: cmdInstall},
 	}
 }
 
 // run is askd's whole CLI; tests call it directly.
 func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) error {
-	e := &env{stdin: stdin, stdout: stdout, stderr: stderr, getenv: os.Getenv}
+	e := &cli.Env{Stdin: stdin, Stdout: stdout, Stderr: stderr, Getenv: os.Getenv}
 	if len(args) == 0 {
 		usage(stderr)
-		return usageError("no command given")
+		return cli.UsageError("no command given")
 	}
 	switch args[0] {
 	case "help", "-h", "--help":
@@ -99,9 +85,9 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 	}
 	cmd, ok := commands[args[0]]
 	if !ok {
-		return usageError(fmt.Sprintf("unknown command %q (askd help lists them)", args[0]))
+		return cli.UsageError(fmt.Sprintf("unknown command %q (askd help lists them)", args[0]))
 	}
-	return cmd.run(ctx, e, args[1:])
+	return cmd.Run(ctx, e, args[1:])
 }
 
 func usage(w io.Writer) {
@@ -113,7 +99,7 @@ func usage(w io.Writer) {
 	}
 	sort.Strings(names)
 	for _, n := range names {
-		fmt.Fprintf(w, "  %-12s %s\n", n, commands[n].summary)
+		fmt.Fprintf(w, "  %-12s %s\n", n, commands[n].Summary)
 	}
 	fmt.Fprintln(w, "\nRun 'askd <command> -h' for a command's flags; flags may come before or after")
 	fmt.Fprintln(w, "its arguments, and -- ends them. Every flag can also be set as an ASKD_*")

@@ -14,6 +14,7 @@ import (
 
 	"github.com/askd-dev/askd"
 	"github.com/askd-dev/askd/client"
+	"github.com/askd-dev/askd/internal/cli"
 	"github.com/askd-dev/askd/internal/mcpserver"
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -39,26 +40,26 @@ import (
 // only when started with --channels or --dangerously-load-development-channels
 // naming it, which a bridge cannot see, and a text pushed to a Claude Code
 // that does not listen is told to no one.
-func cmdMCP(ctx context.Context, e *env, args []string) error {
-	fs := flags(e, "mcp", "[flags]   (speaks MCP on stdin/stdout)")
+func cmdMCP(ctx context.Context, e *cli.Env, args []string) error {
+	fs := cli.Flags(e, "mcp", "[flags]   (speaks MCP on stdin/stdout)")
 	url := fs.String("url", "http://127.0.0.1:7777", "the askd server to bridge to")
 	token := fs.String("token", "", "an agent token")
 	session := fs.String("session", "", "the session to ask in (default: the token's name)")
 	asChannel := fs.Bool("channel", false, "be Claude Code's channel: push answers into the running session and relay its permission prompts\n(only with claude --dangerously-load-development-channels server:askd; see docs/clients.md)")
 	logLevel := fs.String("log-level", "info", "debug, info, warn or error (logs go to stderr)")
-	if err := parse(e, fs, args); err != nil {
+	if err := cli.Parse(e, fs, args); err != nil {
 		return err
 	}
 	if fs.NArg() > 0 {
-		return usageError(fmt.Sprintf("mcp: unexpected argument %q", fs.Arg(0)))
+		return cli.UsageError(fmt.Sprintf("mcp: unexpected argument %q", fs.Arg(0)))
 	}
 	var level slog.Level
 	if err := level.UnmarshalText([]byte(*logLevel)); err != nil {
-		return usageError(fmt.Sprintf("--log-level: %q is not debug, info, warn or error", *logLevel))
+		return cli.UsageError(fmt.Sprintf("--log-level: %q is not debug, info, warn or error", *logLevel))
 	}
-	log := slog.New(slog.NewTextHandler(e.stderr, &slog.HandlerOptions{Level: level}))
+	log := slog.New(slog.NewTextHandler(e.Stderr, &slog.HandlerOptions{Level: level}))
 	if *token == "" {
-		return usageError("mcp: no token: set ASKD_TOKEN to an agent token (askd token create --agent NAME)")
+		return cli.UsageError("mcp: no token: set ASKD_TOKEN to an agent token (askd token create --agent NAME)")
 	}
 	base := strings.TrimRight(*url, "/")
 	b, err := dialBridge(ctx, base, *token, *session, *asChannel, log)
@@ -67,11 +68,11 @@ func cmdMCP(ctx context.Context, e *env, args []string) error {
 	}
 	defer b.upstream.Close()
 	log.Info("askd mcp bridging stdio", "server", *url, "session", b.session, "tools", b.tools, "channel", *asChannel)
-	in, ok := e.stdin.(io.ReadCloser)
+	in, ok := e.Stdin.(io.ReadCloser)
 	if !ok {
-		in = io.NopCloser(e.stdin)
+		in = io.NopCloser(e.Stdin)
 	}
-	t := &stdioTransport{in: in, out: e.stdout}
+	t := &stdioTransport{in: in, out: e.Stdout}
 	if *asChannel {
 		api := client.New(base, *token)
 		api.Session = b.session

@@ -9,15 +9,16 @@ import (
 
 	"github.com/askd-dev/askd"
 	"github.com/askd-dev/askd/client"
+	"github.com/askd-dev/askd/internal/cli"
 )
 
 // The person's commands, with a human token: list, show, dismiss (askd
 // answer is in answer.go). Their shared flags and client are in remote.go,
 // what they print in describe.go.
 
-func cmdList(ctx context.Context, e *env, args []string) error {
-	fs := flags(e, "list", "[--mine] [--status S] [--agent NAME] [--session NAME] [--kind K] [--limit N]")
-	r := remoteFlags(e, fs, personSide)
+func cmdList(ctx context.Context, e *cli.Env, args []string) error {
+	fs := cli.Flags(e, "list", "[--mine] [--status S] [--agent NAME] [--session NAME] [--kind K] [--limit N]")
+	r := cli.RemoteFlags(e, fs, cli.PersonSide)
 	mine := fs.Bool("mine", false, "only the asks routed to you, a team of yours, or nobody")
 	status := fs.String("status", "", "pending, answered or cancelled (default: pending, then the last settled)")
 	agent := fs.String("agent", "", "only this agent token's asks (with --session: its session of that name)")
@@ -25,12 +26,12 @@ func cmdList(ctx context.Context, e *env, args []string) error {
 	kind := fs.String("kind", "", "only this kind")
 	limit := fs.Int("limit", 0, "at most this many settled asks")
 	for _, n := range []string{"mine", "status", "agent", "session", "kind", "limit"} {
-		e.envName(n, "") // an agent's ASKD_SESSION must not narrow the person's list
+		e.SetEnvName(n, "") // an agent's ASKD_SESSION must not narrow the person's list
 	}
-	if err := parse(e, fs, args); err != nil {
+	if err := cli.Parse(e, fs, args); err != nil {
 		return err
 	}
-	c, err := r.client()
+	c, err := r.Client()
 	if err != nil {
 		return err
 	}
@@ -38,7 +39,7 @@ func cmdList(ctx context.Context, e *env, args []string) error {
 	if err != nil {
 		return err
 	}
-	return r.print(e, asks, func(w io.Writer) {
+	return r.Print(e, asks, func(w io.Writer) {
 		tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
 		fmt.Fprintln(tw, "ID\tSTATUS\tKIND\tAGENT\tSESSION\tWHAT")
 		for _, a := range asks {
@@ -53,7 +54,7 @@ func cmdList(ctx context.Context, e *env, args []string) error {
 			if a.ClaimedBy != "" {
 				st += " (claimed by " + a.ClaimedBy + ")"
 			}
-			fmt.Fprintf(tw, "%d\t%s\t%s\t%s\t%s\t%s\n", a.ID, term(st), term(string(a.Kind)), term(a.Agent), term(a.Session), oneLine(what, 60))
+			fmt.Fprintf(tw, "%d\t%s\t%s\t%s\t%s\t%s\n", a.ID, cli.Term(st), cli.Term(string(a.Kind)), cli.Term(a.Agent), cli.Term(a.Session), oneLine(what, 60))
 		}
 		tw.Flush()
 	})
@@ -68,14 +69,14 @@ required, default; a choice's values as VALUE (TITLE)) and, once answered,
 its answer; a url-mode form: the address on a line of its own, never opened,
 and its host set apart. A pending form ends with how to answer it.`
 
-func cmdShow(ctx context.Context, e *env, args []string) error {
-	fs := flags(e, "show", showSynopsis)
-	r := remoteFlags(e, fs, personSide)
-	id, err := parseWithID(e, fs, args)
+func cmdShow(ctx context.Context, e *cli.Env, args []string) error {
+	fs := cli.Flags(e, "show", showSynopsis)
+	r := cli.RemoteFlags(e, fs, cli.PersonSide)
+	id, err := cli.ParseWithID(e, fs, args)
 	if err != nil {
 		return err
 	}
-	c, err := r.client()
+	c, err := r.Client()
 	if err != nil {
 		return err
 	}
@@ -83,31 +84,31 @@ func cmdShow(ctx context.Context, e *env, args []string) error {
 	if err != nil {
 		return err
 	}
-	return r.print(e, d, func(w io.Writer) {
+	return r.Print(e, d, func(w io.Writer) {
 		describe(w, &d.Ask)
 		if d.Kind == askd.KindForm && d.Pending() {
 			formHowTo(w, &d.Ask)
 		}
 		fmt.Fprintln(w, "\nHistory:")
 		for _, ev := range d.History {
-			line := fmt.Sprintf("  %s  %-10s by %s", ev.At.Local().Format("2006-01-02 15:04:05"), term(ev.Action), term(ev.Actor))
+			line := fmt.Sprintf("  %s  %-10s by %s", ev.At.Local().Format("2006-01-02 15:04:05"), cli.Term(ev.Action), cli.Term(ev.Actor))
 			if ev.Note != "" {
-				line += "  " + term(ev.Note)
+				line += "  " + cli.Term(ev.Note)
 			}
 			fmt.Fprintln(w, line)
 		}
 	})
 }
 
-func cmdDismiss(ctx context.Context, e *env, args []string) error {
-	fs := flags(e, "dismiss", "ID [--response TEXT]")
-	r := remoteFlags(e, fs, personSide)
+func cmdDismiss(ctx context.Context, e *cli.Env, args []string) error {
+	fs := cli.Flags(e, "dismiss", "ID [--response TEXT]")
+	r := cli.RemoteFlags(e, fs, cli.PersonSide)
 	response := fs.String("response", "", "a reply passed to the agent")
-	id, err := parseWithID(e, fs, args)
+	id, err := cli.ParseWithID(e, fs, args)
 	if err != nil {
 		return err
 	}
-	c, err := r.client()
+	c, err := r.Client()
 	if err != nil {
 		return err
 	}
@@ -115,7 +116,7 @@ func cmdDismiss(ctx context.Context, e *env, args []string) error {
 	if err != nil {
 		return err
 	}
-	return r.print(e, a, func(w io.Writer) { describe(w, a) })
+	return r.Print(e, a, func(w io.Writer) { describe(w, a) })
 }
 
 const claimSynopsis = `ID [--release]
@@ -126,16 +127,16 @@ from answering; answering or dismissing it ends the claim. Someone else's
 claim is refused, naming them. --release lets your claim go (an admin may
 release anyone's). Needs the approver role.`
 
-func cmdClaim(ctx context.Context, e *env, args []string) error {
-	fs := flags(e, "claim", claimSynopsis)
-	r := remoteFlags(e, fs, personSide)
+func cmdClaim(ctx context.Context, e *cli.Env, args []string) error {
+	fs := cli.Flags(e, "claim", claimSynopsis)
+	r := cli.RemoteFlags(e, fs, cli.PersonSide)
 	release := fs.Bool("release", false, "let the claim go instead")
-	e.envName("release", "")
-	id, err := parseWithID(e, fs, args)
+	e.SetEnvName("release", "")
+	id, err := cli.ParseWithID(e, fs, args)
 	if err != nil {
 		return err
 	}
-	c, err := r.client()
+	c, err := r.Client()
 	if err != nil {
 		return err
 	}
@@ -148,9 +149,9 @@ func cmdClaim(ctx context.Context, e *env, args []string) error {
 	if err != nil {
 		return err
 	}
-	return r.print(e, a, func(w io.Writer) {
+	return r.Print(e, a, func(w io.Writer) {
 		if a.ClaimedBy != "" {
-			fmt.Fprintf(w, "ask %d is claimed by %s\n", a.ID, term(a.ClaimedBy))
+			fmt.Fprintf(w, "ask %d is claimed by %s\n", a.ID, cli.Term(a.ClaimedBy))
 		} else {
 			fmt.Fprintf(w, "ask %d is claimed by no one\n", a.ID)
 		}

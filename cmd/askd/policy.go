@@ -7,6 +7,7 @@ import (
 	"text/tabwriter"
 
 	"github.com/askd-dev/askd"
+	"github.com/askd-dev/askd/internal/cli"
 )
 
 const policyUsage = `Usage: askd policy add --match tool|prefix|title [--tool T] [--prefix P] [--title T]
@@ -22,8 +23,8 @@ token (--agent) or the agents a team owns (--team). With --exclude-owner the
 agent's owner may not approve. All three need an admin's token, from
 ASKD_HUMAN_TOKEN or --token. Flags may come before or after the arguments.`
 
-func cmdPolicy(ctx context.Context, e *env, args []string) error {
-	sub, args, err := subcommand(e, "policy", policyUsage, args, "add", "list", "revoke")
+func cmdPolicy(ctx context.Context, e *cli.Env, args []string) error {
+	sub, args, err := cli.Subcommand(e, "policy", policyUsage, args, "add", "list", "revoke")
 	switch sub {
 	case "add":
 		return cmdPolicyAdd(ctx, e, args)
@@ -35,9 +36,9 @@ func cmdPolicy(ctx context.Context, e *env, args []string) error {
 	return err
 }
 
-func cmdPolicyAdd(ctx context.Context, e *env, args []string) error {
-	fs := flags(e, "policy add", "--match tool|prefix|title ... --approvals N [--json]")
-	r := remoteFlags(e, fs, personSide)
+func cmdPolicyAdd(ctx context.Context, e *cli.Env, args []string) error {
+	fs := cli.Flags(e, "policy add", "--match tool|prefix|title ... --approvals N [--json]")
+	r := cli.RemoteFlags(e, fs, cli.PersonSide)
 	var in askd.PolicyInput
 	match := fs.String("match", "", "what the policy compares: tool, prefix or title")
 	fs.StringVar(&in.Tool, "tool", "", "the tool's name (match tool or prefix)")
@@ -48,16 +49,16 @@ func cmdPolicyAdd(ctx context.Context, e *env, args []string) error {
 	fs.IntVar(&in.Approvals, "approvals", 0, "how many distinct people must approve, 2 to 5")
 	fs.BoolVar(&in.ExcludeOwner, "exclude-owner", false, "the agent's owner may not approve")
 	for _, n := range []string{"match", "tool", "prefix", "title", "agent", "team", "approvals", "exclude-owner"} {
-		e.envName(n, "") // what a policy covers is said on the command line, never inherited
+		e.SetEnvName(n, "") // what a policy covers is said on the command line, never inherited
 	}
-	if err := parse(e, fs, args); err != nil {
+	if err := cli.Parse(e, fs, args); err != nil {
 		return err
 	}
 	if fs.NArg() > 0 {
-		return usageError(fmt.Sprintf("policy add: unexpected argument %q", fs.Arg(0)))
+		return cli.UsageError(fmt.Sprintf("policy add: unexpected argument %q", fs.Arg(0)))
 	}
 	in.Match = askd.RuleMatch(*match)
-	c, err := r.client()
+	c, err := r.Client()
 	if err != nil {
 		return err
 	}
@@ -65,21 +66,21 @@ func cmdPolicyAdd(ctx context.Context, e *env, args []string) error {
 	if err != nil {
 		return err
 	}
-	return r.print(e, p, func(w io.Writer) {
+	return r.Print(e, p, func(w io.Writer) {
 		fmt.Fprintf(w, "policy %d: %s needs %d approvals\n", p.ID, oneLine(policyWhat(p), 80), p.Approvals)
 	})
 }
 
-func cmdPolicyList(ctx context.Context, e *env, args []string) error {
-	fs := flags(e, "policy list", "[--json]")
-	r := remoteFlags(e, fs, personSide)
-	if err := parse(e, fs, args); err != nil {
+func cmdPolicyList(ctx context.Context, e *cli.Env, args []string) error {
+	fs := cli.Flags(e, "policy list", "[--json]")
+	r := cli.RemoteFlags(e, fs, cli.PersonSide)
+	if err := cli.Parse(e, fs, args); err != nil {
 		return err
 	}
 	if fs.NArg() > 0 {
-		return usageError(fmt.Sprintf("policy list: unexpected argument %q", fs.Arg(0)))
+		return cli.UsageError(fmt.Sprintf("policy list: unexpected argument %q", fs.Arg(0)))
 	}
-	c, err := r.client()
+	c, err := r.Client()
 	if err != nil {
 		return err
 	}
@@ -90,7 +91,7 @@ func cmdPolicyList(ctx context.Context, e *env, args []string) error {
 	if ps == nil {
 		ps = []*askd.Policy{}
 	}
-	return r.print(e, ps, func(w io.Writer) {
+	return r.Print(e, ps, func(w io.Writer) {
 		if len(ps) == 0 {
 			fmt.Fprintln(w, "no policies")
 			return
@@ -98,27 +99,27 @@ func cmdPolicyList(ctx context.Context, e *env, args []string) error {
 		tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
 		fmt.Fprintln(tw, "ID\tAPPROVALS\tWHAT\tMADE BY")
 		for _, p := range ps {
-			fmt.Fprintf(tw, "%d\t%d\t%s\t%s\n", p.ID, p.Approvals, oneLine(policyWhat(p), 80), term(p.CreatedBy))
+			fmt.Fprintf(tw, "%d\t%d\t%s\t%s\n", p.ID, p.Approvals, oneLine(policyWhat(p), 80), cli.Term(p.CreatedBy))
 		}
 		tw.Flush()
 	})
 }
 
-func cmdPolicyRevoke(ctx context.Context, e *env, args []string) error {
-	fs := flags(e, "policy revoke", "ID [--json]")
-	r := remoteFlags(e, fs, personSide)
-	id, err := parseListedID(e, fs, args, "policy")
+func cmdPolicyRevoke(ctx context.Context, e *cli.Env, args []string) error {
+	fs := cli.Flags(e, "policy revoke", "ID [--json]")
+	r := cli.RemoteFlags(e, fs, cli.PersonSide)
+	id, err := cli.ParseListedID(e, fs, args, "policy")
 	if err != nil {
 		return err
 	}
-	c, err := r.client()
+	c, err := r.Client()
 	if err != nil {
 		return err
 	}
 	if err := c.RevokePolicy(ctx, id); err != nil {
 		return err
 	}
-	return r.print(e, map[string]int64{"revoked": id}, func(w io.Writer) {
+	return r.Print(e, map[string]int64{"revoked": id}, func(w io.Writer) {
 		fmt.Fprintf(w, "revoked policy %d: approvals made from now on are not covered by it\n", id)
 	})
 }
@@ -129,9 +130,9 @@ func policyWhat(p *askd.Policy) string {
 	what := ruleWhat(&askd.Rule{Match: p.Match, Tool: p.Tool, Prefix: p.Prefix, Title: p.Title})
 	switch {
 	case p.Agent != "":
-		what += " of agent " + term(p.Agent)
+		what += " of agent " + cli.Term(p.Agent)
 	case p.Team != "":
-		what += " of team " + term(p.Team)
+		what += " of team " + cli.Term(p.Team)
 	}
 	if p.ExcludeOwner {
 		what += ", not by its owner"

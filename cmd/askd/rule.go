@@ -7,6 +7,7 @@ import (
 	"text/tabwriter"
 
 	"github.com/askd-dev/askd"
+	"github.com/askd-dev/askd/internal/cli"
 )
 
 const ruleUsage = `Usage: askd rule list [--agent NAME] [--session NAME] [--json]
@@ -19,8 +20,8 @@ most 30 days. list shows the live ones (not expired, not revoked); revoke
 ends one now. Both need a human token, from ASKD_HUMAN_TOKEN or --token.
 Flags may come before or after the arguments.`
 
-func cmdRule(ctx context.Context, e *env, args []string) error {
-	sub, args, err := subcommand(e, "rule", ruleUsage, args, "list", "revoke")
+func cmdRule(ctx context.Context, e *cli.Env, args []string) error {
+	sub, args, err := cli.Subcommand(e, "rule", ruleUsage, args, "list", "revoke")
 	switch sub {
 	case "list":
 		return cmdRuleList(ctx, e, args)
@@ -30,21 +31,21 @@ func cmdRule(ctx context.Context, e *env, args []string) error {
 	return err
 }
 
-func cmdRuleList(ctx context.Context, e *env, args []string) error {
-	fs := flags(e, "rule list", "[--agent NAME] [--session NAME] [--json]")
-	r := remoteFlags(e, fs, personSide)
+func cmdRuleList(ctx context.Context, e *cli.Env, args []string) error {
+	fs := cli.Flags(e, "rule list", "[--agent NAME] [--session NAME] [--json]")
+	r := cli.RemoteFlags(e, fs, cli.PersonSide)
 	agent := fs.String("agent", "", "only this agent token's rules (with --session: of its session of that name)")
 	session := fs.String("session", "", "only rules of sessions of this name (of every agent token, unless --agent)")
 	for _, n := range []string{"agent", "session"} {
-		e.envName(n, "") // an agent's ASKD_SESSION must not narrow the person's list
+		e.SetEnvName(n, "") // an agent's ASKD_SESSION must not narrow the person's list
 	}
-	if err := parse(e, fs, args); err != nil {
+	if err := cli.Parse(e, fs, args); err != nil {
 		return err
 	}
 	if fs.NArg() > 0 {
-		return usageError(fmt.Sprintf("rule list: unexpected argument %q", fs.Arg(0)))
+		return cli.UsageError(fmt.Sprintf("rule list: unexpected argument %q", fs.Arg(0)))
 	}
-	c, err := r.client()
+	c, err := r.Client()
 	if err != nil {
 		return err
 	}
@@ -55,7 +56,7 @@ func cmdRuleList(ctx context.Context, e *env, args []string) error {
 	if rules == nil {
 		rules = []*askd.Rule{}
 	}
-	return r.print(e, rules, func(w io.Writer) {
+	return r.Print(e, rules, func(w io.Writer) {
 		if len(rules) == 0 {
 			fmt.Fprintln(w, "no live rules")
 			return
@@ -63,21 +64,21 @@ func cmdRuleList(ctx context.Context, e *env, args []string) error {
 		tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
 		fmt.Fprintln(tw, "ID\tEFFECT\tAGENT\tSESSION\tWHAT\tEXPIRES\tMADE BY")
 		for _, rule := range rules {
-			fmt.Fprintf(tw, "%d\t%s\t%s\t%s\t%s\t%s\t%s\n", rule.ID, term(string(rule.Effect)), term(rule.Agent), term(rule.Session),
-				oneLine(ruleWhat(rule), 60), rule.ExpiresAt.Local().Format("2006-01-02 15:04"), term(rule.CreatedBy))
+			fmt.Fprintf(tw, "%d\t%s\t%s\t%s\t%s\t%s\t%s\n", rule.ID, cli.Term(string(rule.Effect)), cli.Term(rule.Agent), cli.Term(rule.Session),
+				oneLine(ruleWhat(rule), 60), rule.ExpiresAt.Local().Format("2006-01-02 15:04"), cli.Term(rule.CreatedBy))
 		}
 		tw.Flush()
 	})
 }
 
-func cmdRuleRevoke(ctx context.Context, e *env, args []string) error {
-	fs := flags(e, "rule revoke", "ID [--json]")
-	r := remoteFlags(e, fs, personSide)
-	id, err := parseListedID(e, fs, args, "rule")
+func cmdRuleRevoke(ctx context.Context, e *cli.Env, args []string) error {
+	fs := cli.Flags(e, "rule revoke", "ID [--json]")
+	r := cli.RemoteFlags(e, fs, cli.PersonSide)
+	id, err := cli.ParseListedID(e, fs, args, "rule")
 	if err != nil {
 		return err
 	}
-	c, err := r.client()
+	c, err := r.Client()
 	if err != nil {
 		return err
 	}
@@ -85,9 +86,9 @@ func cmdRuleRevoke(ctx context.Context, e *env, args []string) error {
 	if err != nil {
 		return err
 	}
-	return r.print(e, rule, func(w io.Writer) {
+	return r.Print(e, rule, func(w io.Writer) {
 		fmt.Fprintf(w, "revoked rule %d (%s %s, session %s of agent %s): its session's approvals come to the inbox again\n",
-			rule.ID, term(string(rule.Effect)), oneLine(ruleWhat(rule), 60), term(rule.Session), term(rule.Agent))
+			rule.ID, cli.Term(string(rule.Effect)), oneLine(ruleWhat(rule), 60), cli.Term(rule.Session), cli.Term(rule.Agent))
 	})
 }
 

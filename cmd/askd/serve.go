@@ -15,6 +15,7 @@ import (
 
 	"github.com/askd-dev/askd"
 	"github.com/askd-dev/askd/internal/app"
+	"github.com/askd-dev/askd/internal/cli"
 	"github.com/askd-dev/askd/internal/httpapi"
 	"github.com/askd-dev/askd/internal/mcpserver"
 	"github.com/askd-dev/askd/internal/tell"
@@ -24,8 +25,8 @@ import (
 // serve runs askd serve with checked flags until ctx is done (main cancels
 // it on SIGINT or SIGTERM), then shuts down. Each step is one method of
 // server, in the order it happens; close undoes what was built.
-func serve(ctx context.Context, e *env, sc serveConfig, log *slog.Logger) error {
-	s := &server{sc: sc, log: log, out: e.stdout}
+func serve(ctx context.Context, e *cli.Env, sc serveConfig, log *slog.Logger) error {
+	s := &server{sc: sc, log: log, out: e.Stdout}
 	defer s.close()
 	if err := s.openStore(ctx); err != nil {
 		return err
@@ -136,7 +137,7 @@ func (s *server) notifyAs(ctx context.Context) (err error) {
 	}
 	s.sc.cfg.NotifyAs, err = app.NotifyHuman(ctx, s.store, s.sc.notifyAs)
 	if askd.ErrorCode(err) == askd.EINVALID || askd.ErrorCode(err) == askd.ENOTFOUND {
-		err = usageError("--notify-as: " + askd.ErrorMessage(err) + " (answer buttons of --notify-ntfy and --notify-slack answer as this person)")
+		err = cli.UsageError("--notify-as: " + askd.ErrorMessage(err) + " (answer buttons of --notify-ntfy and --notify-slack answer as this person)")
 	}
 	return err
 }
@@ -318,7 +319,7 @@ func slackInteractions(svc *app.Service, sc serveConfig, base string, log *slog.
 func serveDebug(addr string, log *slog.Logger) error {
 	host, _, err := net.SplitHostPort(addr)
 	if ip := net.ParseIP(host); err != nil || host != "localhost" && (ip == nil || !ip.IsLoopback()) {
-		return usageError(fmt.Sprintf("--debug-addr: %q is not a loopback address", addr))
+		return cli.UsageError(fmt.Sprintf("--debug-addr: %q is not a loopback address", addr))
 	}
 	ln, err := net.Listen("tcp", addr)
 	if err != nil {

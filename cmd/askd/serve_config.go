@@ -9,33 +9,34 @@ import (
 	"time"
 
 	"github.com/askd-dev/askd"
+	"github.com/askd-dev/askd/internal/cli"
 	"github.com/askd-dev/askd/internal/httpapi"
 	"github.com/askd-dev/askd/internal/tell"
 )
 
 // check checks the flags of askd serve, in the order a person reads them,
 // and reads their values into sc.cfg and sc.hosts. A mistake is a
-// usageError naming its flag.
+// cli.UsageError naming its flag.
 func (sc *serveConfig) check() error {
 	switch sc.role {
 	case httpapi.RoleAll, httpapi.RoleAgent, httpapi.RoleInbox:
 	default:
-		return usageError(fmt.Sprintf("--role: %q is not all, agent or inbox", sc.role))
+		return cli.UsageError(fmt.Sprintf("--role: %q is not all, agent or inbox", sc.role))
 	}
 	if sc.role != httpapi.RoleAll && !isPostgres(sc.db) {
-		return usageError(fmt.Sprintf("--role %s needs PostgreSQL (--db postgres://...): on SQLite one process serves both sides, so run --role all", sc.role))
+		return cli.UsageError(fmt.Sprintf("--role %s needs PostgreSQL (--db postgres://...): on SQLite one process serves both sides, so run --role all", sc.role))
 	}
 	switch sc.previewFormat {
 	case "markdown":
 	case "html":
 		sc.cfg.PreviewHTML = true
 	default:
-		return usageError(fmt.Sprintf("--preview-format: %q is not markdown or html", sc.previewFormat))
+		return cli.UsageError(fmt.Sprintf("--preview-format: %q is not markdown or html", sc.previewFormat))
 	}
 	if sc.retain != "" {
 		d, err := askd.ParseDays(sc.retain) // bounded: days that would wrap past the longest Duration are refused
 		if err != nil || d <= 0 {
-			return usageError(fmt.Sprintf("--retain: %q is not a duration such as 90d or 720h", sc.retain))
+			return cli.UsageError(fmt.Sprintf("--retain: %q is not a duration such as 90d or 720h", sc.retain))
 		}
 		sc.cfg.Retain = d
 	}
@@ -43,7 +44,7 @@ func (sc *serveConfig) check() error {
 		return err
 	}
 	if sc.bodyTimeout <= 0 {
-		return usageError("--body-timeout: must be positive")
+		return cli.UsageError("--body-timeout: must be positive")
 	}
 	if err := tellConfig(sc); err != nil {
 		return err
@@ -60,7 +61,7 @@ func hostsConfig(sc *serveConfig) error {
 	if sc.publicURL != "" {
 		u, err := url.Parse(sc.publicURL)
 		if err != nil || u.Scheme != "http" && u.Scheme != "https" || u.Host == "" {
-			return usageError(fmt.Sprintf("--public-url: %q is not an http(s) URL such as https://askd.example.com", sc.publicURL))
+			return cli.UsageError(fmt.Sprintf("--public-url: %q is not an http(s) URL such as https://askd.example.com", sc.publicURL))
 		}
 		sc.hosts = append(sc.hosts, u.Hostname())
 	}
@@ -70,7 +71,7 @@ func hostsConfig(sc *serveConfig) error {
 				continue
 			}
 			if err := httpapi.ValidHost(h); err != nil {
-				return usageError("--allowed-hosts: " + err.Error())
+				return cli.UsageError("--allowed-hosts: " + err.Error())
 			}
 			sc.hosts = append(sc.hosts, h)
 		}
@@ -85,19 +86,19 @@ func tellConfig(sc *serveConfig) error {
 	}
 	allow, err := tell.ParseWebhookAllow(sc.webhookAllow)
 	if err != nil {
-		return usageError("--webhook-allow: " + err.Error())
+		return cli.UsageError("--webhook-allow: " + err.Error())
 	}
 	sc.cfg.WebhookAllow = allow
 	if sc.tellTimeout <= 0 {
-		return usageError("--tell-timeout: must be positive")
+		return cli.UsageError("--tell-timeout: must be positive")
 	}
 	if sc.cfg.TellAttempts <= 0 {
-		return usageError("--tell-attempts: must be at least 1")
+		return cli.UsageError("--tell-attempts: must be at least 1")
 	}
 	if sc.beforeTell != "" {
 		gate, err := tell.NewGate(sc.beforeTell, 10*time.Second)
 		if err != nil {
-			return usageError(err.Error())
+			return cli.UsageError(err.Error())
 		}
 		sc.cfg.BeforeTell = gate
 	}
@@ -112,7 +113,7 @@ func tellConfig(sc *serveConfig) error {
 	} {
 		ns, err := tell.ParseNotifiers(n.t, n.values)
 		if err != nil {
-			return usageError(n.flag + ": " + err.Error())
+			return cli.UsageError(n.flag + ": " + err.Error())
 		}
 		sc.cfg.Notifiers = append(sc.cfg.Notifiers, ns...)
 	}
@@ -131,12 +132,12 @@ func linksConfig(sc *serveConfig) error {
 		return nil
 	}
 	if sc.notifyPush {
-		return usageError("--notify-push: push notifications carry the inbox's address and answer buttons, which need --public-url:\n" +
+		return cli.UsageError("--notify-push: push notifications carry the inbox's address and answer buttons, which need --public-url:\n" +
 			"the inbox's URL as people's phones reach it (https behind a TLS proxy, or http://localhost:PORT on this machine)")
 	}
 	for _, n := range sc.cfg.Notifiers {
 		if n.Type == askd.NotifyNtfy || n.Type == askd.NotifySlack {
-			return usageError(fmt.Sprintf("--notify-%s: its notifications carry answer buttons, which need --public-url: the inbox's URL as people's phones reach it\n"+
+			return cli.UsageError(fmt.Sprintf("--notify-%s: its notifications carry answer buttons, which need --public-url: the inbox's URL as people's phones reach it\n"+
 				"(without it they would link to this machine's loopback address, which opens nothing elsewhere)", n.Type))
 		}
 	}
@@ -162,31 +163,31 @@ func commandConfig(sc *serveConfig) error {
 	for _, v := range sc.tellCommands {
 		ts, err := tell.ParseTemplates(v)
 		if err != nil {
-			return usageError("--tell-command: " + err.Error())
+			return cli.UsageError("--tell-command: " + err.Error())
 		}
 		for _, t := range ts {
 			if _, dup := templates[t.Name]; dup {
-				return usageError(fmt.Sprintf("--tell-command: %s is defined twice", t.Name))
+				return cli.UsageError(fmt.Sprintf("--tell-command: %s is defined twice", t.Name))
 			}
 			templates[t.Name] = t.Argv
 		}
 	}
 	ch, argv, err := tell.ParseChannel(sc.tell, sc.tellSecret)
 	if err != nil {
-		return usageError("--tell: " + err.Error())
+		return cli.UsageError("--tell: " + err.Error())
 	}
 	if argv != nil {
 		if _, dup := templates[ch.Name]; dup {
-			return usageError(fmt.Sprintf("--tell: command=ARGV defines the template %q, which --tell-command defines too; give --tell command=%s", ch.Name, ch.Name))
+			return cli.UsageError(fmt.Sprintf("--tell: command=ARGV defines the template %q, which --tell-command defines too; give --tell command=%s", ch.Name, ch.Name))
 		}
 		templates[ch.Name] = argv
 	}
 	if _, ok := templates[ch.Name]; ch.Type == askd.ChannelCommand && !ok {
 		names := slices.Sorted(maps.Keys(templates))
 		if len(names) == 0 {
-			return usageError(fmt.Sprintf("--tell: command=%s names no template: define it with --tell-command %s='[\"program\",\"{prompt}\"]', or give the program itself as a JSON array, command='[\"%s\"]'", ch.Name, ch.Name, ch.Name))
+			return cli.UsageError(fmt.Sprintf("--tell: command=%s names no template: define it with --tell-command %s='[\"program\",\"{prompt}\"]', or give the program itself as a JSON array, command='[\"%s\"]'", ch.Name, ch.Name, ch.Name))
 		}
-		return usageError(fmt.Sprintf("--tell: command=%s names no template; defined: %s", ch.Name, strings.Join(names, ", ")))
+		return cli.UsageError(fmt.Sprintf("--tell: command=%s names no template; defined: %s", ch.Name, strings.Join(names, ", ")))
 	}
 	sc.cfg.Tell = ch
 	if len(templates) > 0 {

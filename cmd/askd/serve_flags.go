@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/askd-dev/askd/internal/app"
+	"github.com/askd-dev/askd/internal/cli"
 )
 
 // serveConfig is askd serve's flags.
@@ -38,19 +39,19 @@ func (l *listFlag) Set(v string) error { *l = append(*l, v); return nil }
 
 // cmdServe is askd serve: its flags read and checked (serve_config.go), then
 // serve runs until ctx is done.
-func cmdServe(ctx context.Context, e *env, args []string) error {
+func cmdServe(ctx context.Context, e *cli.Env, args []string) error {
 	sc := serveConfig{cfg: app.DefaultConfig()}
 	fs := serveFlags(e, &sc)
-	if err := parse(e, fs, args); err != nil {
+	if err := cli.Parse(e, fs, args); err != nil {
 		return err
 	}
 	if fs.NArg() > 0 {
-		return usageError(fmt.Sprintf("serve: unexpected argument %q", fs.Arg(0)))
+		return cli.UsageError(fmt.Sprintf("serve: unexpected argument %q", fs.Arg(0)))
 	}
 	if err := sc.check(); err != nil {
 		return err
 	}
-	log, err := serveLogger(e.stderr, sc)
+	log, err := serveLogger(e.Stderr, sc)
 	if err != nil {
 		return err
 	}
@@ -60,8 +61,8 @@ func cmdServe(ctx context.Context, e *env, args []string) error {
 
 // serveFlags is askd serve's FlagSet, filling sc. Its help lists the flags
 // by name (printDefaults sorts them), then serveRules.
-func serveFlags(e *env, sc *serveConfig) *flag.FlagSet {
-	fs := flags(e, "serve", "[flags]")
+func serveFlags(e *cli.Env, sc *serveConfig) *flag.FlagSet {
+	fs := cli.Flags(e, "serve", "[flags]")
 	serverFlags(fs, sc)
 	askFlags(fs, sc)
 	tellFlags(fs, sc)
@@ -153,7 +154,7 @@ func notifyFlags(fs *flag.FlagSet, sc *serveConfig) {
 func serveLogger(w io.Writer, sc serveConfig) (*slog.Logger, error) {
 	var level slog.Level
 	if err := level.UnmarshalText([]byte(sc.logLevel)); err != nil {
-		return nil, usageError(fmt.Sprintf("--log-level: %q is not debug, info, warn or error", sc.logLevel))
+		return nil, cli.UsageError(fmt.Sprintf("--log-level: %q is not debug, info, warn or error", sc.logLevel))
 	}
 	return newLogger(w, sc.logFormat, level)
 }
@@ -167,7 +168,7 @@ func newLogger(w io.Writer, format string, level slog.Level) (*slog.Logger, erro
 	case "json":
 		return slog.New(slog.NewJSONHandler(w, opts)), nil
 	}
-	return nil, usageError(fmt.Sprintf("--log-format: %q is not text or json", format))
+	return nil, cli.UsageError(fmt.Sprintf("--log-format: %q is not text or json", format))
 }
 
 // serveRules follows askd serve's flags in its help: the rules of the HTTP

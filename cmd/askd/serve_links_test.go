@@ -7,6 +7,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/askd-dev/askd/internal/cli"
 )
 
 // Notifiers with answer buttons (ntfy, Slack) need --public-url, since a
@@ -56,8 +58,8 @@ func TestServeAnswerButtonFlags(t *testing.T) {
 			ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 			defer cancel()
 			err := run(ctx, args, nil, io.Discard, io.Discard)
-			if err == nil || exitCode(err) != 2 || !strings.Contains(err.Error(), tt.want) {
-				t.Fatalf("askd %v: %v (exit %d), want a usage error saying %q", args, err, exitCode(err), tt.want)
+			if err == nil || cli.ExitCode(err) != 2 || !strings.Contains(err.Error(), tt.want) {
+				t.Fatalf("askd %v: %v (exit %d), want a usage error saying %q", args, err, cli.ExitCode(err), tt.want)
 			}
 		})
 	}

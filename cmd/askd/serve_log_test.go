@@ -14,6 +14,7 @@ import (
 
 	"github.com/askd-dev/askd"
 	"github.com/askd-dev/askd/client"
+	"github.com/askd-dev/askd/internal/cli"
 	"github.com/askd-dev/askd/internal/testserver"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
@@ -226,7 +227,7 @@ func TestServeLogFormat(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			if tt.wantErr != "" {
 				err := run(context.Background(), []string{"serve", "--addr", "127.0.0.1:0", "--db", filepath.Join(t.TempDir(), "askd.db"), "--log-format", tt.format}, nil, io.Discard, io.Discard)
-				if exitCode(err) != 2 || err.Error() != tt.wantErr {
+				if cli.ExitCode(err) != 2 || err.Error() != tt.wantErr {
 					t.Fatalf("serve --log-format %s: %v, want the usage error %q", tt.format, err, tt.wantErr)
 				}
 				return

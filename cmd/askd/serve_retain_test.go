@@ -7,6 +7,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/askd-dev/askd/internal/cli"
 )
 
 // --retain refuses what is not a positive duration, days that would wrap
@@ -21,8 +23,8 @@ func TestServeRetainRefusesWhatWraps(t *testing.T) {
 			ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 			defer cancel()
 			err := run(ctx, args, nil, io.Discard, io.Discard)
-			if err == nil || exitCode(err) != 2 || !strings.Contains(err.Error(), "--retain: ") {
-				t.Fatalf("askd serve --retain %s: %v (exit %d), want a usage error naming --retain", v, err, exitCode(err))
+			if err == nil || cli.ExitCode(err) != 2 || !strings.Contains(err.Error(), "--retain: ") {
+				t.Fatalf("askd serve --retain %s: %v (exit %d), want a usage error naming --retain", v, err, cli.ExitCode(err))
 			}
 		})
 	}

@@ -10,6 +10,7 @@ import (
 
 	"github.com/askd-dev/askd"
 	"github.com/askd-dev/askd/internal/app"
+	"github.com/askd-dev/askd/internal/cli"
 )
 
 // TestServeTellFlags reads --tell, --tell-command and --webhook-allow as askd
@@ -61,7 +62,7 @@ func TestServeTellFlags(t *testing.T) {
 			sc.cfg, sc.tellTimeout = app.DefaultConfig(), 1
 			err := tellConfig(&sc)
 			if tt.wantErr != "" {
-				if err == nil || exitCode(err) != 2 || !strings.Contains(err.Error(), tt.wantErr) {
+				if err == nil || cli.ExitCode(err) != 2 || !strings.Contains(err.Error(), tt.wantErr) {
 					t.Fatalf("got %v, want a usage error saying %q", err, tt.wantErr)
 				}
 				return
@@ -88,7 +89,7 @@ func TestServeTellCommandFromEnv(t *testing.T) {
 	t.Setenv("ASKD_TELL_COMMAND", `resume=["claude","-p","--resume","{session}","{prompt}"] tmux=["tmux","send-keys","-t","{session}","--","{prompt}"]`)
 	var out, errOut bytes.Buffer
 	err := run(context.Background(), []string{"serve", "--tell", "command=nope"}, nil, &out, &errOut)
-	if exitCode(err) != 2 || !strings.Contains(err.Error(), "defined: resume, tmux") {
+	if cli.ExitCode(err) != 2 || !strings.Contains(err.Error(), "defined: resume, tmux") {
 		t.Errorf("serve: %v, want a usage error naming the templates from the environment", err)
 	}
 	err = run(context.Background(), []string{"serve", "--command-channels=false"}, nil, &out, &errOut)

@@ -6,15 +6,16 @@ import (
 	"io"
 
 	"github.com/askd-dev/askd"
+	"github.com/askd-dev/askd/internal/cli"
 )
 
-func cmdSession(ctx context.Context, e *env, args []string) error {
+func cmdSession(ctx context.Context, e *cli.Env, args []string) error {
 	if len(args) == 0 || args[0] != "set-channel" {
 		if len(args) > 0 && (args[0] == "-h" || args[0] == "--help" || args[0] == "help") {
-			fmt.Fprintln(e.stdout, sessionUsage)
+			fmt.Fprintln(e.Stdout, sessionUsage)
 			return nil
 		}
-		return usageError("session: say set-channel (askd session -h)")
+		return cli.UsageError("session: say set-channel (askd session -h)")
 	}
 	return cmdSetChannel(ctx, e, args[1:])
 }
@@ -32,22 +33,22 @@ How the agent of session NAME is told of its settled asks (agent token):
                       in; programs come only from the operator's templates`
 
 // cmdSetChannel is askd session set-channel.
-func cmdSetChannel(ctx context.Context, e *env, args []string) error {
-	fs := flags(e, "session set-channel", "NAME --hook | --webhook URL --secret S | --command TEMPLATE")
-	r := remoteFlags(e, fs, agentSide)
+func cmdSetChannel(ctx context.Context, e *cli.Env, args []string) error {
+	fs := cli.Flags(e, "session set-channel", "NAME --hook | --webhook URL --secret S | --command TEMPLATE")
+	r := cli.RemoteFlags(e, fs, cli.AgentSide)
 	hook := fs.Bool("hook", false, "tell through the Stop hook, check_ask or askd check")
 	webhook := fs.String("webhook", "", "POST to this URL (not the server's own machine or networks, unless askd serve --webhook-allow allows it)")
 	secret := fs.String("secret", "", "the webhook's HMAC-SHA256 key")
 	command := fs.String("command", "", "run the operator's command template of this name (askd serve --tell-command)")
-	if err := parse(e, fs, args); err != nil {
+	if err := cli.Parse(e, fs, args); err != nil {
 		return err
 	}
 	names := fs.Args()
 	if len(names) > 1 && *command != "" {
-		return usageError("session set-channel: --command takes the name of one of the operator's templates, not a program and its arguments (programs come only from askd serve --tell-command)")
+		return cli.UsageError("session set-channel: --command takes the name of one of the operator's templates, not a program and its arguments (programs come only from askd serve --tell-command)")
 	}
 	if len(names) != 1 {
-		return usageError("session set-channel: give one session NAME (askd session -h)")
+		return cli.UsageError("session set-channel: give one session NAME (askd session -h)")
 	}
 	var ch askd.Channel
 	chosen := 0
@@ -61,12 +62,12 @@ func cmdSetChannel(ctx context.Context, e *env, args []string) error {
 		ch.Type, ch.Name, chosen = askd.ChannelCommand, *command, chosen+1
 	}
 	if chosen != 1 {
-		return usageError("session set-channel: give one of --hook, --webhook URL --secret S, --command TEMPLATE (askd session -h)")
+		return cli.UsageError("session set-channel: give one of --hook, --webhook URL --secret S, --command TEMPLATE (askd session -h)")
 	}
 	if *secret != "" && ch.Type != askd.ChannelWebhook {
-		return usageError("--secret goes with --webhook")
+		return cli.UsageError("--secret goes with --webhook")
 	}
-	c, err := r.client()
+	c, err := r.Client()
 	if err != nil {
 		return err
 	}
@@ -74,14 +75,14 @@ func cmdSetChannel(ctx context.Context, e *env, args []string) error {
 	if err != nil {
 		return err
 	}
-	return r.print(e, got, func(w io.Writer) {
+	return r.Print(e, got, func(w io.Writer) {
 		switch got.Type {
 		case askd.ChannelWebhook:
-			fmt.Fprintf(w, "session %s: told by webhook %s (signed)\n", term(names[0]), term(got.URL))
+			fmt.Fprintf(w, "session %s: told by webhook %s (signed)\n", cli.Term(names[0]), cli.Term(got.URL))
 		case askd.ChannelCommand:
-			fmt.Fprintf(w, "session %s: told by running the operator's command template %s\n", term(names[0]), term(got.Name))
+			fmt.Fprintf(w, "session %s: told by running the operator's command template %s\n", cli.Term(names[0]), cli.Term(got.Name))
 		default:
-			fmt.Fprintf(w, "session %s: told through the Stop hook, check_ask or askd check\n", term(names[0]))
+			fmt.Fprintf(w, "session %s: told through the Stop hook, check_ask or askd check\n", cli.Term(names[0]))
 		}
 	})
 }

@@ -9,6 +9,7 @@ import (
 
 	"github.com/askd-dev/askd"
 	"github.com/askd-dev/askd/internal/app"
+	"github.com/askd-dev/askd/internal/cli"
 	"github.com/askd-dev/askd/internal/testserver"
 )
 
@@ -72,8 +73,8 @@ func TestSessionSetChannel(t *testing.T) {
 	for _, tt := range refusals {
 		t.Run(tt.name, func(t *testing.T) {
 			out, err := setChannel(tt.args...)
-			if err == nil || exitCode(err) != tt.code || !strings.Contains(err.Error()+out, tt.want) {
-				t.Errorf("%v: %v (exit %d)\n%s\nwant exit %d saying %q", tt.args, err, exitCode(err), out, tt.code, tt.want)
+			if err == nil || cli.ExitCode(err) != tt.code || !strings.Contains(err.Error()+out, tt.want) {
+				t.Errorf("%v: %v (exit %d)\n%s\nwant exit %d saying %q", tt.args, err, cli.ExitCode(err), out, tt.code, tt.want)
 			}
 			if got := stored(); !reflect.DeepEqual(got, askd.Channel{Type: askd.ChannelHook}) {
 				t.Errorf("stored %+v after a refusal, want the hook channel as before", got)

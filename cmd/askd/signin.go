@@ -9,10 +9,11 @@ import (
 	"time"
 
 	"github.com/askd-dev/askd/internal/app"
+	"github.com/askd-dev/askd/internal/cli"
 )
 
-func cmdSignInLink(ctx context.Context, e *env, args []string) error {
-	fs := flags(e, "signin-link", "[--db PATH|URL] [--human NAME] [--url URL]")
+func cmdSignInLink(ctx context.Context, e *cli.Env, args []string) error {
+	fs := cli.Flags(e, "signin-link", "[--db PATH|URL] [--human NAME] [--url URL]")
 	db := fs.String("db", "./askd.db", "database: a SQLite file, or a postgres:// URL")
 	human := fs.String("human", "", "the human token to sign in as (default: the only human token)")
 	base := fs.String("url", "http://127.0.0.1:7777", "the inbox's URL as the browser reaches it (askd serve's --public-url)")
@@ -23,17 +24,17 @@ func cmdSignInLink(ctx context.Context, e *env, args []string) error {
 			"works once, within %d minutes; it carries a one-time code, never the token.\n"+
 			"It works on the database directly, like askd token: no server is asked.\n\n"+
 			"Flags (each also the environment variable named after it):\n", int(app.SignInCodeTTL/time.Minute))
-		printDefaults(e, fs)
+		cli.PrintDefaults(e, fs)
 	}
-	if err := parse(e, fs, args); err != nil {
+	if err := cli.Parse(e, fs, args); err != nil {
 		return err
 	}
 	if fs.NArg() > 0 {
-		return usageError(fmt.Sprintf("signin-link: unexpected argument %q", fs.Arg(0)))
+		return cli.UsageError(fmt.Sprintf("signin-link: unexpected argument %q", fs.Arg(0)))
 	}
 	u, err := url.Parse(*base)
 	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
-		return usageError(fmt.Sprintf("--url: %q is not an http(s) URL such as http://127.0.0.1:7777", *base))
+		return cli.UsageError(fmt.Sprintf("--url: %q is not an http(s) URL such as http://127.0.0.1:7777", *base))
 	}
 	store, err := openExisting(ctx, *db)
 	if err != nil {
@@ -48,9 +49,9 @@ func cmdSignInLink(ctx context.Context, e *env, args []string) error {
 	link := signInLink(*base, code)
 	expires := now.Add(app.SignInCodeTTL)
 	if *asJSON {
-		return json.NewEncoder(e.stdout).Encode(map[string]any{"human": name, "url": link, "expires_at": expires.UTC()})
+		return json.NewEncoder(e.Stdout).Encode(map[string]any{"human": name, "url": link, "expires_at": expires.UTC()})
 	}
-	fmt.Fprintf(e.stdout, "Sign in as %q (works once, until %s):\n%s\n", name, expires.Local().Format("15:04"), link)
+	fmt.Fprintf(e.Stdout, "Sign in as %q (works once, until %s):\n%s\n", name, expires.Local().Format("15:04"), link)
 	return nil
 }
 

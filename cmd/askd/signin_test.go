@@ -14,6 +14,7 @@ import (
 
 	"github.com/askd-dev/askd"
 	"github.com/askd-dev/askd/internal/app"
+	"github.com/askd-dev/askd/internal/cli"
 	"github.com/askd-dev/askd/internal/testserver"
 )
 
@@ -104,7 +105,7 @@ func TestSignInLinkCommand(t *testing.T) {
 			var out, errOut bytes.Buffer
 			err := run(t.Context(), append([]string{"signin-link", "--db", db}, tt.args...), nil, &out, &errOut)
 			code := askd.ErrorCode(err)
-			if exitCode(err) == 2 {
+			if cli.ExitCode(err) == 2 {
 				code = "usage"
 			}
 			if err == nil || code != tt.code || !strings.Contains(err.Error(), tt.msg) {

@@ -10,6 +10,7 @@ import (
 	"strings"
 
 	"github.com/askd-dev/askd"
+	"github.com/askd-dev/askd/internal/cli"
 	"github.com/askd-dev/askd/internal/postgres"
 	"github.com/askd-dev/askd/internal/sqlite"
 )
@@ -39,7 +40,7 @@ func openExisting(ctx context.Context, db string) (askd.Store, error) {
 		abs, _ := filepath.Abs(db)
 		switch _, err := os.Stat(db); {
 		case errors.Is(err, fs.ErrNotExist):
-			return nil, usageError(fmt.Sprintf("--db: no database at %s; give the --db (or ASKD_DB) that askd serve uses, which creates it on first start", abs))
+			return nil, cli.UsageError(fmt.Sprintf("--db: no database at %s; give the --db (or ASKD_DB) that askd serve uses, which creates it on first start", abs))
 		case err != nil:
 			return nil, fmt.Errorf("--db: %w", err)
 		}
@@ -56,11 +57,11 @@ func checkDBDir(db string) error {
 	dir := filepath.Dir(db)
 	switch st, err := os.Stat(dir); {
 	case errors.Is(err, fs.ErrNotExist):
-		return usageError(fmt.Sprintf("--db: the directory %s does not exist; create it first (mkdir -p %s)", dir, dir))
+		return cli.UsageError(fmt.Sprintf("--db: the directory %s does not exist; create it first (mkdir -p %s)", dir, dir))
 	case err != nil:
 		return fmt.Errorf("--db: %w", err)
 	case !st.IsDir():
-		return usageError(fmt.Sprintf("--db: %s is not a directory", dir))
+		return cli.UsageError(fmt.Sprintf("--db: %s is not a directory", dir))
 	}
 	return nil
 }

@@ -12,6 +12,7 @@ import (
 
 	"github.com/askd-dev/askd"
 	"github.com/askd-dev/askd/internal/app"
+	"github.com/askd-dev/askd/internal/cli"
 )
 
 const teamUsage = `Usage: askd team create NAME [--escalate-after D --escalate-to PERSON|team:NAME] [--db PATH|URL] [--json]
@@ -41,12 +42,12 @@ var teamSubcommands = map[string]string{
 	"delete": "NAME",
 }
 
-func cmdTeam(ctx context.Context, e *env, args []string) error {
-	sub, args, err := subcommand(e, "team", teamUsage, args, "create", "set", "add", "remove", "list", "delete")
+func cmdTeam(ctx context.Context, e *cli.Env, args []string) error {
+	sub, args, err := cli.Subcommand(e, "team", teamUsage, args, "create", "set", "add", "remove", "list", "delete")
 	if sub == "" {
 		return err
 	}
-	fs := flags(e, "team "+sub, teamSubcommands[sub]+" [--db PATH|URL] [--json]")
+	fs := cli.Flags(e, "team "+sub, teamSubcommands[sub]+" [--db PATH|URL] [--json]")
 	db := fs.String("db", "./askd.db", "the database askd serve uses: a SQLite file, or a postgres:// URL")
 	asJSON := fs.Bool("json", false, "print JSON")
 	var after *time.Duration
@@ -55,7 +56,7 @@ func cmdTeam(ctx context.Context, e *env, args []string) error {
 		after = fs.Duration("escalate-after", 0, "escalate an ask of the team's still pending, unclaimed and not snoozed this long (at least 1s)")
 		to = fs.String("escalate-to", "", "to whom: a person, or team:NAME")
 	}
-	if err := parse(e, fs, args); err != nil {
+	if err := cli.Parse(e, fs, args); err != nil {
 		return err
 	}
 	if err := teamArgs(fs, sub); err != nil {
@@ -87,27 +88,27 @@ func cmdTeam(ctx context.Context, e *env, args []string) error {
 			if teams == nil {
 				teams = []*askd.Team{}
 			}
-			return writeJSON(e.stdout, teams)
+			return cli.WriteJSON(e.Stdout, teams)
 		}
-		printTeams(e.stdout, teams)
+		printTeams(e.Stdout, teams)
 		return nil
 	default: // delete
 		if err := app.DeleteTeam(ctx, store, name); err != nil {
 			return err
 		}
 		if *asJSON {
-			return json.NewEncoder(e.stdout).Encode(map[string]string{"deleted": name})
+			return json.NewEncoder(e.Stdout).Encode(map[string]string{"deleted": name})
 		}
-		fmt.Fprintf(e.stdout, "deleted team %q\n", term(name))
+		fmt.Fprintf(e.Stdout, "deleted team %q\n", cli.Term(name))
 		return nil
 	}
 	if err != nil {
 		return err
 	}
 	if *asJSON {
-		return writeJSON(e.stdout, team)
+		return cli.WriteJSON(e.Stdout, team)
 	}
-	printTeams(e.stdout, []*askd.Team{team})
+	printTeams(e.Stdout, []*askd.Team{team})
 	return nil
 }
 
@@ -116,19 +117,19 @@ func teamArgs(fs *flag.FlagSet, sub string) error {
 	n := fs.NArg()
 	switch {
 	case sub == "list" && n > 0:
-		return usageError(fmt.Sprintf("team list: unexpected argument %q", fs.Arg(0)))
+		return cli.UsageError(fmt.Sprintf("team list: unexpected argument %q", fs.Arg(0)))
 	case sub != "list" && n == 0:
-		return usageError(fmt.Sprintf("team %s: give the team's NAME", sub))
+		return cli.UsageError(fmt.Sprintf("team %s: give the team's NAME", sub))
 	case (sub == "add" || sub == "remove") && n == 1:
-		return usageError(fmt.Sprintf("team %s: give one or more PERSON after the team's name", sub))
+		return cli.UsageError(fmt.Sprintf("team %s: give one or more PERSON after the team's name", sub))
 	case (sub == "create" || sub == "set" || sub == "delete") && n > 1:
-		return usageError(fmt.Sprintf("team %s: unexpected argument %q (members: askd team add NAME PERSON...)", sub, fs.Arg(1)))
+		return cli.UsageError(fmt.Sprintf("team %s: unexpected argument %q (members: askd team add NAME PERSON...)", sub, fs.Arg(1)))
 	}
 	if sub == "set" {
 		given := map[string]bool{}
 		fs.Visit(func(f *flag.Flag) { given[f.Name] = true })
 		if !given["escalate-after"] || !given["escalate-to"] {
-			return usageError(`team set: give both --escalate-after D and --escalate-to PERSON|team:NAME (--escalate-after 0 --escalate-to "" for none)`)
+			return cli.UsageError(`team set: give both --escalate-after D and --escalate-to PERSON|team:NAME (--escalate-after 0 --escalate-to "" for none)`)
 		}
 	}
 	return nil
@@ -141,13 +142,13 @@ func printTeams(w io.Writer, teams []*askd.Team) {
 	for _, t := range teams {
 		members := make([]string, len(t.Members))
 		for i, m := range t.Members {
-			members[i] = term(m)
+			members[i] = cli.Term(m)
 		}
 		escalation := "-"
 		if t.EscalateAfter > 0 {
-			escalation = fmt.Sprintf("after %s to %s", shortDuration(t.EscalateAfter), term(t.EscalateTo))
+			escalation = fmt.Sprintf("after %s to %s", shortDuration(t.EscalateAfter), cli.Term(t.EscalateTo))
 		}
-		fmt.Fprintf(tw, "%s\t%s\t%s\n", term(t.Name), orDash(strings.Join(members, ",")), escalation)
+		fmt.Fprintf(tw, "%s\t%s\t%s\n", cli.Term(t.Name), orDash(strings.Join(members, ",")), escalation)
 	}
 	tw.Flush()
 }

@@ -37,7 +37,7 @@ func dbState(t *testing.T, db []string) string {
 func refused(t *testing.T, db []string, says string, args ...string) {
 	t.Helper()
 	before := dbState(t, db)
-	_, _, err := cli(t, append(args, db...)...)
+	_, _, err := runCLI(t, append(args, db...)...)
 	if err == nil || !strings.Contains(err.Error(), says) {
 		t.Errorf("askd %s: %v, want an error saying %q", strings.Join(args, " "), err, says)
 	}
@@ -144,7 +144,7 @@ func TestTokenRolesAndOwners(t *testing.T) {
 
 	// The help shows --role and --owner without a variable.
 	for _, c := range [][2]string{{"create", "role"}, {"create", "owner"}, {"set-role", "role"}, {"set-owner", "owner"}} {
-		out, _, _ := cli(t, "token", c[0], "-h")
+		out, _, _ := runCLI(t, "token", c[0], "-h")
 		if !strings.Contains(out, "  --"+c[1]+" string\n") || strings.Contains(out, "(ASKD_"+strings.ToUpper(c[1])+")") {
 			t.Errorf("token %s -h:\n%s\nwant --%s with no environment variable", c[0], out, c[1])
 		}
@@ -273,10 +273,10 @@ func TestClaimAndMine(t *testing.T) {
 	if !strings.Contains(out, "  routed to team:platform\n") || !strings.Contains(out, "  claimed by bob\n") || !regexpMatch(`claimed\s+by bob`, out) {
 		t.Errorf("show after the claim:\n%s", out)
 	}
-	if _, _, err := cli(t, append([]string{"claim", mineID}, person(srv.HumanToken)...)...); err == nil || !strings.Contains(err.Error(), "claimed by bob") {
+	if _, _, err := runCLI(t, append([]string{"claim", mineID}, person(srv.HumanToken)...)...); err == nil || !strings.Contains(err.Error(), "claimed by bob") {
 		t.Errorf("alice's claim over bob's: %v", err)
 	}
-	if _, _, err := cli(t, append([]string{"claim", mineID}, person(carol)...)...); err == nil || !strings.Contains(err.Error(), "needs the approver role") {
+	if _, _, err := runCLI(t, append([]string{"claim", mineID}, person(carol)...)...); err == nil || !strings.Contains(err.Error(), "needs the approver role") {
 		t.Errorf("a viewer's claim: %v", err)
 	}
 	out = askdCLI(t, append([]string{"claim", mineID, "--release", "--json"}, person(bob)...)...)

@@ -9,6 +9,7 @@ import (
 
 	"github.com/askd-dev/askd"
 	"github.com/askd-dev/askd/internal/app"
+	"github.com/askd-dev/askd/internal/cli"
 )
 
 const tokenUsage = `Usage: askd token create --human NAME [--role admin|approver|viewer] [--db PATH|URL] [--json]
@@ -41,13 +42,13 @@ var tokenSubcommands = map[string]string{
 	"revoke":    "NAME",
 }
 
-func cmdToken(ctx context.Context, e *env, args []string) error {
-	sub, args, err := subcommand(e, "token", tokenUsage, args, "create", "list", "set-role", "set-owner", "revoke")
+func cmdToken(ctx context.Context, e *cli.Env, args []string) error {
+	sub, args, err := cli.Subcommand(e, "token", tokenUsage, args, "create", "list", "set-role", "set-owner", "revoke")
 	if sub == "" {
 		return err
 	}
 	ctx = app.WithActor(ctx, cliActor())
-	fs := flags(e, "token "+sub, tokenSubcommands[sub]+" [--db PATH|URL] [--json]")
+	fs := cli.Flags(e, "token "+sub, tokenSubcommands[sub]+" [--db PATH|URL] [--json]")
 	t := tokenCmd{e: e, fs: fs,
 		db:     fs.String("db", "./askd.db", "the database askd serve uses: a SQLite file, or a postgres:// URL"),
 		asJSON: fs.Bool("json", false, "print JSON")}
@@ -67,7 +68,7 @@ func cmdToken(ctx context.Context, e *env, args []string) error {
 
 // tokenCmd is one askd token subcommand: its flags, shared ones set.
 type tokenCmd struct {
-	e      *env
+	e      *cli.Env
 	fs     *flag.FlagSet
 	db     *string
 	asJSON *bool
@@ -76,7 +77,7 @@ type tokenCmd struct {
 // roleFlag defines --role, which reads no environment variable (SPEC §10:
 // ASKD_ROLE is askd serve's).
 func (t tokenCmd) roleFlag(usage string) *string {
-	t.e.envName("role", "")
+	t.e.SetEnvName("role", "")
 	return t.fs.String("role", "", usage)
 }
 
@@ -84,21 +85,21 @@ func (t tokenCmd) roleFlag(usage string) *string {
 // an ASKD_OWNER left in a shell would give every agent token made there an
 // owner unasked, and refuse every person's (who has none).
 func (t tokenCmd) ownerFlag(usage string) *string {
-	t.e.envName("owner", "")
+	t.e.SetEnvName("owner", "")
 	return t.fs.String("owner", "", usage)
 }
 
 // parse parses args, wanting n positional arguments (the token's NAME)
 // named in missing when absent.
 func (t tokenCmd) parse(args []string, n int, missing string) error {
-	if err := parse(t.e, t.fs, args); err != nil {
+	if err := cli.Parse(t.e, t.fs, args); err != nil {
 		return err
 	}
 	switch {
 	case t.fs.NArg() < n:
-		return usageError(fmt.Sprintf("%s: %s", t.fs.Name(), missing))
+		return cli.UsageError(fmt.Sprintf("%s: %s", t.fs.Name(), missing))
 	case t.fs.NArg() > n:
-		return usageError(fmt.Sprintf("%s: unexpected argument %q", t.fs.Name(), t.fs.Arg(n)))
+		return cli.UsageError(fmt.Sprintf("%s: unexpected argument %q", t.fs.Name(), t.fs.Arg(n)))
 	}
 	return nil
 }
@@ -116,7 +117,7 @@ func (t tokenCmd) create(ctx context.Context, args []string) error {
 		return err
 	}
 	if (humanName == "") == (agentName == "") {
-		return usageError("token create: give exactly one of --human NAME or --agent NAME")
+		return cli.UsageError("token create: give exactly one of --human NAME or --agent NAME")
 	}
 	spec := app.TokenSpec{Name: humanName, Role: askd.RoleHuman, Access: askd.Access(*role), Owner: *owner}
 	if agentName != "" {
@@ -141,15 +142,15 @@ func (t tokenCmd) create(ctx context.Context, args []string) error {
 		} else if spec.Owner != "" {
 			out["owner"] = spec.Owner
 		}
-		return json.NewEncoder(t.e.stdout).Encode(out)
+		return json.NewEncoder(t.e.Stdout).Encode(out)
 	}
 	variable, what := "ASKD_TOKEN", ""
 	if spec.Role == askd.RoleHuman {
 		variable, what = "ASKD_HUMAN_TOKEN", ", "+string(spec.Access)
 	} else if spec.Owner != "" {
-		what = ", owned by " + term(spec.Owner)
+		what = ", owned by " + cli.Term(spec.Owner)
 	}
-	fmt.Fprintf(t.e.stdout, "%s token %q%s (shown once, keep it safe; commands read it from %s):\n%s\n", spec.Role, spec.Name, what, variable, secret)
+	fmt.Fprintf(t.e.Stdout, "%s token %q%s (shown once, keep it safe; commands read it from %s):\n%s\n", spec.Role, spec.Name, what, variable, secret)
 	return nil
 }
 
@@ -174,9 +175,9 @@ func (t tokenCmd) list(ctx context.Context, args []string) error {
 		if ts == nil {
 			ts = []*askd.Token{}
 		}
-		return writeJSON(t.e.stdout, ts)
+		return cli.WriteJSON(t.e.Stdout, ts)
 	}
-	tw := tabwriter.NewWriter(t.e.stdout, 0, 4, 2, ' ', 0)
+	tw := tabwriter.NewWriter(t.e.Stdout, 0, 4, 2, ' ', 0)
 	fmt.Fprintln(tw, "NAME\tROLE\tACCESS\tOWNER\tCREATED")
 	for _, tok := range ts {
 		created := "unknown" // made before askd stored when
@@ -186,7 +187,7 @@ func (t tokenCmd) list(ctx context.Context, args []string) error {
 		// "-": not of this role (a person has no owner, an agent no
 		// access), or an agent of no owner (its asks are everyone's).
 		access, owner := orDash(string(tok.Access)), orDash(tok.Owner)
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\n", term(tok.Name), term(string(tok.Role)), term(access), term(owner), created)
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\n", cli.Term(tok.Name), cli.Term(string(tok.Role)), cli.Term(access), cli.Term(owner), created)
 	}
 	return tw.Flush()
 }
@@ -204,7 +205,7 @@ func (t tokenCmd) setRole(ctx context.Context, args []string) error {
 		return err
 	}
 	if *role == "" {
-		return usageError("token set-role: give --role admin, approver or viewer")
+		return cli.UsageError("token set-role: give --role admin, approver or viewer")
 	}
 	store, err := t.store(ctx)
 	if err != nil {
@@ -216,9 +217,9 @@ func (t tokenCmd) setRole(ctx context.Context, args []string) error {
 		return err
 	}
 	if *t.asJSON {
-		return json.NewEncoder(t.e.stdout).Encode(map[string]string{"name": name, "access": *role})
+		return json.NewEncoder(t.e.Stdout).Encode(map[string]string{"name": name, "access": *role})
 	}
-	fmt.Fprintf(t.e.stdout, "%s is now %s %s; running servers follow within 5 s\n", term(name), article(*role), term(*role))
+	fmt.Fprintf(t.e.Stdout, "%s is now %s %s; running servers follow within 5 s\n", cli.Term(name), article(*role), cli.Term(*role))
 	return nil
 }
 
@@ -238,7 +239,7 @@ func (t tokenCmd) setOwner(ctx context.Context, args []string) error {
 	given := false
 	t.fs.Visit(func(f *flag.Flag) { given = given || f.Name == "owner" })
 	if !given {
-		return usageError(`token set-owner: give --owner PERSON, --owner team:NAME, or --owner "" for none`)
+		return cli.UsageError(`token set-owner: give --owner PERSON, --owner team:NAME, or --owner "" for none`)
 	}
 	store, err := t.store(ctx)
 	if err != nil {
@@ -250,12 +251,12 @@ func (t tokenCmd) setOwner(ctx context.Context, args []string) error {
 		return err
 	}
 	if *t.asJSON {
-		return json.NewEncoder(t.e.stdout).Encode(map[string]string{"name": name, "owner": *owner})
+		return json.NewEncoder(t.e.Stdout).Encode(map[string]string{"name": name, "owner": *owner})
 	}
 	if *owner == "" {
-		fmt.Fprintf(t.e.stdout, "%s has no owner now: its new asks are everyone's\n", term(name))
+		fmt.Fprintf(t.e.Stdout, "%s has no owner now: its new asks are everyone's\n", cli.Term(name))
 	} else {
-		fmt.Fprintf(t.e.stdout, "%s is owned by %s now: its new asks are routed there\n", term(name), term(*owner))
+		fmt.Fprintf(t.e.Stdout, "%s is owned by %s now: its new asks are routed there\n", cli.Term(name), cli.Term(*owner))
 	}
 	return nil
 }
@@ -274,9 +275,9 @@ func (t tokenCmd) revoke(ctx context.Context, args []string) error {
 		return err
 	}
 	if *t.asJSON {
-		return json.NewEncoder(t.e.stdout).Encode(map[string]string{"revoked": name})
+		return json.NewEncoder(t.e.Stdout).Encode(map[string]string{"revoked": name})
 	}
-	fmt.Fprintf(t.e.stdout, "revoked token %q: new requests with it are refused now; its open event streams,\n"+
-		"waiting calls and signed-in browsers end within 5 s\n", term(name))
+	fmt.Fprintf(t.e.Stdout, "revoked token %q: new requests with it are refused now; its open event streams,\n"+
+		"waiting calls and signed-in browsers end within 5 s\n", cli.Term(name))
 	return nil
 }

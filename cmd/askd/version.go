@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"runtime"
 	"runtime/debug"
+
+	"github.com/askd-dev/askd/internal/cli"
 )
 
 // version is set at build time with -ldflags "-X main.version=…"; without
@@ -14,31 +16,31 @@ var version = "dev"
 
 func init() { version = buildInfo().Version }
 
-func cmdVersion(ctx context.Context, e *env, args []string) error {
-	fs := flags(e, "version", "[--json]")
+func cmdVersion(ctx context.Context, e *cli.Env, args []string) error {
+	fs := cli.Flags(e, "version", "[--json]")
 	asJSON := fs.Bool("json", false, "print JSON")
-	if err := parse(e, fs, args); err != nil {
+	if err := cli.Parse(e, fs, args); err != nil {
 		return err
 	}
 	if fs.NArg() > 0 {
-		return usageError(fmt.Sprintf("version: unexpected argument %q", fs.Arg(0)))
+		return cli.UsageError(fmt.Sprintf("version: unexpected argument %q", fs.Arg(0)))
 	}
 	b := buildInfo()
 	if *asJSON {
-		return json.NewEncoder(e.stdout).Encode(b)
+		return json.NewEncoder(e.Stdout).Encode(b)
 	}
-	fmt.Fprintln(e.stdout, "askd", b.Version)
+	fmt.Fprintln(e.Stdout, "askd", b.Version)
 	if b.Revision != "" {
 		rev := b.Revision
 		if b.Modified {
 			rev += " (with uncommitted changes)"
 		}
-		fmt.Fprintln(e.stdout, "  revision ", rev)
+		fmt.Fprintln(e.Stdout, "  revision ", rev)
 	}
 	if b.Time != "" {
-		fmt.Fprintln(e.stdout, "  committed", b.Time)
+		fmt.Fprintln(e.Stdout, "  committed", b.Time)
 	}
-	fmt.Fprintln(e.stdout, "  built with", b.Go)
+	fmt.Fprintln(e.Stdout, "  built with", b.Go)
 	return nil
 }
 

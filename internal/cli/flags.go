@@ -1,4 +1,4 @@
-package main
+package cli
 
 import (
 	"errors"
@@ -10,21 +10,21 @@ import (
 	"strings"
 )
 
-// flags returns a FlagSet for a command. Its usage goes to the FlagSet's
+// Flags returns a FlagSet for a command. Its usage goes to the FlagSet's
 // output, which parse points at stdout for -h and silences otherwise: a
 // mistake is one line from main, not the usage again.
-func flags(e *env, name, synopsis string) *flag.FlagSet {
+func Flags(e *Env, name, synopsis string) *flag.FlagSet {
 	fs := flag.NewFlagSet(name, flag.ContinueOnError)
-	fs.SetOutput(e.stderr)
+	fs.SetOutput(e.Stderr)
 	fs.Usage = func() {
 		fmt.Fprintf(fs.Output(), "Usage: askd %s %s\n\nFlags (each also the environment variable named after it):\n", name, synopsis)
-		printDefaults(e, fs)
+		PrintDefaults(e, fs)
 	}
 	return fs
 }
 
-// printDefaults is fs.PrintDefaults, with each flag's environment variable.
-func printDefaults(e *env, fs *flag.FlagSet) {
+// PrintDefaults is fs.PrintDefaults, with each flag's environment variable.
+func PrintDefaults(e *Env, fs *flag.FlagSet) {
 	w := fs.Output()
 	fs.VisitAll(func(f *flag.Flag) {
 		typ, use := flag.UnquoteUsage(f)
@@ -32,7 +32,7 @@ func printDefaults(e *env, fs *flag.FlagSet) {
 		if typ != "" {
 			line += " " + typ
 		}
-		if env := envName(e, f.Name); env != "" {
+		if env := e.EnvName(f.Name); env != "" {
 			line += "  (" + env + ")"
 		}
 		fmt.Fprintln(w, line)
@@ -48,39 +48,39 @@ func printDefaults(e *env, fs *flag.FlagSet) {
 	})
 }
 
-// envName sets the environment variable of a command's flag name ("" for
-// none), in place of ASKD_<NAME>.
-func (e *env) envName(name, variable string) {
+// SetEnvName sets the environment variable of a command's flag name (""
+// for none), in place of ASKD_<NAME>.
+func (e *Env) SetEnvName(name, variable string) {
 	if e.envNames == nil {
 		e.envNames = map[string]string{}
 	}
 	e.envNames[name] = variable
 }
 
-// envName is the environment variable that sets flag name ("" for none):
-// ASKD_<NAME> unless the command said otherwise (env.envName).
-func envName(e *env, name string) string {
+// EnvName is the environment variable that sets flag name ("" for none):
+// ASKD_<NAME> unless the command said otherwise (SetEnvName).
+func (e *Env) EnvName(name string) string {
 	if v, ok := e.envNames[name]; ok {
 		return v
 	}
 	return "ASKD_" + strings.ToUpper(strings.ReplaceAll(name, "-", "_"))
 }
 
-// parse applies ASKD_* environment variables as defaults, then the
+// Parse applies ASKD_* environment variables as defaults, then the
 // arguments. Flags may come before, between or after the positional
 // arguments, and "--" ends them: fs.Args() holds the positional ones in
 // order. A mistake is a usageError of one line; -h prints the usage on
 // stdout and returns flag.ErrHelp (exit 0).
-func parse(e *env, fs *flag.FlagSet, args []string) error {
+func Parse(e *Env, fs *flag.FlagSet, args []string) error {
 	var err error
 	fs.VisitAll(func(f *flag.Flag) {
-		name := envName(e, f.Name)
+		name := e.EnvName(f.Name)
 		if name == "" {
 			return
 		}
-		if v := e.getenv(name); v != "" && err == nil {
+		if v := e.Getenv(name); v != "" && err == nil {
 			if serr := fs.Set(f.Name, v); serr != nil {
-				err = usageError(fmt.Sprintf("%s: %v", name, serr))
+				err = UsageError(fmt.Sprintf("%s: %v", name, serr))
 			}
 		}
 	})
@@ -96,9 +96,9 @@ func parse(e *env, fs *flag.FlagSet, args []string) error {
 			i = len(args)
 		case len(a) > 1 && a[0] == '-':
 			flagArgs = append(flagArgs, a)
-			if needsValue(fs, a) {
+			if NeedsValue(fs, a) {
 				if i+1 == len(args) { // else "--" below would be its value
-					return usageError(fmt.Sprintf("%s: --%s needs a value (askd %s -h lists its flags)", fs.Name(), strings.TrimLeft(a, "-"), fs.Name()))
+					return UsageError(fmt.Sprintf("%s: --%s needs a value (askd %s -h lists its flags)", fs.Name(), strings.TrimLeft(a, "-"), fs.Name()))
 				}
 				flagArgs = append(flagArgs, args[i+1])
 				i++
@@ -112,13 +112,13 @@ func parse(e *env, fs *flag.FlagSet, args []string) error {
 	err = fs.Parse(append(append(flagArgs, "--"), positional...))
 	fs.SetOutput(out)
 	if errors.Is(err, flag.ErrHelp) {
-		fs.SetOutput(e.stdout)
+		fs.SetOutput(e.Stdout)
 		fs.Usage()
 		fs.SetOutput(out)
 		return err
 	}
 	if err != nil {
-		return usageError(fmt.Sprintf("%s: %s (askd %s -h lists its flags)", fs.Name(), flagError(fs, err), fs.Name()))
+		return UsageError(fmt.Sprintf("%s: %s (askd %s -h lists its flags)", fs.Name(), flagError(fs, err), fs.Name()))
 	}
 	return nil
 }
@@ -168,8 +168,8 @@ func flagError(fs *flag.FlagSet, err error) string {
 	return msg
 }
 
-// needsValue reports whether arg is a flag that takes the next argument.
-func needsValue(fs *flag.FlagSet, arg string) bool {
+// NeedsValue reports whether arg is a flag that takes the next argument.
+func NeedsValue(fs *flag.FlagSet, arg string) bool {
 	name := strings.TrimLeft(arg, "-")
 	if strings.Contains(name, "=") {
 		return false
@@ -184,50 +184,56 @@ func needsValue(fs *flag.FlagSet, arg string) bool {
 	return true
 }
 
-func exitCode(err error) int {
+// ExitCode is the exit status err carries: 0 for none (or -h), an
+// ExitStatus's own, 2 for a UsageError or an error with an ExitCode method
+// saying 2 (one that could not read its input, say), else 1.
+func ExitCode(err error) int {
 	if err == nil || errors.Is(err, flag.ErrHelp) {
 		return 0
 	}
-	var s exitStatus
+	var s ExitStatus
 	if errors.As(err, &s) {
 		return int(s)
 	}
-	var u usageError
-	var r unreadable
-	if errors.As(err, &u) || errors.As(err, &r) {
+	var u UsageError
+	if errors.As(err, &u) {
 		return 2
+	}
+	var c interface{ ExitCode() int }
+	if errors.As(err, &c) {
+		return c.ExitCode()
 	}
 	return 1
 }
 
-// exitStatus ends askd with that status, saying nothing more: the command
+// ExitStatus ends askd with that status, saying nothing more: the command
 // said what it had to itself (askd gate run, whose status is often its
 // command's).
-type exitStatus int
+type ExitStatus int
 
-func (s exitStatus) Error() string { return fmt.Sprintf("exit status %d", int(s)) }
+func (s ExitStatus) Error() string { return fmt.Sprintf("exit status %d", int(s)) }
 
-// usageError is a mistake in the command line (exit status 2).
-type usageError string
+// UsageError is a mistake in the command line (exit status 2).
+type UsageError string
 
-func (u usageError) Error() string { return string(u) }
+func (u UsageError) Error() string { return string(u) }
 
-// subcommand splits args of `askd cmd` into the subcommand, one of names,
+// Subcommand splits args of `askd cmd` into the subcommand, one of names,
 // and the rest. -h (and --help, help) prints usage and gives sub "": the
 // caller returns nil. No subcommand, or one not among names, is a
 // usageError naming them.
-func subcommand(e *env, cmd, usage string, args []string, names ...string) (sub string, rest []string, err error) {
+func Subcommand(e *Env, cmd, usage string, args []string, names ...string) (sub string, rest []string, err error) {
 	list := strings.Join(names[:len(names)-1], ", ") + " or " + names[len(names)-1]
 	if len(args) == 0 {
-		return "", nil, usageError(fmt.Sprintf("%s: say %s (askd %s -h)", cmd, list, cmd))
+		return "", nil, UsageError(fmt.Sprintf("%s: say %s (askd %s -h)", cmd, list, cmd))
 	}
 	switch args[0] {
 	case "-h", "-help", "--help", "help":
-		fmt.Fprintln(e.stdout, strings.TrimRight(usage, "\n"))
+		fmt.Fprintln(e.Stdout, strings.TrimRight(usage, "\n"))
 		return "", nil, nil
 	}
 	if !slices.Contains(names, args[0]) {
-		return "", nil, usageError(fmt.Sprintf("%s: %q is not %s (askd %s -h)", cmd, args[0], list, cmd))
+		return "", nil, UsageError(fmt.Sprintf("%s: %q is not %s (askd %s -h)", cmd, args[0], list, cmd))
 	}
 	return args[0], args[1:], nil
 }
