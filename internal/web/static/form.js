@@ -1,13 +1,13 @@
 // form.js builds the body of a form card: a question an MCP server asks the
 // person (SPEC §9). In form mode each field of the schema is a control of
 // its own, pre-filled with its default and checked before anything is sent,
-// in the server's words (formcheck.js); a refusal from the server is put
-// beside the field it names. In url mode the card shows the address as
-// text, never a link, its host set apart, with Copy, Done and Decline: askd
-// never opens or fetches it. formWhat and formRecord say a settled form's
-// answer by field title, for Recent and History. Agent text (the message,
-// titles, descriptions, choices, the address, the server's name) enters
-// the page only as text.
+// in the server's words (formcheck.js), but for a pattern, which only the
+// server checks; a refusal from the server is put beside the field it
+// names. In url mode the card shows the address as text, never a link, its
+// host set apart, with Copy, Done and Decline: askd never opens or fetches
+// it. formWhat and formRecord say a settled form's answer by field title,
+// for Recent and History. Agent text (the message, titles, descriptions,
+// choices, the address, the server's name) enters the page only as text.
 import { h, keyHint, waited, MOD } from './dom.js';
 import { fieldsOf, label, optionTitle, problem, problemsOf } from './formcheck.js';
 
@@ -78,7 +78,8 @@ function fieldsBody(st) {
     st.send('POST', path, { content });
   };
   // The server's refusal names each field: each problem goes beside its
-  // field; what names none stays in the card's error line.
+  // field (a pattern's is only ever found here); what names none stays in
+  // the card's error line.
   st.refused = res => {
     if (res.status !== 422 || !res.data || !res.data.error) return false;
     const { byField, rest } = problemsOf(res.data.error, fields.map(x => x.f.name));

@@ -2,9 +2,22 @@
 // schema) into its fields and checks a person's values as the server will
 // (askd's FormField.check in form.go), in the server's words: a form card
 // says "142 is above the maximum 100" beside the field before anything is
-// sent, exactly as the server would refuse it. Where the page cannot tell
-// (a pattern JavaScript reads otherwise), it lets the value through and the
-// server's refusal is put beside the field instead.
+// sent, exactly as the server would refuse it.
+//
+// A field's pattern is the one rule the page never checks: the value goes
+// to the server with Submit, and the server's refusal, which names the
+// field, is put beside it (problemsOf), with everything typed left as it
+// was. The page could only run the pattern with JavaScript's engine, which
+// reads Go's syntax otherwise in many places ('.' against \r, U+2028 and
+// U+2029; \s; ^ and $ in multi-line mode; Unicode versions), so it refused
+// values the server takes, and which has no bound on its time: ^(.+)+$ on
+// a default of 34 letters and a U+2028 froze the tab for three minutes,
+// twice as long for each letter more. Asking the server as the person
+// types was weighed and not taken: Submit already gets the server's
+// verdict, in its words, beside the field, and a check route would be a
+// second way to the same rule. Every other check here is the server's rule
+// written out (lengths, formats, numbers, choices), and each regular
+// expression below is fixed and runs in time linear in the value.
 
 // fieldsOf reads a form's schema, as the server stored it (already checked
 // by askd.ParseFormSchema), into its fields in the order given: {name, type
@@ -159,9 +172,7 @@ function textProblem(f, s) {
     case 'date': if (!isDate(s)) return `${q} is not a date such as 2026-12-31`; break;
     case 'date-time': if (!isDateTime(s)) return `${q} is not a date and time such as 2026-12-31T09:30:00Z`; break;
   }
-  const re = f.pattern ? patternOf(f.pattern) : null;
-  if (re && !re.test(s)) return `${q} does not match the pattern ${f.pattern}`;
-  return '';
+  return ''; // f.pattern: the server's to check (see above)
 }
 
 // goNumber writes n as Go's %v writes a float64: the shortest digits that
@@ -196,7 +207,9 @@ export function goQuote(s) {
 
 // Go's net/mail takes an address as it is only when it is a bare addr-spec:
 // a dot-atom (RFC 5322 atext, and any non-ASCII character) or an IP
-// domain-literal after the @.
+// domain-literal after the @. No atom holds a '.' or an '@', so when a match
+// fails, each atom gives its letters back one at a time and each try fails
+// at the next letter: time linear in the value, however hostile.
 const atom = '[^\\x00-\\x20\\x7f()<>\\[\\]:;@\\\\,".]+';
 const dotAtom = `${atom}(?:\\.${atom})*`;
 const emailRE = new RegExp(`^${dotAtom}@(?:${dotAtom}|\\[([^\\[\\]\\\\]*)\\])$`, 'u');
@@ -265,22 +278,6 @@ function isDateTime(s) {
   const m = /^(\d{4})-(\d{2})-(\d{2})T(\d{2}):(\d{2}):(\d{2})(?:\.\d+)?(?:Z|[+-](\d{2}):(\d{2}))$/.exec(s);
   if (!m || !dayOK(+m[1], +m[2], +m[3]) || +m[4] > 23 || +m[5] > 59 || +m[6] > 59) return false;
   return m[7] === undefined || (+m[7] <= 23 && +m[8] <= 59);
-}
-
-const patterns = new Map();
-
-// patternOf is Go pattern src as a JavaScript RegExp, or null when the two
-// could read it differently (then only the server checks it). Unicode mode
-// refuses what it does not know, rather than reading it as something else;
-// Go's leading flags become RegExp flags.
-function patternOf(src) {
-  if (!patterns.has(src)) {
-    let re = null;
-    const m = /^\(\?([ims]+)\)/.exec(src);
-    try { re = new RegExp(m ? src.slice(m[0].length) : src, 'u' + (m ? [...new Set(m[1])].join('') : '')); } catch { /* Go syntax */ }
-    patterns.set(src, re);
-  }
-  return patterns.get(src);
 }
 
 // problemsOf splits the server's refusal of a form's content ("name:
