@@ -117,7 +117,7 @@ type Ask struct {
 	Payload     json.RawMessage `json:"payload,omitempty"`     // approval: the object the person may edit
 	ToolName    string          `json:"tool_name,omitempty"`   // approval from a permission prompt
 	ToolUseID   string          `json:"tool_use_id,omitempty"` // approval: retries with it re-attach
-	Source      string          `json:"source,omitempty"`      // form: the MCP server that asks
+	Source      string          `json:"source,omitempty"`      // form, approval: the MCP server that asks, or whose gate does
 	Schema      json.RawMessage `json:"schema,omitempty"`      // form, form mode: the fields, as given
 	URL         string          `json:"url,omitempty"`         // form, url mode: where the person goes
 

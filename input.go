@@ -91,10 +91,16 @@ func (in *AskInput) Validate(previewHTML bool) error {
 		only("details", in.Details != "", "attention and approval")
 		only("questions", in.Questions != nil, "question")
 	}
-	if in.Kind == KindForm {
+	switch in.Kind {
+	case KindForm:
 		validateForm(&p, in)
-	} else {
-		only("source", in.Source != "", "form")
+	case KindApproval:
+		// The MCP server whose gate asks (SPEC §14).
+		p.line("source", in.Source, 0, MaxSourceChars, "source names")
+	default:
+		only("source", in.Source != "", "form and approval")
+	}
+	if in.Kind != KindForm {
 		only("schema", in.Schema != nil, "form")
 		only("url", in.URL != "", "form")
 	}

@@ -103,6 +103,7 @@ func TestAskInputValidate(t *testing.T) {
 		{name: "approval with title only", kind: askd.KindApproval, edit: func(in *askd.AskInput) {
 			in.Details, in.Payload, in.GraceSeconds = "", nil, nil
 		}},
+		{name: "approval through an MCP gate", kind: askd.KindApproval, edit: func(in *askd.AskInput) { in.Source = "filesystem" }},
 		{name: "question with HTML previews valid", kind: q, html: true, edit: func(in *askd.AskInput) {
 			in.Questions[0].Options[0].Preview = "<b>embedded</b>"
 		}},
@@ -301,6 +302,12 @@ func TestAskInputValidate(t *testing.T) {
 			want: "tool_use_id: only on approval asks"},
 
 		// approvals
+		{name: "approval source of two lines", kind: askd.KindApproval, edit: func(in *askd.AskInput) { in.Source = "files\nystem" },
+			want: "source: contains U+000A (control character), not allowed in source names"},
+		{name: "approval source of 101 characters", kind: askd.KindApproval, edit: func(in *askd.AskInput) { in.Source = strings.Repeat("s", 101) },
+			want: "source: 101 characters, at most 100"},
+		{name: "source on a question", kind: q, edit: func(in *askd.AskInput) { in.Source = "filesystem" },
+			want: "source: only on form and approval asks"},
 		{name: "approval title empty", kind: askd.KindApproval, edit: func(in *askd.AskInput) { in.Title = "" },
 			want: "title: required, 1 to 200 characters"},
 		{name: "approval details beyond 16 KiB", kind: askd.KindApproval, edit: func(in *askd.AskInput) {
