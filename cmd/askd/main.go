@@ -15,6 +15,7 @@ import (
 	"syscall"
 
 	"github.com/askd-dev/askd/internal/cli"
+	"github.com/askd-dev/askd/internal/mcpstdio"
 )
 
 func main() {
@@ -61,7 +62,7 @@ func init() {
 		"team":        {Summary: "create, change, list or delete teams of people (works on the database directly)", Run: cmdTeam},
 		"audit":       {Summary: "export or verify the audit trail, the history's hash chain (works on the database directly)", Run: cmdAudit},
 		"version":     {Summary: "print the version", Run: cmdVersion},
-		"mcp":         {Summary: "serve MCP on stdin/stdout, bridged to a running askd (agent token)", Run: cmdMCP},
+		"mcp":         {Summary: "serve MCP on stdin/stdout, bridged to a running askd (agent token)", Run: mcpstdio.Serve},
 		"session":     {Summary: "set how a session's agent is told of answers: session set-channel (agent token)", Run: cmdSession},
 		"hook":        {Summary: "the Claude Code and Codex hook askd install writes: hook input on stdin to askd, its reply on stdout (agent token)", Run: cmdHook},
 		"gate":        {Summary: "run a command once a person approved it (gate run), or refuse git pushes until then (gate git) (agent token)", Run: cmdGate},

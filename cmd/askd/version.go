@@ -8,13 +8,17 @@ import (
 	"runtime/debug"
 
 	"github.com/askd-dev/askd/internal/cli"
+	"github.com/askd-dev/askd/internal/mcpstdio"
 )
 
 // version is set at build time with -ldflags "-X main.version=…"; without
 // it askd version reads the build info (buildInfo).
 var version = "dev"
 
-func init() { version = buildInfo().Version }
+func init() {
+	version = buildInfo().Version
+	mcpstdio.Version = version // askd mcp gives askd's version as its own
+}
 
 func cmdVersion(ctx context.Context, e *cli.Env, args []string) error {
 	fs := cli.Flags(e, "version", "[--json]")

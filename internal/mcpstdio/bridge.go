@@ -1,4 +1,29 @@
-package main
+// Package mcpstdio is `askd mcp`: askd's MCP tools on stdin/stdout, for MCP
+// clients that start their tools as a process rather than reach a URL.
+//
+// The bridge (Serve, bridge.go) is a local MCP server that runs no tool of its
+// own. At start it checks that an askd answers at --url and takes the agent
+// token, then lists the tools and instructions of that server's /mcp and
+// offers them as its own. Each tools/call goes on to the server over
+// streamable HTTP, so schemas, validation messages, results and progress are
+// the server's, and what the server promises of a call the client cancels
+// (the ask stays pending; calling again re-attaches to it) holds over stdio
+// too. stdout carries the protocol alone; logs go to stderr.
+//
+// The channel (channel.go, with --channel) makes the same process Claude
+// Code's channel: it pushes the answers askd tells the session into the
+// running Claude Code as notifications/claude/channel, reporting each told
+// only once written, and relays Claude Code's permission prompts to the inbox
+// as approval cards, sending the person's allow or deny back.
+//
+// Who runs them: the MCP client, never a person. Any client configured with
+// `askd mcp` as a stdio server starts the bridge (docs/clients.md, "Any MCP
+// client over stdio"); `askd install claude --channel` writes such an entry
+// into Claude Code's .mcp.json, and Claude Code started with ASKD_CHANNEL=1
+// (which sets --channel) and its development-channels flag runs it as its
+// channel too. Each process serves one client in one session, until the
+// client closes its stdin.
+package mcpstdio
 
 import (
 	"context"
@@ -20,8 +45,15 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
-// cmdMCP is `askd mcp`: an MCP server on stdin/stdout for clients that start
+// Version is the version the bridge gives as its own, to the MCP client it
+// serves and to the askd it calls; cmd/askd sets it to askd's version.
+var Version = "dev"
+
+// Serve is `askd mcp`: an MCP server on stdin/stdout for clients that start
 // their tools as a process, bridging every call to a running askd's /mcp.
+// It returns once the client closes stdin or ctx ends (nil), or with the
+// error that kept it from starting: a cli.UsageError for a bad flag or no
+// token, else why no askd accepted the token.
 //
 // The bridge runs no tool itself. It lists the server's tools and forwards
 // each tools/call over streamable HTTP with the go-sdk client, so schemas,
@@ -40,7 +72,7 @@ import (
 // only when started with --channels or --dangerously-load-development-channels
 // naming it, which a bridge cannot see, and a text pushed to a Claude Code
 // that does not listen is told to no one.
-func cmdMCP(ctx context.Context, e *cli.Env, args []string) error {
+func Serve(ctx context.Context, e *cli.Env, args []string) error {
 	fs := cli.Flags(e, "mcp", "[flags]   (speaks MCP on stdin/stdout)")
 	url := fs.String("url", "http://127.0.0.1:7777", "the askd server to bridge to")
 	token := fs.String("token", "", "an agent token")
@@ -128,7 +160,7 @@ func dialBridge(ctx context.Context, url, token, session string, asChannel bool,
 		return nil, fmt.Errorf("ASKD_TOKEN is a %s token; askd mcp needs an agent token (askd token create --agent NAME)", me["role"])
 	}
 	b := &bridge{session: me["session"], log: log, progress: map[string]progressTarget{}}
-	cl := mcp.NewClient(&mcp.Implementation{Name: "askd-mcp", Version: version}, &mcp.ClientOptions{
+	cl := mcp.NewClient(&mcp.Implementation{Name: "askd-mcp", Version: Version}, &mcp.ClientOptions{
 		Logger:                      log,
 		ProgressNotificationHandler: b.forwardProgress,
 	})
@@ -145,7 +177,7 @@ func dialBridge(ctx context.Context, url, token, session string, asChannel bool,
 	if asChannel {
 		opts.Capabilities = channelCapabilities()
 	}
-	b.server = mcp.NewServer(&mcp.Implementation{Name: mcpserver.ServerName, Version: version}, opts)
+	b.server = mcp.NewServer(&mcp.Implementation{Name: mcpserver.ServerName, Version: Version}, opts)
 	for tool, err := range b.upstream.Tools(ctx, nil) {
 		if err != nil {
 			b.upstream.Close()

@@ -1,4 +1,4 @@
-package main
+package mcpstdio
 
 import (
 	"bufio"
@@ -10,16 +10,23 @@ import (
 	"io"
 	"net"
 	"net/http"
+	"os"
 	"strconv"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/askd-dev/askd/internal/app"
+	"github.com/askd-dev/askd/internal/cli"
 	"github.com/askd-dev/askd/internal/mcpserver"
 	"github.com/askd-dev/askd/internal/testserver"
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 )
+
+// env is the environment askd gives a command: the process's variables.
+func env(stdin io.Reader, stdout, stderr io.Writer) *cli.Env {
+	return &cli.Env{Stdin: stdin, Stdout: stdout, Stderr: stderr, Getenv: os.Getenv}
+}
 
 // TestMCPNoServer: askd mcp says clearly that no server answers, and writes
 // nothing to stdout (which belongs to the MCP protocol).
@@ -31,7 +38,7 @@ func TestMCPNoServer(t *testing.T) {
 	addr := ln.Addr().String()
 	ln.Close() // nothing listens there now
 	var stdout, stderr bytes.Buffer
-	err = run(context.Background(), []string{"mcp", "--url", "http://" + addr, "--token", "askd_a_x"}, strings.NewReader(""), &stdout, &stderr)
+	err = Serve(context.Background(), env(strings.NewReader(""), &stdout, &stderr), []string{"--url", "http://" + addr, "--token", "askd_a_x"})
 	if err == nil || !strings.Contains(err.Error(), "no askd server answers at http://"+addr) {
 		t.Fatalf("err %v", err)
 	}
@@ -43,7 +50,7 @@ func TestMCPNoServer(t *testing.T) {
 func TestMCPNoToken(t *testing.T) {
 	t.Setenv("ASKD_TOKEN", "")
 	var out bytes.Buffer
-	err := run(context.Background(), []string{"mcp"}, strings.NewReader(""), &out, &out)
+	err := Serve(context.Background(), env(strings.NewReader(""), &out, &out), nil)
 	if err == nil || !strings.Contains(err.Error(), "ASKD_TOKEN") {
 		t.Fatalf("err %v", err)
 	}
@@ -76,7 +83,7 @@ func TestMCPBridgeCancelledCall(t *testing.T) {
 	var stderr testserver.SyncBuffer
 	ran := make(chan error, 1)
 	go func() {
-		ran <- run(context.Background(), []string{"mcp", "--url", srv.URL, "--token", srv.AgentToken, "--session", session, "--log-level", "warn"}, stdinR, stdoutW, &stderr)
+		ran <- Serve(context.Background(), env(stdinR, stdoutW, &stderr), []string{"--url", srv.URL, "--token", srv.AgentToken, "--session", session, "--log-level", "warn"})
 		stdoutW.Close()
 	}()
 	lines := make(chan map[string]json.RawMessage, 16)
