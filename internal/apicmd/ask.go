@@ -1,4 +1,4 @@
-package main
+package apicmd
 
 import (
 	"context"
@@ -24,7 +24,7 @@ func (o *options) Set(v string) error {
 	return nil
 }
 
-func cmdAsk(ctx context.Context, e *cli.Env, args []string) error {
+func Ask(ctx context.Context, e *cli.Env, args []string) error {
 	fs := cli.Flags(e, "ask", "--kind KIND --title TEXT [--option \"LABEL[: meaning]\"]... [--wait 5m]")
 	r := cli.RemoteFlags(e, fs, cli.AskingSide)
 	kind := fs.String("kind", "decision", "question, decision, action, ready, blocked, approval or form")
@@ -78,7 +78,7 @@ func cmdAsk(ctx context.Context, e *cli.Env, args []string) error {
 	return r.Print(e, a, func(w io.Writer) { describe(w, a) })
 }
 
-func cmdCheck(ctx context.Context, e *cli.Env, args []string) error {
+func Check(ctx context.Context, e *cli.Env, args []string) error {
 	fs := cli.Flags(e, "check", "ID [--wait 30s]")
 	r := cli.RemoteFlags(e, fs, cli.AskingSide)
 	wait := fs.Duration("wait", 0, "wait up to this long for the ask to settle")
@@ -97,7 +97,7 @@ func cmdCheck(ctx context.Context, e *cli.Env, args []string) error {
 	return r.Print(e, a, func(w io.Writer) { describe(w, a) })
 }
 
-func cmdCancel(ctx context.Context, e *cli.Env, args []string) error {
+func Cancel(ctx context.Context, e *cli.Env, args []string) error {
 	fs := cli.Flags(e, "cancel", "ID")
 	r := cli.RemoteFlags(e, fs, cli.AskingSide)
 	id, err := cli.ParseWithID(e, fs, args)

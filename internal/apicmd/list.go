@@ -1,4 +1,4 @@
-package main
+package apicmd
 
 import (
 	"context"
@@ -16,7 +16,7 @@ import (
 // answer is in answer.go). Their shared flags and client are in remote.go,
 // what they print in describe.go.
 
-func cmdList(ctx context.Context, e *cli.Env, args []string) error {
+func List(ctx context.Context, e *cli.Env, args []string) error {
 	fs := cli.Flags(e, "list", "[--mine] [--status S] [--agent NAME] [--session NAME] [--kind K] [--limit N]")
 	r := cli.RemoteFlags(e, fs, cli.PersonSide)
 	mine := fs.Bool("mine", false, "only the asks routed to you, a team of yours, or nobody")
@@ -69,7 +69,7 @@ required, default; a choice's values as VALUE (TITLE)) and, once answered,
 its answer; a url-mode form: the address on a line of its own, never opened,
 and its host set apart. A pending form ends with how to answer it.`
 
-func cmdShow(ctx context.Context, e *cli.Env, args []string) error {
+func Show(ctx context.Context, e *cli.Env, args []string) error {
 	fs := cli.Flags(e, "show", showSynopsis)
 	r := cli.RemoteFlags(e, fs, cli.PersonSide)
 	id, err := cli.ParseWithID(e, fs, args)
@@ -100,7 +100,7 @@ func cmdShow(ctx context.Context, e *cli.Env, args []string) error {
 	})
 }
 
-func cmdDismiss(ctx context.Context, e *cli.Env, args []string) error {
+func Dismiss(ctx context.Context, e *cli.Env, args []string) error {
 	fs := cli.Flags(e, "dismiss", "ID [--response TEXT]")
 	r := cli.RemoteFlags(e, fs, cli.PersonSide)
 	response := fs.String("response", "", "a reply passed to the agent")
@@ -127,7 +127,7 @@ from answering; answering or dismissing it ends the claim. Someone else's
 claim is refused, naming them. --release lets your claim go (an admin may
 release anyone's). Needs the approver role.`
 
-func cmdClaim(ctx context.Context, e *cli.Env, args []string) error {
+func Claim(ctx context.Context, e *cli.Env, args []string) error {
 	fs := cli.Flags(e, "claim", claimSynopsis)
 	r := cli.RemoteFlags(e, fs, cli.PersonSide)
 	release := fs.Bool("release", false, "let the claim go instead")

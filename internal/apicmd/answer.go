@@ -1,4 +1,4 @@
-package main
+package apicmd
 
 import (
 	"context"
@@ -34,7 +34,7 @@ as the server checks it before anything is sent; a near miss is named
 have finished at its address, or a form as it is pre-filled; --decline
 refuses either.`
 
-func cmdAnswer(ctx context.Context, e *cli.Env, args []string) error {
+func Answer(ctx context.Context, e *cli.Env, args []string) error {
 	fs := cli.Flags(e, "answer", answerSynopsis)
 	r := cli.RemoteFlags(e, fs, cli.PersonSide)
 	var f answerFlags
