@@ -12,10 +12,9 @@ import (
 	"github.com/askd-dev/askd/internal/cli"
 )
 
-// The person's commands, with a human token: list, show, dismiss (askd
-// answer is in answer.go). Their shared flags and client are in remote.go,
-// what they print in describe.go.
-
+// List is askd list: the asks in the inbox, with a human token, as a table
+// or --json: the pending ones, then the last settled, unless --status says
+// which.
 func List(ctx context.Context, e *cli.Env, args []string) error {
 	fs := cli.Flags(e, "list", "[--mine] [--status S] [--agent NAME] [--session NAME] [--kind K] [--limit N]")
 	r := cli.RemoteFlags(e, fs, cli.PersonSide)
@@ -57,103 +56,5 @@ func List(ctx context.Context, e *cli.Env, args []string) error {
 			fmt.Fprintf(tw, "%d\t%s\t%s\t%s\t%s\t%s\n", a.ID, cli.Term(st), cli.Term(string(a.Kind)), cli.Term(a.Agent), cli.Term(a.Session), oneLine(what, 60))
 		}
 		tw.Flush()
-	})
-}
-
-const showSynopsis = `ID
-
-Prints the ask, everything the agent acts on, and its history. A form ask
-(an MCP server's question): its message, "asked by SERVER through SESSION",
-then each field as [NAME] TITLE with what it takes (type, bounds, format,
-required, default; a choice's values as VALUE (TITLE)) and, once answered,
-its answer; a url-mode form: the address on a line of its own, never opened,
-and its host set apart. A pending form ends with how to answer it.`
-
-func Show(ctx context.Context, e *cli.Env, args []string) error {
-	fs := cli.Flags(e, "show", showSynopsis)
-	r := cli.RemoteFlags(e, fs, cli.PersonSide)
-	id, err := cli.ParseWithID(e, fs, args)
-	if err != nil {
-		return err
-	}
-	c, err := r.Client()
-	if err != nil {
-		return err
-	}
-	d, err := c.Show(ctx, id)
-	if err != nil {
-		return err
-	}
-	return r.Print(e, d, func(w io.Writer) {
-		describe(w, &d.Ask)
-		if d.Kind == askd.KindForm && d.Pending() {
-			formHowTo(w, &d.Ask)
-		}
-		fmt.Fprintln(w, "\nHistory:")
-		for _, ev := range d.History {
-			line := fmt.Sprintf("  %s  %-10s by %s", ev.At.Local().Format("2006-01-02 15:04:05"), cli.Term(ev.Action), cli.Term(ev.Actor))
-			if ev.Note != "" {
-				line += "  " + cli.Term(ev.Note)
-			}
-			fmt.Fprintln(w, line)
-		}
-	})
-}
-
-func Dismiss(ctx context.Context, e *cli.Env, args []string) error {
-	fs := cli.Flags(e, "dismiss", "ID [--response TEXT]")
-	r := cli.RemoteFlags(e, fs, cli.PersonSide)
-	response := fs.String("response", "", "a reply passed to the agent")
-	id, err := cli.ParseWithID(e, fs, args)
-	if err != nil {
-		return err
-	}
-	c, err := r.Client()
-	if err != nil {
-		return err
-	}
-	a, err := c.Dismiss(ctx, id, *response)
-	if err != nil {
-		return err
-	}
-	return r.Print(e, a, func(w io.Writer) { describe(w, a) })
-}
-
-const claimSynopsis = `ID [--release]
-
-Marks a pending ask as yours: "I'm on it", shown to everyone (claimed_by)
-and holding off its team's escalation. It does not stop another approver
-from answering; answering or dismissing it ends the claim. Someone else's
-claim is refused, naming them. --release lets your claim go (an admin may
-release anyone's). Needs the approver role.`
-
-func Claim(ctx context.Context, e *cli.Env, args []string) error {
-	fs := cli.Flags(e, "claim", claimSynopsis)
-	r := cli.RemoteFlags(e, fs, cli.PersonSide)
-	release := fs.Bool("release", false, "let the claim go instead")
-	e.SetEnvName("release", "")
-	id, err := cli.ParseWithID(e, fs, args)
-	if err != nil {
-		return err
-	}
-	c, err := r.Client()
-	if err != nil {
-		return err
-	}
-	var a *askd.Ask
-	if *release {
-		a, err = c.Release(ctx, id)
-	} else {
-		a, err = c.Claim(ctx, id)
-	}
-	if err != nil {
-		return err
-	}
-	return r.Print(e, a, func(w io.Writer) {
-		if a.ClaimedBy != "" {
-			fmt.Fprintf(w, "ask %d is claimed by %s\n", a.ID, cli.Term(a.ClaimedBy))
-		} else {
-			fmt.Fprintf(w, "ask %d is claimed by no one\n", a.ID)
-		}
 	})
 }

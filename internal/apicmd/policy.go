@@ -23,6 +23,8 @@ token (--agent) or the agents a team owns (--team). With --exclude-owner the
 agent's owner may not approve. All three need an admin's token, from
 ASKD_HUMAN_TOKEN or --token. Flags may come before or after the arguments.`
 
+// Policy is askd policy add, list and revoke, with an admin's token: the
+// policies that make the approvals they cover need several people.
 func Policy(ctx context.Context, e *cli.Env, args []string) error {
 	sub, args, err := cli.Subcommand(e, "policy", policyUsage, args, "add", "list", "revoke")
 	switch sub {
@@ -36,6 +38,7 @@ func Policy(ctx context.Context, e *cli.Env, args []string) error {
 	return err
 }
 
+// policyAdd is askd policy add.
 func policyAdd(ctx context.Context, e *cli.Env, args []string) error {
 	fs := cli.Flags(e, "policy add", "--match tool|prefix|title ... --approvals N [--json]")
 	r := cli.RemoteFlags(e, fs, cli.PersonSide)
@@ -71,6 +74,7 @@ func policyAdd(ctx context.Context, e *cli.Env, args []string) error {
 	})
 }
 
+// policyList is askd policy list.
 func policyList(ctx context.Context, e *cli.Env, args []string) error {
 	fs := cli.Flags(e, "policy list", "[--json]")
 	r := cli.RemoteFlags(e, fs, cli.PersonSide)
@@ -105,6 +109,7 @@ func policyList(ctx context.Context, e *cli.Env, args []string) error {
 	})
 }
 
+// policyRevoke is askd policy revoke.
 func policyRevoke(ctx context.Context, e *cli.Env, args []string) error {
 	fs := cli.Flags(e, "policy revoke", "ID [--json]")
 	r := cli.RemoteFlags(e, fs, cli.PersonSide)

@@ -20,6 +20,8 @@ most 30 days. list shows the live ones (not expired, not revoked); revoke
 ends one now. Both need a human token, from ASKD_HUMAN_TOKEN or --token.
 Flags may come before or after the arguments.`
 
+// Rule is askd rule list and askd rule revoke, with a human token: the
+// live rules that answer a session's approvals at once, or ending one now.
 func Rule(ctx context.Context, e *cli.Env, args []string) error {
 	sub, args, err := cli.Subcommand(e, "rule", ruleUsage, args, "list", "revoke")
 	switch sub {
@@ -31,6 +33,7 @@ func Rule(ctx context.Context, e *cli.Env, args []string) error {
 	return err
 }
 
+// ruleList is askd rule list.
 func ruleList(ctx context.Context, e *cli.Env, args []string) error {
 	fs := cli.Flags(e, "rule list", "[--agent NAME] [--session NAME] [--json]")
 	r := cli.RemoteFlags(e, fs, cli.PersonSide)
@@ -71,6 +74,7 @@ func ruleList(ctx context.Context, e *cli.Env, args []string) error {
 	})
 }
 
+// ruleRevoke is askd rule revoke.
 func ruleRevoke(ctx context.Context, e *cli.Env, args []string) error {
 	fs := cli.Flags(e, "rule revoke", "ID [--json]")
 	r := cli.RemoteFlags(e, fs, cli.PersonSide)

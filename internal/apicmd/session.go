@@ -9,6 +9,8 @@ import (
 	"github.com/askd-dev/askd/internal/cli"
 )
 
+// Session is askd session set-channel, with an agent token: how a
+// session's agent is told of its settled asks.
 func Session(ctx context.Context, e *cli.Env, args []string) error {
 	if len(args) == 0 || args[0] != "set-channel" {
 		if len(args) > 0 && (args[0] == "-h" || args[0] == "--help" || args[0] == "help") {
