@@ -14,6 +14,7 @@ import (
 	"strings"
 	"syscall"
 
+	"github.com/askd-dev/askd/internal/apicmd"
 	"github.com/askd-dev/askd/internal/cli"
 	"github.com/askd-dev/askd/internal/mcpstdio"
 )
@@ -49,21 +50,21 @@ func init() {
 		"backup":      {Summary: "copy the SQLite database to a new file, safely beside a running server", Run: cmdBackup},
 		"token":       {Summary: "create, list, change or revoke tokens: people's roles, agents' owners (works on the database directly)", Run: cmdToken},
 		"signin-link": {Summary: "print a one-time link that signs a browser in to the inbox (works on the database directly)", Run: cmdSignInLink},
-		"ask":         {Summary: "ask a person something (agent token)", Run: cmdAsk},
-		"check":       {Summary: "show the state of one of your asks (agent token)", Run: cmdCheck},
-		"cancel":      {Summary: "withdraw one of your pending asks (agent token)", Run: cmdCancel},
-		"list":        {Summary: "list asks in the inbox (human token)", Run: cmdList},
-		"show":        {Summary: "show one ask with its history (human token)", Run: cmdShow},
-		"answer":      {Summary: "answer an ask (human token)", Run: cmdAnswer},
-		"dismiss":     {Summary: "close an ask without answering (human token)", Run: cmdDismiss},
-		"rule":        {Summary: "list or revoke the rules that answer a session's approvals at once (human token)", Run: cmdRule},
-		"policy":      {Summary: "add, list or revoke the policies that make approvals need several people (admin token)", Run: cmdPolicy},
-		"claim":       {Summary: "mark an ask as yours, \"I'm on it\", or let it go (human token)", Run: cmdClaim},
+		"ask":         {Summary: "ask a person something (agent token)", Run: apicmd.Ask},
+		"check":       {Summary: "show the state of one of your asks (agent token)", Run: apicmd.Check},
+		"cancel":      {Summary: "withdraw one of your pending asks (agent token)", Run: apicmd.Cancel},
+		"list":        {Summary: "list asks in the inbox (human token)", Run: apicmd.List},
+		"show":        {Summary: "show one ask with its history (human token)", Run: apicmd.Show},
+		"answer":      {Summary: "answer an ask (human token)", Run: apicmd.Answer},
+		"dismiss":     {Summary: "close an ask without answering (human token)", Run: apicmd.Dismiss},
+		"rule":        {Summary: "list or revoke the rules that answer a session's approvals at once (human token)", Run: apicmd.Rule},
+		"policy":      {Summary: "add, list or revoke the policies that make approvals need several people (admin token)", Run: apicmd.Policy},
+		"claim":       {Summary: "mark an ask as yours, \"I'm on it\", or let it go (human token)", Run: apicmd.Claim},
 		"team":        {Summary: "create, change, list or delete teams of people (works on the database directly)", Run: cmdTeam},
 		"audit":       {Summary: "export or verify the audit trail, the history's hash chain (works on the database directly)", Run: cmdAudit},
 		"version":     {Summary: "print the version", Run: cmdVersion},
 		"mcp":         {Summary: "serve MCP on stdin/stdout, bridged to a running askd (agent token)", Run: mcpstdio.Serve},
-		"session":     {Summary: "set how a session's agent is told of answers: session set-channel (agent token)", Run: cmdSession},
+		"session":     {Summary: "set how a session's agent is told of answers: session set-channel (agent token)", Run: apicmd.Session},
 		"hook":        {Summary: "the Claude Code and Codex hook askd install writes: hook input on stdin to askd, its reply on stdout (agent token)", Run: cmdHook},
 		"gate":        {Summary: "run a command once a person approved it (gate run), or refuse git pushes until then (gate git) (agent token)", Run: cmdGate},
 		"install":     {Summary: "wire askd into Claude Code (install claude) or Codex (install codex: edits its config.toml), or a git repository (install git-gate)", Run: cmdInstall},

@@ -1,4 +1,4 @@
-package main
+package apicmd
 
 import (
 	"context"
@@ -23,20 +23,23 @@ token (--agent) or the agents a team owns (--team). With --exclude-owner the
 agent's owner may not approve. All three need an admin's token, from
 ASKD_HUMAN_TOKEN or --token. Flags may come before or after the arguments.`
 
-func cmdPolicy(ctx context.Context, e *cli.Env, args []string) error {
+// Policy is askd policy add, list and revoke, with an admin's token: the
+// policies that make the approvals they cover need several people.
+func Policy(ctx context.Context, e *cli.Env, args []string) error {
 	sub, args, err := cli.Subcommand(e, "policy", policyUsage, args, "add", "list", "revoke")
 	switch sub {
 	case "add":
-		return cmdPolicyAdd(ctx, e, args)
+		return policyAdd(ctx, e, args)
 	case "list":
-		return cmdPolicyList(ctx, e, args)
+		return policyList(ctx, e, args)
 	case "revoke":
-		return cmdPolicyRevoke(ctx, e, args)
+		return policyRevoke(ctx, e, args)
 	}
 	return err
 }
 
-func cmdPolicyAdd(ctx context.Context, e *cli.Env, args []string) error {
+// policyAdd is askd policy add.
+func policyAdd(ctx context.Context, e *cli.Env, args []string) error {
 	fs := cli.Flags(e, "policy add", "--match tool|prefix|title ... --approvals N [--json]")
 	r := cli.RemoteFlags(e, fs, cli.PersonSide)
 	var in askd.PolicyInput
@@ -71,7 +74,8 @@ func cmdPolicyAdd(ctx context.Context, e *cli.Env, args []string) error {
 	})
 }
 
-func cmdPolicyList(ctx context.Context, e *cli.Env, args []string) error {
+// policyList is askd policy list.
+func policyList(ctx context.Context, e *cli.Env, args []string) error {
 	fs := cli.Flags(e, "policy list", "[--json]")
 	r := cli.RemoteFlags(e, fs, cli.PersonSide)
 	if err := cli.Parse(e, fs, args); err != nil {
@@ -105,7 +109,8 @@ func cmdPolicyList(ctx context.Context, e *cli.Env, args []string) error {
 	})
 }
 
-func cmdPolicyRevoke(ctx context.Context, e *cli.Env, args []string) error {
+// policyRevoke is askd policy revoke.
+func policyRevoke(ctx context.Context, e *cli.Env, args []string) error {
 	fs := cli.Flags(e, "policy revoke", "ID [--json]")
 	r := cli.RemoteFlags(e, fs, cli.PersonSide)
 	id, err := cli.ParseListedID(e, fs, args, "policy")

@@ -1,4 +1,4 @@
-package main
+package apicmd
 
 import (
 	"context"
@@ -20,18 +20,21 @@ most 30 days. list shows the live ones (not expired, not revoked); revoke
 ends one now. Both need a human token, from ASKD_HUMAN_TOKEN or --token.
 Flags may come before or after the arguments.`
 
-func cmdRule(ctx context.Context, e *cli.Env, args []string) error {
+// Rule is askd rule list and askd rule revoke, with a human token: the
+// live rules that answer a session's approvals at once, or ending one now.
+func Rule(ctx context.Context, e *cli.Env, args []string) error {
 	sub, args, err := cli.Subcommand(e, "rule", ruleUsage, args, "list", "revoke")
 	switch sub {
 	case "list":
-		return cmdRuleList(ctx, e, args)
+		return ruleList(ctx, e, args)
 	case "revoke":
-		return cmdRuleRevoke(ctx, e, args)
+		return ruleRevoke(ctx, e, args)
 	}
 	return err
 }
 
-func cmdRuleList(ctx context.Context, e *cli.Env, args []string) error {
+// ruleList is askd rule list.
+func ruleList(ctx context.Context, e *cli.Env, args []string) error {
 	fs := cli.Flags(e, "rule list", "[--agent NAME] [--session NAME] [--json]")
 	r := cli.RemoteFlags(e, fs, cli.PersonSide)
 	agent := fs.String("agent", "", "only this agent token's rules (with --session: of its session of that name)")
@@ -71,7 +74,8 @@ func cmdRuleList(ctx context.Context, e *cli.Env, args []string) error {
 	})
 }
 
-func cmdRuleRevoke(ctx context.Context, e *cli.Env, args []string) error {
+// ruleRevoke is askd rule revoke.
+func ruleRevoke(ctx context.Context, e *cli.Env, args []string) error {
 	fs := cli.Flags(e, "rule revoke", "ID [--json]")
 	r := cli.RemoteFlags(e, fs, cli.PersonSide)
 	id, err := cli.ParseListedID(e, fs, args, "rule")

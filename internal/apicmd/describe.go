@@ -1,4 +1,4 @@
-package main
+package apicmd
 
 import (
 	"bytes"
@@ -16,8 +16,8 @@ import (
 // For an approval its details and payload and, after an edit, the edited
 // payload as a diff against the original; comments and replies; for
 // questions the answer to each. Every string from the server goes through
-// term: a database written before askd refused control characters, or text a
-// field may hold, reaches no terminal raw.
+// cli.Term: a database written before askd refused control characters, or
+// text a field may hold, reaches no terminal raw.
 func describe(w io.Writer, a *askd.Ask) {
 	st := string(a.Status)
 	if a.CancelReason != "" {

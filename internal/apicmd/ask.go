@@ -1,4 +1,4 @@
-package main
+package apicmd
 
 import (
 	"context"
@@ -11,9 +11,6 @@ import (
 	"github.com/askd-dev/askd/internal/cli"
 )
 
-// The agent's commands, with an agent token: ask, check, cancel. Their
-// shared flags and client are in remote.go, what they print in describe.go.
-
 // options collects repeated --option "LABEL[: what it means]" flags.
 type options []askd.Option
 
@@ -24,7 +21,11 @@ func (o *options) Set(v string) error {
 	return nil
 }
 
-func cmdAsk(ctx context.Context, e *cli.Env, args []string) error {
+// Ask is askd ask: it asks a person something with an agent token, in the
+// session --session names (default: the token's name), and prints the ask,
+// with its answer if one came within --wait. A flag it cannot take is a
+// cli.UsageError, and nothing is asked.
+func Ask(ctx context.Context, e *cli.Env, args []string) error {
 	fs := cli.Flags(e, "ask", "--kind KIND --title TEXT [--option \"LABEL[: meaning]\"]... [--wait 5m]")
 	r := cli.RemoteFlags(e, fs, cli.AskingSide)
 	kind := fs.String("kind", "decision", "question, decision, action, ready, blocked, approval or form")
@@ -72,43 +73,6 @@ func cmdAsk(ctx context.Context, e *cli.Env, args []string) error {
 		return err
 	}
 	a, err := c.Create(ctx, &in, *wait)
-	if err != nil {
-		return err
-	}
-	return r.Print(e, a, func(w io.Writer) { describe(w, a) })
-}
-
-func cmdCheck(ctx context.Context, e *cli.Env, args []string) error {
-	fs := cli.Flags(e, "check", "ID [--wait 30s]")
-	r := cli.RemoteFlags(e, fs, cli.AskingSide)
-	wait := fs.Duration("wait", 0, "wait up to this long for the ask to settle")
-	id, err := cli.ParseWithID(e, fs, args)
-	if err != nil {
-		return err
-	}
-	c, err := r.Client()
-	if err != nil {
-		return err
-	}
-	a, err := c.Check(ctx, id, *wait)
-	if err != nil {
-		return err
-	}
-	return r.Print(e, a, func(w io.Writer) { describe(w, a) })
-}
-
-func cmdCancel(ctx context.Context, e *cli.Env, args []string) error {
-	fs := cli.Flags(e, "cancel", "ID")
-	r := cli.RemoteFlags(e, fs, cli.AskingSide)
-	id, err := cli.ParseWithID(e, fs, args)
-	if err != nil {
-		return err
-	}
-	c, err := r.Client()
-	if err != nil {
-		return err
-	}
-	a, err := c.Withdraw(ctx, id)
 	if err != nil {
 		return err
 	}

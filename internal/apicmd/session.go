@@ -1,4 +1,4 @@
-package main
+package apicmd
 
 import (
 	"context"
@@ -9,7 +9,9 @@ import (
 	"github.com/askd-dev/askd/internal/cli"
 )
 
-func cmdSession(ctx context.Context, e *cli.Env, args []string) error {
+// Session is askd session set-channel, with an agent token: how a
+// session's agent is told of its settled asks.
+func Session(ctx context.Context, e *cli.Env, args []string) error {
 	if len(args) == 0 || args[0] != "set-channel" {
 		if len(args) > 0 && (args[0] == "-h" || args[0] == "--help" || args[0] == "help") {
 			fmt.Fprintln(e.Stdout, sessionUsage)
@@ -17,7 +19,7 @@ func cmdSession(ctx context.Context, e *cli.Env, args []string) error {
 		}
 		return cli.UsageError("session: say set-channel (askd session -h)")
 	}
-	return cmdSetChannel(ctx, e, args[1:])
+	return setChannel(ctx, e, args[1:])
 }
 
 const sessionUsage = `usage: askd session set-channel NAME --hook | --webhook URL --secret S | --command TEMPLATE
@@ -32,8 +34,8 @@ How the agent of session NAME is told of its settled asks (agent token):
                       --tell-command TEMPLATE=ARGV), with {session}, {prompt} and {id} filled
                       in; programs come only from the operator's templates`
 
-// cmdSetChannel is askd session set-channel.
-func cmdSetChannel(ctx context.Context, e *cli.Env, args []string) error {
+// setChannel is askd session set-channel.
+func setChannel(ctx context.Context, e *cli.Env, args []string) error {
 	fs := cli.Flags(e, "session set-channel", "NAME --hook | --webhook URL --secret S | --command TEMPLATE")
 	r := cli.RemoteFlags(e, fs, cli.AgentSide)
 	hook := fs.Bool("hook", false, "tell through the Stop hook, check_ask or askd check")

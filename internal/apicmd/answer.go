@@ -1,4 +1,4 @@
-package main
+package apicmd
 
 import (
 	"context"
@@ -34,7 +34,11 @@ as the server checks it before anything is sent; a near miss is named
 have finished at its address, or a form as it is pre-filled; --decline
 refuses either.`
 
-func cmdAnswer(ctx context.Context, e *cli.Env, args []string) error {
+// Answer is askd answer: it answers an ask with a human token, from words
+// (a label, approve/reject/modify, HEADER=LABEL, FIELD=VALUE) read against
+// the ask as the server shows it, or from --body. Words it cannot take as
+// meant are a cli.UsageError, and nothing is answered.
+func Answer(ctx context.Context, e *cli.Env, args []string) error {
 	fs := cli.Flags(e, "answer", answerSynopsis)
 	r := cli.RemoteFlags(e, fs, cli.PersonSide)
 	var f answerFlags
