@@ -1,4 +1,4 @@
-package main
+package admincmd
 
 import (
 	"bufio"
@@ -7,11 +7,11 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"os/user"
 	"time"
 
 	"github.com/askd-dev/askd"
 	"github.com/askd-dev/askd/internal/cli"
+	"github.com/askd-dev/askd/internal/openstore"
 )
 
 const auditUsage = `Usage: askd audit export [--since T] [--until T] [--out FILE] [--db PATH|URL]
@@ -38,7 +38,9 @@ var auditSubcommands = map[string]string{
 	"verify": "[FILE]",
 }
 
-func cmdAudit(ctx context.Context, e *cli.Env, args []string) error {
+// Audit is askd audit: export the audit trail of the database --db names,
+// or verify it or an export; a break exits 1, a trail it cannot read 2.
+func Audit(ctx context.Context, e *cli.Env, args []string) error {
 	sub, args, err := cli.Subcommand(e, "audit", auditUsage, args, "export", "verify")
 	if sub == "" {
 		return err
@@ -93,7 +95,7 @@ func auditTime(flag, s string) (time.Time, error) {
 
 // readChain reads the database's whole chain.
 func readChain(ctx context.Context, db string) ([]askd.AuditRow, error) {
-	store, err := openExisting(ctx, db)
+	store, err := openstore.Existing(ctx, db)
 	if err != nil {
 		return nil, err
 	}
@@ -200,15 +202,3 @@ func (u unreadable) Unwrap() error { return u.err }
 
 // ExitCode is 2: the trail could not be read, which is not a break.
 func (u unreadable) ExitCode() int { return 2 }
-
-// cliActor is who the CLI working on the database is, for the audit trail:
-// "cli:" and the operating-system user.
-func cliActor() string {
-	name := "unknown"
-	if u, err := user.Current(); err == nil && u.Username != "" {
-		name = u.Username
-	} else if v := os.Getenv("USER"); v != "" {
-		name = v
-	}
-	return "cli:" + name
-}

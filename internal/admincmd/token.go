@@ -1,4 +1,4 @@
-package main
+package admincmd
 
 import (
 	"context"
@@ -10,6 +10,7 @@ import (
 	"github.com/askd-dev/askd"
 	"github.com/askd-dev/askd/internal/app"
 	"github.com/askd-dev/askd/internal/cli"
+	"github.com/askd-dev/askd/internal/openstore"
 )
 
 const tokenUsage = `Usage: askd token create --human NAME [--role admin|approver|viewer] [--db PATH|URL] [--json]
@@ -42,7 +43,9 @@ var tokenSubcommands = map[string]string{
 	"revoke":    "NAME",
 }
 
-func cmdToken(ctx context.Context, e *cli.Env, args []string) error {
+// Token is askd token: create, list, set-role, set-owner and revoke, on
+// the database --db names.
+func Token(ctx context.Context, e *cli.Env, args []string) error {
 	sub, args, err := cli.Subcommand(e, "token", tokenUsage, args, "create", "list", "set-role", "set-owner", "revoke")
 	if sub == "" {
 		return err
@@ -105,7 +108,9 @@ func (t tokenCmd) parse(args []string, n int, missing string) error {
 }
 
 // store opens the existing database.
-func (t tokenCmd) store(ctx context.Context) (askd.Store, error) { return openExisting(ctx, *t.db) }
+func (t tokenCmd) store(ctx context.Context) (askd.Store, error) {
+	return openstore.Existing(ctx, *t.db)
+}
 
 func (t tokenCmd) create(ctx context.Context, args []string) error {
 	var humanName, agentName string
@@ -190,13 +195,6 @@ func (t tokenCmd) list(ctx context.Context, args []string) error {
 		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\n", cli.Term(tok.Name), cli.Term(string(tok.Role)), cli.Term(access), cli.Term(owner), created)
 	}
 	return tw.Flush()
-}
-
-func orDash(s string) string {
-	if s == "" {
-		return "-"
-	}
-	return s
 }
 
 func (t tokenCmd) setRole(ctx context.Context, args []string) error {

@@ -1,4 +1,4 @@
-package main
+package admincmd
 
 import (
 	"context"
@@ -13,6 +13,7 @@ import (
 	"github.com/askd-dev/askd"
 	"github.com/askd-dev/askd/internal/app"
 	"github.com/askd-dev/askd/internal/cli"
+	"github.com/askd-dev/askd/internal/openstore"
 )
 
 const teamUsage = `Usage: askd team create NAME [--escalate-after D --escalate-to PERSON|team:NAME] [--db PATH|URL] [--json]
@@ -42,7 +43,9 @@ var teamSubcommands = map[string]string{
 	"delete": "NAME",
 }
 
-func cmdTeam(ctx context.Context, e *cli.Env, args []string) error {
+// Team is askd team: create, set, add, remove, list and delete, on the
+// database --db names.
+func Team(ctx context.Context, e *cli.Env, args []string) error {
 	sub, args, err := cli.Subcommand(e, "team", teamUsage, args, "create", "set", "add", "remove", "list", "delete")
 	if sub == "" {
 		return err
@@ -62,7 +65,7 @@ func cmdTeam(ctx context.Context, e *cli.Env, args []string) error {
 	if err := teamArgs(fs, sub); err != nil {
 		return err
 	}
-	store, err := openExisting(ctx, *db)
+	store, err := openstore.Existing(ctx, *db)
 	if err != nil {
 		return err
 	}
@@ -146,7 +149,7 @@ func printTeams(w io.Writer, teams []*askd.Team) {
 		}
 		escalation := "-"
 		if t.EscalateAfter > 0 {
-			escalation = fmt.Sprintf("after %s to %s", shortDuration(t.EscalateAfter), cli.Term(t.EscalateTo))
+			escalation = fmt.Sprintf("after %s to %s", askd.ShortDuration(t.EscalateAfter), cli.Term(t.EscalateTo))
 		}
 		fmt.Fprintf(tw, "%s\t%s\t%s\n", cli.Term(t.Name), orDash(strings.Join(members, ",")), escalation)
 	}
