@@ -30,7 +30,7 @@ func TestClaimAndMine(t *testing.T) {
 	ctx := t.Context()
 	bob := srv.TokenWith(t, app.TokenSpec{Name: "bob", Role: askd.RoleHuman})
 	carol := srv.TokenWith(t, app.TokenSpec{Name: "carol", Role: askd.RoleHuman, Access: askd.AccessViewer})
-	if _, err := app.CreateTeam(ctx, srv.Store, app.TeamInput{Name: "platform", Members: []string{"bob"}}); err != nil {
+	if _, err := srv.App.CreateTeam(ctx, app.Itself, app.TeamInput{Name: "platform", Members: []string{"bob"}}); err != nil {
 		t.Fatal(err)
 	}
 	srv.TokenWith(t, app.TokenSpec{Name: "alices-agent", Role: askd.RoleAgent, Owner: "alice"})

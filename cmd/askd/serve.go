@@ -212,7 +212,7 @@ func (s *server) announceFirstStart(ctx context.Context, human, agent string) er
 	fmt.Fprintf(w, "\nFirst start: created two tokens. They are shown only this once.\n")
 	fmt.Fprintf(w, "  human token (answers in the inbox): %s\n", human)
 	fmt.Fprintf(w, "  agent token (asks):                 %s\n", agent)
-	code, _, err := app.CreateSignInCode(ctx, s.store, "", time.Now()) // the one human token just made
+	code, _, err := s.svc.CreateSignInCode(ctx, app.Itself, "") // the one human token just made
 	if err != nil {
 		return err
 	}

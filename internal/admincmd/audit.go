@@ -11,7 +11,6 @@ import (
 
 	"github.com/askd-dev/askd"
 	"github.com/askd-dev/askd/internal/cli"
-	"github.com/askd-dev/askd/internal/openstore"
 )
 
 const auditUsage = `Usage: askd audit export [--since T] [--until T] [--out FILE] [--db PATH|URL]
@@ -95,17 +94,12 @@ func auditTime(flag, s string) (time.Time, error) {
 
 // readChain reads the database's whole chain.
 func readChain(ctx context.Context, db string) ([]askd.AuditRow, error) {
-	store, err := openstore.Existing(ctx, db)
+	svc, done, err := openApp(ctx, db)
 	if err != nil {
 		return nil, err
 	}
-	defer store.Close()
-	var rows []askd.AuditRow
-	err = store.View(ctx, func(tx askd.Tx) (err error) {
-		rows, err = tx.Audit.AuditRows(ctx, 0, time.Time{}, time.Time{}, 0)
-		return err
-	})
-	return rows, err
+	defer done()
+	return svc.AuditChain(ctx, localAdmin())
 }
 
 func auditExport(ctx context.Context, e *cli.Env, db string, from, until time.Time, out string) error {

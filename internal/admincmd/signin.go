@@ -39,22 +39,20 @@ func SignInLink(ctx context.Context, e *cli.Env, args []string) error {
 	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
 		return cli.UsageError(fmt.Sprintf("--url: %q is not an http(s) URL such as http://127.0.0.1:7777", *base))
 	}
-	store, err := openstore.Existing(ctx, *db)
+	svc, done, err := openApp(ctx, *db)
 	if err != nil {
 		return err
 	}
-	defer store.Close()
-	now := time.Now()
-	code, name, err := app.CreateSignInCode(ctx, store, *human, now)
+	defer done()
+	code, made, err := svc.CreateSignInCode(ctx, localAdmin(), *human)
 	if err != nil {
 		return err
 	}
 	link := SignInURL(*base, code)
-	expires := now.Add(app.SignInCodeTTL)
 	if *asJSON {
-		return json.NewEncoder(e.Stdout).Encode(map[string]any{"human": name, "url": link, "expires_at": expires.UTC()})
+		return json.NewEncoder(e.Stdout).Encode(map[string]any{"human": made.Human, "url": link, "expires_at": made.ExpiresAt.UTC()})
 	}
-	fmt.Fprintf(e.Stdout, "Sign in as %q (works once, until %s):\n%s\n", name, expires.Local().Format("15:04"), link)
+	fmt.Fprintf(e.Stdout, "Sign in as %q (works once, until %s):\n%s\n", made.Human, made.ExpiresAt.Local().Format("15:04"), link)
 	return nil
 }
 

@@ -13,7 +13,6 @@ import (
 	"github.com/askd-dev/askd"
 	"github.com/askd-dev/askd/internal/app"
 	"github.com/askd-dev/askd/internal/cli"
-	"github.com/askd-dev/askd/internal/openstore"
 )
 
 const teamUsage = `Usage: askd team create NAME [--escalate-after D --escalate-to PERSON|team:NAME] [--db PATH|URL] [--json]
@@ -65,25 +64,25 @@ func Team(ctx context.Context, e *cli.Env, args []string) error {
 	if err := teamArgs(fs, sub); err != nil {
 		return err
 	}
-	store, err := openstore.Existing(ctx, *db)
+	svc, done, err := openApp(ctx, *db)
 	if err != nil {
 		return err
 	}
-	defer store.Close()
-	ctx = app.WithActor(ctx, cliActor())
+	defer done()
+	as := localAdmin()
 	name, people := fs.Arg(0), fs.Args()[min(1, fs.NArg()):]
 	var team *askd.Team
 	switch sub {
 	case "create":
-		team, err = app.CreateTeam(ctx, store, app.TeamInput{Name: name, EscalateAfter: *after, EscalateTo: *to})
+		team, err = svc.CreateTeam(ctx, as, app.TeamInput{Name: name, EscalateAfter: *after, EscalateTo: *to})
 	case "set":
-		team, err = app.SetEscalation(ctx, store, name, *after, *to)
+		team, err = svc.SetEscalation(ctx, as, name, *after, *to)
 	case "add":
-		team, err = app.AddMembers(ctx, store, name, people)
+		team, err = svc.AddMembers(ctx, as, name, people)
 	case "remove":
-		team, err = app.RemoveMembers(ctx, store, name, people...)
+		team, err = svc.RemoveMembers(ctx, as, name, people...)
 	case "list":
-		teams, err := app.Teams(ctx, store)
+		teams, err := svc.Teams(ctx, as)
 		if err != nil {
 			return err
 		}
@@ -96,7 +95,7 @@ func Team(ctx context.Context, e *cli.Env, args []string) error {
 		printTeams(e.Stdout, teams)
 		return nil
 	default: // delete
-		if err := app.DeleteTeam(ctx, store, name); err != nil {
+		if err := svc.DeleteTeam(ctx, as, name); err != nil {
 			return err
 		}
 		if *asJSON {
