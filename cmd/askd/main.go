@@ -15,6 +15,7 @@ import (
 	"syscall"
 
 	"github.com/askd-dev/askd/internal/apicmd"
+	"github.com/askd-dev/askd/internal/admincmd"
 	"github.com/askd-dev/askd/internal/cli"
 	"github.com/askd-dev/askd/internal/mcpstdio"
 )
@@ -46,10 +47,10 @@ var commands map[string]cli.Command
 func init() {
 	commands = map[string]cli.Command{
 		"serve":       {Summary: "run the server (inbox, API, MCP, hooks)", Run: cmdServe},
-		"migrate":     {Summary: "apply database migrations and exit", Run: cmdMigrate},
-		"backup":      {Summary: "copy the SQLite database to a new file, safely beside a running server", Run: cmdBackup},
-		"token":       {Summary: "create, list, change or revoke tokens: people's roles, agents' owners (works on the database directly)", Run: cmdToken},
-		"signin-link": {Summary: "print a one-time link that signs a browser in to the inbox (works on the database directly)", Run: cmdSignInLink},
+		"migrate":     {Summary: "apply database migrations and exit", Run: admincmd.Migrate},
+		"backup":      {Summary: "copy the SQLite database to a new file, safely beside a running server", Run: admincmd.Backup},
+		"token":       {Summary: "create, list, change or revoke tokens: people's roles, agents' owners (works on the database directly)", Run: admincmd.Token},
+		"signin-link": {Summary: "print a one-time link that signs a browser in to the inbox (works on the database directly)", Run: admincmd.SignInLink},
 		"ask":         {Summary: "ask a person something (agent token)", Run: apicmd.Ask},
 		"check":       {Summary: "show the state of one of your asks (agent token)", Run: apicmd.Check},
 		"cancel":      {Summary: "withdraw one of your pending asks (agent token)", Run: apicmd.Cancel},
@@ -60,8 +61,8 @@ func init() {
 		"rule":        {Summary: "list or revoke the rules that answer a session's approvals at once (human token)", Run: apicmd.Rule},
 		"policy":      {Summary: "add, list or revoke the policies that make approvals need several people (admin token)", Run: apicmd.Policy},
 		"claim":       {Summary: "mark an ask as yours, \"I'm on it\", or let it go (human token)", Run: apicmd.Claim},
-		"team":        {Summary: "create, change, list or delete teams of people (works on the database directly)", Run: cmdTeam},
-		"audit":       {Summary: "export or verify the audit trail, the history's hash chain (works on the database directly)", Run: cmdAudit},
+		"team":        {Summary: "create, change, list or delete teams of people (works on the database directly)", Run: admincmd.Team},
+		"audit":       {Summary: "export or verify the audit trail, the history's hash chain (works on the database directly)", Run: admincmd.Audit},
 		"version":     {Summary: "print the version", Run: cmdVersion},
 		"mcp":         {Summary: "serve MCP on stdin/stdout, bridged to a running askd (agent token)", Run: mcpstdio.Serve},
 		"session":     {Summary: "set how a session's agent is told of answers: session set-channel (agent token)", Run: apicmd.Session},

@@ -6,8 +6,6 @@ import (
 	"errors"
 	"flag"
 	"os"
-	"path/filepath"
-	"regexp"
 	"strings"
 	"testing"
 
@@ -62,44 +60,6 @@ func TestHelpEverywhere(t *testing.T) {
 		if cli.ExitCode(err) != 2 || out != "" || errOut != "" || strings.Contains(err.Error(), "\n") {
 			t.Errorf("askd %v: exit %d, %q, stdout %q, stderr %q; want exit 2 and one line", args, cli.ExitCode(err), err, out, errOut)
 		}
-	}
-}
-
-// TestTokenCommandsNeedTheDatabase: askd token and signin-link in a
-// directory without the server's database refuse, and create no file; a
-// token made now lists when it was made.
-func TestTokenCommandsNeedTheDatabase(t *testing.T) {
-	dir := t.TempDir()
-	missing := filepath.Join(dir, "askd.db")
-	for _, args := range [][]string{
-		{"token", "list", "--db", missing},
-		{"token", "create", "--agent", "a1", "--db", missing},
-		{"token", "revoke", "a1", "--db", missing},
-		{"signin-link", "--db", missing},
-	} {
-		_, _, err := runCLI(t, args...)
-		if err == nil || !strings.Contains(err.Error(), "no database at") {
-			t.Errorf("askd %v: %v, want no database", args, err)
-		}
-		if entries, _ := os.ReadDir(dir); len(entries) > 0 {
-			t.Fatalf("askd %v left %s in the directory", args, entries[0].Name())
-		}
-	}
-	_, _, err := runCLI(t, "migrate", "--db", filepath.Join(dir, "nope", "askd.db"))
-	if err == nil || !strings.Contains(err.Error(), "directory") || !strings.Contains(err.Error(), "does not exist") {
-		t.Errorf("askd migrate into a missing directory: %v", err)
-	}
-
-	db := filepath.Join(dir, "made.db")
-	askdCLI(t, "migrate", "--db", db)
-	askdCLI(t, "token", "create", "--agent", "a1", "--db", db)
-	out := askdCLI(t, "token", "list", "--db", db)
-	if !regexp.MustCompile(`a1\s+agent\s+-\s+-\s+20\d\d-\d\d-\d\d \d\d:\d\d`).MatchString(out) {
-		t.Errorf("token list:\n%s\nwant a1 with its creation time", out)
-	}
-	out = askdCLI(t, "token", "revoke", "--db", db, "a1")
-	if !strings.Contains(out, "within 5 s") {
-		t.Errorf("revoke said %q; want it to say open sessions end within 5 s", out)
 	}
 }
 

@@ -14,10 +14,12 @@ import (
 	"time"
 
 	"github.com/askd-dev/askd"
+	"github.com/askd-dev/askd/internal/admincmd"
 	"github.com/askd-dev/askd/internal/app"
 	"github.com/askd-dev/askd/internal/cli"
 	"github.com/askd-dev/askd/internal/httpapi"
 	"github.com/askd-dev/askd/internal/mcpserver"
+	"github.com/askd-dev/askd/internal/openstore"
 	"github.com/askd-dev/askd/internal/tell"
 	"github.com/askd-dev/askd/internal/web"
 )
@@ -104,10 +106,10 @@ func (s *server) close() {
 	}
 }
 
-// openStore opens the database askd serves (openServed: on SQLite, refusing
-// a file it must not serve).
+// openStore opens the database askd serves (openstore.Served: on SQLite,
+// refusing a file it must not serve).
 func (s *server) openStore(ctx context.Context) (err error) {
-	s.store, s.check, err = openServed(ctx, s.sc.db, s.sc.create)
+	s.store, s.check, err = openstore.Served(ctx, s.sc.db, s.sc.create)
 	return err
 }
 
@@ -210,13 +212,13 @@ func (s *server) announceFirstStart(ctx context.Context, human, agent string) er
 	fmt.Fprintf(w, "\nFirst start: created two tokens. They are shown only this once.\n")
 	fmt.Fprintf(w, "  human token (answers in the inbox): %s\n", human)
 	fmt.Fprintf(w, "  agent token (asks):                 %s\n", agent)
-	code, _, err := app.CreateSignInCode(ctx, s.store, "", time.Now()) // the one human token just made
+	code, _, err := s.svc.CreateSignInCode(ctx, app.Itself, "") // the one human token just made
 	if err != nil {
 		return err
 	}
-	fmt.Fprintf(w, "\nOpen the inbox: %s\n", signInLink(s.base, code))
+	fmt.Fprintf(w, "\nOpen the inbox: %s\n", admincmd.SignInURL(s.base, code))
 	fmt.Fprintf(w, "                (works once, for %d minutes; later: %s, or paste the human token)\n",
-		int(app.SignInCodeTTL/time.Minute), signInLinkCommand(s.sc.db, s.base))
+		int(app.SignInCodeTTL/time.Minute), admincmd.SignInLinkCommand(s.sc.db, s.base))
 	if s.base == s.local && len(s.others) > 0 {
 		fmt.Fprintf(w, "                (from another machine: one of the addresses above in place of %s)\n", s.local)
 	}

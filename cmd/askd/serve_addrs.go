@@ -5,6 +5,8 @@ import (
 	"io"
 	"net"
 	"strconv"
+
+	"github.com/askd-dev/askd/internal/openstore"
 )
 
 // What askd serve prints of where it listens must be URLs a person can open:
@@ -99,7 +101,7 @@ func linksOnlyHere(sc serveConfig, addr net.Addr) bool {
 
 // describeDB names the database askd serve serves, for printListening.
 func describeDB(db string) string {
-	if isPostgres(db) {
+	if openstore.IsPostgres(db) {
 		return "PostgreSQL"
 	}
 	return "SQLite " + db

@@ -11,6 +11,7 @@ import (
 	"github.com/askd-dev/askd"
 	"github.com/askd-dev/askd/internal/cli"
 	"github.com/askd-dev/askd/internal/httpapi"
+	"github.com/askd-dev/askd/internal/openstore"
 	"github.com/askd-dev/askd/internal/tell"
 )
 
@@ -23,7 +24,7 @@ func (sc *serveConfig) check() error {
 	default:
 		return cli.UsageError(fmt.Sprintf("--role: %q is not all, agent or inbox", sc.role))
 	}
-	if sc.role != httpapi.RoleAll && !isPostgres(sc.db) {
+	if sc.role != httpapi.RoleAll && !openstore.IsPostgres(sc.db) {
 		return cli.UsageError(fmt.Sprintf("--role %s needs PostgreSQL (--db postgres://...): on SQLite one process serves both sides, so run --role all", sc.role))
 	}
 	switch sc.previewFormat {

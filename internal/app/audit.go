@@ -7,42 +7,27 @@ import (
 	"github.com/askd-dev/askd"
 )
 
-type actorKey struct{}
-
-// WithActor returns ctx naming who changes configuration through it, for
-// the audit trail: the CLI working on the database says "cli:" and its
-// operating-system user.
-func WithActor(ctx context.Context, actor string) context.Context {
-	return context.WithValue(ctx, actorKey{}, actor)
+// recordConfig appends a change of configuration that by made to the audit
+// chain in tx: action is one of askd's Config actions (policies use
+// askd.ConfigPolicy and a suffix), fields what changed; the row's actor is
+// by's name.
+func recordConfig(ctx context.Context, tx askd.Tx, by askd.Caller, action string, fields map[string]any) error {
+	return tx.Audit.AddConfigEvent(ctx, &askd.Event{Action: action, Actor: by.Name, At: time.Now(), Note: askd.ConfigNote(fields)})
 }
 
-// actorOf is who changes configuration through ctx: the actor WithActor
-// named, else the authenticated caller, else askd itself (bootstrap).
-func actorOf(ctx context.Context) string {
-	if a, ok := ctx.Value(actorKey{}).(string); ok && a != "" {
-		return a
+// AuditChain returns the whole audit trail (admins only), oldest first,
+// for an export or a verification of the chain: every history row, as
+// stored, with its hash.
+func (s *Service) AuditChain(ctx context.Context, c askd.Caller) ([]askd.AuditRow, error) {
+	if err := c.Needs(askd.AccessAdmin); err != nil {
+		return nil, err
 	}
-	if c, ok := CallerFrom(ctx); ok && c.Name != "" {
-		return c.Name
-	}
-	return "askd"
-}
-
-// RecordConfig appends a change of configuration to the audit chain in tx:
-// action is one of askd's Config actions (policies use askd.ConfigPolicy
-// and a suffix), fields what changed, the actor who ctx says.
-func RecordConfig(ctx context.Context, tx askd.Tx, action string, fields map[string]any) error {
-	return tx.Audit.AddConfigEvent(ctx, &askd.Event{Action: action, Actor: actorOf(ctx), At: time.Now(), Note: askd.ConfigNote(fields)})
-}
-
-// RevokeToken revokes token name; ENOTFOUND when there is none.
-func RevokeToken(ctx context.Context, store askd.Store, name string) error {
-	return store.Update(ctx, func(tx askd.Tx) error {
-		if err := tx.Tokens.RevokeToken(ctx, name); err != nil {
-			return err
-		}
-		return RecordConfig(ctx, tx, askd.ConfigTokenRevoked, map[string]any{"name": name})
+	var rows []askd.AuditRow
+	err := s.store.View(ctx, func(tx askd.Tx) (err error) {
+		rows, err = tx.Audit.AuditRows(ctx, 0, time.Time{}, time.Time{}, 0)
+		return err
 	})
+	return rows, err
 }
 
 // AuditPage is one page of the audit trail (admins only): the history rows

@@ -53,7 +53,7 @@ func TestReadyFollowsWrites(t *testing.T) {
 		t.Fatalf("Ready on a new store: %v", err)
 	}
 	f.fail.Store(askd.Fault(askd.EFULL))
-	if _, err := app.CreateToken(ctx, svc.Store(), "alice", askd.RoleHuman); askd.ErrorCode(err) != askd.EFULL {
+	if _, _, err := svc.CreateToken(ctx, app.Itself, app.TokenSpec{Name: "alice", Role: askd.RoleHuman}); askd.ErrorCode(err) != askd.EFULL {
 		t.Fatalf("a write on a full disk: %v", err)
 	}
 	if err := svc.Ready(ctx); askd.ErrorCode(err) != askd.EFULL || askd.ErrorMessage(err) != "the database disk is full" {
@@ -77,7 +77,7 @@ func TestReadyStaysFailedOnCorruption(t *testing.T) {
 	f, svc := openFaulty(t)
 	ctx := t.Context()
 	f.fail.Store(askd.Fault(askd.ECORRUPT))
-	_, _ = app.CreateToken(ctx, svc.Store(), "alice", askd.RoleHuman)
+	_, _, _ = svc.CreateToken(ctx, app.Itself, app.TokenSpec{Name: "alice", Role: askd.RoleHuman})
 	f.fail.Store(nil)
 	if err := svc.Ready(ctx); askd.ErrorCode(err) != askd.ECORRUPT {
 		t.Fatalf("Ready after a corruption error: %v", err)

@@ -23,7 +23,7 @@ func (s *Service) CreatePolicy(ctx context.Context, c askd.Caller, in *askd.Poli
 			return err
 		}
 		// A row of the audit chain: nobody lowers a policy unseen (SPEC §11).
-		return RecordConfig(WithActor(ctx, c.Name), tx, askd.ConfigPolicy+".created", map[string]any{"policy": p})
+		return recordConfig(ctx, tx, c, askd.ConfigPolicy+".created", map[string]any{"policy": p})
 	})
 	if err != nil {
 		return nil, err
@@ -54,6 +54,6 @@ func (s *Service) RevokePolicy(ctx context.Context, c askd.Caller, id int64) err
 		if err := tx.Policies.DeletePolicy(ctx, id); err != nil {
 			return err
 		}
-		return RecordConfig(WithActor(ctx, c.Name), tx, askd.ConfigPolicy+".revoked", map[string]any{"policy": id})
+		return recordConfig(ctx, tx, c, askd.ConfigPolicy+".revoked", map[string]any{"policy": id})
 	})
 }

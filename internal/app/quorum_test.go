@@ -19,10 +19,10 @@ func TestQuorumAcrossProcesses(t *testing.T) {
 	st1, st2 := openPostgres(t, url), openPostgres(t, url)
 	secret := teamFixture(t, st1)
 	ctx := t.Context()
-	if _, err := app.NewToken(ctx, st1, app.TokenSpec{Name: "erin", Role: askd.RoleHuman}); err != nil {
+	p1, p2 := app.New(st1, app.Config{}), app.New(st2, app.Config{})
+	if _, _, err := p1.CreateToken(ctx, app.Itself, app.TokenSpec{Name: "erin", Role: askd.RoleHuman}); err != nil {
 		t.Fatal(err)
 	}
-	p1, p2 := app.New(st1, app.Config{}), app.New(st2, app.Config{})
 	carol := askd.Caller{Name: "carol", Role: askd.RoleHuman, Access: askd.AccessAdmin}
 	dave := askd.Caller{Name: "dave", Role: askd.RoleHuman, Access: askd.AccessApprover}
 	erin := askd.Caller{Name: "erin", Role: askd.RoleHuman, Access: askd.AccessApprover}

@@ -70,7 +70,7 @@ func (s *Service) CreateRule(ctx context.Context, c askd.Caller, in *askd.RuleIn
 			return err
 		}
 		out = r
-		return RecordConfig(WithActor(ctx, c.Name), tx, askd.ConfigRuleCreated, map[string]any{"rule": r.ID, "ask": a.ID, "agent": r.Agent, "session": r.Session, "effect": r.Effect})
+		return recordConfig(ctx, tx, c, askd.ConfigRuleCreated, map[string]any{"rule": r.ID, "ask": a.ID, "agent": r.Agent, "session": r.Session, "effect": r.Effect})
 	})
 	if err != nil {
 		return nil, err
@@ -251,7 +251,7 @@ func (s *Service) changeLiveRule(ctx context.Context, c askd.Caller, id int64, n
 		if r.RevokedAt != nil {
 			action, fields = askd.ConfigRuleRevoked, map[string]any{"rule": r.ID}
 		}
-		return RecordConfig(WithActor(ctx, c.Name), tx, action, fields)
+		return recordConfig(ctx, tx, c, action, fields)
 	})
 	return out, err
 }

@@ -44,32 +44,37 @@ const (
 	browserTouchEvery = time.Hour
 )
 
-// CreateSignInCode makes a sign-in code for the human token named human,
-// good until now plus SignInCodeTTL, and returns it with that token's name.
-// With human empty it is the only human token; with none or several that is
-// EINVALID, as is an agent token's name; an unknown name is ENOTFOUND.
-func CreateSignInCode(ctx context.Context, store askd.Store, human string, now time.Time) (code, name string, err error) {
-	now = now.UTC().Truncate(time.Microsecond)
-	code = strings.ToLower(rand.Text())
-	err = store.Update(ctx, func(tx askd.Tx) error {
+// CreateSignInCode makes a sign-in code for the human token named human
+// (admins only), good for one use within SignInCodeTTL, and returns it with
+// what is stored of it: that token's name and the code's expiry. With human
+// empty it is the only human token; with none or several that is EINVALID,
+// as is an agent token's name; an unknown name is ENOTFOUND.
+func (s *Service) CreateSignInCode(ctx context.Context, c askd.Caller, human string) (string, *askd.SignInCode, error) {
+	if err := c.Needs(askd.AccessAdmin); err != nil {
+		return "", nil, err
+	}
+	now := s.now()
+	code := strings.ToLower(rand.Text())
+	var out *askd.SignInCode
+	err := s.store.Update(ctx, func(tx askd.Tx) error {
 		ts, err := tx.Tokens.Tokens(ctx)
 		if err != nil {
 			return err
 		}
-		if name, err = humanTokenName(ts, human, "--human"); err != nil {
+		name, err := humanTokenName(ts, human, "--human")
+		if err != nil {
 			return err
 		}
 		if _, err := tx.SignIns.DeleteExpiredSignIns(ctx, now); err != nil {
 			return err
 		}
-		return tx.SignIns.CreateSignInCode(ctx, &askd.SignInCode{
-			Hash: HashToken(code), Human: name, CreatedAt: now, ExpiresAt: now.Add(SignInCodeTTL),
-		})
+		out = &askd.SignInCode{Hash: HashToken(code), Human: name, CreatedAt: now, ExpiresAt: now.Add(SignInCodeTTL)}
+		return tx.SignIns.CreateSignInCode(ctx, out)
 	})
 	if err != nil {
-		return "", "", err
+		return "", nil, err
 	}
-	return code, name, nil
+	return code, out, nil
 }
 
 // humanTokenName returns the name of the human token in ts named want, or,

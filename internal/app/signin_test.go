@@ -19,14 +19,14 @@ func TestBrowserSessionLifetime(t *testing.T) {
 	advance := func(d time.Duration) { mu.Lock(); defer mu.Unlock(); now = now.Add(d) }
 	svc := newService(t, app.Config{Now: clock})
 	ctx := t.Context()
-	if _, err := app.CreateToken(ctx, svc.Store(), "alice", askd.RoleHuman); err != nil {
+	if _, _, err := svc.CreateToken(ctx, app.Itself, app.TokenSpec{Name: "alice", Role: askd.RoleHuman}); err != nil {
 		t.Fatal(err)
 	}
 	signIn := func(t *testing.T) string {
 		t.Helper()
-		code, name, err := app.CreateSignInCode(ctx, svc.Store(), "", clock())
-		if err != nil || name != "alice" {
-			t.Fatalf("CreateSignInCode = %q, %v", name, err)
+		code, made, err := svc.CreateSignInCode(ctx, app.Itself, "")
+		if err != nil || made.Human != "alice" || !made.ExpiresAt.Equal(clock().Add(app.SignInCodeTTL)) {
+			t.Fatalf("CreateSignInCode = %+v, %v", made, err)
 		}
 		id, err := svc.SignInWithCode(ctx, code)
 		if err != nil {
@@ -70,10 +70,10 @@ func TestBrowserSessionLifetime(t *testing.T) {
 func TestSignInErrors(t *testing.T) {
 	svc := newService(t, app.Config{})
 	ctx := t.Context()
-	if _, _, err := app.CreateSignInCode(ctx, svc.Store(), "", time.Now()); askd.ErrorCode(err) != askd.EINVALID {
+	if _, _, err := svc.CreateSignInCode(ctx, app.Itself, ""); askd.ErrorCode(err) != askd.EINVALID {
 		t.Errorf("a code with no human token: %v, want EINVALID", err)
 	}
-	agent, err := app.CreateToken(ctx, svc.Store(), "robot", askd.RoleAgent)
+	_, agent, err := svc.CreateToken(ctx, app.Itself, app.TokenSpec{Name: "robot", Role: askd.RoleAgent})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -27,21 +27,22 @@ func (c *teamClock) add(d time.Duration) {
 	c.t = c.t.Add(d)
 }
 
-// teamFixture makes, on st: people carol (admin) and dave (approver), team
-// ops (dave) escalating after a minute to carol, and an agent owned by ops;
-// it returns the agent's secret.
+// teamFixture makes, on st (through an app of its own): people carol
+// (admin) and dave (approver), team ops (dave) escalating after a minute to
+// carol, and an agent owned by ops; it returns the agent's secret.
 func teamFixture(t *testing.T, st askd.Store) string {
 	t.Helper()
 	ctx := t.Context()
+	admin := app.New(st, app.Config{})
 	for _, p := range []app.TokenSpec{{Name: "carol", Role: askd.RoleHuman, Access: askd.AccessAdmin}, {Name: "dave", Role: askd.RoleHuman}} {
-		if _, err := app.NewToken(ctx, st, p); err != nil {
+		if _, _, err := admin.CreateToken(ctx, app.Itself, p); err != nil {
 			t.Fatal(err)
 		}
 	}
-	if _, err := app.CreateTeam(ctx, st, app.TeamInput{Name: "ops", Members: []string{"dave"}, EscalateAfter: time.Minute, EscalateTo: "carol"}); err != nil {
+	if _, err := admin.CreateTeam(ctx, app.Itself, app.TeamInput{Name: "ops", Members: []string{"dave"}, EscalateAfter: time.Minute, EscalateTo: "carol"}); err != nil {
 		t.Fatal(err)
 	}
-	secret, err := app.NewToken(ctx, st, app.TokenSpec{Name: "deployer", Role: askd.RoleAgent, Owner: "team:ops"})
+	_, secret, err := admin.CreateToken(ctx, app.Itself, app.TokenSpec{Name: "deployer", Role: askd.RoleAgent, Owner: "team:ops"})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -218,10 +219,11 @@ func TestRoutedNotifications(t *testing.T) {
 	t.Cleanup(func() { st.Close() })
 	ctx := t.Context()
 	secret := teamFixture(t, st)
-	if _, err := app.NewToken(ctx, st, app.TokenSpec{Name: "eve", Role: askd.RoleHuman, Access: askd.AccessViewer}); err != nil {
+	admin := app.New(st, app.Config{})
+	if _, _, err := admin.CreateToken(ctx, app.Itself, app.TokenSpec{Name: "eve", Role: askd.RoleHuman, Access: askd.AccessViewer}); err != nil {
 		t.Fatal(err)
 	}
-	unowned, err := app.NewToken(ctx, st, app.TokenSpec{Name: "helper", Role: askd.RoleAgent})
+	_, unowned, err := admin.CreateToken(ctx, app.Itself, app.TokenSpec{Name: "helper", Role: askd.RoleAgent})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -11,41 +11,12 @@ import (
 
 // # People, owners and teams (SPEC §10)
 //
-// A person's role and an agent's owner are set on the database (askd token
-// ...) like the tokens themselves; teams on the database (askd team ...) or
-// by an admin over the API. Every change is checked here: an owner or an
-// escalation target names an existing person or team, a member an existing
-// person, and nothing is stored on a refusal. A change reaches running
-// servers within tokenTTL, as a revocation does.
-
-// SetAccess sets the person name's role; ENOTFOUND when name is no human
-// token.
-func SetAccess(ctx context.Context, store askd.Store, name string, a askd.Access) error {
-	if !a.Valid() {
-		return askd.Errorf(askd.EINVALID, "role: %q is not one of admin, approver, viewer", a)
-	}
-	return store.Update(ctx, func(tx askd.Tx) error {
-		if err := tx.Tokens.SetAccess(ctx, name, a); err != nil {
-			return err
-		}
-		return RecordConfig(ctx, tx, askd.ConfigTokenRole, map[string]any{"name": name, "access": a})
-	})
-}
-
-// SetOwner sets agent token name's owner: a person, "team:NAME", or "" for
-// everyone's. Asks made from then on are routed there; asks made before
-// keep their owner.
-func SetOwner(ctx context.Context, store askd.Store, name, owner string) error {
-	return store.Update(ctx, func(tx askd.Tx) error {
-		if err := checkRoute(ctx, tx, "owner", owner); err != nil {
-			return err
-		}
-		if err := tx.Tokens.SetOwner(ctx, name, owner); err != nil {
-			return err
-		}
-		return RecordConfig(ctx, tx, askd.ConfigTokenOwner, map[string]any{"name": name, "owner": owner})
-	})
-}
+// Teams are made and changed by admins (admin.go: one face for the API and
+// the command line), as are people's roles and agents' owners. Every
+// change is checked here: an owner or an escalation target names an
+// existing person or team, a member an existing person, and nothing is
+// stored on a refusal. A change reaches running servers within tokenTTL,
+// as a revocation does.
 
 // checkRoute refuses an owner or escalation target (field names it) that
 // is neither "" nor an existing person nor "team:" an existing team.
@@ -112,14 +83,17 @@ func checkEscalation(ctx context.Context, tx askd.Tx, after time.Duration, to st
 	return checkRoute(ctx, tx, "escalate_to", to)
 }
 
-// CreateTeam makes a team (ECONFLICT when the name is taken), with its
-// members and escalation; all or nothing.
-func CreateTeam(ctx context.Context, store askd.Store, in TeamInput) (*askd.Team, error) {
+// CreateTeam makes a team (admins only; ECONFLICT when the name is taken),
+// with its members and escalation; all or nothing.
+func (s *Service) CreateTeam(ctx context.Context, c askd.Caller, in TeamInput) (*askd.Team, error) {
+	if err := c.Needs(askd.AccessAdmin); err != nil {
+		return nil, err
+	}
 	if err := askd.ValidName("name", in.Name); err != nil {
 		return nil, err
 	}
 	var out *askd.Team
-	err := store.Update(ctx, func(tx askd.Tx) error {
+	err := s.store.Update(ctx, func(tx askd.Tx) error {
 		t := &askd.Team{Name: in.Name, EscalateAfter: in.EscalateAfter, EscalateTo: in.EscalateTo, CreatedAt: time.Now().UTC()}
 		if err := tx.Teams.CreateTeam(ctx, t); err != nil {
 			return err
@@ -131,7 +105,7 @@ func CreateTeam(ctx context.Context, store askd.Store, in TeamInput) (*askd.Team
 		if err := addMembers(ctx, tx, in.Name, in.Members); err != nil {
 			return err
 		}
-		if err := RecordConfig(ctx, tx, askd.ConfigTeamCreated, map[string]any{"name": in.Name, "members": in.Members,
+		if err := recordConfig(ctx, tx, c, askd.ConfigTeamCreated, map[string]any{"name": in.Name, "members": in.Members,
 			"escalate_after": in.EscalateAfter.String(), "escalate_to": in.EscalateTo}); err != nil {
 			return err
 		}
@@ -142,17 +116,21 @@ func CreateTeam(ctx context.Context, store askd.Store, in TeamInput) (*askd.Team
 	return out, err
 }
 
-// SetEscalation changes team name's escalation (after 0 and to "": none).
-func SetEscalation(ctx context.Context, store askd.Store, name string, after time.Duration, to string) (*askd.Team, error) {
+// SetEscalation changes team name's escalation (admins only; after 0 and
+// to "": none).
+func (s *Service) SetEscalation(ctx context.Context, c askd.Caller, name string, after time.Duration, to string) (*askd.Team, error) {
+	if err := c.Needs(askd.AccessAdmin); err != nil {
+		return nil, err
+	}
 	var out *askd.Team
-	err := store.Update(ctx, func(tx askd.Tx) error {
+	err := s.store.Update(ctx, func(tx askd.Tx) error {
 		if err := checkEscalation(ctx, tx, after, to); err != nil {
 			return err
 		}
 		if err := tx.Teams.SetEscalation(ctx, name, after, to); err != nil {
 			return err
 		}
-		if err := RecordConfig(ctx, tx, askd.ConfigTeamEscalate, map[string]any{"name": name, "escalate_after": after.String(), "escalate_to": to}); err != nil {
+		if err := recordConfig(ctx, tx, c, askd.ConfigTeamEscalate, map[string]any{"name": name, "escalate_after": after.String(), "escalate_to": to}); err != nil {
 			return err
 		}
 		var err error
@@ -162,14 +140,22 @@ func SetEscalation(ctx context.Context, store askd.Store, name string, after tim
 	return out, err
 }
 
-// AddMembers adds people to team name.
-func AddMembers(ctx context.Context, store askd.Store, name string, people []string) (*askd.Team, error) {
+// AddMembers adds people, one or more, to team name (admins only) and
+// returns the team.
+func (s *Service) AddMembers(ctx context.Context, c askd.Caller, name string, people []string) (*askd.Team, error) {
+	// Refused before the role is looked at, as a malformed request is.
+	if len(people) == 0 {
+		return nil, askd.Errorf(askd.EINVALID, "people: required: the names of one or more people (human tokens)")
+	}
+	if err := c.Needs(askd.AccessAdmin); err != nil {
+		return nil, err
+	}
 	var out *askd.Team
-	err := store.Update(ctx, func(tx askd.Tx) error {
+	err := s.store.Update(ctx, func(tx askd.Tx) error {
 		if err := addMembers(ctx, tx, name, people); err != nil {
 			return err
 		}
-		if err := RecordConfig(ctx, tx, askd.ConfigTeamMembers, map[string]any{"name": name, "added": people}); err != nil {
+		if err := recordConfig(ctx, tx, c, askd.ConfigTeamMembers, map[string]any{"name": name, "added": people}); err != nil {
 			return err
 		}
 		var err error
@@ -191,17 +177,20 @@ func addMembers(ctx context.Context, tx askd.Tx, team string, people []string) e
 	return tx.Teams.AddMembers(ctx, team, slices.Compact(slices.Sorted(slices.Values(people))))
 }
 
-// RemoveMembers takes people out of team name, all or none (ENOTFOUND
-// naming the first who is no member), and returns the team.
-func RemoveMembers(ctx context.Context, store askd.Store, name string, people ...string) (*askd.Team, error) {
+// RemoveMembers takes people out of team name (admins only), all or none
+// (ENOTFOUND naming the first who is no member), and returns the team.
+func (s *Service) RemoveMembers(ctx context.Context, c askd.Caller, name string, people ...string) (*askd.Team, error) {
+	if err := c.Needs(askd.AccessAdmin); err != nil {
+		return nil, err
+	}
 	var out *askd.Team
-	err := store.Update(ctx, func(tx askd.Tx) error {
+	err := s.store.Update(ctx, func(tx askd.Tx) error {
 		for _, p := range slices.Compact(slices.Sorted(slices.Values(people))) {
 			if err := tx.Teams.RemoveMember(ctx, name, p); err != nil {
 				return err
 			}
 		}
-		if err := RecordConfig(ctx, tx, askd.ConfigTeamMembers, map[string]any{"name": name, "removed": people}); err != nil {
+		if err := recordConfig(ctx, tx, c, askd.ConfigTeamMembers, map[string]any{"name": name, "removed": people}); err != nil {
 			return err
 		}
 		var err error
@@ -211,11 +200,14 @@ func RemoveMembers(ctx context.Context, store askd.Store, name string, people ..
 	return out, err
 }
 
-// DeleteTeam deletes team name. Agents it owns, and teams escalating to it,
-// are refused (EINVALID naming them): change them first, so that no ask is
-// routed to a team that is gone.
-func DeleteTeam(ctx context.Context, store askd.Store, name string) error {
-	return store.Update(ctx, func(tx askd.Tx) error {
+// DeleteTeam deletes team name (admins only). Agents it owns, and teams
+// escalating to it, are refused (EINVALID naming them): change them first,
+// so that no ask is routed to a team that is gone.
+func (s *Service) DeleteTeam(ctx context.Context, c askd.Caller, name string) error {
+	if err := c.Needs(askd.AccessAdmin); err != nil {
+		return err
+	}
+	return s.store.Update(ctx, func(tx askd.Tx) error {
 		route := askd.TeamPrefix + name
 		tokens, err := tx.Tokens.Tokens(ctx)
 		if err != nil {
@@ -238,14 +230,17 @@ func DeleteTeam(ctx context.Context, store askd.Store, name string) error {
 		if err := tx.Teams.DeleteTeam(ctx, name); err != nil {
 			return err
 		}
-		return RecordConfig(ctx, tx, askd.ConfigTeamDeleted, map[string]any{"name": name})
+		return recordConfig(ctx, tx, c, askd.ConfigTeamDeleted, map[string]any{"name": name})
 	})
 }
 
-// Teams lists every team.
-func Teams(ctx context.Context, store askd.Store) ([]*askd.Team, error) {
+// Teams lists every team (admins only).
+func (s *Service) Teams(ctx context.Context, c askd.Caller) ([]*askd.Team, error) {
+	if err := c.Needs(askd.AccessAdmin); err != nil {
+		return nil, err
+	}
 	var out []*askd.Team
-	err := store.View(ctx, func(tx askd.Tx) (err error) {
+	err := s.store.View(ctx, func(tx askd.Tx) (err error) {
 		out, err = tx.Teams.Teams(ctx)
 		return err
 	})

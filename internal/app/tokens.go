@@ -25,13 +25,6 @@ func HashToken(token string) string {
 	return hex.EncodeToString(sum[:])
 }
 
-// CreateToken makes a new token for name with role and returns its secret,
-// which is shown once and never stored. A person's token is an approver's
-// (SPEC §10); an agent's has no owner. A name in use is ECONFLICT.
-func CreateToken(ctx context.Context, store askd.Store, name string, role askd.Role) (string, error) {
-	return NewToken(ctx, store, TokenSpec{Name: name, Role: role})
-}
-
 // TokenSpec is a token to make: its name and role, a person's access
 // (default approver), an agent's owner (a person, "team:NAME", or "" for
 // everyone's).
@@ -42,18 +35,17 @@ type TokenSpec struct {
 	Owner  string
 }
 
-// NewToken makes the token spec describes and returns its secret, shown
-// once and never stored. An owner must be an existing person or team; a
-// name in use is ECONFLICT; nothing is stored on any refusal.
-func NewToken(ctx context.Context, store askd.Store, spec TokenSpec) (string, error) {
+// newToken makes the token spec describes, recorded as by's change, and
+// returns it with its secret (CreateToken says the rules).
+func newToken(ctx context.Context, store askd.Store, by askd.Caller, spec TokenSpec) (*askd.Token, string, error) {
 	if err := askd.ValidName("name", spec.Name); err != nil {
-		return "", err
+		return nil, "", err
 	}
 	if spec.Role != askd.RoleHuman && spec.Role != askd.RoleAgent {
-		return "", askd.Errorf(askd.EINVALID, "role: %q is not human or agent", spec.Role)
+		return nil, "", askd.Errorf(askd.EINVALID, "role: %q is not human or agent", spec.Role)
 	}
 	if err := checkTokenSpec(&spec); err != nil {
-		return "", err
+		return nil, "", err
 	}
 	secret := TokenPrefix(spec.Role) + strings.ToLower(rand.Text())
 	t := &askd.Token{Name: spec.Name, Role: spec.Role, Access: spec.Access, Owner: spec.Owner, Hash: HashToken(secret), CreatedAt: time.Now().UTC()}
@@ -64,12 +56,12 @@ func NewToken(ctx context.Context, store askd.Store, spec TokenSpec) (string, er
 		if err := tx.Tokens.CreateToken(ctx, t); err != nil {
 			return err
 		}
-		return RecordConfig(ctx, tx, askd.ConfigTokenCreated, map[string]any{"name": t.Name, "role": t.Role, "access": t.Access, "owner": t.Owner})
+		return recordConfig(ctx, tx, by, askd.ConfigTokenCreated, map[string]any{"name": t.Name, "role": t.Role, "access": t.Access, "owner": t.Owner})
 	})
 	if err != nil {
-		return "", err
+		return nil, "", err
 	}
-	return secret, nil
+	return t, secret, nil
 }
 
 // checkTokenSpec fills in a person's default access and refuses what does
@@ -192,8 +184,10 @@ func (c *tokenCache) put(hash string, caller askd.Caller, now time.Time) {
 	c.m[hash] = cachedToken{caller: caller, until: now.Add(tokenTTL)}
 }
 
-// Bootstrap creates one human and one agent token when the database has none
-// and returns their secrets; on a database with tokens it returns empty strings.
+// Bootstrap creates one human token (owner, an admin) and one agent token
+// (agent) when the database has none, as Itself, and returns their secrets;
+// on a database with tokens it returns empty strings. askd serve calls it
+// on the store before its Service exists.
 func Bootstrap(ctx context.Context, store askd.Store) (human, agent string, err error) {
 	var n int
 	err = store.View(ctx, func(tx askd.Tx) error {
@@ -204,13 +198,13 @@ func Bootstrap(ctx context.Context, store askd.Store) (human, agent string, err 
 	if err != nil || n > 0 {
 		return "", "", err
 	}
-	if human, err = NewToken(ctx, store, TokenSpec{Name: "owner", Role: askd.RoleHuman, Access: askd.AccessAdmin}); err != nil {
+	if _, human, err = newToken(ctx, store, Itself, TokenSpec{Name: "owner", Role: askd.RoleHuman, Access: askd.AccessAdmin}); err != nil {
 		if askd.ErrorCode(err) == askd.ECONFLICT { // another process bootstrapped first
 			return "", "", nil
 		}
 		return "", "", err
 	}
-	if agent, err = CreateToken(ctx, store, "agent", askd.RoleAgent); err != nil {
+	if _, agent, err = newToken(ctx, store, Itself, TokenSpec{Name: "agent", Role: askd.RoleAgent}); err != nil {
 		return "", "", err
 	}
 	return human, agent, nil

@@ -28,7 +28,7 @@ func testAuditAPI(t *testing.T, s *testserver.Server) {
 		}
 	}
 	approver := s.TokenWith(t, app.TokenSpec{Name: "bob", Role: askd.RoleHuman, Access: askd.AccessApprover})
-	if _, err := app.CreateTeam(app.WithActor(ctx, "cli:operator"), s.Store, app.TeamInput{Name: "ops", Members: []string{"bob"}}); err != nil {
+	if _, err := s.App.CreateTeam(ctx, app.LocalAdmin("operator"), app.TeamInput{Name: "ops", Members: []string{"bob"}}); err != nil {
 		t.Fatal(err)
 	}
 

@@ -42,10 +42,10 @@ func startRoutedCrew(t *testing.T) *routedCrew {
 	rc := &routedCrew{crew: startCrew(t, srv), clock: clock, agents: map[string]*client.Client{}}
 	rc.person(t, "dave", askd.AccessApprover)
 	ctx := ctxT(t)
-	if _, err := app.CreateTeam(ctx, srv.Store, app.TeamInput{Name: "platform", Members: []string{"bob", "carol"}}); err != nil {
+	if _, err := srv.App.CreateTeam(ctx, app.Itself, app.TeamInput{Name: "platform", Members: []string{"bob", "carol"}}); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := app.CreateTeam(ctx, srv.Store, app.TeamInput{Name: "ops", Members: []string{"dave"}, EscalateAfter: time.Minute, EscalateTo: "bob"}); err != nil {
+	if _, err := srv.App.CreateTeam(ctx, app.Itself, app.TeamInput{Name: "ops", Members: []string{"dave"}, EscalateAfter: time.Minute, EscalateTo: "bob"}); err != nil {
 		t.Fatal(err)
 	}
 	for name, owner := range map[string]string{"ag-alice": "alice", "ag-platform": "team:platform", "ag-ops": "team:ops", "ag-dave": "dave"} {

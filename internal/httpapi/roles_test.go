@@ -160,7 +160,7 @@ func TestEveryHumanActionByRole(t *testing.T) {
 	// team makes a team for an act on it, with bob in it.
 	team := func(t *testing.T) string {
 		name := fmt.Sprintf("team-%d", cr.next())
-		_, err := app.CreateTeam(ctx, srv.Store, app.TeamInput{Name: name, Members: []string{"bob"}})
+		_, err := srv.App.CreateTeam(ctx, app.Itself, app.TeamInput{Name: name, Members: []string{"bob"}})
 		must(t, err)
 		return name
 	}
@@ -221,8 +221,8 @@ func TestEveryHumanActionByRole(t *testing.T) {
 			// minted while they were an approver.
 			a := cr.decision(t)
 			if who == "carol" {
-				must(t, app.SetAccess(ctx, srv.Store, "carol", askd.AccessApprover))
-				defer func() { must(t, app.SetAccess(ctx, srv.Store, "carol", askd.AccessViewer)) }()
+				must(t, srv.App.SetAccess(ctx, app.Itself, "carol", askd.AccessApprover))
+				defer func() { must(t, srv.App.SetAccess(ctx, app.Itself, "carol", askd.AccessViewer)) }()
 			}
 			links, err := srv.App.MintAnswerLinksFor(ctx, who, a.ID, a.Revision, 0)
 			if err != nil || len(links) != 2 {

@@ -9,8 +9,9 @@ import (
 )
 
 // Teams (SPEC §10), for admins: the app checks the role, as it checks every
-// change (app/teamapi.go). A team's escalate_after is a duration such as
-// "10m" in and out; "" or absent is none.
+// change (app/teams.go; askd team makes the same calls). A team's
+// escalate_after is a duration such as "10m" in and out; "" or absent is
+// none.
 
 // teamBody is POST /api/teams's body.
 type teamBody struct {
@@ -87,9 +88,6 @@ func (s *Server) addMembers(w http.ResponseWriter, r *http.Request, c askd.Calle
 	if err := decode(w, r, &body); err != nil {
 		return err
 	}
-	if len(body.People) == 0 {
-		return askd.Errorf(askd.EINVALID, "people: required: the names of one or more people (human tokens)")
-	}
 	t, err := s.app.AddMembers(r.Context(), c, r.PathValue("name"), body.People)
 	if err != nil {
 		return err
@@ -99,7 +97,7 @@ func (s *Server) addMembers(w http.ResponseWriter, r *http.Request, c askd.Calle
 }
 
 func (s *Server) removeMember(w http.ResponseWriter, r *http.Request, c askd.Caller) error {
-	t, err := s.app.RemoveMember(r.Context(), c, r.PathValue("name"), r.PathValue("person"))
+	t, err := s.app.RemoveMembers(r.Context(), c, r.PathValue("name"), r.PathValue("person"))
 	if err != nil {
 		return err
 	}

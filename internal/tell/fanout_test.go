@@ -40,7 +40,7 @@ func BenchmarkTeamFanout(b *testing.B) {
 					b.Fatal(err)
 				}
 			}
-			if _, err := app.CreateTeam(ctx, srv.Store, app.TeamInput{Name: "big", Members: people}); err != nil {
+			if _, err := srv.App.CreateTeam(ctx, app.Itself, app.TeamInput{Name: "big", Members: people}); err != nil {
 				b.Fatal(err)
 			}
 			agent := client.New(srv.URL, srv.TokenWith(b, app.TokenSpec{Name: "fan", Role: askd.RoleAgent, Owner: "team:big"}))

@@ -86,10 +86,10 @@ func Start(t testing.TB, opts Options) *Server {
 	s.AgentName = agent
 	s.HumanName = human
 	var err error
-	if s.HumanToken, err = app.NewToken(ctx, s.Store, app.TokenSpec{Name: human, Role: askd.RoleHuman, Access: askd.AccessAdmin}); err != nil {
+	if _, s.HumanToken, err = s.App.CreateToken(ctx, app.Itself, app.TokenSpec{Name: human, Role: askd.RoleHuman, Access: askd.AccessAdmin}); err != nil {
 		t.Fatalf("human token: %v", err)
 	}
-	if s.AgentToken, err = app.CreateToken(ctx, s.Store, agent, askd.RoleAgent); err != nil {
+	if _, s.AgentToken, err = s.App.CreateToken(ctx, app.Itself, app.TokenSpec{Name: agent, Role: askd.RoleAgent}); err != nil {
 		t.Fatalf("agent token: %v", err)
 	}
 	hopts := httpapi.Options{Role: opts.Role, SecureCookies: opts.SecureCookies}
@@ -142,10 +142,11 @@ func (s *Server) Token(t testing.TB, name string, role askd.Role) string {
 }
 
 // TokenWith creates another token as spec says: a person's role, an
-// agent's owner.
+// agent's owner. It is made as askd's first start makes its own (by
+// app.Itself).
 func (s *Server) TokenWith(t testing.TB, spec app.TokenSpec) string {
 	t.Helper()
-	tok, err := app.NewToken(context.Background(), s.Store, spec)
+	_, tok, err := s.App.CreateToken(context.Background(), app.Itself, spec)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -156,7 +157,7 @@ func (s *Server) TokenWith(t testing.TB, spec app.TokenSpec) string {
 // askd signin-link prints it, made on the server's clock.
 func (s *Server) SignInLink(t testing.TB, human string) string {
 	t.Helper()
-	code, _, err := app.CreateSignInCode(context.Background(), s.Store, human, s.App.Config().Now())
+	code, _, err := s.App.CreateSignInCode(context.Background(), app.Itself, human)
 	if err != nil {
 		t.Fatalf("sign-in code: %v", err)
 	}

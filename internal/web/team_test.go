@@ -30,7 +30,7 @@ func person(t *testing.T, srv *testserver.Server, name string, access askd.Acces
 // team makes a team of members, escalating to to after after (0: never).
 func team(t *testing.T, srv *testserver.Server, name string, after time.Duration, to string, members ...string) {
 	t.Helper()
-	if _, err := app.CreateTeam(context.Background(), srv.Store, app.TeamInput{Name: name, Members: members, EscalateAfter: after, EscalateTo: to}); err != nil {
+	if _, err := srv.App.CreateTeam(context.Background(), app.Itself, app.TeamInput{Name: name, Members: members, EscalateAfter: after, EscalateTo: to}); err != nil {
 		t.Fatalf("team %s: %v", name, err)
 	}
 }

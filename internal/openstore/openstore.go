@@ -1,4 +1,9 @@
-package main
+// Package openstore opens the database a --db flag names: a SQLite file or
+// a postgres:// URL, for askd serve (Served, which refuses a file it must
+// not serve) and for the commands that work on the database directly
+// (Existing, Migrate). Its refusals are worded for the operator: what is
+// wrong and what to do.
+package openstore
 
 import (
 	"context"
@@ -15,28 +20,28 @@ import (
 	"github.com/askd-dev/askd/internal/sqlite"
 )
 
-// isPostgres reports whether --db names a PostgreSQL database.
-func isPostgres(db string) bool {
+// IsPostgres reports whether --db names a PostgreSQL database.
+func IsPostgres(db string) bool {
 	return strings.HasPrefix(db, "postgres://") || strings.HasPrefix(db, "postgresql://")
 }
 
-// openStore opens the database --db names, applying migrations; a SQLite
+// Open opens the database --db names, applying migrations; a SQLite
 // file is created if missing.
-func openStore(ctx context.Context, db string) (askd.Store, error) {
-	if isPostgres(db) {
+func Open(ctx context.Context, db string) (askd.Store, error) {
+	if IsPostgres(db) {
 		return postgres.Open(ctx, db)
 	}
-	if err := checkDBDir(db); err != nil {
+	if err := CheckDir(db); err != nil {
 		return nil, err
 	}
 	return sqlite.Open(ctx, db)
 }
 
-// openExisting opens the database --db names for the commands that work on
-// it directly (token, signin-link): a SQLite file that is not there is an
-// error, not a fresh database whose tokens no server knows.
-func openExisting(ctx context.Context, db string) (askd.Store, error) {
-	if !isPostgres(db) {
+// Existing opens the database --db names for the commands that work on it
+// directly (token, team, signin-link, audit): a SQLite file that is not
+// there is a usage error, not a fresh database whose tokens no server knows.
+func Existing(ctx context.Context, db string) (askd.Store, error) {
+	if !IsPostgres(db) {
 		abs, _ := filepath.Abs(db)
 		switch _, err := os.Stat(db); {
 		case errors.Is(err, fs.ErrNotExist):
@@ -45,13 +50,13 @@ func openExisting(ctx context.Context, db string) (askd.Store, error) {
 			return nil, fmt.Errorf("--db: %w", err)
 		}
 	}
-	return openStore(ctx, db)
+	return Open(ctx, db)
 }
 
-// checkDBDir refuses a SQLite path whose directory is missing, in words
-// rather than SQLite's "unable to open database file (14)".
-func checkDBDir(db string) error {
-	if isPostgres(db) {
+// CheckDir refuses a SQLite path whose directory is missing, in words
+// rather than SQLite's "unable to open database file (14)": a usage error.
+func CheckDir(db string) error {
+	if IsPostgres(db) {
 		return nil
 	}
 	dir := filepath.Dir(db)
@@ -66,22 +71,23 @@ func checkDBDir(db string) error {
 	return nil
 }
 
-// migrateDB applies migrations and returns the ones that were new.
-func migrateDB(ctx context.Context, db string) ([]string, error) {
-	if isPostgres(db) {
+// Migrate applies migrations to the database --db names and returns the
+// ones that were new.
+func Migrate(ctx context.Context, db string) ([]string, error) {
+	if IsPostgres(db) {
 		return postgres.Migrate(ctx, db)
 	}
 	return sqlite.Migrate(ctx, db)
 }
 
-// quickCheckMax is the largest SQLite file askd serve checks (PRAGMA
+// quickCheckMax is the largest SQLite file Served checks (PRAGMA
 // quick_check) before it serves; a larger one is checked in the background,
 // /readyz failing until the check passes. quick_check reads every page:
 // measured at 0.12 s for a 64 MiB file in the page cache on a 2-core
 // machine, so the wait before serving stays well under a second.
 const quickCheckMax = 64 << 20
 
-// openServed opens the database askd serve serves. On SQLite it refuses,
+// Served opens the database askd serve serves. On SQLite it refuses,
 // with what to do:
 //   - a file, -wal file or directory askd cannot write (read-only,
 //     immutable, a read-only mount);
@@ -93,12 +99,12 @@ const quickCheckMax = 64 << 20
 //
 // For a larger file, check is the quick_check for the caller to run in the
 // background (app.Service.CheckFile); nil otherwise.
-func openServed(ctx context.Context, db string, create bool) (store askd.Store, check func() error, err error) {
-	if isPostgres(db) {
+func Served(ctx context.Context, db string, create bool) (store askd.Store, check func() error, err error) {
+	if IsPostgres(db) {
 		store, err = postgres.Open(ctx, db)
 		return store, nil, err
 	}
-	if err := checkDBDir(db); err != nil {
+	if err := CheckDir(db); err != nil {
 		return nil, nil, err
 	}
 	abs, _ := filepath.Abs(db)

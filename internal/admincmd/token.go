@@ -1,4 +1,4 @@
-package main
+package admincmd
 
 import (
 	"context"
@@ -42,12 +42,13 @@ var tokenSubcommands = map[string]string{
 	"revoke":    "NAME",
 }
 
-func cmdToken(ctx context.Context, e *cli.Env, args []string) error {
+// Token is askd token: create, list, set-role, set-owner and revoke, on
+// the database --db names.
+func Token(ctx context.Context, e *cli.Env, args []string) error {
 	sub, args, err := cli.Subcommand(e, "token", tokenUsage, args, "create", "list", "set-role", "set-owner", "revoke")
 	if sub == "" {
 		return err
 	}
-	ctx = app.WithActor(ctx, cliActor())
 	fs := cli.Flags(e, "token "+sub, tokenSubcommands[sub]+" [--db PATH|URL] [--json]")
 	t := tokenCmd{e: e, fs: fs,
 		db:     fs.String("db", "./askd.db", "the database askd serve uses: a SQLite file, or a postgres:// URL"),
@@ -104,9 +105,6 @@ func (t tokenCmd) parse(args []string, n int, missing string) error {
 	return nil
 }
 
-// store opens the existing database.
-func (t tokenCmd) store(ctx context.Context) (askd.Store, error) { return openExisting(ctx, *t.db) }
-
 func (t tokenCmd) create(ctx context.Context, args []string) error {
 	var humanName, agentName string
 	t.fs.StringVar(&humanName, "human", "", "create a human token (a person, who answers) with this name")
@@ -123,34 +121,31 @@ func (t tokenCmd) create(ctx context.Context, args []string) error {
 	if agentName != "" {
 		spec.Name, spec.Role = agentName, askd.RoleAgent
 	}
-	store, err := t.store(ctx)
+	svc, done, err := openApp(ctx, *t.db)
 	if err != nil {
 		return err
 	}
-	defer store.Close()
-	secret, err := app.NewToken(ctx, store, spec)
+	defer done()
+	tok, secret, err := svc.CreateToken(ctx, localAdmin(), spec)
 	if err != nil {
 		return err
-	}
-	if spec.Role == askd.RoleHuman && spec.Access == "" {
-		spec.Access = askd.AccessApprover
 	}
 	if *t.asJSON {
-		out := map[string]string{"name": spec.Name, "role": string(spec.Role), "token": secret}
-		if spec.Role == askd.RoleHuman {
-			out["access"] = string(spec.Access)
-		} else if spec.Owner != "" {
-			out["owner"] = spec.Owner
+		out := map[string]string{"name": tok.Name, "role": string(tok.Role), "token": secret}
+		if tok.Role == askd.RoleHuman {
+			out["access"] = string(tok.Access)
+		} else if tok.Owner != "" {
+			out["owner"] = tok.Owner
 		}
 		return json.NewEncoder(t.e.Stdout).Encode(out)
 	}
 	variable, what := "ASKD_TOKEN", ""
-	if spec.Role == askd.RoleHuman {
-		variable, what = "ASKD_HUMAN_TOKEN", ", "+string(spec.Access)
-	} else if spec.Owner != "" {
-		what = ", owned by " + cli.Term(spec.Owner)
+	if tok.Role == askd.RoleHuman {
+		variable, what = "ASKD_HUMAN_TOKEN", ", "+string(tok.Access)
+	} else if tok.Owner != "" {
+		what = ", owned by " + cli.Term(tok.Owner)
 	}
-	fmt.Fprintf(t.e.Stdout, "%s token %q%s (shown once, keep it safe; commands read it from %s):\n%s\n", spec.Role, spec.Name, what, variable, secret)
+	fmt.Fprintf(t.e.Stdout, "%s token %q%s (shown once, keep it safe; commands read it from %s):\n%s\n", tok.Role, tok.Name, what, variable, secret)
 	return nil
 }
 
@@ -158,16 +153,12 @@ func (t tokenCmd) list(ctx context.Context, args []string) error {
 	if err := t.parse(args, 0, ""); err != nil {
 		return err
 	}
-	store, err := t.store(ctx)
+	svc, done, err := openApp(ctx, *t.db)
 	if err != nil {
 		return err
 	}
-	defer store.Close()
-	var ts []*askd.Token
-	err = store.View(ctx, func(tx askd.Tx) (err error) {
-		ts, err = tx.Tokens.Tokens(ctx)
-		return err
-	})
+	defer done()
+	ts, err := svc.Tokens(ctx, localAdmin())
 	if err != nil {
 		return err
 	}
@@ -192,13 +183,6 @@ func (t tokenCmd) list(ctx context.Context, args []string) error {
 	return tw.Flush()
 }
 
-func orDash(s string) string {
-	if s == "" {
-		return "-"
-	}
-	return s
-}
-
 func (t tokenCmd) setRole(ctx context.Context, args []string) error {
 	role := t.roleFlag("the person's new role: admin, approver or viewer; no ASKD_ROLE")
 	if err := t.parse(args, 1, "give the person's NAME, as askd token list shows it"); err != nil {
@@ -207,13 +191,13 @@ func (t tokenCmd) setRole(ctx context.Context, args []string) error {
 	if *role == "" {
 		return cli.UsageError("token set-role: give --role admin, approver or viewer")
 	}
-	store, err := t.store(ctx)
+	svc, done, err := openApp(ctx, *t.db)
 	if err != nil {
 		return err
 	}
-	defer store.Close()
+	defer done()
 	name := t.fs.Arg(0)
-	if err := app.SetAccess(ctx, store, name, askd.Access(*role)); err != nil {
+	if err := svc.SetAccess(ctx, localAdmin(), name, askd.Access(*role)); err != nil {
 		return err
 	}
 	if *t.asJSON {
@@ -241,13 +225,13 @@ func (t tokenCmd) setOwner(ctx context.Context, args []string) error {
 	if !given {
 		return cli.UsageError(`token set-owner: give --owner PERSON, --owner team:NAME, or --owner "" for none`)
 	}
-	store, err := t.store(ctx)
+	svc, done, err := openApp(ctx, *t.db)
 	if err != nil {
 		return err
 	}
-	defer store.Close()
+	defer done()
 	name := t.fs.Arg(0)
-	if err := app.SetOwner(ctx, store, name, *owner); err != nil {
+	if err := svc.SetOwner(ctx, localAdmin(), name, *owner); err != nil {
 		return err
 	}
 	if *t.asJSON {
@@ -265,13 +249,13 @@ func (t tokenCmd) revoke(ctx context.Context, args []string) error {
 	if err := t.parse(args, 1, "give the token's NAME, as askd token list shows it"); err != nil {
 		return err
 	}
-	store, err := t.store(ctx)
+	svc, done, err := openApp(ctx, *t.db)
 	if err != nil {
 		return err
 	}
-	defer store.Close()
+	defer done()
 	name := t.fs.Arg(0)
-	if err := app.RevokeToken(ctx, store, name); err != nil {
+	if err := svc.RevokeToken(ctx, localAdmin(), name); err != nil {
 		return err
 	}
 	if *t.asJSON {

@@ -1,4 +1,4 @@
-package main
+package admincmd
 
 import (
 	"context"
@@ -6,10 +6,11 @@ import (
 	"fmt"
 
 	"github.com/askd-dev/askd/internal/cli"
+	"github.com/askd-dev/askd/internal/openstore"
 )
 
-// cmdMigrate is askd migrate: the database's migrations applied, and named.
-func cmdMigrate(ctx context.Context, e *cli.Env, args []string) error {
+// Migrate is askd migrate: the database's migrations applied, and named.
+func Migrate(ctx context.Context, e *cli.Env, args []string) error {
 	fs := cli.Flags(e, "migrate", "[--db PATH|URL]")
 	db := fs.String("db", "./askd.db", "database: a SQLite file (created if missing), or a postgres:// URL")
 	asJSON := fs.Bool("json", false, "print JSON")
@@ -19,10 +20,10 @@ func cmdMigrate(ctx context.Context, e *cli.Env, args []string) error {
 	if fs.NArg() > 0 {
 		return cli.UsageError(fmt.Sprintf("migrate: unexpected argument %q", fs.Arg(0)))
 	}
-	if err := checkDBDir(*db); err != nil {
+	if err := openstore.CheckDir(*db); err != nil {
 		return err
 	}
-	applied, err := migrateDB(ctx, *db)
+	applied, err := openstore.Migrate(ctx, *db)
 	if err != nil {
 		return err
 	}

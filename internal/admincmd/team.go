@@ -1,4 +1,4 @@
-package main
+package admincmd
 
 import (
 	"context"
@@ -42,7 +42,9 @@ var teamSubcommands = map[string]string{
 	"delete": "NAME",
 }
 
-func cmdTeam(ctx context.Context, e *cli.Env, args []string) error {
+// Team is askd team: create, set, add, remove, list and delete, on the
+// database --db names.
+func Team(ctx context.Context, e *cli.Env, args []string) error {
 	sub, args, err := cli.Subcommand(e, "team", teamUsage, args, "create", "set", "add", "remove", "list", "delete")
 	if sub == "" {
 		return err
@@ -62,25 +64,25 @@ func cmdTeam(ctx context.Context, e *cli.Env, args []string) error {
 	if err := teamArgs(fs, sub); err != nil {
 		return err
 	}
-	store, err := openExisting(ctx, *db)
+	svc, done, err := openApp(ctx, *db)
 	if err != nil {
 		return err
 	}
-	defer store.Close()
-	ctx = app.WithActor(ctx, cliActor())
+	defer done()
+	as := localAdmin()
 	name, people := fs.Arg(0), fs.Args()[min(1, fs.NArg()):]
 	var team *askd.Team
 	switch sub {
 	case "create":
-		team, err = app.CreateTeam(ctx, store, app.TeamInput{Name: name, EscalateAfter: *after, EscalateTo: *to})
+		team, err = svc.CreateTeam(ctx, as, app.TeamInput{Name: name, EscalateAfter: *after, EscalateTo: *to})
 	case "set":
-		team, err = app.SetEscalation(ctx, store, name, *after, *to)
+		team, err = svc.SetEscalation(ctx, as, name, *after, *to)
 	case "add":
-		team, err = app.AddMembers(ctx, store, name, people)
+		team, err = svc.AddMembers(ctx, as, name, people)
 	case "remove":
-		team, err = app.RemoveMembers(ctx, store, name, people...)
+		team, err = svc.RemoveMembers(ctx, as, name, people...)
 	case "list":
-		teams, err := app.Teams(ctx, store)
+		teams, err := svc.Teams(ctx, as)
 		if err != nil {
 			return err
 		}
@@ -93,7 +95,7 @@ func cmdTeam(ctx context.Context, e *cli.Env, args []string) error {
 		printTeams(e.Stdout, teams)
 		return nil
 	default: // delete
-		if err := app.DeleteTeam(ctx, store, name); err != nil {
+		if err := svc.DeleteTeam(ctx, as, name); err != nil {
 			return err
 		}
 		if *asJSON {
@@ -146,7 +148,7 @@ func printTeams(w io.Writer, teams []*askd.Team) {
 		}
 		escalation := "-"
 		if t.EscalateAfter > 0 {
-			escalation = fmt.Sprintf("after %s to %s", shortDuration(t.EscalateAfter), cli.Term(t.EscalateTo))
+			escalation = fmt.Sprintf("after %s to %s", askd.ShortDuration(t.EscalateAfter), cli.Term(t.EscalateTo))
 		}
 		fmt.Fprintf(tw, "%s\t%s\t%s\n", cli.Term(t.Name), orDash(strings.Join(members, ",")), escalation)
 	}

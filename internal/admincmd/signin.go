@@ -1,4 +1,4 @@
-package main
+package admincmd
 
 import (
 	"context"
@@ -10,9 +10,12 @@ import (
 
 	"github.com/askd-dev/askd/internal/app"
 	"github.com/askd-dev/askd/internal/cli"
+	"github.com/askd-dev/askd/internal/openstore"
 )
 
-func cmdSignInLink(ctx context.Context, e *cli.Env, args []string) error {
+// SignInLink is askd signin-link: a one-time link that signs a browser in
+// as a human token of the database --db names.
+func SignInLink(ctx context.Context, e *cli.Env, args []string) error {
 	fs := cli.Flags(e, "signin-link", "[--db PATH|URL] [--human NAME] [--url URL]")
 	db := fs.String("db", "./askd.db", "database: a SQLite file, or a postgres:// URL")
 	human := fs.String("human", "", "the human token to sign in as (default: the only human token)")
@@ -36,37 +39,35 @@ func cmdSignInLink(ctx context.Context, e *cli.Env, args []string) error {
 	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
 		return cli.UsageError(fmt.Sprintf("--url: %q is not an http(s) URL such as http://127.0.0.1:7777", *base))
 	}
-	store, err := openExisting(ctx, *db)
+	svc, done, err := openApp(ctx, *db)
 	if err != nil {
 		return err
 	}
-	defer store.Close()
-	now := time.Now()
-	code, name, err := app.CreateSignInCode(ctx, store, *human, now)
+	defer done()
+	code, made, err := svc.CreateSignInCode(ctx, localAdmin(), *human)
 	if err != nil {
 		return err
 	}
-	link := signInLink(*base, code)
-	expires := now.Add(app.SignInCodeTTL)
+	link := SignInURL(*base, code)
 	if *asJSON {
-		return json.NewEncoder(e.Stdout).Encode(map[string]any{"human": name, "url": link, "expires_at": expires.UTC()})
+		return json.NewEncoder(e.Stdout).Encode(map[string]any{"human": made.Human, "url": link, "expires_at": made.ExpiresAt.UTC()})
 	}
-	fmt.Fprintf(e.Stdout, "Sign in as %q (works once, until %s):\n%s\n", name, expires.Local().Format("15:04"), link)
+	fmt.Fprintf(e.Stdout, "Sign in as %q (works once, until %s):\n%s\n", made.Human, made.ExpiresAt.Local().Format("15:04"), link)
 	return nil
 }
 
-// signInLink is the inbox's sign-in URL at base with code.
-func signInLink(base, code string) string {
+// SignInURL is the inbox's sign-in URL at base with code.
+func SignInURL(base, code string) string {
 	return strings.TrimRight(base, "/") + "/signin?code=" + url.QueryEscape(code)
 }
 
-// signInLinkCommand is the askd signin-link command line for a server on db
-// at base, as serve suggests it: flags only where they differ from the
+// SignInLinkCommand is the askd signin-link command line for a server on db
+// at base, as askd serve suggests it on a first start: flags only where they differ from the
 // defaults, and never a PostgreSQL URL, which may hold a password.
-func signInLinkCommand(db, base string) string {
+func SignInLinkCommand(db, base string) string {
 	cmd := "askd signin-link"
 	switch {
-	case isPostgres(db):
+	case openstore.IsPostgres(db):
 		cmd += " --db postgres://..."
 	case db != "./askd.db":
 		cmd += " --db " + db

@@ -1,4 +1,4 @@
-package main
+package admincmd
 
 import (
 	"bufio"
@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"os/user"
 	"time"
 
 	"github.com/askd-dev/askd"
@@ -38,7 +37,9 @@ var auditSubcommands = map[string]string{
 	"verify": "[FILE]",
 }
 
-func cmdAudit(ctx context.Context, e *cli.Env, args []string) error {
+// Audit is askd audit: export the audit trail of the database --db names,
+// or verify it or an export; a break exits 1, a trail it cannot read 2.
+func Audit(ctx context.Context, e *cli.Env, args []string) error {
 	sub, args, err := cli.Subcommand(e, "audit", auditUsage, args, "export", "verify")
 	if sub == "" {
 		return err
@@ -93,17 +94,12 @@ func auditTime(flag, s string) (time.Time, error) {
 
 // readChain reads the database's whole chain.
 func readChain(ctx context.Context, db string) ([]askd.AuditRow, error) {
-	store, err := openExisting(ctx, db)
+	svc, done, err := openApp(ctx, db)
 	if err != nil {
 		return nil, err
 	}
-	defer store.Close()
-	var rows []askd.AuditRow
-	err = store.View(ctx, func(tx askd.Tx) (err error) {
-		rows, err = tx.Audit.AuditRows(ctx, 0, time.Time{}, time.Time{}, 0)
-		return err
-	})
-	return rows, err
+	defer done()
+	return svc.AuditChain(ctx, localAdmin())
 }
 
 func auditExport(ctx context.Context, e *cli.Env, db string, from, until time.Time, out string) error {
@@ -200,15 +196,3 @@ func (u unreadable) Unwrap() error { return u.err }
 
 // ExitCode is 2: the trail could not be read, which is not a break.
 func (u unreadable) ExitCode() int { return 2 }
-
-// cliActor is who the CLI working on the database is, for the audit trail:
-// "cli:" and the operating-system user.
-func cliActor() string {
-	name := "unknown"
-	if u, err := user.Current(); err == nil && u.Username != "" {
-		name = u.Username
-	} else if v := os.Getenv("USER"); v != "" {
-		name = v
-	}
-	return "cli:" + name
-}

@@ -1,4 +1,4 @@
-package main
+package admincmd
 
 import (
 	"context"
@@ -9,13 +9,14 @@ import (
 	"os"
 
 	"github.com/askd-dev/askd/internal/cli"
+	"github.com/askd-dev/askd/internal/openstore"
 	"github.com/askd-dev/askd/internal/sqlite"
 )
 
-// cmdBackup copies the SQLite database to a new file (sqlite.Backup: VACUUM
+// Backup is askd backup: it copies the SQLite database to a new file (sqlite.Backup: VACUUM
 // INTO, safe while askd serves). Restoring is putting the copy in place of
 // the database while askd is stopped (docs/operations.md).
-func cmdBackup(ctx context.Context, e *cli.Env, args []string) error {
+func Backup(ctx context.Context, e *cli.Env, args []string) error {
 	fl := cli.Flags(e, "backup", "[--db PATH] FILE")
 	db := fl.String("db", "./askd.db", "the SQLite database to copy")
 	asJSON := fl.Bool("json", false, "print JSON")
@@ -26,7 +27,7 @@ func cmdBackup(ctx context.Context, e *cli.Env, args []string) error {
 		return cli.UsageError("backup: give the file to write, which must not exist: askd backup FILE")
 	}
 	dest := fl.Arg(0)
-	if isPostgres(*db) {
+	if openstore.IsPostgres(*db) {
 		return cli.UsageError("backup: --db is PostgreSQL: back it up with pg_dump (pg_dump -Fc -f askd.dump 'postgres://...'; restore with pg_restore), see docs/operations.md")
 	}
 	if _, err := os.Stat(dest); err == nil {
