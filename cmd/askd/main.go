@@ -14,8 +14,8 @@ import (
 	"strings"
 	"syscall"
 
-	"github.com/askd-dev/askd/internal/apicmd"
 	"github.com/askd-dev/askd/internal/admincmd"
+	"github.com/askd-dev/askd/internal/apicmd"
 	"github.com/askd-dev/askd/internal/cli"
 	"github.com/askd-dev/askd/internal/mcpstdio"
 )
