@@ -16,6 +16,7 @@ import (
 	"github.com/askd-dev/askd"
 	"github.com/askd-dev/askd/internal/app"
 	"github.com/askd-dev/askd/internal/cli"
+	"github.com/askd-dev/askd/internal/gate"
 )
 
 const gitGateSynopsis = "[--ref PATTERN]... [--url URL] [--token TOKEN] [REPO]"
@@ -42,7 +43,7 @@ const gitGateMarker = "# askd git gate: written by askd install git-gate, which 
 // same input (its refusal refuses the push, before anyone is asked).
 func installGitGate(e *cli.Env, args []string) error {
 	fs := cli.Flags(e, "install git-gate", gitGateSynopsis)
-	var refs refPatterns
+	var refs gate.RefPatterns
 	fs.Var(&refs, "ref", "a protected ref `PATTERN`, in git's refspec glob syntax: refs/heads/main, refs/tags/*, refs/heads/release/*\n(repeat; none: every ref is protected)")
 	url := fs.String("url", defaultBase, "the `URL` of the askd server the hook asks, written beside it (ASKD_URL where git runs the hook wins)")
 	token := fs.String("token", "", "the agent token the hook asks with, written beside it in a file only its owner may read\n(better from ASKD_TOKEN than a flag, which ps shows; ASKD_TOKEN where git runs the hook wins)")
@@ -143,7 +144,7 @@ func gateConfig(path, base string, urlSet bool, token string) ([]byte, error) {
 	switch data, err := os.ReadFile(path); {
 	case err == nil:
 		// Read whatever its mode: it is rewritten at 0600 now.
-		if old, err = parseGateConfig(path, data); err != nil {
+		if old, err = gate.ParseConfig(path, data); err != nil {
 			return nil, fmt.Errorf("install git-gate: %v", err)
 		}
 	case !errors.Is(err, fs.ErrNotExist):
@@ -168,7 +169,7 @@ func gateConfig(path, base string, urlSet bool, token string) ([]byte, error) {
 // checkRefPatternWithGit checks a --ref pattern as git does (git
 // check-ref-format --refspec-pattern), and that it names refs in full.
 func checkRefPatternWithGit(p string) error {
-	if err := checkRefPattern(p); err != nil {
+	if err := gate.CheckRefPattern(p); err != nil {
 		return cli.UsageError(fmt.Sprintf("--ref %q: %v", p, err))
 	}
 	if out, err := exec.Command("git", "check-ref-format", "--refspec-pattern", p).CombinedOutput(); err != nil {

@@ -13,6 +13,16 @@ import (
 	"github.com/askd-dev/askd/internal/cli"
 )
 
+// gitTestEnv is an environment for git with no user's or system's
+// configuration and no ASKD_* variables.
+func gitTestEnv(home string) []string {
+	return []string{
+		"PATH=" + os.Getenv("PATH"), "HOME=" + home, "GIT_CONFIG_NOSYSTEM=1", "LC_ALL=C",
+		"GIT_AUTHOR_NAME=Dev", "GIT_AUTHOR_EMAIL=dev@example.com",
+		"GIT_COMMITTER_NAME=Dev", "GIT_COMMITTER_EMAIL=dev@example.com",
+	}
+}
+
 // TestInstallGitGateBadInput: an invalid pattern, or a path that is not a
 // bare repository itself, is a clear error, and nothing is written.
 func TestInstallGitGateBadInput(t *testing.T) {

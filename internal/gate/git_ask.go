@@ -1,9 +1,7 @@
-package main
+package gate
 
 import (
 	"context"
-	"crypto/sha256"
-	"encoding/hex"
 	"encoding/json"
 	"fmt"
 	"path/filepath"
@@ -41,13 +39,13 @@ func (g *gitRepo) describeUpdate(ctx context.Context, u gitUpdate) (*askd.AskInp
 	var details strings.Builder
 	var title string
 	switch kind {
-	case updateDelete:
+	case UpdateDelete:
 		title, err = g.describeDelete(ctx, &details, u)
-	case updateFastForward:
+	case UpdateFastForward:
 		title, err = g.describeFastForward(ctx, &details, u)
-	case updateForce:
+	case UpdateForce:
 		title, err = g.describeForce(ctx, &details, u)
-	case updateCreate:
+	case UpdateCreate:
 		title, err = g.describeCreate(ctx, &details, u)
 	}
 	if err != nil {
@@ -63,8 +61,8 @@ func (g *gitRepo) describeUpdate(ctx context.Context, u gitUpdate) (*askd.AskInp
 		Details:  details.String(),
 		Payload:  payload,
 		ToolName: gitPushTool,
-		Key:      gateKey(g.path, u.Ref, kind, u.Old, u.New),
-		Replaces: gateKeyPrefix(g.path, u.Ref, len(u.Old)),
+		Key:      GitKey(g.path, u.Ref, kind, u.Old, u.New),
+		Replaces: GitKeyPrefix(g.path, u.Ref, len(u.Old)),
 	}, nil
 }
 
@@ -193,38 +191,6 @@ func codeBlock(w *strings.Builder, text string) {
 	}
 	f := strings.Repeat("`", fence)
 	fmt.Fprintf(w, "%s\n%s\n%s\n", f, text, f)
-}
-
-// gateKey is the key of the approval for one update (SPEC §12): "git push
-// <repository> <ref> <kind> <old> <new>", at most askd.MaxGateKeyChars
-// characters. A ref name holds no space, so the prefix up to the ref
-// (gateKeyPrefix) names that ref alone. Where the plain form is too long,
-// or the path holds characters a key may not, the repository is its
-// SHA-256 (and, past that, the ref too).
-func gateKey(repo, ref, kind, old, new string) string {
-	return gateKeyPrefix(repo, ref, len(old)) + kind + " " + old + " " + new
-}
-
-// gateKeyPrefix is what every key of (repo, ref) starts with: the replaces
-// of a newer update of the ref. idLen is the length of an object name (40
-// or 64), so that every key of the ref takes the same form.
-func gateKeyPrefix(repo, ref string, idLen int) string {
-	const kindLen = len(updateFastForward) // the longest kind
-	room := askd.MaxGateKeyChars - (kindLen + 2 + 2*idLen)
-	plain := "git push " + repo + " " + ref + " "
-	if utf8.RuneCountInString(plain) <= room && askd.Printable(repo) == repo {
-		return plain
-	}
-	hashed := "git push sha256:" + keyDigest(repo) + " " + ref + " "
-	if len(hashed) <= room {
-		return hashed
-	}
-	return "git push sha256:" + keyDigest(repo+"\x00"+ref) + " "
-}
-
-func keyDigest(s string) string {
-	sum := sha256.Sum256([]byte(s))
-	return hex.EncodeToString(sum[:16])
 }
 
 // repoName is how a title names a repository: its directory, without .git.

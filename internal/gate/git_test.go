@@ -1,4 +1,4 @@
-package main
+package gate
 
 import (
 	"bytes"
@@ -17,6 +17,20 @@ import (
 	"github.com/askd-dev/askd"
 	"github.com/askd-dev/askd/client"
 	"github.com/askd-dev/askd/internal/testserver"
+)
+
+func TestMain(m *testing.M) {
+	code := m.Run()
+	testserver.RemoveBinary()
+	os.Exit(code)
+}
+
+// The files askd install git-gate writes beside the pre-receive hook, and
+// what its hook says when it finds no askd to run.
+const (
+	configFile  = "askd-gate.conf"
+	chainedHook = "pre-receive.askd-chained"
+	missingAskd = "askd: askd is neither where askd install git-gate found it nor on PATH, so the git gate refuses this push"
 )
 
 // gitGate is a bare repository with askd's git gate, installed by the real
@@ -65,6 +79,16 @@ func (g *gitGate) askd(env []string, args ...string) (string, error) {
 	cmd.Env = env
 	out, err := cmd.CombinedOutput()
 	return string(out), err
+}
+
+// askdBinary runs the built binary with args and returns what it printed.
+func askdBinary(t *testing.T, args ...string) string {
+	t.Helper()
+	out, err := exec.Command(testserver.Binary(t), args...).Output()
+	if err != nil {
+		t.Fatalf("askd %v: %v", args, err)
+	}
+	return strings.TrimSpace(string(out))
 }
 
 // git runs git in dir and returns its output; a failure fails the test.
@@ -282,7 +306,7 @@ func TestGitGateFailsClosed(t *testing.T) {
 	if ok || !strings.Contains(out, "askd: push refused: refs/heads/main: askd at "+closed+": nothing answers there") {
 		t.Errorf("askd down: accepted %v:\n%s", ok, out)
 	}
-	config := filepath.Join(g.bare, "hooks", gateConfigName)
+	config := filepath.Join(g.bare, "hooks", configFile)
 	if err := os.Chmod(config, 0o644); err != nil {
 		t.Fatal(err)
 	}
@@ -338,7 +362,7 @@ func TestGitGateChainsTheHookThere(t *testing.T) {
 			t.Fatalf("install %d: %v\n%s", i+1, err, out)
 		}
 	}
-	if kept, err := os.ReadFile(filepath.Join(g.bare, "hooks", gateChainedName)); err != nil || string(kept) != theirs {
+	if kept, err := os.ReadFile(filepath.Join(g.bare, "hooks", chainedHook)); err != nil || string(kept) != theirs {
 		t.Fatalf("the hook that was there: %q, %v", kept, err)
 	}
 	g.commit("README", "Start")
@@ -384,7 +408,7 @@ func TestGitGateHookRunsUnderPOSIXShells(t *testing.T) {
 			noOnPath bool
 		}{
 			{name: "asks", want: "askd: approval #", newAsk: true},
-			{name: "askd missing", hook: "/nonexistent/askd", want: gateMissingAskd, noOnPath: true},
+			{name: "askd missing", hook: "/nonexistent/askd", want: missingAskd, noOnPath: true},
 		} {
 			t.Run(strings.Join(sh, " ")+"/"+c.name, func(t *testing.T) {
 				hook := filepath.Join("hooks", "pre-receive")
@@ -393,7 +417,7 @@ func TestGitGateHookRunsUnderPOSIXShells(t *testing.T) {
 					if err != nil {
 						t.Fatal(err)
 					}
-					moved := regexp.MustCompile(`(?m)^askd=.*$`).ReplaceAllString(string(script), "askd="+shellQuote(c.hook))
+					moved := regexp.MustCompile(`(?m)^askd=.*$`).ReplaceAllString(string(script), "askd='"+c.hook+"'")
 					hook = filepath.Join("hooks", "pre-receive-moved")
 					if err := os.WriteFile(filepath.Join(g.bare, hook), []byte(moved), 0o755); err != nil {
 						t.Fatal(err)

@@ -1,4 +1,4 @@
-package main
+package gate
 
 import (
 	"context"
@@ -13,7 +13,7 @@ import (
 	"github.com/askd-dev/askd/client"
 )
 
-// How askd gate run asks and waits for the decision (gate_run.go).
+// How askd gate run asks and waits for the decision (run.go).
 
 // checkEvery bounds each request that waits for the decision: a reverse
 // proxy in front of askd may cut a request that stays silent for a minute

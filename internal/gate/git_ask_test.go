@@ -1,4 +1,4 @@
-package main
+package gate
 
 import (
 	"context"
@@ -31,9 +31,9 @@ func TestGateKey(t *testing.T) {
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
 			o, n := strings.Repeat("a", c.idLen), strings.Repeat("b", c.idLen)
-			prefix := gateKeyPrefix(c.repo, c.ref, c.idLen)
-			for _, kind := range []string{updateFastForward, updateCreate, updateDelete, updateForce} {
-				key := gateKey(c.repo, c.ref, kind, o, n)
+			prefix := GitKeyPrefix(c.repo, c.ref, c.idLen)
+			for _, kind := range []string{UpdateFastForward, UpdateCreate, UpdateDelete, UpdateForce} {
+				key := GitKey(c.repo, c.ref, kind, o, n)
 				if len([]rune(key)) > askd.MaxGateKeyChars || askd.Printable(key) != key || !strings.HasPrefix(key, prefix) {
 					t.Errorf("%s: key %q (%d characters), prefix %q", kind, key, len([]rune(key)), prefix)
 				}
@@ -43,7 +43,7 @@ func TestGateKey(t *testing.T) {
 			}
 		})
 	}
-	if k1, k2 := gateKey("/r.git", "refs/heads/main", updateFastForward, old, new), gateKeyPrefix("/r.git", "refs/heads/main2", 40); strings.HasPrefix(k1, k2) {
+	if k1, k2 := GitKey("/r.git", "refs/heads/main", UpdateFastForward, old, new), GitKeyPrefix("/r.git", "refs/heads/main2", 40); strings.HasPrefix(k1, k2) {
 		t.Errorf("main's key %q starts with main2's prefix %q", k1, k2)
 	}
 }
@@ -65,17 +65,17 @@ func TestParseUpdates(t *testing.T) {
 }
 
 func TestRefPatterns(t *testing.T) {
-	p := refPatterns{"refs/heads/main", "refs/tags/*", "refs/heads/release/*-stable"}
+	p := RefPatterns{"refs/heads/main", "refs/tags/*", "refs/heads/release/*-stable"}
 	for ref, want := range map[string]bool{
 		"refs/heads/main": true, "refs/heads/main2": false, "refs/heads/mai": false,
 		"refs/tags/v1": true, "refs/tags/a/b": true, "refs/tagsx": false,
 		"refs/heads/release/2-stable": true, "refs/heads/release/2/x-stable": true, "refs/heads/release/-stable": true, "refs/heads/release/2": false,
 	} {
-		if p.match(ref) != want {
+		if p.Match(ref) != want {
 			t.Errorf("%s: %v, want %v", ref, !want, want)
 		}
 	}
-	if !(refPatterns{}).match("refs/anything") {
+	if !(RefPatterns{}).Match("refs/anything") {
 		t.Error("no patterns must protect every ref")
 	}
 }

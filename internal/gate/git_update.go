@@ -1,7 +1,7 @@
 // The git side of askd gate git: reading the pre-receive input and asking
-// git what an update does. gate_git_ask.go makes the approval of it.
+// git what an update does. git_ask.go makes the approval of it.
 
-package main
+package gate
 
 import (
 	"bufio"
@@ -24,14 +24,6 @@ const (
 	maxGateSubject   = 120  // characters of a commit's subject
 	maxGateStatFiles = 50   // files in the diffstat; git sums up the rest
 	maxGateDiffFiles = 5000 // above this many files changed, only their number (no line counts)
-)
-
-// Kinds of ref update, as the payload's kind says.
-const (
-	updateFastForward = "update" // old is an ancestor of new
-	updateCreate      = "create" // old is zeros: a new ref
-	updateDelete      = "delete" // new is zeros
-	updateForce       = "force"  // not a fast-forward: commits leave the ref
 )
 
 // gitUpdate is one line of a pre-receive hook's input: Ref moves from Old
@@ -115,9 +107,9 @@ func (g *gitRepo) git(ctx context.Context, args ...string) ([]byte, error) {
 func (g *gitRepo) kind(ctx context.Context, u gitUpdate) (string, error) {
 	switch {
 	case isZeroID(u.Old):
-		return updateCreate, nil
+		return UpdateCreate, nil
 	case isZeroID(u.New):
-		return updateDelete, nil
+		return UpdateDelete, nil
 	}
 	cmd := exec.CommandContext(ctx, "git", "merge-base", "--is-ancestor", u.Old, u.New)
 	var stderr bytes.Buffer
@@ -126,11 +118,11 @@ func (g *gitRepo) kind(ctx context.Context, u gitUpdate) (string, error) {
 	var exit *exec.ExitError
 	switch {
 	case err == nil:
-		return updateFastForward, nil
+		return UpdateFastForward, nil
 	case errors.As(err, &exit) && exit.ExitCode() == 1:
-		return updateForce, nil
+		return UpdateForce, nil
 	case !g.isCommit(ctx, u.Old) || !g.isCommit(ctx, u.New):
-		return updateForce, nil
+		return UpdateForce, nil
 	}
 	return "", fmt.Errorf("git merge-base --is-ancestor %s %s: %v: %s", u.Old, u.New, err, strings.TrimSpace(stderr.String()))
 }

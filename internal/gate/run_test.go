@@ -1,8 +1,9 @@
 //go:build unix
 
-package main
+package gate
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -87,6 +88,15 @@ func (g *gateProc) exit(t *testing.T) int {
 		t.Fatalf("askd gate run still running; stderr: %s", g.stderr)
 	}
 	return g.cmd.ProcessState.ExitCode()
+}
+
+// gateCLI runs askd gate with args, as askd's main does, and returns its
+// stdout, stderr and error.
+func gateCLI(t *testing.T, args ...string) (string, string, error) {
+	t.Helper()
+	var out, errOut bytes.Buffer
+	err := Command(t.Context(), &cli.Env{Stdout: &out, Stderr: &errOut, Getenv: os.Getenv}, args)
+	return out.String(), errOut.String(), err
 }
 
 // pendingAsk waits for session's one pending ask and returns it.
@@ -492,7 +502,7 @@ func TestGateRunMistakes(t *testing.T) {
 		{"human token", []string{"--title", "T", "--token", srv.HumanToken, "--", "true"}, "that is a human token"},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
-			out, errOut, err := runCLI(t, append([]string{"gate", "run"}, tt.args...)...)
+			out, errOut, err := gateCLI(t, append([]string{"run"}, tt.args...)...)
 			if code := cli.ExitCode(err); code != 2 {
 				t.Errorf("exit status %d (%v), want 2", code, err)
 			}
@@ -512,14 +522,14 @@ func TestGateRunMistakes(t *testing.T) {
 
 // TestGateRunHelp: -h says how to tell askd's exit 1 from the command's.
 func TestGateRunHelp(t *testing.T) {
-	for _, args := range [][]string{{"gate", "run", "-h"}, {"gate", "run", "--title", "T", "--help", "--", "true"}} {
-		out, errOut, err := runCLI(t, args...)
+	for _, args := range [][]string{{"run", "-h"}, {"run", "--title", "T", "--help", "--", "true"}} {
+		out, errOut, err := gateCLI(t, args...)
 		if cli.ExitCode(err) != 0 || errOut != "" {
-			t.Errorf("askd %q: exit %d, stderr %q", args, cli.ExitCode(err), errOut)
+			t.Errorf("askd gate %q: exit %d, stderr %q", args, cli.ExitCode(err), errOut)
 		}
 		for _, want := range []string{"Usage: askd gate run", "ASKD_PAYLOAD", "75", `"askd gate:"`, "--key"} {
 			if !strings.Contains(out, want) {
-				t.Errorf("askd %q: help lacks %q:\n%s", args, want, out)
+				t.Errorf("askd gate %q: help lacks %q:\n%s", args, want, out)
 			}
 		}
 	}

@@ -1,4 +1,4 @@
-package main
+package gate
 
 import (
 	"bytes"
@@ -32,7 +32,7 @@ const gateGitTimeout = 60 * time.Second
 // gateGit is git's pre-receive hook, as askd install git-gate writes it
 // (SPEC §12): for each ref the push updates that matches a --ref pattern
 // (every ref without one), an approval keyed by repository, ref, old and
-// new commit, created without waiting. It returns nil, accepting the push,
+// new commit (GitKey), created without waiting. It returns nil, accepting the push,
 // only when every one of them is approved (approved or modified); else an
 // error, which refuses the whole push, naming each approval that waits (push
 // again once it is approved) and each refusal's comment. Anything that goes
@@ -46,7 +46,7 @@ const gateGitTimeout = 60 * time.Second
 func gateGit(ctx context.Context, e *cli.Env, args []string) error {
 	fs := cli.Flags(e, "gate git", gateGitSynopsis)
 	fs.Usage = func() { gateGitUsage(e, fs) }
-	var refs refPatterns
+	var refs RefPatterns
 	fs.Var(&refs, "ref", "a protected ref `PATTERN`, in git's refspec glob syntax (repeat); none: every ref")
 	config := fs.String("config", "", "the `FILE` install wrote beside the hook: url= and token= lines, mode 0600")
 	chain := fs.String("chain", "", "a pre-receive `HOOK` to run first with the same input (the one install found there)")
@@ -80,7 +80,7 @@ func gateGit(ctx context.Context, e *cli.Env, args []string) error {
 	}
 	var protected []gitUpdate
 	for _, u := range updates {
-		if refs.match(u.Ref) {
+		if refs.Match(u.Ref) {
 			protected = append(protected, u)
 		}
 	}
@@ -233,7 +233,7 @@ func runChained(ctx context.Context, e *cli.Env, hook string, input []byte) erro
 func gateClient(e *cli.Env, config string, repo *gitRepo) (*client.Client, error) {
 	r := &cli.Remote{URL: e.Getenv("ASKD_URL"), Token: e.Getenv("ASKD_TOKEN"), Session: e.Getenv("ASKD_SESSION"), Side: cli.AgentSide}
 	if (r.URL == "" || r.Token == "") && config != "" {
-		conf, err := readGateConfig(config)
+		conf, err := ReadConfig(config)
 		if err != nil {
 			return nil, err
 		}
@@ -245,7 +245,7 @@ func gateClient(e *cli.Env, config string, repo *gitRepo) (*client.Client, error
 		}
 	}
 	if r.URL == "" {
-		r.URL = defaultBase
+		r.URL = cli.DefaultURL
 	}
 	if r.Token == "" {
 		return nil, errors.New("no agent token: set ASKD_TOKEN where git runs its hooks, or run askd install git-gate again with ASKD_TOKEN set (it keeps the token in a file beside the hook)")
@@ -256,87 +256,4 @@ func gateClient(e *cli.Env, config string, repo *gitRepo) (*client.Client, error
 		}
 	}
 	return r.Client()
-}
-
-// readGateConfig reads the url= and token= lines install wrote. A file
-// others may read or write is refused: it holds an agent token.
-func readGateConfig(path string) (map[string]string, error) {
-	f, err := os.Open(path)
-	if errors.Is(err, fs.ErrNotExist) {
-		return map[string]string{}, nil
-	}
-	if err != nil {
-		return nil, err
-	}
-	defer f.Close()
-	info, err := f.Stat()
-	if err != nil {
-		return nil, err
-	}
-	if perm := info.Mode().Perm(); perm&0o077 != 0 {
-		return nil, fmt.Errorf("%s is mode %04o, open to others, and holds an agent token: askd does not read it until it is 0600 (chmod 600 %s)", path, perm, path)
-	}
-	data, err := io.ReadAll(f)
-	if err != nil {
-		return nil, err
-	}
-	return parseGateConfig(path, data)
-}
-
-// parseGateConfig reads name=value lines; blank lines and # comments are
-// skipped.
-func parseGateConfig(path string, data []byte) (map[string]string, error) {
-	conf := map[string]string{}
-	for _, line := range strings.Split(string(data), "\n") {
-		line = strings.TrimSpace(line)
-		if line == "" || strings.HasPrefix(line, "#") {
-			continue
-		}
-		k, v, ok := strings.Cut(line, "=")
-		if !ok {
-			return nil, fmt.Errorf("%s: %q is not a name=value line", path, clip(askd.Printable(k), 40))
-		}
-		conf[strings.TrimSpace(k)] = strings.TrimSpace(v)
-	}
-	return conf, nil
-}
-
-// refPatterns are the protected refs: git refspec patterns, each a ref name
-// with at most one *, which matches any part of a name, slashes included.
-// None protects every ref.
-type refPatterns []string
-
-func (p *refPatterns) String() string { return strings.Join(*p, ", ") }
-
-func (p *refPatterns) Set(v string) error {
-	if err := checkRefPattern(v); err != nil {
-		return err
-	}
-	*p = append(*p, v)
-	return nil
-}
-
-// checkRefPattern is the hook's own light check of a pattern (install asks
-// git check-ref-format): a full ref name under refs/, at most one *.
-func checkRefPattern(v string) error {
-	if !strings.HasPrefix(v, "refs/") {
-		return fmt.Errorf("not a full ref name: patterns start with refs/, such as refs/heads/main or refs/tags/*")
-	}
-	if strings.Count(v, "*") > 1 {
-		return fmt.Errorf("more than one *: a pattern has at most one")
-	}
-	return nil
-}
-
-func (p refPatterns) match(ref string) bool {
-	if len(p) == 0 {
-		return true
-	}
-	for _, pat := range p {
-		before, after, glob := strings.Cut(pat, "*")
-		if !glob && ref == pat || glob && len(ref) >= len(before)+len(after) && strings.HasPrefix(ref, before) && strings.HasSuffix(ref, after) {
-			return true
-		}
-	}
-	return false
 }

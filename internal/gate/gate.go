@@ -1,4 +1,13 @@
-package main
+// Package gate is askd gate: approvals for what is not an agent (SPEC §12).
+// `askd gate run` asks a person before it runs a command (run.go); `askd gate
+// git` is a git pre-receive hook that refuses a push to a protected ref until
+// a person approved it (git.go).
+//
+// Its contracts with the rest of askd: the key of a git push's approval
+// (GitKey, GitKeyPrefix), which the server matches for `replaces`, and the
+// config file and ref patterns askd install git-gate writes beside the hook
+// (ReadConfig, ParseConfig, RefPatterns).
+package gate
 
 import (
 	"context"
@@ -7,10 +16,9 @@ import (
 	"github.com/askd-dev/askd/internal/cli"
 )
 
-// cmdGate is askd gate: approvals for what is not an agent (SPEC §12).
-// `askd gate run` asks before it runs a command (gate_run.go); `askd gate
-// git` is a git pre-receive hook (gate_git.go).
-func cmdGate(ctx context.Context, e *cli.Env, args []string) error {
+// Command is askd gate: `askd gate run` (run.go) or `askd gate git`
+// (git.go). It returns an error carrying the exit status (cli.ExitCode).
+func Command(ctx context.Context, e *cli.Env, args []string) error {
 	sub, args, err := cli.Subcommand(e, "gate", gateUsage(), args, "run", "git")
 	switch sub {
 	case "run":
