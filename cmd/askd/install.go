@@ -15,6 +15,7 @@ import (
 
 	"github.com/askd-dev/askd"
 	"github.com/askd-dev/askd/internal/cli"
+	"github.com/askd-dev/askd/internal/jsonedit"
 )
 
 // cmdInstall wires askd into an agent: `askd install claude` writes Claude
@@ -102,6 +103,29 @@ func writeIfChanged(path string, data []byte) (bool, error) {
 		return false, err
 	}
 	return true, replaceFile(target, data, mode)
+}
+
+// mergeJSONFile reads a JSON object file (absent: {}), lets edit change it
+// and writes it back if anything changed. The user's keys keep their order
+// and the file its indentation; an edit error changes nothing.
+func mergeJSONFile(path string, edit func(root *jsonedit.Object) error) (bool, error) {
+	data, err := os.ReadFile(path)
+	if err != nil && !errors.Is(err, fs.ErrNotExist) {
+		return false, err
+	}
+	root, err := jsonedit.Decode(data)
+	if err != nil {
+		return false, fmt.Errorf("%s: not a JSON object (%v); fix or move it, then run again", path, err)
+	}
+	if err := edit(root); err != nil {
+		return false, fmt.Errorf("%s: %v; fix or move it, then run again", path, err)
+	}
+	indent, newline := jsonedit.Layout(data)
+	out, err := jsonedit.Encode(root, indent, newline)
+	if err != nil {
+		return false, err
+	}
+	return writeIfChanged(path, out)
 }
 
 // followSymlink is the file path names: where it points if it is a

@@ -8,6 +8,7 @@ import (
 
 	"github.com/askd-dev/askd/internal/app"
 	"github.com/askd-dev/askd/internal/cli"
+	"github.com/askd-dev/askd/internal/jsonedit"
 )
 
 // mcpTimeoutMs is Claude Code's per-call wall clock for askd's tools: above
@@ -64,8 +65,8 @@ func installClaude(e *cli.Env, args []string) error {
 	settings := filepath.Join(claudeDir, "settings.json")
 	skill := filepath.Join(claudeDir, "skills", "askd", "SKILL.md")
 
-	changed, err := mergeJSONFile(mcpFile, func(root *orderedObject) error {
-		servers, err := root.object("mcpServers")
+	changed, err := mergeJSONFile(mcpFile, func(root *jsonedit.Object) error {
+		servers, err := root.Object("mcpServers")
 		if err != nil {
 			return err
 		}
@@ -73,7 +74,7 @@ func installClaude(e *cli.Env, args []string) error {
 		if *asChannel {
 			entry = claudeBridgeEntry(base)
 		}
-		servers.set("askd", entry)
+		servers.Set("askd", entry)
 		return nil
 	})
 	if err != nil {
@@ -81,7 +82,7 @@ func installClaude(e *cli.Env, args []string) error {
 	}
 	report(e, mcpFile, changed)
 	removed := false // an earlier install's Elicitation hook taken out
-	changed, err = mergeJSONFile(settings, func(root *orderedObject) error {
+	changed, err = mergeJSONFile(settings, func(root *jsonedit.Object) error {
 		if err := allowAskdTools(root); err != nil {
 			return err
 		}
@@ -128,25 +129,25 @@ func installClaude(e *cli.Env, args []string) error {
 // stdio, which can be Claude Code's channel: Claude Code passes its
 // environment on (ASKD_TOKEN, ASKD_SESSION, ASKD_CHANNEL), and the entry
 // gives ASKD_URL its default.
-func claudeBridgeEntry(base string) *orderedObject {
-	return newOrderedObject().
-		set("type", "stdio").
-		set("command", "askd").
-		set("args", []any{"mcp"}).
-		set("env", newOrderedObject().set("ASKD_URL", "${ASKD_URL:-"+base+"}")).
-		set("timeout", mcpTimeoutMs)
+func claudeBridgeEntry(base string) *jsonedit.Object {
+	return jsonedit.NewObject().
+		Set("type", "stdio").
+		Set("command", "askd").
+		Set("args", []any{"mcp"}).
+		Set("env", jsonedit.NewObject().Set("ASKD_URL", "${ASKD_URL:-"+base+"}")).
+		Set("timeout", mcpTimeoutMs)
 }
 
 // claudeMCPEntry is askd's .mcp.json server: environment references, which
 // Claude Code expands when it starts (${VAR}, ${VAR:-default}), not secrets.
-func claudeMCPEntry(base string) *orderedObject {
-	return newOrderedObject().
-		set("type", "http").
-		set("url", "${ASKD_URL:-"+base+"}/mcp").
-		set("headers", newOrderedObject().
-			set("Authorization", "Bearer ${ASKD_TOKEN}").
-			set("Askd-Session", "${ASKD_SESSION:-}")).
-		set("timeout", mcpTimeoutMs)
+func claudeMCPEntry(base string) *jsonedit.Object {
+	return jsonedit.NewObject().
+		Set("type", "http").
+		Set("url", "${ASKD_URL:-"+base+"}/mcp").
+		Set("headers", jsonedit.NewObject().
+			Set("Authorization", "Bearer ${ASKD_TOKEN}").
+			Set("Askd-Session", "${ASKD_SESSION:-}")).
+		Set("timeout", mcpTimeoutMs)
 }
 
 // claudeHookTimeout is the timeout Claude Code gives askd's hooks, in seconds
@@ -172,13 +173,13 @@ const claudeHookTimeout = 600
 // onFailure "continue" is Claude's default, written out because on Windows
 // without Git Bash (hooks run in PowerShell) Claude otherwise counts a
 // failed PreToolUse or PermissionRequest command hook as a block.
-func askdHook(base, wait string, timeout int, status string) *orderedObject {
-	return newOrderedObject().
-		set("type", "command").
-		set("command", hookCommand(base, wait)).
-		set("timeout", timeout).
-		set("onFailure", "continue").
-		set("statusMessage", status)
+func askdHook(base, wait string, timeout int, status string) *jsonedit.Object {
+	return jsonedit.NewObject().
+		Set("type", "command").
+		Set("command", hookCommand(base, wait)).
+		Set("timeout", timeout).
+		Set("onFailure", "continue").
+		Set("statusMessage", status)
 }
 
 // askdToolsRule is Claude Code's permission rule for every tool of the MCP
@@ -190,12 +191,12 @@ const askdToolsRule = "mcp__askd"
 // call is first a permission prompt, which askd's own PermissionRequest hook
 // would turn into an approval card ("may the agent ask you?") before the
 // ask itself.
-func allowAskdTools(root *orderedObject) error {
-	perms, err := root.object("permissions")
+func allowAskdTools(root *jsonedit.Object) error {
+	perms, err := root.Object("permissions")
 	if err != nil {
 		return err
 	}
-	allow, err := perms.array("allow")
+	allow, err := perms.Array("allow")
 	if err != nil {
 		return fmt.Errorf("permissions: %v", err)
 	}
@@ -204,7 +205,7 @@ func allowAskdTools(root *orderedObject) error {
 			return nil
 		}
 	}
-	perms.set("allow", append(allow, askdToolsRule))
+	perms.Set("allow", append(allow, askdToolsRule))
 	return nil
 }
 
@@ -218,8 +219,8 @@ func allowAskdTools(root *orderedObject) error {
 // prompts itself, and both would put two cards in the inbox for one prompt)
 // askd's PermissionRequest hook takes only the prompts a policy covers
 // (askd hook --only-policies), in place of the one an earlier install wrote.
-func mergeHooks(root *orderedObject, base string, stopWait time.Duration, permissionHook bool) error {
-	hooks, err := root.object("hooks")
+func mergeHooks(root *jsonedit.Object, base string, stopWait time.Duration, permissionHook bool) error {
+	hooks, err := root.Object("hooks")
 	if err != nil {
 		return err
 	}
@@ -242,7 +243,7 @@ func mergeHooks(root *orderedObject, base string, stopWait time.Duration, permis
 		{"Stop", "", stopQuery, stopTimeout, "askd: checking for answers"},
 	}
 	for _, o := range ours {
-		groups, err := hooks.array(o.event)
+		groups, err := hooks.Array(o.event)
 		if err != nil {
 			return fmt.Errorf("hooks: %v", err)
 		}
@@ -253,16 +254,16 @@ func mergeHooks(root *orderedObject, base string, stopWait time.Duration, permis
 			// (docs/security.md). The others go on to the terminal and
 			// the channel relays them.
 			h := askdHook(base, "", o.timeout, "askd: waiting for the approvals a policy asks for")
-			h.set("command", hookCommandArgs(base, "--only-policies"))
-			hooks.set(o.event, withAskdGroup(groups, newOrderedObject().set("matcher", o.matcher).set("hooks", []any{h})))
+			h.Set("command", hookCommandArgs(base, "--only-policies"))
+			hooks.Set(o.event, withAskdGroup(groups, jsonedit.NewObject().Set("matcher", o.matcher).Set("hooks", []any{h})))
 			continue
 		}
-		group := newOrderedObject()
+		group := jsonedit.NewObject()
 		if o.matcher != "" {
-			group.set("matcher", o.matcher)
+			group.Set("matcher", o.matcher)
 		}
-		group.set("hooks", []any{askdHook(base, o.query, o.timeout, o.status)})
-		hooks.set(o.event, withAskdGroup(groups, group))
+		group.Set("hooks", []any{askdHook(base, o.query, o.timeout, o.status)})
+		hooks.Set(o.event, withAskdGroup(groups, group))
 	}
 	return nil
 }
@@ -270,23 +271,23 @@ func mergeHooks(root *orderedObject, base string, stopWait time.Duration, permis
 // withAskdGroup is groups with every askd hook taken out and group in the
 // place of the first group that held only askd's hooks, else at the end; a
 // nil group only takes askd's out.
-func withAskdGroup(groups []any, group *orderedObject) []any {
+func withAskdGroup(groups []any, group *jsonedit.Object) []any {
 	kept := []any{}
 	placed := false
 	for _, g := range groups {
-		gm, ok := g.(*orderedObject)
+		gm, ok := g.(*jsonedit.Object)
 		if !ok {
 			kept = append(kept, g)
 			continue
 		}
-		list, err := gm.array("hooks")
+		list, err := gm.Array("hooks")
 		if err != nil {
 			kept = append(kept, g) // not a hook group Claude reads: left as it is
 			continue
 		}
 		rest := []any{}
 		for _, h := range list {
-			if hm, ok := h.(*orderedObject); ok && isAskdHook(hm) {
+			if hm, ok := h.(*jsonedit.Object); ok && isAskdHook(hm) {
 				continue
 			}
 			rest = append(rest, h)
@@ -297,7 +298,7 @@ func withAskdGroup(groups []any, group *orderedObject) []any {
 				kept, placed = append(kept, group), true
 			}
 		case len(rest) != len(list):
-			gm.set("hooks", rest)
+			gm.Set("hooks", rest)
 			kept = append(kept, gm)
 		default:
 			kept = append(kept, gm)
@@ -312,13 +313,13 @@ func withAskdGroup(groups []any, group *orderedObject) []any {
 // isAskdHook reports whether h is one of askd's hooks: a command hook that
 // runs askd hook (or, from earlier installs, posts to askd's /hooks/claude
 // with curl), or the http hook earlier installs wrote.
-func isAskdHook(h *orderedObject) bool {
+func isAskdHook(h *jsonedit.Object) bool {
 	var target any
-	switch typ, _ := h.get("type"); typ {
+	switch typ, _ := h.Get("type"); typ {
 	case "command":
-		target, _ = h.get("command")
+		target, _ = h.Get("command")
 	case "http":
-		target, _ = h.get("url")
+		target, _ = h.Get("url")
 	}
 	s, _ := target.(string)
 	return isAskdHookCommand(s)

@@ -9,6 +9,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/askd-dev/askd/internal/tomledit"
 )
 
 // userCodexConfig is a config.toml of the user's own: top-level keys, other
@@ -178,7 +180,7 @@ timeout = 360`
 
 func decodedTOML(t *testing.T, text string) map[string]any {
 	t.Helper()
-	doc, err := decodeTOML([]byte(text))
+	doc, err := tomledit.Decode([]byte(text))
 	if err != nil {
 		t.Fatal(err)
 	}

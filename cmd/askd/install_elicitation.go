@@ -3,6 +3,8 @@ package main
 import (
 	"fmt"
 	"time"
+
+	"github.com/askd-dev/askd/internal/jsonedit"
 )
 
 // The Elicitation hook (SPEC §9): askd install claude --elicitation makes
@@ -28,31 +30,31 @@ func elicitationHookTimeout(timeout time.Duration) int {
 
 // addElicitationHook puts askd's Elicitation hook into settings, in place
 // of the one an earlier install wrote, keeping every other hook.
-func addElicitationHook(root *orderedObject, base string, timeout time.Duration) error {
-	hooks, err := root.object("hooks")
+func addElicitationHook(root *jsonedit.Object, base string, timeout time.Duration) error {
+	hooks, err := root.Object("hooks")
 	if err != nil {
 		return err
 	}
-	groups, err := hooks.array(elicitationEvent)
+	groups, err := hooks.Array(elicitationEvent)
 	if err != nil {
 		return fmt.Errorf("hooks: %v", err)
 	}
-	group := newOrderedObject().set("hooks", []any{
+	group := jsonedit.NewObject().Set("hooks", []any{
 		askdHook(base, "", elicitationHookTimeout(timeout), "askd: waiting for the answer in the inbox"),
 	})
-	hooks.set(elicitationEvent, withAskdGroup(groups, group))
+	hooks.Set(elicitationEvent, withAskdGroup(groups, group))
 	return nil
 }
 
 // removeElicitationHook takes out the Elicitation hook an earlier install
 // --elicitation wrote, keeping the user's own, and reports whether there
 // was one. An event left with no hooks goes too.
-func removeElicitationHook(root *orderedObject) (bool, error) {
-	hooks, err := root.object("hooks")
+func removeElicitationHook(root *jsonedit.Object) (bool, error) {
+	hooks, err := root.Object("hooks")
 	if err != nil {
 		return false, err
 	}
-	groups, err := hooks.array(elicitationEvent)
+	groups, err := hooks.Array(elicitationEvent)
 	if err != nil {
 		return false, fmt.Errorf("hooks: %v", err)
 	}
@@ -60,9 +62,9 @@ func removeElicitationHook(root *orderedObject) (bool, error) {
 		return false, nil
 	}
 	if kept := withAskdGroup(groups, nil); len(kept) > 0 {
-		hooks.set(elicitationEvent, kept)
+		hooks.Set(elicitationEvent, kept)
 	} else {
-		hooks.remove(elicitationEvent)
+		hooks.Remove(elicitationEvent)
 	}
 	return true, nil
 }
@@ -71,16 +73,16 @@ func removeElicitationHook(root *orderedObject) (bool, error) {
 // askd's hooks.
 func holdsAskdHook(groups []any) bool {
 	for _, g := range groups {
-		gm, ok := g.(*orderedObject)
+		gm, ok := g.(*jsonedit.Object)
 		if !ok {
 			continue
 		}
-		list, err := gm.array("hooks")
+		list, err := gm.Array("hooks")
 		if err != nil {
 			continue
 		}
 		for _, h := range list {
-			if hm, ok := h.(*orderedObject); ok && isAskdHook(hm) {
+			if hm, ok := h.(*jsonedit.Object); ok && isAskdHook(hm) {
 				return true
 			}
 		}

@@ -1,15 +1,70 @@
 package main
 
 import (
+	"errors"
 	"fmt"
+	"reflect"
 	"slices"
 	"strings"
 
-	"github.com/pelletier/go-toml/v2/unstable"
+	"github.com/askd-dev/askd/internal/tomledit"
 )
 
-// Which parts of Codex's config.toml are askd's (see editCodexConfig): in
-// the text, to cut them; in the decoded document, to check the result.
+// Editing Codex's config.toml: askd's own tables are cut out of the user's
+// text and its fresh block appended (tomledit), so every other byte
+// (tables, comments, key order) stays as it was; the result is parsed back
+// and compared with the original before anything is written.
+//
+// askd's own tables are [mcp_servers.askd] with any [mcp_servers.askd.*]
+// below it, and each [[hooks.Stop.hooks]] handler whose command posts to
+// askd's /hooks/claude, with its [[hooks.Stop]] group when the group holds
+// nothing else. A cut table takes with it the comment lines right above its
+// header (no blank line between: that is where askd writes its notes, up to
+// the line its block starts with) and the blank lines after it.
+//
+// Below editCodexConfig: which parts of the file are askd's, in the text, to
+// cut them, and in the decoded document, to check the result.
+
+// editCodexConfig returns data with askd's tables replaced by block, or an
+// error (data unchanged) when data is not TOML, holds askd's entries in a
+// form askd does not rewrite, or the result would not be the same config
+// with askd's tables in it once.
+func editCodexConfig(data []byte, block string) ([]byte, error) {
+	items, lexErr := tomledit.Parse(data)
+	before, err := tomledit.Decode(data)
+	if err != nil {
+		if lexErr == nil && tomledit.CountTables(items, askdServerPath) > 1 {
+			err = fmt.Errorf("%v (askd's block twice, as appending `askd install codex` twice leaves it: delete one, then run again)", err)
+		}
+		return nil, err
+	}
+	if lexErr != nil {
+		return nil, lexErr
+	}
+	cuts, err := askdSections(data, items)
+	if err != nil {
+		return nil, err
+	}
+	// A blank line before askd's block; a second run, having cut the block
+	// and the blank lines after it, finds the same and adds nothing.
+	result := tomledit.Splice(data, cuts, block)
+
+	after, err := tomledit.Decode(result)
+	if err != nil {
+		return nil, fmt.Errorf("askd's tables cannot go into this file as it is (%v); nothing was changed", err)
+	}
+	if n := countAskdStopHooks(after); n != 1 {
+		return nil, fmt.Errorf("the edited file would hold %d askd Stop hooks, not 1; nothing was changed", n)
+	}
+	if _, ok := mapAt(after, askdServerPath...); !ok {
+		return nil, errors.New("the edited file would hold no [mcp_servers.askd]; nothing was changed")
+	}
+	// (A NaN in the file never equals itself: such a file is refused.)
+	if !reflect.DeepEqual(withoutAskd(before), withoutAskd(after)) {
+		return nil, errors.New("editing the file would change more than askd's tables; nothing was changed")
+	}
+	return result, nil
+}
 
 // The TOML paths of askd's tables.
 var (
@@ -21,19 +76,11 @@ var (
 // askdSections returns the byte ranges to cut, in order, or an error when
 // askd's entries are written in a form it does not rewrite (inline tables,
 // dotted keys), which it names by line.
-func askdSections(data []byte, items []tomlItem) ([][2]int, error) {
-	var sections []tomlSection
-	for i, it := range items {
-		switch {
-		case it.header():
-			sections = append(sections, tomlSection{header: i, last: i})
-		case it.kind == unstable.KeyValue && len(sections) > 0:
-			sections[len(sections)-1].last = i
-		}
-	}
-	var cut []tomlSection
+func askdSections(data []byte, items []tomledit.Item) ([][2]int, error) {
+	sections := tomledit.Sections(items)
+	var cut []tomledit.Section
 	for _, s := range sections {
-		if hasPrefix(items[s.header].path, askdServerPath) {
+		if tomledit.HasPrefix(items[s.Header].Path, askdServerPath) {
 			cut = append(cut, s)
 		}
 	}
@@ -43,7 +90,7 @@ func askdSections(data []byte, items []tomlItem) ([][2]int, error) {
 	}
 	ranges := make([][2]int, 0, len(cut))
 	for _, s := range cut {
-		ranges = append(ranges, [2]int{attachedStart(items, s.header), blankLinesAfter(data, items[s.last].end)})
+		ranges = append(ranges, [2]int{attachedStart(items, s.Header), tomledit.BlankLinesAfter(data, items[s.Last].End)})
 	}
 	slices.SortFunc(ranges, func(a, b [2]int) int { return a[0] - b[0] })
 	return ranges, nil
@@ -53,39 +100,39 @@ func askdSections(data []byte, items []tomlItem) ([][2]int, error) {
 // handlers, each with the tables below it. In TOML a handler belongs to the
 // latest [[hooks.Stop]] above it, even with other tables between.
 type stopGroup struct {
-	header   tomlSection
+	header   tomledit.Section
 	handlers []stopHandler
 	other    bool // the group has keys of its own, or tables that are no handler's
 }
 
 type stopHandler struct {
-	sections []tomlSection
+	sections []tomledit.Section
 	askd     bool
 }
 
 // askdStopSections returns askd's Stop hook handlers, with their whole
 // group when it holds nothing else.
-func askdStopSections(items []tomlItem, sections []tomlSection) []tomlSection {
+func askdStopSections(items []tomledit.Item, sections []tomledit.Section) []tomledit.Section {
 	var groups []*stopGroup
 	for _, s := range sections {
-		h := items[s.header]
+		h := items[s.Header]
 		switch {
-		case h.kind == unstable.ArrayTable && slices.Equal(h.path, stopGroupPath):
-			groups = append(groups, &stopGroup{header: s, other: s.last != s.header})
-		case len(groups) == 0 || !hasPrefix(h.path, stopGroupPath):
-		case h.kind == unstable.ArrayTable && slices.Equal(h.path, stopHookPath):
+		case h.Kind == tomledit.ArrayTable && slices.Equal(h.Path, stopGroupPath):
+			groups = append(groups, &stopGroup{header: s, other: s.Last != s.Header})
+		case len(groups) == 0 || !tomledit.HasPrefix(h.Path, stopGroupPath):
+		case h.Kind == tomledit.ArrayTable && slices.Equal(h.Path, stopHookPath):
 			g := groups[len(groups)-1]
-			g.handlers = append(g.handlers, stopHandler{[]tomlSection{s}, isAskdCodexHook(items[s.header+1 : s.last+1])})
-		case hasPrefix(h.path, stopHookPath) && len(groups[len(groups)-1].handlers) > 0:
+			g.handlers = append(g.handlers, stopHandler{[]tomledit.Section{s}, isAskdCodexHook(items[s.Header+1 : s.Last+1])})
+		case tomledit.HasPrefix(h.Path, stopHookPath) && len(groups[len(groups)-1].handlers) > 0:
 			hs := groups[len(groups)-1].handlers
 			hs[len(hs)-1].sections = append(hs[len(hs)-1].sections, s)
 		default:
 			groups[len(groups)-1].other = true
 		}
 	}
-	var cut []tomlSection
+	var cut []tomledit.Section
 	for _, g := range groups {
-		var askd, all []tomlSection
+		var askd, all []tomledit.Section
 		for _, h := range g.handlers {
 			all = append(all, h.sections...)
 			if h.askd {
@@ -107,31 +154,31 @@ func askdStopSections(items []tomlItem, sections []tomlSection) []tomlSection {
 // rewrite, outside the sections being cut: its server as an inline table or
 // dotted keys, its Stop hook in an inline array, or an inline mcp_servers or
 // hooks.Stop beside which TOML allows no table of askd's.
-func refuseInlineAskd(data []byte, items []tomlItem, cut []tomlSection) error {
+func refuseInlineAskd(data []byte, items []tomledit.Item, cut []tomledit.Section) error {
 	inCut := map[int]bool{}
 	for _, s := range cut {
-		for i := s.header; i <= s.last; i++ {
+		for i := s.Header; i <= s.Last; i++ {
 			inCut[i] = true
 		}
 	}
 	for i, it := range items {
-		if it.kind != unstable.KeyValue || inCut[i] {
+		if it.Kind != tomledit.KeyValue || inCut[i] {
 			continue
 		}
-		line := lineOf(data, it.start)
+		line := tomledit.LineOf(data, it.Start)
 		switch {
-		case hasPrefix(it.path, askdServerPath):
+		case tomledit.HasPrefix(it.Path, askdServerPath):
 			return fmt.Errorf("line %d: askd's MCP server is written inline (%s); askd rewrites only a [mcp_servers.askd] table: delete the entry or write it as that table, then run again",
-				line, firstLine(it.raw))
-		case hasPrefix(askdServerPath, it.path):
+				line, firstLine(it.Raw))
+		case tomledit.HasPrefix(askdServerPath, it.Path):
 			return fmt.Errorf("line %d: %s is written inline (%s), and TOML allows no [mcp_servers.askd] table beside it: write its servers as [mcp_servers.NAME] tables, then run again",
-				line, strings.Join(it.path, "."), firstLine(it.raw))
-		case hasPrefix(it.path, stopGroupPath) && strings.Contains(it.raw, "/hooks/claude"):
+				line, strings.Join(it.Path, "."), firstLine(it.Raw))
+		case tomledit.HasPrefix(it.Path, stopGroupPath) && strings.Contains(it.Raw, "/hooks/claude"):
 			return fmt.Errorf("line %d: askd's Stop hook is written inline (%s); askd rewrites only [[hooks.Stop]] tables: delete it, then run again",
-				line, firstLine(it.raw))
-		case hasPrefix(stopGroupPath, it.path):
+				line, firstLine(it.Raw))
+		case tomledit.HasPrefix(stopGroupPath, it.Path):
 			return fmt.Errorf("line %d: %s is written inline (%s), and TOML allows no [[hooks.Stop]] table beside it: write it as tables, then run again",
-				line, strings.Join(it.path, "."), firstLine(it.raw))
+				line, strings.Join(it.Path, "."), firstLine(it.Raw))
 		}
 	}
 	return nil
@@ -147,10 +194,10 @@ func firstLine(s string) string {
 
 // isAskdCodexHook reports whether a handler table's key-values are askd's
 // Stop hook: askd hook, or the curl line of earlier installs.
-func isAskdCodexHook(kvs []tomlItem) bool {
+func isAskdCodexHook(kvs []tomledit.Item) bool {
 	for _, kv := range kvs {
-		if kv.kind == unstable.KeyValue && slices.Equal(kv.path, append(slices.Clone(stopHookPath), "command")) {
-			return isAskdHookCommand(kv.value)
+		if kv.Kind == tomledit.KeyValue && slices.Equal(kv.Path, append(slices.Clone(stopHookPath), "command")) {
+			return isAskdHookCommand(kv.Value)
 		}
 	}
 	return false
@@ -163,11 +210,11 @@ const codexBlockStart = "# askd for Codex"
 // attachedStart is where header i's lines begin: the comment lines right
 // above it, with no blank line between, are its own, up to the first line
 // of askd's block (a comment of the user's right above that stays).
-func attachedStart(items []tomlItem, i int) int {
-	start := items[i].start
-	for j := i - 1; j >= 0 && items[j].kind == unstable.Comment && items[j].end == start; j-- {
-		start = items[j].start
-		if strings.HasPrefix(items[j].raw, codexBlockStart) {
+func attachedStart(items []tomledit.Item, i int) int {
+	start := items[i].Start
+	for j := i - 1; j >= 0 && items[j].Kind == tomledit.Comment && items[j].End == start; j-- {
+		start = items[j].Start
+		if strings.HasPrefix(items[j].Raw, codexBlockStart) {
 			break
 		}
 	}

@@ -12,68 +12,8 @@ import (
 	"testing"
 
 	"github.com/askd-dev/askd/internal/cli"
+	"github.com/askd-dev/askd/internal/jsonedit"
 )
-
-// TestJSONObjectRoundTrip: a file already laid out as askd writes it reads
-// and writes back byte for byte, keys in their order, numbers as written.
-func TestJSONObjectRoundTrip(t *testing.T) {
-	cases := []struct{ name, text string }{
-		{"two spaces", "{\n  \"z\": 1.0,\n  \"a\": [\n    true,\n    null,\n    \"<b>&\"\n  ],\n  \"m\": {}\n}\n"},
-		{"four spaces", "{\n    \"b\": {\n        \"y\": [],\n        \"x\": 12345678901234567890\n    },\n    \"a\": \"\\u001b\"\n}\n"},
-		{"tabs and CRLF", "{\r\n\t\"b\": 1,\r\n\t\"a\": 2\r\n}\r\n"},
-	}
-	for _, c := range cases {
-		t.Run(c.name, func(t *testing.T) {
-			o, err := decodeJSONObject([]byte(c.text))
-			if err != nil {
-				t.Fatal(err)
-			}
-			indent, newline := jsonLayout([]byte(c.text))
-			got, err := encodeJSON(o, indent, newline)
-			if err != nil {
-				t.Fatal(err)
-			}
-			if string(got) != c.text {
-				t.Errorf("got\n%q\nwant\n%q", got, c.text)
-			}
-		})
-	}
-}
-
-func TestDecodeJSONObject(t *testing.T) {
-	cases := []struct {
-		name, text string
-		keys       []string // nil: an error
-		a          any      // the value of "a", if any
-	}{
-		{"empty file", " \n", []string{}, nil},
-		{"null", "null", []string{}, nil},
-		{"a key twice keeps its first place and its last value", `{"a": 1, "b": 2, "a": 3}`, []string{"a", "b"}, json.Number("3")},
-		{"an array", `[1]`, nil, nil},
-		{"not JSON", `{"a": }`, nil, nil},
-		{"two objects", `{} {}`, nil, nil},
-	}
-	for _, c := range cases {
-		t.Run(c.name, func(t *testing.T) {
-			o, err := decodeJSONObject([]byte(c.text))
-			if c.keys == nil {
-				if err == nil {
-					t.Fatalf("read %q without an error", c.text)
-				}
-				return
-			}
-			if err != nil {
-				t.Fatal(err)
-			}
-			if len(o.keys) != len(c.keys) || (len(c.keys) > 0 && !slices.Equal(o.keys, c.keys)) {
-				t.Errorf("keys %q, want %q", o.keys, c.keys)
-			}
-			if a, _ := o.get("a"); a != c.a {
-				t.Errorf("a = %v, want %v", a, c.a)
-			}
-		})
-	}
-}
 
 // TestInstallClaudeKeepsTheUsersSettings runs `askd install claude` twice on
 // a settings.json with unsorted keys, four-space indentation and hooks of
@@ -129,20 +69,20 @@ func TestInstallClaudeKeepsTheUsersSettings(t *testing.T) {
 		if !json.Valid(data) || !strings.HasPrefix(string(data), "{\n    \"statusLine\": {\n        \"type\"") || !strings.Contains(string(data), `"timeout": 1.5`) {
 			t.Errorf("layout or numbers not kept:\n%s", data)
 		}
-		root, err := decodeJSONObject(data)
+		root, err := jsonedit.Decode(data)
 		if err != nil {
 			t.Fatal(err)
 		}
-		if want := []string{"statusLine", "hooks", "env", "apiKeyHelper", "permissions"}; !slices.Equal(root.keys, want) {
-			t.Errorf("keys %q, want %q", root.keys, want)
+		if want := []string{"statusLine", "hooks", "env", "apiKeyHelper", "permissions"}; !slices.Equal(root.Keys(), want) {
+			t.Errorf("keys %q, want %q", root.Keys(), want)
 		}
-		env, _ := root.object("env")
-		if want := []string{"ZED", "ALPHA"}; !slices.Equal(env.keys, want) {
-			t.Errorf("env keys %q, want %q", env.keys, want)
+		env, _ := root.Object("env")
+		if want := []string{"ZED", "ALPHA"}; !slices.Equal(env.Keys(), want) {
+			t.Errorf("env keys %q, want %q", env.Keys(), want)
 		}
-		hooks, _ := root.object("hooks")
-		if want := []string{"Stop", "PermissionRequest", "PreToolUse", "PostToolUse"}; !slices.Equal(hooks.keys, want) {
-			t.Errorf("events %q, want %q", hooks.keys, want)
+		hooks, _ := root.Object("hooks")
+		if want := []string{"Stop", "PermissionRequest", "PreToolUse", "PostToolUse"}; !slices.Equal(hooks.Keys(), want) {
+			t.Errorf("events %q, want %q", hooks.Keys(), want)
 		}
 		// Per event, each group as matcher:commands, askd's hook as "askd".
 		want := map[string][]string{
@@ -152,20 +92,20 @@ func TestInstallClaudeKeepsTheUsersSettings(t *testing.T) {
 			"PostToolUse":       {"Edit:gofmt -l ."},
 		}
 		for event, groups := range want {
-			list, _ := hooks.array(event)
+			list, _ := hooks.Array(event)
 			var got []string
 			for _, g := range list {
-				gm := g.(*orderedObject)
-				matcher, _ := gm.get("matcher")
-				handlers, _ := gm.array("hooks")
+				gm := g.(*jsonedit.Object)
+				matcher, _ := gm.Get("matcher")
+				handlers, _ := gm.Array("hooks")
 				var names []string
 				for _, h := range handlers {
-					hm := h.(*orderedObject)
+					hm := h.(*jsonedit.Object)
 					if isAskdHook(hm) {
 						names = append(names, "askd")
 						continue
 					}
-					c, _ := hm.get("command")
+					c, _ := hm.Get("command")
 					names = append(names, c.(string))
 				}
 				m, _ := matcher.(string)
