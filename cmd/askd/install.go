@@ -7,10 +7,8 @@ import (
 	"fmt"
 	"io"
 	"io/fs"
-	neturl "net/url"
 	"os"
 	"path/filepath"
-	"strings"
 	"time"
 
 	"github.com/askd-dev/askd"
@@ -174,24 +172,4 @@ func shortDuration(d time.Duration) string { return askd.ShortDuration(d) }
 // seconds rounds d up to whole seconds, the unit of Codex's timeouts.
 func seconds(d time.Duration) int {
 	return int((d + time.Second - 1) / time.Second)
-}
-
-// checkHookURL refuses a server URL that askd's hooks cannot carry as it
-// is: it goes into a double-quoted shell word (for Claude Code the default of
-// ${ASKD_URL:-...}) inside a JSON or TOML string, so quotes, backslashes, $,
-// backticks and } (and anything not printable ASCII) would change what runs.
-func checkHookURL(base string) error {
-	u, err := neturl.Parse(base)
-	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
-		return cli.UsageError(fmt.Sprintf("--url: %q is not an http:// or https:// URL", base))
-	}
-	for _, r := range base {
-		if r <= ' ' || r > '~' {
-			return cli.UsageError(fmt.Sprintf("--url: %q: %U cannot go into askd's hook command", base, r))
-		}
-		if strings.ContainsRune("\"'\\$`}", r) {
-			return cli.UsageError(fmt.Sprintf("--url: %q: %c cannot go into askd's hook command", base, r))
-		}
-	}
-	return nil
 }

@@ -8,6 +8,7 @@ import (
 
 	"github.com/askd-dev/askd/internal/app"
 	"github.com/askd-dev/askd/internal/cli"
+	"github.com/askd-dev/askd/internal/hookcmd"
 	"github.com/askd-dev/askd/internal/jsonedit"
 )
 
@@ -46,7 +47,7 @@ func installClaude(e *cli.Env, args []string) error {
 		return cli.UsageError(fmt.Sprintf("--elicitation-timeout: %s, must be above 0 (the server's own timeout for form asks)", *elicitTimeout))
 	}
 	base := strings.TrimRight(*url, "/")
-	if err := checkHookURL(base); err != nil {
+	if err := hookcmd.CheckURL(base); err != nil {
 		return err
 	}
 	var mcpFile, claudeDir string
@@ -110,7 +111,7 @@ func installClaude(e *cli.Env, args []string) error {
 		return err
 	}
 	report(e, skill, changed)
-	askdOnPath(e)
+	hookcmd.WarnIfNotOnPath(e)
 	fmt.Fprintln(e.Stdout, "\nClaude Code reads the token and session from the environment, never from these files:")
 	fmt.Fprintln(e.Stdout, "  export ASKD_TOKEN=<agent token>   # askd token create --agent NAME")
 	fmt.Fprintln(e.Stdout, "  export ASKD_SESSION=<run name>    # the same for MCP and hooks, so the Stop hook hands answers back")
@@ -156,8 +157,8 @@ func claudeMCPEntry(base string) *jsonedit.Object {
 const claudeHookTimeout = 600
 
 // askdHook is one of askd's Claude Code hooks: a command hook running askd
-// hook (hookCommand), timeout in seconds; wait is a Stop hook's wait, "" for
-// none.
+// hook (hookcmd.CommandLine), timeout in seconds; wait is a Stop hook's
+// wait, "" for none.
 //
 // Not an http hook, so that the hooks follow ASKD_URL as .mcp.json's entry
 // does. Claude Code (read in 2.1.332's bundle) posts an http hook to its url
@@ -176,7 +177,7 @@ const claudeHookTimeout = 600
 func askdHook(base, wait string, timeout int, status string) *jsonedit.Object {
 	return jsonedit.NewObject().
 		Set("type", "command").
-		Set("command", hookCommand(base, wait)).
+		Set("command", hookcmd.CommandLine(base, wait)).
 		Set("timeout", timeout).
 		Set("onFailure", "continue").
 		Set("statusMessage", status)
@@ -254,7 +255,7 @@ func mergeHooks(root *jsonedit.Object, base string, stopWait time.Duration, perm
 			// (docs/security.md). The others go on to the terminal and
 			// the channel relays them.
 			h := askdHook(base, "", o.timeout, "askd: waiting for the approvals a policy asks for")
-			h.Set("command", hookCommandArgs(base, "--only-policies"))
+			h.Set("command", hookcmd.CommandLineArgs(base, "--only-policies"))
 			hooks.Set(o.event, withAskdGroup(groups, jsonedit.NewObject().Set("matcher", o.matcher).Set("hooks", []any{h})))
 			continue
 		}
@@ -322,7 +323,7 @@ func isAskdHook(h *jsonedit.Object) bool {
 		target, _ = h.Get("url")
 	}
 	s, _ := target.(string)
-	return isAskdHookCommand(s)
+	return hookcmd.IsAskd(s)
 }
 
 // skillText is the agent skill installed beside the hooks: when to use which

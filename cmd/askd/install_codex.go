@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/askd-dev/askd/internal/cli"
+	"github.com/askd-dev/askd/internal/hookcmd"
 	"github.com/askd-dev/askd/internal/httpapi"
 )
 
@@ -34,7 +35,7 @@ func installCodex(e *cli.Env, args []string) error {
 		return cli.UsageError(fmt.Sprintf("install codex: unexpected argument %q", fs.Arg(0)))
 	}
 	base := strings.TrimRight(*url, "/")
-	if err := checkHookURL(base); err != nil {
+	if err := hookcmd.CheckURL(base); err != nil {
 		return err
 	}
 	longest := max(*question, *approval)
@@ -72,7 +73,7 @@ func installCodex(e *cli.Env, args []string) error {
 		fmt.Fprintf(e.Stdout, "backup    %s\n", backup)
 	}
 	report(e, path, changed)
-	askdOnPath(e)
+	hookcmd.WarnIfNotOnPath(e)
 	fmt.Fprintln(e.Stdout, "\nCodex reads the token and session from the environment, never from this file:")
 	fmt.Fprintln(e.Stdout, "  export ASKD_TOKEN=<agent token>   # askd token create --agent NAME")
 	fmt.Fprintln(e.Stdout, "  export ASKD_SESSION=<run name>    # the same for MCP and the Stop hook, so it hands answers back")
@@ -169,8 +170,9 @@ const codexSlack = time.Minute
 // takes the same tables as hooks.json). Codex runs the command through a
 // shell with the hook input on stdin and reads {"decision":"block","reason"}
 // from stdout, as Claude Code does. Codex has no http hook type; the command
-// is askd hook (hookCommand), which keeps the token out of every process's
-// arguments, as a TOML basic string (the command holds single quotes).
+// is askd hook (hookcmd.CommandLine), which keeps the token out of every
+// process's arguments, as a TOML basic string (the command holds single
+// quotes).
 func codexBlock(base string, longest, wait time.Duration) string {
 	stopWait := ""
 	waitNote := `answers at once (--stop-wait 0): an answer given later is told at
@@ -217,5 +219,5 @@ type = "command"
 command = %[6]q
 timeout = %[4]d
 statusMessage = "askd: checking for answers"
-`, shortDuration(longest), seconds(longest+codexSlack), waitNote, seconds(wait+codexSlack), base, hookCommand(base, stopWait))
+`, shortDuration(longest), seconds(longest+codexSlack), waitNote, seconds(wait+codexSlack), base, hookcmd.CommandLine(base, stopWait))
 }

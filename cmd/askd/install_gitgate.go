@@ -45,7 +45,7 @@ func installGitGate(e *cli.Env, args []string) error {
 	fs := cli.Flags(e, "install git-gate", gitGateSynopsis)
 	var refs gate.RefPatterns
 	fs.Var(&refs, "ref", "a protected ref `PATTERN`, in git's refspec glob syntax: refs/heads/main, refs/tags/*, refs/heads/release/*\n(repeat; none: every ref is protected)")
-	url := fs.String("url", defaultBase, "the `URL` of the askd server the hook asks, written beside it (ASKD_URL where git runs the hook wins)")
+	url := fs.String("url", cli.DefaultURL, "the `URL` of the askd server the hook asks, written beside it (ASKD_URL where git runs the hook wins)")
 	token := fs.String("token", "", "the agent token the hook asks with, written beside it in a file only its owner may read\n(better from ASKD_TOKEN than a flag, which ps shows; ASKD_TOKEN where git runs the hook wins)")
 	e.SetEnvName("ref", "")
 	if err := cli.Parse(e, fs, args); err != nil {

@@ -7,6 +7,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/askd-dev/askd/internal/hookcmd"
 	"github.com/askd-dev/askd/internal/tomledit"
 )
 
@@ -197,7 +198,7 @@ func firstLine(s string) string {
 func isAskdCodexHook(kvs []tomledit.Item) bool {
 	for _, kv := range kvs {
 		if kv.Kind == tomledit.KeyValue && slices.Equal(kv.Path, append(slices.Clone(stopHookPath), "command")) {
-			return isAskdHookCommand(kv.Value)
+			return hookcmd.IsAskd(kv.Value)
 		}
 	}
 	return false
@@ -243,7 +244,7 @@ func stopGroups(doc map[string]any) []any {
 func isAskdHandler(h any) bool {
 	m, _ := h.(map[string]any)
 	command, _ := m["command"].(string)
-	return isAskdHookCommand(command)
+	return hookcmd.IsAskd(command)
 }
 
 func countAskdStopHooks(doc map[string]any) int {

@@ -16,6 +16,7 @@ import (
 
 	"github.com/askd-dev/askd/internal/cli"
 	"github.com/askd-dev/askd/internal/gate"
+	"github.com/askd-dev/askd/internal/hookcmd"
 )
 
 func main() {
@@ -64,7 +65,7 @@ func init() {
 		"version":     {Summary: "print the version", Run: cmdVersion},
 		"mcp":         {Summary: "serve MCP on stdin/stdout, bridged to a running askd (agent token)", Run: cmdMCP},
 		"session":     {Summary: "set how a session's agent is told of answers: session set-channel (agent token)", Run: cmdSession},
-		"hook":        {Summary: "the Claude Code and Codex hook askd install writes: hook input on stdin to askd, its reply on stdout (agent token)", Run: cmdHook},
+		"hook":        {Summary: "the Claude Code and Codex hook askd install writes: hook input on stdin to askd, its reply on stdout (agent token)", Run: hookcmd.Command},
 		"gate":        {Summary: "run a command once a person approved it (gate run), or refuse git pushes until then (gate git) (agent token)", Run: gate.Command},
 		"install":     {Summary: "wire askd into Claude Code (install claude) or Codex (install codex: edits its config.toml), or a git repository (install git-gate)", Run: cmdInstall},
 	}

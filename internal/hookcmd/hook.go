@@ -1,4 +1,7 @@
-package main
+// Package hookcmd is askd hook, the command hook askd install writes for
+// Claude Code and Codex (Command), and the hook command line the installers
+// write, which runs it (CommandLine, IsAskd).
+package hookcmd
 
 import (
 	"context"
@@ -7,6 +10,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	neturl "net/url"
 	"os/exec"
 	"strings"
 
@@ -16,12 +20,13 @@ import (
 
 const hookSynopsis = "[--default-url URL] [--wait D] [--only-policies]"
 
-// cmdHook is the command hook askd install writes for Claude Code and Codex:
-// it posts the hook input on stdin to askd's /hooks/claude and prints askd's
-// hook output on stdout. Its token and session come only from the
-// environment (ASKD_TOKEN, ASKD_SESSION), never from its arguments, which
-// other users of the machine can read (ps); its server is ASKD_URL, else
-// --default-url, so the hooks follow ASKD_URL as .mcp.json's entry does.
+// Command is askd hook, the command hook askd install writes for Claude Code
+// and Codex: it posts the hook input on stdin to askd's /hooks/claude and
+// prints askd's hook output on stdout. Its token and session come only from
+// the environment (ASKD_TOKEN, ASKD_SESSION), never from its arguments,
+// which other users of the machine can read (ps); its server is ASKD_URL,
+// else --default-url, so the hooks follow ASKD_URL as .mcp.json's entry
+// does.
 //
 // No shell syntax beyond a plain command line and no curl: Claude Code runs
 // command hooks with /bin/sh -c, which is dash on Debian and Ubuntu.
@@ -31,7 +36,7 @@ const hookSynopsis = "[--default-url URL] [--wait D] [--only-policies]"
 // run goes on as without the hook). Never status 2, which both read as a
 // blocking decision whose reason is stderr; so even a mistake in the command
 // line, status 2 elsewhere in askd, is 1 here.
-func cmdHook(ctx context.Context, e *cli.Env, args []string) error {
+func Command(ctx context.Context, e *cli.Env, args []string) error {
 	err := runHook(ctx, e, args)
 	if err == nil || errors.Is(err, flag.ErrHelp) {
 		return err
@@ -52,7 +57,7 @@ func runHook(ctx context.Context, e *cli.Env, args []string) error {
 		fmt.Fprintln(w, "\nFlags:")
 		cli.PrintDefaults(e, fs)
 	}
-	defaultURL := fs.String("default-url", "http://127.0.0.1:7777", "the askd server when ASKD_URL is unset")
+	defaultURL := fs.String("default-url", cli.DefaultURL, "the askd server when ASKD_URL is unset")
 	e.SetEnvName("default-url", "")
 	wait := fs.Duration("wait", 0, "for a Stop hook: wait this long for the session's pending asks to be answered (0: answer at once)")
 	e.SetEnvName("wait", "")
@@ -99,7 +104,8 @@ func runHook(ctx context.Context, e *cli.Env, args []string) error {
 }
 
 // hookError is a failed hook: exit status 1, whatever the cause. It does
-// not unwrap, so that exitCode never finds a cli.UsageError (status 2) in it.
+// not unwrap, so that cli.ExitCode never finds a cli.UsageError (status 2)
+// in it.
 type hookError struct{ err error }
 
 func (h hookError) Error() string {
@@ -109,23 +115,25 @@ func (h hookError) Error() string {
 	return h.err.Error()
 }
 
-// hookCommand is the command line askd install writes for a hook: askd on
-// PATH runs askd hook; without it, one line on stderr says what to do, and
-// status 1 lets the agent go on without the hook. Plain POSIX sh (dash runs
-// Claude Code's hooks on Debian and Ubuntu): command -v, a brace group, exit.
-func hookCommand(base string, wait string) string {
+// CommandLine is the command line askd install writes for a hook, with
+// server base (checked by CheckURL) and wait, a Stop hook's --wait ("" for
+// none): askd on PATH runs askd hook; without it, one line on stderr says
+// what to do, and status 1 lets the agent go on without the hook. Plain
+// POSIX sh (dash runs Claude Code's hooks on Debian and Ubuntu): command -v,
+// a brace group, exit.
+func CommandLine(base string, wait string) string {
 	if wait != "" {
-		return hookCommandArgs(base, "--wait", wait)
+		return CommandLineArgs(base, "--wait", wait)
 	}
-	return hookCommandArgs(base)
+	return CommandLineArgs(base)
 }
 
-// hookCommandArgs is hookCommand with askd hook's flags args (words with
+// CommandLineArgs is CommandLine with askd hook's flags args (words with
 // nothing the shell would read).
-func hookCommandArgs(base string, args ...string) string {
+func CommandLineArgs(base string, args ...string) string {
 	cmd := "askd hook"
-	if base != defaultBase {
-		cmd += " --default-url '" + base + "'" // checkHookURL: no quote in it
+	if base != cli.DefaultURL {
+		cmd += " --default-url '" + base + "'" // CheckURL: no quote in it
 	}
 	for _, a := range args {
 		cmd += " " + a
@@ -133,26 +141,44 @@ func hookCommandArgs(base string, args ...string) string {
 	return `command -v askd >/dev/null 2>&1 || { echo "` + missingAskd + `" >&2; exit 1; }; exec ` + cmd
 }
 
-// defaultBase is the server the installers write when given no --url.
-const defaultBase = "http://127.0.0.1:7777"
-
 // missingAskd is what a hook says when askd is not on PATH where the agent
 // runs. No characters the shell would expand inside double quotes.
 const missingAskd = "askd hook: askd is not on PATH, so this hook did nothing; put askd on PATH (make install in askd's source says how) and start the agent again"
 
-// isAskdHookCommand reports whether a hook command is one askd install
-// wrote: askd hook, or the curl lines of earlier installs.
-func isAskdHookCommand(s string) bool {
+// IsAskd reports whether a hook's command is one askd install wrote: askd
+// hook, or the curl lines of earlier installs.
+func IsAskd(s string) bool {
 	return strings.Contains(s, "askd hook") || strings.Contains(s, "/hooks/claude")
 }
 
-// askdOnPath warns, when askd is not on this machine's PATH, that the hooks
-// just written run it.
-func askdOnPath(e *cli.Env) {
+// WarnIfNotOnPath warns on stdout, when askd is not on this machine's PATH,
+// that the hooks just written run it.
+func WarnIfNotOnPath(e *cli.Env) {
 	if _, err := exec.LookPath("askd"); err == nil {
 		return
 	}
 	fmt.Fprintln(e.Stdout, "\nNote: askd is not on PATH here, and the hooks run `askd hook`. Put askd on the PATH the agent")
 	fmt.Fprintln(e.Stdout, "runs with (make install in the askd source prints the line to add); until then each hook")
 	fmt.Fprintln(e.Stdout, "says so on stderr and the agent goes on without it.")
+}
+
+// CheckURL refuses, as a cli.UsageError naming --url, a server URL that
+// askd's hooks cannot carry as it is: it goes into a double-quoted shell
+// word (for Claude Code the default of ${ASKD_URL:-...}) inside a JSON or
+// TOML string, so quotes, backslashes, $, backticks and } (and anything not
+// printable ASCII) would change what runs.
+func CheckURL(base string) error {
+	u, err := neturl.Parse(base)
+	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+		return cli.UsageError(fmt.Sprintf("--url: %q is not an http:// or https:// URL", base))
+	}
+	for _, r := range base {
+		if r <= ' ' || r > '~' {
+			return cli.UsageError(fmt.Sprintf("--url: %q: %U cannot go into askd's hook command", base, r))
+		}
+		if strings.ContainsRune("\"'\\$`}", r) {
+			return cli.UsageError(fmt.Sprintf("--url: %q: %c cannot go into askd's hook command", base, r))
+		}
+	}
+	return nil
 }
