@@ -146,7 +146,7 @@ func printTeams(w io.Writer, teams []*askd.Team) {
 		}
 		escalation := "-"
 		if t.EscalateAfter > 0 {
-			escalation = fmt.Sprintf("after %s to %s", shortDuration(t.EscalateAfter), cli.Term(t.EscalateTo))
+			escalation = fmt.Sprintf("after %s to %s", askd.ShortDuration(t.EscalateAfter), cli.Term(t.EscalateTo))
 		}
 		fmt.Fprintf(tw, "%s\t%s\t%s\n", cli.Term(t.Name), orDash(strings.Join(members, ",")), escalation)
 	}

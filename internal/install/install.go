@@ -1,4 +1,10 @@
-package main
+// Package install is askd install: it wires askd into an agent's config
+// files (install claude: Claude Code's JSON settings, edited with jsonedit;
+// install codex: Codex's config.toml, edited with tomledit) and into a git
+// server (install git-gate: a bare repository's pre-receive hook, which runs
+// askd gate git). The hooks it writes for the agents run askd hook
+// (hookcmd.CommandLine).
+package install
 
 import (
 	"bytes"
@@ -11,16 +17,16 @@ import (
 	"path/filepath"
 	"time"
 
-	"github.com/askd-dev/askd"
 	"github.com/askd-dev/askd/internal/cli"
 	"github.com/askd-dev/askd/internal/jsonedit"
 )
 
-// cmdInstall wires askd into an agent: `askd install claude` writes Claude
-// Code's config files, `askd install codex` edits Codex's config.toml; or
-// into a git server: `askd install git-gate` writes a bare repository's
-// pre-receive hook.
-func cmdInstall(ctx context.Context, e *cli.Env, args []string) error {
+// Command is askd install. It wires askd into an agent: `askd install
+// claude` writes Claude Code's config files, `askd install codex` edits
+// Codex's config.toml; or into a git server: `askd install git-gate` writes
+// a bare repository's pre-receive hook. It returns an error carrying the
+// exit status (cli.ExitCode).
+func Command(ctx context.Context, e *cli.Env, args []string) error {
 	if len(args) == 0 {
 		return cli.UsageError("install: say what to wire askd into, claude, codex or git-gate (askd install -h lists them)")
 	}
@@ -165,9 +171,6 @@ func replaceFile(path string, data []byte, mode os.FileMode) error {
 	}
 	return err
 }
-
-// shortDuration is d as askd's flags take it: 5m, not 5m0s.
-func shortDuration(d time.Duration) string { return askd.ShortDuration(d) }
 
 // seconds rounds d up to whole seconds, the unit of Codex's timeouts.
 func seconds(d time.Duration) int {

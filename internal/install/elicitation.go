@@ -1,9 +1,10 @@
-package main
+package install
 
 import (
 	"fmt"
 	"time"
 
+	"github.com/askd-dev/askd"
 	"github.com/askd-dev/askd/internal/jsonedit"
 )
 
@@ -100,5 +101,5 @@ func elicitationNote(timeout time.Duration) string {
   --question-timeout) must be at most %s, or Claude Code gives up first and the ask is
   withdrawn; give a longer one here as --elicitation-timeout.
   An MCP server may stop waiting sooner on its own (the TypeScript SDK's default is 60s).`,
-		hook, shortDuration(time.Duration(hook)*time.Second-time.Minute))
+		hook, askd.ShortDuration(time.Duration(hook)*time.Second-time.Minute))
 }

@@ -1,4 +1,4 @@
-package main
+package install
 
 import (
 	"bytes"
@@ -27,6 +27,19 @@ import (
 
 var update = flag.Bool("update", false, "rewrite golden files")
 
+func TestMain(m *testing.M) {
+	code := m.Run()
+	testserver.RemoveBinary()
+	os.Exit(code)
+}
+
+// askdInstall runs askd install with args, as askd's main does: no input,
+// the test's environment.
+func askdInstall(args []string, stdout, stderr io.Writer) error {
+	e := &cli.Env{Stdin: strings.NewReader(""), Stdout: stdout, Stderr: stderr, Getenv: os.Getenv}
+	return Command(context.Background(), e, args)
+}
+
 // TestInstallClaude runs `askd install claude` twice in a project that
 // already has the user's own MCP server and hooks, keys not sorted: both
 // stay, in their order, askd's entries are added once, and the second run
@@ -54,7 +67,7 @@ func TestInstallClaude(t *testing.T) {
 }`)
 	for i := range 2 {
 		var out, errb bytes.Buffer
-		err := run(context.Background(), []string{"install", "claude", "--dir", dir, "--url", "http://127.0.0.1:7777"}, strings.NewReader(""), &out, &errb)
+		err := askdInstall([]string{"claude", "--dir", dir, "--url", "http://127.0.0.1:7777"}, &out, &errb)
 		if err != nil {
 			t.Fatalf("run %d: %v\n%s", i+1, err, errb.String())
 		}
@@ -70,7 +83,7 @@ func TestInstallClaude(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			golden(t, filepath.Join("testdata", "install", f.golden), got)
+			golden(t, filepath.Join("testdata", f.golden), got)
 		}
 	}
 	settings, _ := os.ReadFile(filepath.Join(dir, ".claude/settings.json"))
@@ -99,7 +112,7 @@ func TestInstallClaudeStopWait(t *testing.T) {
 		t.Run(c.name, func(t *testing.T) {
 			dir := t.TempDir()
 			var out bytes.Buffer
-			if err := run(context.Background(), []string{"install", "claude", "--dir", dir, "--stop-wait", c.wait}, strings.NewReader(""), &out, &out); err != nil {
+			if err := askdInstall([]string{"claude", "--dir", dir, "--stop-wait", c.wait}, &out, &out); err != nil {
 				t.Fatalf("%v\n%s", err, out.String())
 			}
 			for event, h := range claudeHooks(t, dir) {
@@ -204,7 +217,7 @@ func TestInstalledHooksRunUnderPOSIXShells(t *testing.T) {
 
 	dir := t.TempDir()
 	var out bytes.Buffer
-	if err := run(context.Background(), []string{"install", "claude", "--dir", dir, "--url", installed.URL, "--stop-wait", "10m", "--elicitation"}, strings.NewReader(""), &out, &out); err != nil {
+	if err := askdInstall([]string{"claude", "--dir", dir, "--url", installed.URL, "--stop-wait", "10m", "--elicitation"}, &out, &out); err != nil {
 		t.Fatalf("%v\n%s", err, out.String())
 	}
 	commands := map[string]string{}
@@ -212,7 +225,7 @@ func TestInstalledHooksRunUnderPOSIXShells(t *testing.T) {
 		commands["claude "+event] = h.Command
 	}
 	out.Reset()
-	if err := run(context.Background(), []string{"install", "codex", "--print", "--url", installed.URL, "--stop-wait", "10m"}, strings.NewReader(""), &out, &out); err != nil {
+	if err := askdInstall([]string{"codex", "--print", "--url", installed.URL, "--stop-wait", "10m"}, &out, &out); err != nil {
 		t.Fatalf("%v\n%s", err, out.String())
 	}
 	commands["codex Stop"] = flattenTOML(t, out.String())["hooks.Stop#0.hooks#0.command"]
@@ -278,7 +291,7 @@ func TestInstallClaudeUserScope(t *testing.T) {
 	home := t.TempDir()
 	t.Setenv("HOME", home)
 	var out bytes.Buffer
-	if err := run(context.Background(), []string{"install", "claude", "--scope", "user"}, strings.NewReader(""), &out, &out); err != nil {
+	if err := askdInstall([]string{"claude", "--scope", "user"}, &out, &out); err != nil {
 		t.Fatalf("%v\n%s", err, out.String())
 	}
 	for _, f := range []string{".claude.json", ".claude/settings.json", ".claude/skills/askd/SKILL.md"} {
@@ -290,10 +303,10 @@ func TestInstallClaudeUserScope(t *testing.T) {
 
 func TestInstallCodex(t *testing.T) {
 	var out bytes.Buffer
-	if err := run(context.Background(), []string{"install", "codex", "--print", "--url", "http://askd.internal:7777/", "--question-timeout", "10m"}, strings.NewReader(""), &out, &out); err != nil {
+	if err := askdInstall([]string{"codex", "--print", "--url", "http://askd.internal:7777/", "--question-timeout", "10m"}, &out, &out); err != nil {
 		t.Fatal(err)
 	}
-	golden(t, filepath.Join("testdata", "install", "codex.toml"), out.Bytes())
+	golden(t, filepath.Join("testdata", "codex.toml"), out.Bytes())
 }
 
 // TestInstallCodexBlock checks what `askd install codex --print` prints, per flag:
@@ -324,7 +337,7 @@ func TestInstallCodexBlock(t *testing.T) {
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
 			var out, errb bytes.Buffer
-			if err := run(context.Background(), append([]string{"install", "codex", "--print"}, c.args...), strings.NewReader(""), &out, &errb); err != nil {
+			if err := askdInstall(append([]string{"codex", "--print"}, c.args...), &out, &errb); err != nil {
 				t.Fatalf("%v\n%s", err, errb.String())
 			}
 			got := flattenTOML(t, out.String())
@@ -387,7 +400,7 @@ func TestInstallCodexRefuses(t *testing.T) {
 		t.Run(c.name, func(t *testing.T) {
 			config := filepath.Join(t.TempDir(), "config.toml")
 			var out bytes.Buffer
-			err := run(context.Background(), append([]string{"install", "codex", "--config", config}, c.args...), strings.NewReader(""), &out, &out)
+			err := askdInstall(append([]string{"codex", "--config", config}, c.args...), &out, &out)
 			var u cli.UsageError
 			if !errors.As(err, &u) || !strings.Contains(err.Error(), c.want) {
 				t.Fatalf("err = %v, want a usage error naming %q", err, c.want)
@@ -485,7 +498,7 @@ func TestInstallHelp(t *testing.T) {
 		t.Run(c.name, func(t *testing.T) {
 			t.Setenv("CODEX_HOME", t.TempDir())
 			var out, errb bytes.Buffer
-			err := run(context.Background(), append([]string{"install"}, c.args...), strings.NewReader(""), &out, &errb)
+			err := askdInstall(c.args, &out, &errb)
 			if status := cli.ExitCode(err); status != c.status {
 				t.Errorf("exit status %d (%v), want %d", status, err, c.status)
 			}
@@ -516,7 +529,7 @@ func TestInstallClaudeChannel(t *testing.T) {
 	install := func(args ...string) string {
 		t.Helper()
 		var out, errb bytes.Buffer
-		if err := run(context.Background(), append([]string{"install", "claude", "--dir", dir, "--url", "http://127.0.0.1:7777"}, args...), strings.NewReader(""), &out, &errb); err != nil {
+		if err := askdInstall(append([]string{"claude", "--dir", dir, "--url", "http://127.0.0.1:7777"}, args...), &out, &errb); err != nil {
 			t.Fatalf("install %v: %v\n%s", args, err, errb.String())
 		}
 		return out.String()

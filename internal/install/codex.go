@@ -1,4 +1,4 @@
-package main
+package install
 
 import (
 	"bytes"
@@ -11,6 +11,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/askd-dev/askd"
 	"github.com/askd-dev/askd/internal/cli"
 	"github.com/askd-dev/askd/internal/hookcmd"
 	"github.com/askd-dev/askd/internal/httpapi"
@@ -46,7 +47,7 @@ func installCodex(e *cli.Env, args []string) error {
 		}
 	})
 	if wait < 0 || wait > httpapi.MaxWait {
-		return cli.UsageError(fmt.Sprintf("--stop-wait: %s, must be 0 to %s", shortDuration(wait), shortDuration(httpapi.MaxWait)))
+		return cli.UsageError(fmt.Sprintf("--stop-wait: %s, must be 0 to %s", askd.ShortDuration(wait), askd.ShortDuration(httpapi.MaxWait)))
 	}
 	block := codexBlock(base, longest, wait)
 	if *printOnly {
@@ -178,10 +179,10 @@ func codexBlock(base string, longest, wait time.Duration) string {
 	waitNote := `answers at once (--stop-wait 0): an answer given later is told at
 #   the end of a later turn, or when the model calls check_ask.`
 	if wait > 0 {
-		stopWait = shortDuration(wait)
+		stopWait = askd.ShortDuration(wait)
 		waitNote = fmt.Sprintf(`waits up to %s (?wait=) while this session has asks pending,
 #   so the person's answer becomes Codex's next instruction; with nothing
-#   pending it answers at once.`, shortDuration(wait))
+#   pending it answers at once.`, askd.ShortDuration(wait))
 	}
 	return fmt.Sprintf(codexBlockStart+`. askd install codex replaces these tables, and the comments
 # right above them, each time it runs. They hold no secret: export ASKD_TOKEN
@@ -219,5 +220,5 @@ type = "command"
 command = %[6]q
 timeout = %[4]d
 statusMessage = "askd: checking for answers"
-`, shortDuration(longest), seconds(longest+codexSlack), waitNote, seconds(wait+codexSlack), base, hookcmd.CommandLine(base, stopWait))
+`, askd.ShortDuration(longest), seconds(longest+codexSlack), waitNote, seconds(wait+codexSlack), base, hookcmd.CommandLine(base, stopWait))
 }

@@ -1,8 +1,7 @@
-package main
+package install
 
 import (
 	"bytes"
-	"context"
 	"errors"
 	"io/fs"
 	"os"
@@ -44,7 +43,7 @@ model = "gpt-5-mini"   # cheaper
 func codex(t *testing.T, args ...string) (string, error) {
 	t.Helper()
 	var out bytes.Buffer
-	err := run(context.Background(), append([]string{"install", "codex"}, args...), strings.NewReader(""), &out, &out)
+	err := askdInstall(append([]string{"codex"}, args...), &out, &out)
 	return out.String(), err
 }
 
@@ -90,7 +89,7 @@ func backups(t *testing.T, config string) []string {
 // its block appended), the first run leaves a backup of the file as it was,
 // and the second run says unchanged and writes nothing.
 func TestInstallCodexEditsConfig(t *testing.T) {
-	legacy, err := os.ReadFile(filepath.Join("testdata", "install", "codex-legacy.toml"))
+	legacy, err := os.ReadFile(filepath.Join("testdata", "codex-legacy.toml"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -275,7 +274,7 @@ func TestInstallCodexPrint(t *testing.T) {
 // entries in a form askd does not rewrite, is refused naming the file and
 // the line, and left byte for byte as it was, with no backup.
 func TestInstallCodexRefusesConfig(t *testing.T) {
-	legacy, err := os.ReadFile(filepath.Join("testdata", "install", "codex-legacy.toml"))
+	legacy, err := os.ReadFile(filepath.Join("testdata", "codex-legacy.toml"))
 	if err != nil {
 		t.Fatal(err)
 	}

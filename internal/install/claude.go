@@ -1,4 +1,4 @@
-package main
+package install
 
 import (
 	"fmt"
@@ -6,6 +6,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/askd-dev/askd"
 	"github.com/askd-dev/askd/internal/app"
 	"github.com/askd-dev/askd/internal/cli"
 	"github.com/askd-dev/askd/internal/hookcmd"
@@ -231,7 +232,7 @@ func mergeHooks(root *jsonedit.Object, base string, stopWait time.Duration, perm
 	// next Stop): its timeout is at least a minute past the wait.
 	stopTimeout := claudeHookTimeout
 	if stopWait > 0 {
-		stopQuery = shortDuration(stopWait)
+		stopQuery = askd.ShortDuration(stopWait)
 		stopTimeout = max(stopTimeout, seconds(stopWait+time.Minute))
 	}
 	ours := []struct {

@@ -1,8 +1,7 @@
-package main
+package install
 
 import (
 	"bytes"
-	"context"
 	"encoding/json"
 	"errors"
 	"os"
@@ -52,7 +51,7 @@ func TestInstallClaudeKeepsTheUsersSettings(t *testing.T) {
 	var first []byte
 	for i := range 2 {
 		var out, errb bytes.Buffer
-		if err := run(context.Background(), []string{"install", "claude", "--dir", dir}, strings.NewReader(""), &out, &errb); err != nil {
+		if err := askdInstall([]string{"claude", "--dir", dir}, &out, &errb); err != nil {
 			t.Fatalf("run %d: %v\n%s", i+1, err, errb.String())
 		}
 		data, err := os.ReadFile(settings)
@@ -137,7 +136,7 @@ func TestInstallClaudeRefuses(t *testing.T) {
 				t.Fatal(err)
 			}
 			var out bytes.Buffer
-			err := run(context.Background(), []string{"install", "claude", "--dir", dir}, strings.NewReader(""), &out, &out)
+			err := askdInstall([]string{"claude", "--dir", dir}, &out, &out)
 			if err == nil || !strings.Contains(err.Error(), c.want) || !strings.Contains(err.Error(), settings) {
 				t.Fatalf("err = %v, want one naming %s and %q", err, settings, c.want)
 			}
@@ -155,7 +154,7 @@ func TestInstallClaudeRefusesURL(t *testing.T) {
 	for _, u := range []string{"http://askd.example/}", "http://askd.example/$HOME", `http://askd".example`, "http://askd.example/a b", "ftp://askd.example"} {
 		dir := t.TempDir()
 		var out bytes.Buffer
-		err := run(context.Background(), []string{"install", "claude", "--dir", dir, "--url", u}, strings.NewReader(""), &out, &out)
+		err := askdInstall([]string{"claude", "--dir", dir, "--url", u}, &out, &out)
 		var usage cli.UsageError
 		if !errors.As(err, &usage) || !strings.Contains(err.Error(), "--url") {
 			t.Errorf("--url %s: err = %v, want a usage error naming --url", u, err)
@@ -182,7 +181,7 @@ func TestInstallClaudeKeepsModeAndSymlink(t *testing.T) {
 		t.Skip(err)
 	}
 	var out bytes.Buffer
-	if err := run(context.Background(), []string{"install", "claude", "--dir", dir}, strings.NewReader(""), &out, &out); err != nil {
+	if err := askdInstall([]string{"claude", "--dir", dir}, &out, &out); err != nil {
 		t.Fatalf("%v\n%s", err, out.String())
 	}
 	if info, err := os.Lstat(link); err != nil || info.Mode()&os.ModeSymlink == 0 {

@@ -1,8 +1,7 @@
-package main
+package install
 
 import (
 	"bytes"
-	"context"
 	"fmt"
 	"os"
 	"os/exec"
@@ -71,7 +70,7 @@ func TestInstallGitGateBadInput(t *testing.T) {
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
 			var out, errb bytes.Buffer
-			err := run(context.Background(), append([]string{"install", "git-gate", "--token", "askd_a_test"}, c.args...), strings.NewReader(""), &out, &errb)
+			err := askdInstall(append([]string{"git-gate", "--token", "askd_a_test"}, c.args...), &out, &errb)
 			if status := cli.ExitCode(err); status != c.status || err == nil || !strings.Contains(err.Error(), c.want) {
 				t.Errorf("exit %d, %v; want %d and an error holding %q", status, err, c.status, c.want)
 			}
@@ -117,7 +116,7 @@ func TestInstallGitGateFiles(t *testing.T) {
 	install := func(args ...string) string {
 		t.Helper()
 		var out, errb bytes.Buffer
-		if err := run(context.Background(), append([]string{"install", "git-gate"}, args...), strings.NewReader(""), &out, &errb); err != nil {
+		if err := askdInstall(append([]string{"git-gate"}, args...), &out, &errb); err != nil {
 			t.Fatalf("install %v: %v\n%s", args, err, errb.String())
 		}
 		return out.String()
@@ -162,7 +161,7 @@ func TestInstallGitGateFiles(t *testing.T) {
 	if err := os.WriteFile(hook, []byte("#!/bin/sh\nexit 0\n"), 0o755); err != nil {
 		t.Fatal(err)
 	}
-	err := run(context.Background(), []string{"install", "git-gate", bare}, strings.NewReader(""), &bytes.Buffer{}, &bytes.Buffer{})
+	err := askdInstall([]string{"git-gate", bare}, &bytes.Buffer{}, &bytes.Buffer{})
 	if err == nil || !strings.Contains(err.Error(), hook+" is not askd's, and "+filepath.Join(bare, "hooks", gateChainedName)) {
 		t.Errorf("two hooks not askd's: %v", err)
 	}

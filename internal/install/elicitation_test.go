@@ -1,8 +1,7 @@
-package main
+package install
 
 import (
 	"bytes"
-	"context"
 	"encoding/json"
 	"errors"
 	"os"
@@ -29,9 +28,9 @@ const userSettings = `{
 func installClaudeIn(t *testing.T, dir string, args ...string) (stdout, stderr string) {
 	t.Helper()
 	var out, errb bytes.Buffer
-	args = append([]string{"install", "claude", "--dir", dir}, args...)
-	if err := run(context.Background(), args, strings.NewReader(""), &out, &errb); err != nil {
-		t.Fatalf("askd %s: %v\n%s", strings.Join(args, " "), err, errb.String())
+	args = append([]string{"claude", "--dir", dir}, args...)
+	if err := askdInstall(args, &out, &errb); err != nil {
+		t.Fatalf("askd install %s: %v\n%s", strings.Join(args, " "), err, errb.String())
 	}
 	return out.String(), errb.String()
 }
@@ -68,7 +67,7 @@ func TestInstallClaudeElicitation(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		golden(t, filepath.Join("testdata", "install", "settings-elicitation.json"), got)
+		golden(t, filepath.Join("testdata", "settings-elicitation.json"), got)
 	}
 
 	for i := range 2 {
@@ -119,7 +118,7 @@ func TestInstallClaudeElicitationRemovedLeavesNoEvent(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	golden(t, filepath.Join("testdata", "install", "settings.json"), got)
+	golden(t, filepath.Join("testdata", "settings.json"), got)
 }
 
 // TestInstallClaudeElicitationTimeout: Claude Code's timeout for the
@@ -169,7 +168,7 @@ func TestInstallClaudeElicitationTimeout(t *testing.T) {
 		t.Run("refuses "+bad, func(t *testing.T) {
 			dir := t.TempDir()
 			var out bytes.Buffer
-			err := run(context.Background(), []string{"install", "claude", "--dir", dir, "--elicitation", "--elicitation-timeout", bad}, strings.NewReader(""), &out, &out)
+			err := askdInstall([]string{"claude", "--dir", dir, "--elicitation", "--elicitation-timeout", bad}, &out, &out)
 			var u cli.UsageError
 			if !errors.As(err, &u) || !strings.Contains(err.Error(), "--elicitation-timeout") {
 				t.Fatalf("err = %v, want a usage error naming --elicitation-timeout", err)
