@@ -33,7 +33,7 @@ func installClaude(e *cli.Env, args []string) error {
 	fs := cli.Flags(e, "install claude", claudeSynopsis)
 	scope := fs.String("scope", "project", "project: .mcp.json and .claude/ in --dir; user: ~/.claude.json and ~/.claude/")
 	dir := fs.String("dir", ".", "the project directory (scope project)")
-	url := fs.String("url", "http://127.0.0.1:7777", "the askd server the MCP entry and hooks fall back to when ASKD_URL is unset where Claude Code runs")
+	url := fs.String("url", cli.DefaultURL, "the askd server the MCP entry and hooks fall back to when ASKD_URL is unset where Claude Code runs")
 	stopWait := fs.Duration("stop-wait", 0, "let the Stop hook wait this long for pending asks (e.g. 10m for headless runs; 0: never wait)")
 	asChannel := fs.Bool("channel", false, "run askd's MCP server as the askd mcp bridge, Claude Code's channel: answers are pushed into the\nrunning session and permission prompts relayed to the inbox (start Claude with "+channelLaunch+")")
 	elicit := fs.Bool("elicitation", false, "add the Elicitation hook: every MCP server's questions become form asks in the inbox (claude -p\notherwise cancels them; interactive Claude Code then asks in the inbox, not its own dialog);\nwithout it, an Elicitation hook an earlier install wrote is taken out")

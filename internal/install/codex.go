@@ -25,7 +25,7 @@ func installCodex(e *cli.Env, args []string) error {
 	fs := cli.Flags(e, "install codex", codexSynopsis)
 	config := fs.String("config", "", "Codex's config file to edit (default: $CODEX_HOME/config.toml, else ~/.codex/config.toml)")
 	printOnly := fs.Bool("print", false, "print askd's block instead, writing nothing")
-	url := fs.String("url", "http://127.0.0.1:7777", "the askd server, as Codex reaches it (written into the block: Codex expands no variables there)")
+	url := fs.String("url", cli.DefaultURL, "the askd server, as Codex reaches it (written into the block: Codex expands no variables there)")
 	question := fs.Duration("question-timeout", 5*time.Minute, "the server's --question-timeout")
 	approval := fs.Duration("approval-timeout", 5*time.Minute, "the server's --approval-timeout")
 	stopWait := fs.Duration("stop-wait", 0, "how long the Stop hook waits for pending asks to be answered (default: the longer of the two timeouts; 0: never wait)")
