@@ -17,6 +17,9 @@ import (
 	"github.com/askd-dev/askd/internal/admincmd"
 	"github.com/askd-dev/askd/internal/apicmd"
 	"github.com/askd-dev/askd/internal/cli"
+	"github.com/askd-dev/askd/internal/gate"
+	"github.com/askd-dev/askd/internal/hookcmd"
+	"github.com/askd-dev/askd/internal/install"
 	"github.com/askd-dev/askd/internal/mcpstdio"
 )
 
@@ -66,9 +69,9 @@ func init() {
 		"version":     {Summary: "print the version", Run: cmdVersion},
 		"mcp":         {Summary: "serve MCP on stdin/stdout, bridged to a running askd (agent token)", Run: mcpstdio.Serve},
 		"session":     {Summary: "set how a session's agent is told of answers: session set-channel (agent token)", Run: apicmd.Session},
-		"hook":        {Summary: "the Claude Code and Codex hook askd install writes: hook input on stdin to askd, its reply on stdout (agent token)", Run: cmdHook},
-		"gate":        {Summary: "run a command once a person approved it (gate run), or refuse git pushes until then (gate git) (agent token)", Run: cmdGate},
-		"install":     {Summary: "wire askd into Claude Code (install claude) or Codex (install codex: edits its config.toml), or a git repository (install git-gate)", Run: cmdInstall},
+		"hook":        {Summary: "the Claude Code and Codex hook askd install writes: hook input on stdin to askd, its reply on stdout (agent token)", Run: hookcmd.Command},
+		"gate":        {Summary: "run a command once a person approved it (gate run), or refuse git pushes until then (gate git) (agent token)", Run: gate.Command},
+		"install":     {Summary: "wire askd into Claude Code (install claude) or Codex (install codex: edits its config.toml), or a git repository (install git-gate)", Run: install.Command},
 	}
 }
 

@@ -10,6 +10,7 @@ import (
 	"github.com/askd-dev/askd"
 	"github.com/askd-dev/askd/client"
 	"github.com/askd-dev/askd/internal/app"
+	askdgate "github.com/askd-dev/askd/internal/gate"
 	"github.com/askd-dev/askd/internal/testserver"
 )
 
@@ -172,10 +173,12 @@ func TestKeyedApprovalReplaces(t *testing.T) {
 		ctx := ctxT(t)
 		secret := srv.TokenWith(t, app.TokenSpec{Name: "git", Role: askd.RoleAgent})
 		ag := sessionOf(srv, secret, "repo")
+		// Keyed as askd gate git keys a fast-forward of ref to commit.
 		push := func(ag *client.Client, ref, commit string) *askd.Ask {
 			t.Helper()
-			in := keyedApproval("push "+ref+" "+commit, "Push to "+ref)
-			in.Replaces = "push " + ref + " "
+			const repo, old = "/srv/git/shop.git", "0123456789abcdef0123456789abcdef01234567"
+			in := keyedApproval(askdgate.GitKey(repo, "refs/heads/"+ref, askdgate.UpdateFastForward, old, strings.Repeat(commit, 20)), "Push to "+ref)
+			in.Replaces = askdgate.GitKeyPrefix(repo, "refs/heads/"+ref, len(old))
 			a, err := ag.Create(ctx, in, 0)
 			if err != nil {
 				t.Fatal(err)

@@ -1,9 +1,0 @@
-//go:build !unix
-
-package main
-
-import "os"
-
-// reachedCommand: without Unix process groups, every signal askd gate run
-// gets is passed on to its command.
-func reachedCommand(os.Signal) bool { return false }
