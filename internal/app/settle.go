@@ -134,7 +134,7 @@ func (s *Service) Answer(ctx context.Context, c askd.Caller, id int64, ans *askd
 			return "", "", err
 		}
 		ans.Payload = compactJSON(ans.Payload)
-		return s.decide(a, c.Name, ans)
+		return s.countAnswer(a, c.Name, ans)
 	})
 }
 
