@@ -14,6 +14,8 @@ import (
 	"time"
 	"unicode"
 	"unicode/utf8"
+
+	"github.com/askd-dev/askd/strictjson"
 )
 
 // A form ask's schema is MCP's restricted elicitation schema (SPEC §9): an
@@ -149,7 +151,7 @@ func (c *schemaCache) put(raw json.RawMessage, s *FormSchema) {
 // that has more fields (AskInput.Validate).
 func parseFormSchema(raw json.RawMessage) (*FormSchema, problems) {
 	var p problems
-	top, order, err := objectOf(raw)
+	top, order, err := strictjson.Object(raw)
 	if err != nil {
 		p.add("schema", "%s", err)
 		return nil, p
@@ -162,7 +164,7 @@ func parseFormSchema(raw json.RawMessage) (*FormSchema, problems) {
 	if t, ok := top["type"]; !ok || string(bytes.TrimSpace(t)) != `"object"` {
 		p.add("schema.type", `must be "object"`)
 	}
-	props, names, err := membersOf(top["properties"])
+	props, names, err := strictjson.Members(top["properties"])
 	switch {
 	case top["properties"] == nil:
 		p.add("schema.properties", "required, an object of the form's fields")
@@ -205,7 +207,7 @@ func parseField(name string, raw json.RawMessage) (FormField, problems) {
 	var p problems
 	at := "schema.properties." + name
 	f := FormField{Name: name}
-	m, keys, err := membersOf(raw)
+	m, keys, err := strictjson.Members(raw)
 	if err != nil {
 		p.add(at, "%s", err)
 		return f, p
@@ -293,7 +295,7 @@ func parseField(name string, raw json.RawMessage) (FormField, problems) {
 		only("boolean", "minLength", "maxLength", "format", "pattern", "minimum", "maximum", "enum", "enumNames", "oneOf", "items", "minItems", "maxItems")
 	case typ == "array":
 		f.Type = FieldMulti
-		items, _, err := membersOf(m["items"])
+		items, _, err := strictjson.Members(m["items"])
 		if m["items"] == nil || err != nil {
 			p.add(at+".items", "required on a multi-select field: an object with enum or anyOf")
 		} else {
@@ -650,96 +652,4 @@ func quoteValue(v any) string {
 	}
 	b, _ := json.Marshal(v)
 	return string(b)
-}
-
-// objectOf decodes raw as a JSON object, returning its members and their
-// keys in the order written. A key given twice is refused. One pass of the
-// body's scanner (jsonscan.go) after json.Valid: a form's schema is parsed
-// when it is asked and again when it is answered, and json.Decoder's tokens
-// took a tenth of a form's create + answer cycle.
-func objectOf(raw json.RawMessage) (map[string]json.RawMessage, []string, error) {
-	if raw == nil {
-		return nil, nil, nil
-	}
-	if !json.Valid(raw) {
-		return nil, nil, fmt.Errorf("must be an object")
-	}
-	return membersOf(raw)
-}
-
-// membersOf is objectOf of a part of JSON that objectOf has checked valid.
-func membersOf(raw json.RawMessage) (map[string]json.RawMessage, []string, error) {
-	if raw == nil {
-		return nil, nil, nil
-	}
-	s := newScanner(raw)
-	defer s.free()
-	s.space()
-	if s.peek() != '{' {
-		return nil, nil, fmt.Errorf("must be an object")
-	}
-	s.i++ // {
-	m := map[string]json.RawMessage{}
-	var keys []string
-	for {
-		s.space()
-		if s.peek() != '"' {
-			return m, keys, nil // }
-		}
-		start := s.i
-		if rule := s.text(); rule != "" {
-			return nil, nil, fmt.Errorf("%s", rule)
-		}
-		k := string(raw[start+1 : s.i-1])
-		if strings.IndexByte(k, '\\') >= 0 {
-			_ = json.Unmarshal(raw[start:s.i], &k) // valid JSON: cannot fail
-		}
-		if _, dup := m[k]; dup {
-			return nil, nil, fmt.Errorf("%q is given twice", k)
-		}
-		s.space()
-		s.i++ // :
-		s.space()
-		from := s.i
-		s.i = skipValue(raw, s.i) // its own objects are checked when parsed
-		m[k], keys = raw[from:s.i], append(keys, k)
-		s.space()
-		if s.peek() == ',' {
-			s.i++
-		}
-	}
-}
-
-// skipValue is the index just past the JSON value at data[i:], which is
-// valid JSON.
-func skipValue(data []byte, i int) int {
-	depth := 0
-	for ; i < len(data); i++ {
-		switch c := data[i]; c {
-		case '"':
-			for i++; data[i] != '"'; i++ {
-				if data[i] == '\\' {
-					i++
-				}
-			}
-			if depth == 0 {
-				return i + 1
-			}
-		case '{', '[':
-			depth++
-		case '}', ']':
-			depth--
-			if depth == 0 {
-				return i + 1
-			}
-			if depth < 0 { // the end of the enclosing object: a scalar ended
-				return i
-			}
-		case ',', ' ', '\t', '\r', '\n':
-			if depth == 0 {
-				return i
-			}
-		}
-	}
-	return i
 }

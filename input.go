@@ -7,6 +7,8 @@ import (
 	"strings"
 	"unicode"
 	"unicode/utf8"
+
+	"github.com/askd-dev/askd/strictjson"
 )
 
 // AskInput is what an agent sends to create an ask: the body of POST /api/asks,
@@ -254,7 +256,7 @@ func validateObject(p *problems, path string, raw json.RawMessage) {
 		return
 	}
 	// A body through Decode is checked already; this is for Go callers.
-	if sub, rule := checkJSON(raw); rule != "" {
+	if sub, rule := strictjson.Check(raw); rule != "" {
 		if !strings.HasPrefix(sub, "[") {
 			sub = "." + sub
 		}

@@ -14,7 +14,7 @@ import (
 // ("always allow commands starting with npm test in this session, for 8h"):
 // while it is live, a new approval of its session that it matches is answered
 // at once, allowed or denied, and never shows as a card. (Not to be confused
-// with rules.go, the rules every input follows.)
+// with limits.go, the limits and rules every input follows.)
 //
 // A rule belongs to one session, which is an agent token's (SPEC §1): Agent
 // and Session together. It never answers an ask of another agent token, even

@@ -281,7 +281,7 @@ func (s *Service) AnswerByLink(ctx context.Context, code, via string) (*LinkView
 		if err := a.CheckAnswer(&ans); err != nil {
 			return "", "", &askd.Error{Code: askd.EMISMATCH, Message: askd.ErrorMessage(err)}
 		}
-		action, note, err := s.decide(a, l.Human, &ans)
+		action, note, err := s.countAnswer(a, l.Human, &ans)
 		if err != nil {
 			return "", "", err
 		}

@@ -2,10 +2,8 @@ package app
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"math/rand/v2"
-	"strings"
 	"time"
 	"unicode/utf8"
 
@@ -31,73 +29,6 @@ import (
 //   - A new ask (or a new revision of an attention ask) writes one notify
 //     delivery per configured notifier, retried the same way; a notifier's
 //     failure is logged and never touches the ask.
-
-// Gate is asked before a person's answer to an ask that will be told is
-// accepted (askd serve --before-tell).
-type Gate interface {
-	// Allow returns ok when the answer may stand; otherwise reason says why
-	// not. err means the gate could not be asked: the answer is then refused
-	// too (fail closed).
-	Allow(ctx context.Context, req *GateRequest) (ok bool, reason string, err error)
-}
-
-// GateRequest is what a gate is asked about: who is settling which ask, and
-// how.
-type GateRequest struct {
-	Action string       `json:"action"` // "answer" or "dismiss"
-	By     string       `json:"by"`     // the human
-	Ask    *askd.Ask    `json:"ask"`    // as it is, still pending
-	Answer *askd.Answer `json:"answer"` // the answer, or a dismissal's reply (may be null)
-}
-
-// errGate is settle's signal that the ask needs the gate's consent first.
-var errGate = errors.New("the before-tell gate must be asked")
-
-// askGate asks the gate about settling ask id; nil when it allows.
-func (s *Service) askGate(ctx context.Context, c askd.Caller, id int64, action string, ans *askd.Answer) error {
-	a, err := s.Get(ctx, c, id)
-	if err != nil {
-		return err
-	}
-	ok, reason, err := s.cfg.BeforeTell.Allow(ctx, &GateRequest{Action: action, By: c.Name, Ask: a, Answer: ans})
-	if err != nil {
-		s.cfg.Logger.Warn("before-tell gate unreachable", "ask", id, "err", err)
-		return askd.Errorf(askd.EFORBIDDEN, "the before-tell gate could not be asked, so the answer was refused (fail closed): %v", err)
-	}
-	if !ok {
-		if reason = strings.TrimSpace(reason); reason == "" {
-			reason = "no reason given"
-		}
-		return askd.Errorf(askd.EFORBIDDEN, "the before-tell gate refused this answer: %s", reason)
-	}
-	return nil
-}
-
-// settleGated is settle for a person's answer or dismissal: when it settles
-// an ask that will be told and a gate is configured, the gate is asked first
-// (outside any transaction: the change is rolled back, the gate asked, and
-// the change made again), then the ask is settled. An approval counted
-// toward a quorum (quorum.go) tells nothing, and is not gated; the approval
-// that completes the count, or a rejection, is.
-func (s *Service) settleGated(ctx context.Context, c askd.Caller, id int64, action string, ans *askd.Answer, change settleFunc) (*askd.Ask, error) {
-	gated := false
-	for {
-		a, err := s.settle(ctx, id, func(tx askd.Tx, a *askd.Ask) (string, string, error) {
-			act, note, err := change(tx, a)
-			if err == nil && s.cfg.BeforeTell != nil && a.ToBeTold && !a.Pending() && !gated {
-				return "", "", errGate
-			}
-			return act, note, err
-		})
-		if !errors.Is(err, errGate) || gated {
-			return a, err
-		}
-		if err := s.askGate(ctx, c, id, action, ans); err != nil {
-			return nil, err
-		}
-		gated = true
-	}
-}
 
 // enqueueTell writes a's tell delivery, in the transaction that settled it.
 // It reports whether the delivery is for the worker to send (hook and bridge

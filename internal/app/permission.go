@@ -112,13 +112,13 @@ type PermissionDecision struct {
 	Message      string          `json:"message,omitempty"`
 }
 
-// Decide returns Claude's decision for a permission ask (from PermissionAsk)
+// PermissionDecision returns Claude's decision for a permission ask (from PermissionAsk)
 // once it is settled; input is the tool's original input. An answered
 // question allows AskUserQuestion with {questions, answers}, multi-select
 // labels joined with ", " as Claude expects; an approval allows the original
 // or the edited input; everything else denies, saying why in words the model
 // can act on. A timeout is never reported as the person's refusal.
-func (s *Service) Decide(a *askd.Ask, input json.RawMessage) PermissionDecision {
+func (s *Service) PermissionDecision(a *askd.Ask, input json.RawMessage) PermissionDecision {
 	deny := func(format string, args ...any) PermissionDecision {
 		return PermissionDecision{Behavior: "deny", Message: fmt.Sprintf(format, args...)}
 	}

@@ -14,7 +14,7 @@ import (
 // An admin's policy (askd.Policy) makes the approvals it covers need
 // several distinct people. A new approval takes the strictest quorum of the
 // policies covering it when it is made (quorumFor), kept with the ask. Each
-// approval is then counted by decide, in the settle transaction, which reads
+// approval is then counted by countAnswer, in the settle transaction, which reads
 // the ask locked: of two approvals at once, one waits for the other, so each
 // counts once. The ask stays pending, a history row approved_in_part per
 // approval, until the count is full; then it is answered, once, through the
@@ -54,12 +54,13 @@ func quorumFor(ctx context.Context, tx askd.Tx, a *askd.Ask) error {
 	return nil
 }
 
-// decide settles pending ask a with by's answer ans (checked already), or,
-// for an approval a policy covers, counts it: the history action and note
-// for settle. The same person approving twice is ECONFLICT carrying the
+// countAnswer counts by's answer ans (checked already) on pending ask a:
+// one answer settles a, except an approval a policy covers, which is
+// counted toward its quorum and settles a when the count is full. It
+// returns the history action and note for settle. The same person approving twice is ECONFLICT carrying the
 // ask; the agent's owner approving where the policy excludes them is
 // EFORBIDDEN.
-func (s *Service) decide(a *askd.Ask, by string, ans *askd.Answer) (action, note string, err error) {
+func (s *Service) countAnswer(a *askd.Ask, by string, ans *askd.Answer) (action, note string, err error) {
 	now := s.now()
 	if a.ApprovalsNeeded == 0 || ans.Decision == askd.DecisionRejected {
 		a.Settle(askd.StatusAnswered, "", ans, by, now)

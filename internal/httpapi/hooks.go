@@ -158,7 +158,7 @@ func (s *Server) decide(ctx context.Context, c askd.Caller, in *hookInput) (app.
 	if err != nil {
 		return app.PermissionDecision{}, hookShutdown(err)
 	}
-	return s.app.Decide(settled, in.ToolInput), nil
+	return s.app.PermissionDecision(settled, in.ToolInput), nil
 }
 
 // hookShutdown words a wait's end at shutdown (app.ShutdownError) for a

@@ -38,6 +38,6 @@ func (t *tools) permissionPrompt(ctx context.Context, c askd.Caller, in call) (r
 		if err != nil {
 			return errorResult(err)
 		}
-		return result{text: marshal(t.svc.Decide(a, args.Input))}
+		return result{text: marshal(t.svc.PermissionDecision(a, args.Input))}
 	}}
 }

@@ -1,4 +1,4 @@
-package askd
+package strictjson
 
 import (
 	"bytes"
@@ -9,7 +9,7 @@ import (
 	"unicode/utf8"
 )
 
-// checkJSON scans data, which must already be valid JSON, for what
+// Check scans data, which must already be valid JSON, for what
 // encoding/json lets through and strict JSON refuses (SPEC §7): an object key
 // given twice (encoding/json keeps the last, other parsers the first, so the
 // person and the agent could read different values), a string that is not
@@ -17,14 +17,14 @@ import (
 // surrogate pair (the same, by escape). It returns the first problem's path
 // ("" for the body itself) and rule, or two "". One pass over the bytes; it allocates only for paths,
 // escaped keys and objects of many keys.
-func checkJSON(data []byte) (path, rule string) {
+func Check(data []byte) (path, rule string) {
 	s := newScanner(data)
 	defer s.free()
 	s.value(nil)
 	return s.problemPath, s.problem
 }
 
-// scanBody is Decode's one scan of a body: checkJSON's rules, one object with
+// scanBody is Decode's one scan of a body: Check's rules, one object with
 // nothing after it, and, given a guide, no key the type has no field for. It
 // only says whether all is well; a problem is named by decodeSlow, so that of
 // several the same one is named as always. Syntax is json.Unmarshal's to

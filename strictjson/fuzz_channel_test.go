@@ -1,4 +1,4 @@
-package askd_test
+package strictjson_test
 
 import (
 	"encoding/json"

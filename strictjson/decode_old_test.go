@@ -1,4 +1,4 @@
-package askd
+package strictjson
 
 import (
 	"bytes"
@@ -15,11 +15,12 @@ import (
 // The decoder as it was before its one-scan fast path, kept as the oracle the
 // new one is held to (FuzzDecodeSame): a tree of any from encoding/json, the
 // strict scan, the tree walk for unknown fields, then json.Unmarshal. Renamed
-// old*, otherwise as it was; the helpers that only format (joinPath, typeName,
+// old*, otherwise as it was (its errors now strictjson's *Error, made as
+// the new one makes them); the helpers that only format (joinPath, typeName,
 // jsonKind, fitsNumber, hex4, ...) are shared.
 
 // OldDecode and OldDecodeOpen are the oracle, for the tests of package
-// askd_test.
+// strictjson_test.
 var OldDecode, OldDecodeOpen = oldDecode, oldDecodeOpen
 
 // oldDecode parses data into v strictly: a field v does not have is refused by its
@@ -28,14 +29,14 @@ var OldDecode, OldDecodeOpen = oldDecode, oldDecodeOpen
 // UTF-8 (`title: not valid UTF-8 (byte 0xff)`), at any depth, inside free
 // objects such as payloads too; a value of the wrong type is refused by its
 // path and the type wanted, and anything after the JSON value is refused.
-// Errors are EINVALID *Errors.
+// Errors are *Errors.
 func oldDecode(data []byte, v any) error {
 	tree, err := oldParseStrict(data)
 	if err != nil {
 		return err
 	}
 	if msg := oldCheckTree(tree, reflect.TypeOf(v), "", false); msg != "" {
-		return Errorf(EINVALID, "%s", msg)
+		return errorf("%s", msg)
 	}
 	return oldUnmarshal(data, tree, v, true)
 }
@@ -59,22 +60,22 @@ func oldParseStrict(data []byte) (any, error) {
 	// (U+00A0, U+0085), which are not JSON.
 	data = bytes.Trim(data, " \t\r\n")
 	if len(data) == 0 {
-		return nil, Errorf(EINVALID, "body: empty, want a JSON object")
+		return nil, errorf("body: empty, want a JSON object")
 	}
 	var tree any
 	dec := json.NewDecoder(bytes.NewReader(data))
 	dec.UseNumber()
 	if err := dec.Decode(&tree); err != nil {
-		return nil, Errorf(EINVALID, "body: not valid JSON: %s", strings.TrimPrefix(err.Error(), "json: "))
+		return nil, errorf("body: not valid JSON: %s", strings.TrimPrefix(err.Error(), "json: "))
 	}
 	if dec.More() {
-		return nil, Errorf(EINVALID, "body: more than one JSON value")
+		return nil, errorf("body: more than one JSON value")
 	}
 	if _, ok := tree.(map[string]any); !ok {
-		return nil, Errorf(EINVALID, "body: %s, want a JSON object", jsonKind(tree))
+		return nil, errorf("body: %s, want a JSON object", jsonKind(tree))
 	}
 	if path, rule := oldCheckJSON(data); rule != "" {
-		return nil, Errorf(EINVALID, "%s: %s", orBody(path), rule)
+		return nil, errorf("%s: %s", orBody(path), rule)
 	}
 	return tree, nil
 }
@@ -93,16 +94,12 @@ func oldUnmarshal(data []byte, tree, v any, paths bool) error {
 		// encoding/json accepts (",string" fields, json.Number).
 		if paths {
 			if msg := oldCheckTree(tree, reflect.TypeOf(v), "", true); msg != "" {
-				return Errorf(EINVALID, "%s", msg)
+				return errorf("%s", msg)
 			}
 		}
-		return Errorf(EINVALID, "%s: %s, want %s", fieldPath(te.Field), te.Value, typeName(te.Type))
+		return errorf("%s: %s, want %s", fieldPath(te.Field), te.Value, typeName(te.Type))
 	}
-	var ve *Error
-	if errors.As(err, &ve) {
-		return ve
-	}
-	return Errorf(EINVALID, "body: %s", strings.TrimPrefix(err.Error(), "json: "))
+	return &Error{Message: "body: " + strings.TrimPrefix(err.Error(), "json: "), Err: err}
 }
 
 // oldCheckTree walks the decoded JSON beside the Go type and returns the first

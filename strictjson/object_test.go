@@ -1,17 +1,20 @@
-package askd
+package strictjson_test
 
 import (
 	"encoding/json"
 	"reflect"
 	"testing"
+
+	"github.com/askd-dev/askd"
+	"github.com/askd-dev/askd/strictjson"
 )
 
-// objectOf keeps an object's keys in their order and each member's bytes as
+// Object keeps an object's keys in their order and each member's bytes as
 // written, whatever the spacing, escapes and nesting; anything that is not
 // one JSON object is refused.
-func TestObjectOf(t *testing.T) {
+func TestObject(t *testing.T) {
 	raw := json.RawMessage(" {\n \"b\" : [1, {\"x\": \"}]\\\"\"}] ,\"a\\u0041\":\"q\\\"}\",\"n\":-1.5e3 , \"t\":true,\"o\":{},\"z\":null}\t")
-	m, keys, err := objectOf(raw)
+	m, keys, err := strictjson.Object(raw)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -25,14 +28,14 @@ func TestObjectOf(t *testing.T) {
 		}
 	}
 	for _, bad := range []string{`[1]`, `"x"`, `{"a":1,"a":2}`, `{"a":}`, `{"a":1`, ``, `{} {}`} {
-		if _, _, err := objectOf(json.RawMessage(bad)); err == nil {
-			t.Errorf("objectOf(%s): no error", bad)
+		if _, _, err := strictjson.Object(json.RawMessage(bad)); err == nil {
+			t.Errorf("Object(%s): no error", bad)
 		}
 	}
 }
 
-// BenchmarkParseFormSchema: a form's schema is parsed when it is asked and
-// again when it is answered.
+// BenchmarkParseFormSchema: a form's schema is parsed, its objects read by
+// Object, when it is asked and again when it is answered.
 func BenchmarkParseFormSchema(b *testing.B) {
 	raw := json.RawMessage(`{"type":"object","properties":{` +
 		`"name":{"type":"string","title":"Name","minLength":2,"maxLength":80},` +
@@ -45,7 +48,7 @@ func BenchmarkParseFormSchema(b *testing.B) {
 		`},"required":["name","count"]}`)
 	b.ReportAllocs()
 	for b.Loop() {
-		if _, err := ParseFormSchema(raw); err != nil {
+		if _, err := askd.ParseFormSchema(raw); err != nil {
 			b.Fatal(err)
 		}
 	}

@@ -1,7 +1,8 @@
-package askd_test
+package strictjson_test
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
 	"reflect"
 	"strings"
@@ -9,6 +10,7 @@ import (
 	"time"
 
 	"github.com/askd-dev/askd"
+	"github.com/askd-dev/askd/strictjson"
 )
 
 // Shapes of the inputs internal/mcpserver and internal/httpapi decode into
@@ -229,7 +231,7 @@ func decodeSeeds() []decodeSeed {
 }
 
 // FuzzDecodeSame holds Decode and DecodeOpen to the decoder they replaced
-// (askd.OldDecode): the same error, word for word, or success with the same
+// (strictjson.OldDecode): the same error, word for word, or success with the same
 // value; and the same value left behind on an error too, since both decode
 // into v exactly when the old one did. Each seed body is tried on the target
 // it was written for and on two others, in turn.
@@ -249,19 +251,26 @@ func FuzzDecodeSame(f *testing.F) {
 
 func sameDecode(t *testing.T, dt decodeTarget, body []byte) {
 	t.Helper()
-	decode, old := askd.Decode, askd.OldDecode
+	decode, old := strictjson.Decode, strictjson.OldDecode
 	if dt.open {
-		decode, old = askd.DecodeOpen, askd.OldDecodeOpen
+		decode, old = strictjson.DecodeOpen, strictjson.OldDecodeOpen
 	}
 	got, want := dt.new(), dt.new()
 	gotErr, wantErr := decode(body, got), old(body, want)
-	if fmt.Sprintf("%T %v", gotErr, gotErr) != fmt.Sprintf("%T %v", wantErr, wantErr) ||
-		askd.ErrorCode(gotErr) != askd.ErrorCode(wantErr) {
-		t.Fatalf("%s: %q\nnew: %T %v\nold: %T %v", dt.name, body, gotErr, gotErr, wantErr, wantErr)
+	if said(gotErr) != said(wantErr) {
+		t.Fatalf("%s: %q\nnew: %s\nold: %s", dt.name, body, said(gotErr), said(wantErr))
 	}
 	if !reflect.DeepEqual(got, want) {
 		t.Fatalf("%s: %q (error %v)\nnew: %#v\nold: %#v", dt.name, body, gotErr, got, want)
 	}
+}
+
+// said is what a refusal of Decode says, with what askd.Decode makes of it:
+// the *Error's message, and its cause (Err) with the cause's code, which
+// askd.Decode passes on when the cause is askd's own.
+func said(err error) string {
+	cause := errors.Unwrap(err)
+	return fmt.Sprintf("%T %v (cause %T %v, code %q)", err, err, cause, cause, askd.ErrorCode(cause))
 }
 
 // BenchmarkDecode is Decode against the decoder it replaced, on an answer
@@ -282,7 +291,7 @@ func BenchmarkDecode(b *testing.B) {
 	for _, impl := range []struct {
 		name   string
 		decode func([]byte, any) error
-	}{{"new", askd.Decode}, {"old", askd.OldDecode}} {
+	}{{"new", strictjson.Decode}, {"old", strictjson.OldDecode}} {
 		for _, bb := range bodies {
 			body := []byte(bb.body)
 			b.Run(impl.name+"/"+bb.name, func(b *testing.B) {
@@ -328,10 +337,10 @@ func TestDecodeNilSame(t *testing.T) {
 		return fmt.Sprint(decode([]byte(body), nil))
 	}
 	for _, body := range []string{`{"a":1}`, `{"a":1,"a":2}`, `[]`, `{`} {
-		if got, want := outcome(askd.Decode, body), outcome(askd.OldDecode, body); got != want {
+		if got, want := outcome(strictjson.Decode, body), outcome(strictjson.OldDecode, body); got != want {
 			t.Errorf("Decode(%s, nil): %s, was %s", body, got, want)
 		}
-		if got, want := outcome(askd.DecodeOpen, body), outcome(askd.OldDecodeOpen, body); got != want {
+		if got, want := outcome(strictjson.DecodeOpen, body), outcome(strictjson.OldDecodeOpen, body); got != want {
 			t.Errorf("DecodeOpen(%s, nil): %s, was %s", body, got, want)
 		}
 	}

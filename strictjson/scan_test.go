@@ -1,4 +1,4 @@
-package askd
+package strictjson_test
 
 import (
 	"bytes"
@@ -7,6 +7,9 @@ import (
 	"strings"
 	"testing"
 	"unicode/utf8"
+
+	"github.com/askd-dev/askd"
+	"github.com/askd-dev/askd/strictjson"
 )
 
 // benchBody is an approval body with n lines of details and n payload items.
@@ -30,10 +33,10 @@ func benchBody(n int) []byte {
 func BenchmarkStrict(b *testing.B) {
 	for _, n := range []int{1, 100, 5000} {
 		body := benchBody(n)
-		b.Run(fmt.Sprintf("checkJSON/%dB", len(body)), func(b *testing.B) {
+		b.Run(fmt.Sprintf("Check/%dB", len(body)), func(b *testing.B) {
 			b.SetBytes(int64(len(body)))
 			for b.Loop() {
-				if _, r := checkJSON(body); r != "" {
+				if _, r := strictjson.Check(body); r != "" {
 					b.Fatal(r)
 				}
 			}
@@ -41,8 +44,8 @@ func BenchmarkStrict(b *testing.B) {
 		b.Run(fmt.Sprintf("Decode/%dB", len(body)), func(b *testing.B) {
 			b.SetBytes(int64(len(body)))
 			for b.Loop() {
-				var in AskInput
-				if err := Decode(body, &in); err != nil {
+				var in askd.AskInput
+				if err := askd.Decode(body, &in); err != nil {
 					b.Fatal(err)
 				}
 			}
@@ -50,7 +53,7 @@ func BenchmarkStrict(b *testing.B) {
 	}
 }
 
-// FuzzCheckJSON holds checkJSON to a reference built on encoding/json's
+// FuzzCheckJSON holds Check to a reference built on encoding/json's
 // tokenizer: on valid JSON it never panics, it passes nothing with a key twice
 // in one object or bytes that are not UTF-8, and every problem it names is one
 // (a key twice, or text that is not UTF-8 or not characters).
@@ -66,7 +69,7 @@ func FuzzCheckJSON(f *testing.F) {
 		if !json.Valid(data) {
 			return
 		}
-		path, rule := checkJSON(data)
+		path, rule := strictjson.Check(data)
 		dup := refDuplicate(data)
 		if rule == "" && (dup || !utf8.Valid(data)) {
 			t.Fatalf("passed %q (duplicate %v, UTF-8 %v)", data, dup, utf8.Valid(data))
