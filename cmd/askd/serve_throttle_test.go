@@ -9,7 +9,6 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"net/url"
-	"os/exec"
 	"regexp"
 	"strconv"
 	"strings"
@@ -55,7 +54,7 @@ func TestOneFailedAuthenticationLocksNoOneElseOut(t *testing.T) {
 		other.signInForm(t, srv.URL, srv.Human)
 	})
 	t.Run("sign-in code just minted", func(t *testing.T) {
-		out := askdBinary(t, "signin-link", "--db", srv.DB)
+		out := strings.TrimSpace(testserver.Output(t, "signin-link", "--db", srv.DB))
 		code := signInCode(t, out[strings.LastIndex(out, "http"):])
 		r := other.do(t, newRequest(t, http.MethodGet, srv.URL+"/signin?code="+code, nil))
 		if r.status != http.StatusSeeOther || r.header.Get("Location") != "/" {
@@ -68,7 +67,7 @@ func TestOneFailedAuthenticationLocksNoOneElseOut(t *testing.T) {
 		agent *client.Client
 	)
 	t.Run("a new agent token", func(t *testing.T) {
-		out := strings.Fields(askdBinary(t, "token", "create", "--agent", "fresh", "--db", srv.DB))
+		out := strings.Fields(testserver.Output(t, "token", "create", "--agent", "fresh", "--db", srv.DB))
 		agent = client.New(srv.URL, out[len(out)-1])
 		agent.HTTP = &http.Client{Transport: other.tr}
 		a, err := agent.Create(t.Context(), &askd.AskInput{Kind: askd.KindDecision, Title: "Which database?",
@@ -141,16 +140,6 @@ func TestOneFailedAuthenticationLocksNoOneElseOut(t *testing.T) {
 		}
 		from(t, "127.0.0.3").signInForm(t, srv.URL, srv.Human)
 	})
-}
-
-// askdBinary runs the built binary with args and returns what it printed.
-func askdBinary(t *testing.T, args ...string) string {
-	t.Helper()
-	out, err := exec.Command(testserver.Binary(t), args...).Output()
-	if err != nil {
-		t.Fatalf("askd %v: %v", args, err)
-	}
-	return strings.TrimSpace(string(out))
 }
 
 // source sends requests from one loopback address (all of 127.0.0.0/8 is

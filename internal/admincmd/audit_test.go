@@ -4,10 +4,8 @@ import (
 	"context"
 	"database/sql"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"regexp"
 	"strings"
@@ -25,20 +23,6 @@ import (
 // database and on an export, and names the row (and line) of an edit, a
 // deletion and a swap, each in a copy, exiting 1; an unreadable export
 // exits 2.
-
-// runAskd runs the askd binary and returns its stdout, stderr and exit code.
-func runAskd(t *testing.T, args ...string) (string, string, int) {
-	t.Helper()
-	cmd := exec.Command(testserver.Binary(t), args...)
-	var out, errOut strings.Builder
-	cmd.Stdout, cmd.Stderr = &out, &errOut
-	err := cmd.Run()
-	var exit *exec.ExitError
-	if err != nil && !errors.As(err, &exit) {
-		t.Fatal(err)
-	}
-	return out.String(), errOut.String(), cmd.ProcessState.ExitCode()
-}
 
 // auditFixture makes a database with asks' events and config rows, and
 // returns its path.
@@ -72,7 +56,7 @@ func auditFixture(t *testing.T) string {
 		{"token", "set-owner", "ci", "--owner", "team:ops"},
 		{"token", "revoke", "ci"},
 	} {
-		if _, errOut, code := runAskd(t, append(args, "--db", db)...); code != 0 {
+		if _, errOut, code := testserver.Run(t, append(args, "--db", db)...); code != 0 {
 			t.Fatalf("askd %v: exit %d: %s", args, code, errOut)
 		}
 	}
@@ -99,7 +83,7 @@ var brokenAt = regexp.MustCompile(`history row (\d+)`)
 // for an export, the line).
 func mustBreakAt(t *testing.T, id, line string, args ...string) {
 	t.Helper()
-	_, errOut, code := runAskd(t, append([]string{"audit", "verify"}, args...)...)
+	_, errOut, code := testserver.Run(t, append([]string{"audit", "verify"}, args...)...)
 	m := brokenAt.FindStringSubmatch(errOut)
 	if code != 1 || m == nil || m[1] != id || line != "" && !strings.Contains(errOut, "line "+line+":") {
 		t.Errorf("verify %v: exit %d, %q; want exit 1 naming row %s (line %q)", args, code, errOut, id, line)
@@ -108,15 +92,15 @@ func mustBreakAt(t *testing.T, id, line string, args ...string) {
 
 func TestAuditCLI(t *testing.T) {
 	db := auditFixture(t)
-	out, errOut, code := runAskd(t, "audit", "verify", "--db", db)
+	out, errOut, code := testserver.Run(t, "audit", "verify", "--db", db)
 	if code != 0 || !strings.Contains(out, "9 rows verified") {
 		t.Fatalf("verify: exit %d, %q %q; want 9 rows verified", code, out, errOut)
 	}
 	export := filepath.Join(t.TempDir(), "audit.jsonl")
-	if _, errOut, code := runAskd(t, "audit", "export", "--out", export, "--db", db); code != 0 {
+	if _, errOut, code := testserver.Run(t, "audit", "export", "--out", export, "--db", db); code != 0 {
 		t.Fatalf("export: exit %d: %s", code, errOut)
 	}
-	if out, errOut, code := runAskd(t, "audit", "verify", export); code != 0 || !strings.Contains(out, "9 rows verified") {
+	if out, errOut, code := testserver.Run(t, "audit", "verify", export); code != 0 || !strings.Contains(out, "9 rows verified") {
 		t.Fatalf("verify export: exit %d, %q %q", code, out, errOut)
 	}
 	b, err := os.ReadFile(export)
@@ -133,10 +117,10 @@ func TestAuditCLI(t *testing.T) {
 
 	t.Run("a partial export", func(t *testing.T) {
 		part := filepath.Join(t.TempDir(), "part.jsonl")
-		if _, errOut, code := runAskd(t, "audit", "export", "--since", "2026-01-01T00:01:00Z", "--until", "2026-01-01T00:02:00Z", "--out", part, "--db", db); code != 0 {
+		if _, errOut, code := testserver.Run(t, "audit", "export", "--since", "2026-01-01T00:01:00Z", "--until", "2026-01-01T00:02:00Z", "--out", part, "--db", db); code != 0 {
 			t.Fatalf("export: exit %d: %s", code, errOut)
 		}
-		if out, errOut, code := runAskd(t, "audit", "verify", part); code != 0 || !strings.Contains(out, "1 rows verified; head: row 2") {
+		if out, errOut, code := testserver.Run(t, "audit", "verify", part); code != 0 || !strings.Contains(out, "1 rows verified; head: row 2") {
 			t.Errorf("verify part: exit %d, %q %q; want row 2 alone", code, out, errOut)
 		}
 	})
@@ -278,12 +262,12 @@ func TestAuditCLI(t *testing.T) {
 		}
 		// Rows: the 9, ask 2's answer, the retention and two records (ask
 		// 2's rows are 2 and 10, two runs).
-		out, errOut, code := runAskd(t, "audit", "verify", "--db", c)
+		out, errOut, code := testserver.Run(t, "audit", "verify", "--db", c)
 		if code != 0 || !strings.Contains(out, "13 rows verified") {
 			t.Fatalf("verify after a purge: exit %d, %q %q", code, out, errOut)
 		}
 		purgedExport := filepath.Join(t.TempDir(), "purged.jsonl")
-		if _, errOut, code := runAskd(t, "audit", "export", "--out", purgedExport, "--db", c); code != 0 {
+		if _, errOut, code := testserver.Run(t, "audit", "export", "--out", purgedExport, "--db", c); code != 0 {
 			t.Fatalf("export: exit %d: %s", code, errOut)
 		}
 		b, err := os.ReadFile(purgedExport)
@@ -294,7 +278,7 @@ func TestAuditCLI(t *testing.T) {
 		if !strings.Contains(pl[1], `"purged":true`) || !strings.Contains(pl[1], `"body":"`) || !strings.Contains(pl[1], `"session":""`) {
 			t.Errorf("line 2 = %s, want ask 2's row purged, in its place", pl[1])
 		}
-		if out, errOut, code := runAskd(t, "audit", "verify", purgedExport); code != 0 || !strings.Contains(out, "13 rows verified") {
+		if out, errOut, code := testserver.Run(t, "audit", "verify", purgedExport); code != 0 || !strings.Contains(out, "13 rows verified") {
 			t.Fatalf("verify the export after a purge: exit %d, %q %q", code, out, errOut)
 		}
 		// A forger who makes a whole row of a purged ask's out of its body
@@ -312,10 +296,10 @@ func TestAuditCLI(t *testing.T) {
 		if err := os.WriteFile(f, []byte(lines[0]+"{not json\n"), 0o600); err != nil {
 			t.Fatal(err)
 		}
-		if _, errOut, code := runAskd(t, "audit", "verify", f); code != 2 || !strings.Contains(errOut, "line 2") {
+		if _, errOut, code := testserver.Run(t, "audit", "verify", f); code != 2 || !strings.Contains(errOut, "line 2") {
 			t.Errorf("verify of a bad line: exit %d, %q; want exit 2 naming line 2", code, errOut)
 		}
-		if _, _, code := runAskd(t, "audit", "verify", filepath.Join(t.TempDir(), "missing.jsonl")); code != 2 {
+		if _, _, code := testserver.Run(t, "audit", "verify", filepath.Join(t.TempDir(), "missing.jsonl")); code != 2 {
 			t.Errorf("verify of a missing file: exit %d, want 2", code)
 		}
 	})

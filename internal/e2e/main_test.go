@@ -7,7 +7,6 @@ import (
 	"bufio"
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"io"
 	"net/http"
@@ -121,18 +120,11 @@ func (p *proc) ready() int {
 // token creates a token with `askd token create --json` on the database.
 func token(t *testing.T, db, role, name string) string {
 	t.Helper()
-	out, err := exec.Command(testserver.Binary(t), "token", "create", "--"+role, name, "--json", "--db", db).Output()
-	if err != nil {
-		var ee *exec.ExitError
-		if errors.As(err, &ee) {
-			t.Fatalf("askd token create: %v\n%s", err, ee.Stderr)
-		}
-		t.Fatalf("askd token create: %v", err)
-	}
+	out := testserver.Output(t, "token", "create", "--"+role, name, "--json", "--db", db)
 	var tok struct {
 		Token string `json:"token"`
 	}
-	if err := json.Unmarshal(out, &tok); err != nil || tok.Token == "" {
+	if err := json.Unmarshal([]byte(out), &tok); err != nil || tok.Token == "" {
 		t.Fatalf("askd token create printed %q: %v", out, err)
 	}
 	return tok.Token

@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"net/http"
 	"net/http/httptest"
-	"os/exec"
 	"slices"
 	"strings"
 	"sync"
@@ -21,15 +20,7 @@ import (
 // standard output.
 func askdCLI(t *testing.T, db string, args ...string) string {
 	t.Helper()
-	out, err := exec.Command(testserver.Binary(t), append(args, "--db", db)...).Output()
-	if err != nil {
-		var stderr string
-		if ee, ok := err.(*exec.ExitError); ok {
-			stderr = string(ee.Stderr)
-		}
-		t.Fatalf("askd %s: %v\n%s", strings.Join(args, " "), err, stderr)
-	}
-	return string(out)
+	return testserver.Output(t, append(args, "--db", db)...)
 }
 
 // secretOf is the token in `askd token create --json`'s output.

@@ -81,16 +81,6 @@ func (g *gitGate) askd(env []string, args ...string) (string, error) {
 	return string(out), err
 }
 
-// askdBinary runs the built binary with args and returns what it printed.
-func askdBinary(t *testing.T, args ...string) string {
-	t.Helper()
-	out, err := exec.Command(testserver.Binary(t), args...).Output()
-	if err != nil {
-		t.Fatalf("askd %v: %v", args, err)
-	}
-	return strings.TrimSpace(string(out))
-}
-
 // git runs git in dir and returns its output; a failure fails the test.
 func (g *gitGate) git(dir string, args ...string) string {
 	g.t.Helper()
@@ -453,7 +443,7 @@ func TestGitGatePolicy(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	out := strings.Fields(askdBinary(t, "token", "create", "--human", "bob", "--db", g.srv.DB))
+	out := strings.Fields(testserver.Output(t, "token", "create", "--human", "bob", "--db", g.srv.DB))
 	bob := client.New(g.srv.URL, out[len(out)-1])
 	ctx := context.Background()
 	if _, err := g.human.CreatePolicy(ctx, &askd.PolicyInput{Match: askd.MatchPrefix, Tool: "git push", Prefix: repo + " refs/heads/main", Approvals: 2}); err != nil {

@@ -2,6 +2,7 @@ package testserver
 
 import (
 	"bufio"
+	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -45,6 +46,34 @@ func Binary(tb testing.TB) string {
 		tb.Fatal(buildErr)
 	}
 	return binPath
+}
+
+// Run runs the askd binary (Binary) with args, and returns what it wrote
+// to standard output and standard error and its exit status. Failing to
+// start it fails the test.
+func Run(tb testing.TB, args ...string) (stdout, stderr string, code int) {
+	tb.Helper()
+	cmd := exec.Command(Binary(tb), args...)
+	var out, errOut strings.Builder
+	cmd.Stdout, cmd.Stderr = &out, &errOut
+	err := cmd.Run()
+	var exit *exec.ExitError
+	if err != nil && !errors.As(err, &exit) {
+		tb.Fatalf("askd %s: %v", strings.Join(args, " "), err)
+	}
+	return out.String(), errOut.String(), cmd.ProcessState.ExitCode()
+}
+
+// Output runs the askd binary with args and returns what it wrote to
+// standard output; an exit status other than 0 fails the test, with what
+// it wrote to standard error.
+func Output(tb testing.TB, args ...string) string {
+	tb.Helper()
+	out, errOut, code := Run(tb, args...)
+	if code != 0 {
+		tb.Fatalf("askd %s: exit status %d\n%s", strings.Join(args, " "), code, errOut)
+	}
+	return out
 }
 
 // RemoveBinary removes the binary Binary built, if any.
