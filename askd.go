@@ -335,10 +335,29 @@ type Change struct {
 // Store is a database holding asks, their history and tokens. Implementations
 // must pass internal/storetest.
 type Store interface {
-	// Update runs fn in one read-write transaction, committed when fn returns nil.
-	// Transactions on one store are serializable with respect to each other.
+	// Update runs fn in one read-write transaction, committed when fn
+	// returns nil. fn's error is returned, and undoes all fn did; so does
+	// its panic, raised again in the caller.
+	//
+	// Writers take turns: write transactions run one at a time, whole,
+	// across store handles, sessions and processes sharing the database. A
+	// read inside Update sees every write committed before it began, and no
+	// other write commits until it ends, so what fn writes from what it read
+	// is never outdated. (A store may run the updates that queue meanwhile
+	// as one transaction, each in a savepoint of its own: they still take
+	// turns.) fn must not call Update: it would wait for its own turn.
+	//
+	// Every "exactly once" of askd rests on this, not on row locks: an
+	// outcome told once, a quorum approval counted once, one ask per key, an
+	// escalation once, one winner of answers or claims made at once, the
+	// pending caps; each site says so in a line naming this method.
+	// internal/storetest checks it (WritersTakeTurns) across two sessions
+	// and across two handles on one database.
 	Update(ctx context.Context, fn func(Tx) error) error
-	// View runs fn in a read-only transaction.
+	// View runs fn in a read-only transaction: it sees what was committed
+	// as of its first read, without waiting for writers. What it read may be
+	// outdated by the time an Update runs: a write that depends on a read
+	// reads it again inside Update.
 	View(ctx context.Context, fn func(Tx) error) error
 	// ReadAsk reads ask id as a View would (AskTx.Ask), in the fewest round
 	// trips the store has: a wait's read of its ask when the notification
@@ -376,8 +395,9 @@ type Tx struct {
 // SessionTx is what a transaction may do with agents' sessions.
 type SessionTx interface {
 	// LockSession serializes transactions touching one session's asks: the
-	// session named session of the agent token agent (a no-op where every
-	// write transaction is already exclusive).
+	// session named session of the agent token agent. Under Update, whose
+	// writers take turns whole, it has nothing left to do; it marks where a
+	// transaction reads a session's asks.
 	LockSession(ctx context.Context, agent, session string) error
 	// AddSession records that agent's session session exists from at, and
 	// reports whether it is new (it had no record before).

@@ -19,8 +19,9 @@ import (
 //
 //   - with its one answer, at the revision the notification showed (a newer
 //     revision of an attention ask refuses it);
-//   - once: using it settles the ask, after which every link of the ask
-//     only shows who answered and how;
+//   - once: using it settles the ask (settle: writers take turns,
+//     askd.Store.Update), after which every link of the ask only shows who
+//     answered and how;
 //   - before it expires: at the ask's deadline, or AnswerLinkTTL after it
 //     was minted, whichever comes first;
 //   - as the human token Config.NotifyAs (askd serve --notify-as), recorded

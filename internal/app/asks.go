@@ -86,7 +86,8 @@ func (s *Service) Purge(ctx context.Context) (int, error) {
 }
 
 // recordRetain records p's retention in the audit chain unless it is the
-// one last recorded.
+// one last recorded: once, of processes purging at once, since writers take
+// turns (askd.Store.Update).
 func recordRetain(ctx context.Context, tx askd.Tx, p askd.Purge) error {
 	note := askd.RetainNote{Retain: p.Retain.String()}
 	last, err := tx.Audit.LastConfigEvent(ctx, askd.ConfigRetain)

@@ -24,11 +24,12 @@ import (
 //     ask told, by channel.
 //   - The Stop hook and check_ask {} pass over a tell a bridge holds the
 //     lease of, and a bridge never gets a tell they took first: claims and
-//     their telling both lock the session (tellSession). So a told text
-//     goes out once. A bridge that dies before writing leaves its lease to
-//     run out: the tell goes to the next bridge, or the Stop hook. The one
-//     window left is a bridge that wrote the text and died before its report
-//     reached askd: then it is told again when its lease ends.
+//     their telling take turns (askd.Store.Update), each reading what the
+//     other wrote. So a told text goes out once. A bridge that dies before
+//     writing leaves its lease to run out: the tell goes to the next
+//     bridge, or the Stop hook. The one window left is a bridge that wrote
+//     the text and died before its report reached askd: then it is told
+//     again when its lease ends.
 //   - check_ask {id} gives the outcome whenever it is asked (SPEC §2.4), a
 //     leased tell's too.
 //   - Bridges see the session's settlements through the event feed, which
@@ -187,8 +188,8 @@ func (a *Attachment) claim(ctx context.Context) ([]*askd.ChannelTell, error) {
 	s, c := a.svc, a.c
 	var ds []*askd.Delivery
 	err := s.store.Update(ctx, func(tx askd.Tx) (err error) {
-		// The session's lock, as tellSession takes it: a claim and a Stop
-		// hook's telling never overlap.
+		// A claim and a Stop hook's telling never overlap: writers take
+		// turns (askd.Store.Update).
 		if err := tx.Sessions.LockSession(ctx, c.Name, c.Session); err != nil {
 			return err
 		}

@@ -13,7 +13,7 @@ import (
 // and it holds off escalation; it does not stop another approver from
 // answering (the first answer still wins). Settling ends it (askd.Ask.Settle).
 // Of two people claiming at once, one wins; the other is told who
-// (ECONFLICT with the ask).
+// (ECONFLICT with the ask): writers take turns (askd.Store.Update).
 
 // Claim marks pending ask id as c's: claimed_by and claimed_at, a claimed
 // row in its history. The claimer's own claim again changes nothing;
@@ -60,7 +60,8 @@ func (s *Service) Release(ctx context.Context, c askd.Caller, id int64) (*askd.A
 func (s *Service) claim(ctx context.Context, c askd.Caller, id int64, change func(*askd.Ask) (string, error)) (*askd.Ask, error) {
 	var out *askd.Ask
 	err := s.store.Update(ctx, func(tx askd.Tx) error {
-		a, err := tx.Asks.Ask(ctx, id) // locked: of two claims at once, one waits for the other
+		// One wins: writers take turns (askd.Store.Update), so of two claims at once the later sees the earlier.
+		a, err := tx.Asks.Ask(ctx, id)
 		if err != nil {
 			return err
 		}

@@ -50,6 +50,7 @@ func (s *Service) Create(ctx context.Context, c askd.Caller, in *askd.AskInput, 
 	var rule *askd.Rule // the rule that answered the new ask, if one did
 	err := s.store.Update(ctx, func(tx askd.Tx) error {
 		out, replaced, created, rule = nil, nil, false, nil
+		// One ask per key, question or tool use, and the caps held: writers take turns (askd.Store.Update).
 		if err := tx.Sessions.LockSession(ctx, c.Name, c.Session); err != nil {
 			return err
 		}
@@ -188,7 +189,9 @@ func (s *Service) reattachQuestion(ctx context.Context, tx askd.Tx, c askd.Calle
 // reattachKeyed returns the approval c's token asked with a's key (SPEC
 // §12), from any of its sessions and whatever its status, nil when the key
 // is new. One asked with other content is ECONFLICT naming the key: an old
-// yes never approves something new.
+// yes never approves something new. Two requests of one key at once, from
+// any sessions or processes, make one ask: writers take turns
+// (askd.Store.Update), so the later finds the earlier's.
 func (s *Service) reattachKeyed(ctx context.Context, tx askd.Tx, c askd.Caller, a *askd.Ask) (*askd.Ask, error) {
 	prior, err := tx.Asks.FindAsks(ctx, askd.AskFilter{Agent: c.Name, Key: a.Key, Kind: askd.KindApproval, Limit: 1})
 	if err != nil || len(prior) == 0 {

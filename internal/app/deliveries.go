@@ -134,10 +134,11 @@ type Claimed struct {
 // askd.DeliveryTx.ClaimDeliveries). A tell whose ask was told meanwhile is marked
 // sent and not returned.
 //
-// Lock order: every transaction touching an ask and its delivery locks the
-// ask first (settle, check, the Stop hook, Delivered, DeliveryFailed), so on
-// PostgreSQL they never deadlock. Claiming locks deliveries only; the asks
-// are read after, outside it.
+// Writers take turns (askd.Store.Update), so no two of these transactions
+// overlap, nor deadlock. Every transaction touching an ask and its delivery
+// still reads the ask first (settle, check, the Stop hook, Delivered,
+// DeliveryFailed), so the row locks PostgreSQL takes as well come in one
+// order. Claiming locks deliveries only; the asks are read after, outside it.
 func (s *Service) ClaimDeliveries(ctx context.Context, lease time.Duration, limit int) ([]*Claimed, error) {
 	var ds []*askd.Delivery
 	err := s.store.Update(ctx, func(tx askd.Tx) (err error) {
@@ -230,7 +231,8 @@ func (s *Service) Delivered(ctx context.Context, cl *Claimed, how string) error 
 // after Backoff, or failed for good when permanent or out of attempts; a
 // failed tell is recorded in the ask's history with the reason. A delivery
 // no longer in this claim (sent, failed, or claimed again by another worker
-// after the lease ran out) is left alone.
+// after the lease ran out) is left alone: writers take turns
+// (askd.Store.Update), so the claim it reads is the latest.
 func (s *Service) DeliveryFailed(ctx context.Context, cl *Claimed, reason string, permanent bool) error {
 	reason = clip(reason, askd.MaxErrorBytes)
 	var failed *askd.Delivery

@@ -14,10 +14,11 @@ import (
 // (or last changed: revised, released, snoozed) is escalated to
 // escalate_to once. It is stored state, not a timer in memory: each second
 // every process looks for asks due (askd.AskFilter.EscalateDue, Run), and
-// escalates each in a transaction of its own that reads the ask locked and
-// looks again, so that of several processes (on one PostgreSQL) and across
-// restarts exactly one escalates it: the escalated row, escalated_to and
-// escalated_at, and its target notified.
+// escalates each in a transaction of its own that reads the ask again and
+// checks it is still due; writers take turns (askd.Store.Update), so that
+// of several processes (on one PostgreSQL) and across restarts exactly one
+// escalates it: the escalated row, escalated_to and escalated_at, and its
+// target notified.
 
 // escalateBatch is how many due asks one sweep escalates at most; the next
 // sweep, a second later, takes the rest.
@@ -55,7 +56,8 @@ func (s *Service) escalate(ctx context.Context, id int64) (bool, error) {
 	var done bool
 	err := s.store.Update(ctx, func(tx askd.Tx) error {
 		done = false
-		a, err := tx.Asks.Ask(ctx, id) // locked: another process's escalation is seen
+		// Once: writers take turns (askd.Store.Update), so another process's escalation is seen.
+		a, err := tx.Asks.Ask(ctx, id)
 		if err != nil {
 			return err
 		}

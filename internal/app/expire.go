@@ -21,7 +21,9 @@ import (
 //   - a person settling it (settle finds it overdue: ECONFLICT, timed out);
 //   - a list of pending asks (expireBeforeListing).
 //
-// A timeout is never reported as a person's refusal.
+// Each reads the ask again in its own transaction, and writers take turns
+// (askd.Store.Update): an ask times out once. A timeout is never reported as
+// a person's refusal.
 
 // overdue reports whether a is pending past its deadline at now.
 func overdue(a *askd.Ask, now time.Time) bool {

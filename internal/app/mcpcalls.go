@@ -40,8 +40,8 @@ func (s *Service) CallStarted(ctx context.Context, c askd.Caller, mcpSession, re
 	k := callKey(c, mcpSession, requestID)
 	var cancelled bool
 	err := s.store.Update(ctx, func(tx askd.Tx) error {
-		// The call and its cancellation both read, then write the row: the
-		// session lock makes one wait for the other.
+		// The call and its cancellation both read, then write the row:
+		// writers take turns (askd.Store.Update), so the later sees the earlier's.
 		if err := tx.Sessions.LockSession(ctx, c.Name, c.Session); err != nil {
 			return err
 		}

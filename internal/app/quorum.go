@@ -15,10 +15,11 @@ import (
 // several distinct people. A new approval takes the strictest quorum of the
 // policies covering it when it is made (quorumFor), kept with the ask. Each
 // approval is then counted by countAnswer, in the settle transaction, which reads
-// the ask locked: of two approvals at once, one waits for the other, so each
-// counts once. The ask stays pending, a history row approved_in_part per
-// approval, until the count is full; then it is answered, once, through the
-// one settle path, and the agent hears one decision as for any approval.
+// the ask: writers take turns (askd.Store.Update), so of two approvals at
+// once the later sees the earlier, and each counts once. The ask stays
+// pending, a history row approved_in_part per approval, until the count is
+// full; then it is answered, once, through the one settle path, and the
+// agent hears one decision as for any approval.
 // One rejection decides at once. An edit (decision modified with another
 // payload) starts the count again with the editor's approval, which
 // carries the edited payload the others then approve (the ask's Payload

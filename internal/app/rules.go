@@ -225,7 +225,9 @@ func (s *Service) RevokeRule(ctx context.Context, c askd.Caller, id int64) (*ask
 }
 
 // changeLiveRule applies c's change to rule id, if it is live at now: an
-// approver's own rules, or an admin's any.
+// approver's own rules, or an admin's any. Of two changes at once the later
+// sees the earlier (a rule is revoked once): writers take turns
+// (askd.Store.Update).
 func (s *Service) changeLiveRule(ctx context.Context, c askd.Caller, id int64, now time.Time, change func(r *askd.Rule)) (*askd.Rule, error) {
 	var out *askd.Rule
 	err := s.store.Update(ctx, func(tx askd.Tx) error {

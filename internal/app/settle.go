@@ -26,6 +26,7 @@ func (s *Service) settle(ctx context.Context, id int64, change settleFunc) (*ask
 	var out *askd.Ask
 	var expired, send bool
 	err := s.store.Update(ctx, func(tx askd.Tx) error {
+		// The first answer wins, and an approval counts once: writers take turns (askd.Store.Update).
 		a, err := tx.Asks.Ask(ctx, id)
 		if err != nil {
 			return err

@@ -26,14 +26,16 @@ import (
 //
 // markTold is the one writer of the told state outside the stores: whoever
 // tells first marks it (and the pending tell delivery sent), and every later
-// route finds ToldAt set and tells nothing. A settlement that leaves the agent
-// nothing to be told of (it withdrew the ask itself; a relayed prompt its
-// terminal answered) is told as it settles (nothingToTell).
+// route finds ToldAt set and tells nothing (writers take turns:
+// askd.Store.Update). A settlement that leaves the agent nothing to be told
+// of (it withdrew the ask itself; a relayed prompt its terminal answered) is
+// told as it settles (nothingToTell).
 
 // markTold marks a told at now by actor, how saying by what (its told row's
 // note), and its pending tell delivery sent, unless a was told already; it
 // reports whether it marked it. a must have been read in tx.
 func (s *Service) markTold(ctx context.Context, tx askd.Tx, a *askd.Ask, actor, how string) (bool, error) {
+	// Once: writers take turns (askd.Store.Update), so a read in tx sees an earlier route's mark.
 	if a.Pending() || a.ToldAt != nil {
 		return false, nil
 	}

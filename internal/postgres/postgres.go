@@ -8,10 +8,11 @@
 // without SERIALIZABLE's retries:
 //   - every write transaction begins by taking one transaction advisory lock,
 //     the write lock, held until it ends: write transactions of every process
-//     take turns, whole, as SQLite's single writer does. Event ids are then
-//     handed out in commit order, so a reader that has seen id n has seen
-//     every event below it (SSE resumes by id without gaps), and no two write
-//     transactions can deadlock;
+//     take turns, whole, as SQLite's single writer does (the guarantee of
+//     askd.Store.Update). Event ids are then handed out in commit order, so
+//     a reader that has seen id n has seen every event below it (SSE
+//     resumes by id without gaps), and no two write transactions can
+//     deadlock;
 //   - a write transaction reads asks FOR NO KEY UPDATE, which is redundant
 //     under the write lock but keeps each statement correct on its own, and
 //     LockSession, whose job the write lock does, costs nothing;

@@ -35,7 +35,15 @@ func open(t *testing.T, url string) *postgres.Store {
 }
 
 func TestStore(t *testing.T) {
-	storetest.Run(t, func(t *testing.T) askd.Store { return open(t, pgtest.URL(t)) })
+	urls := map[askd.Store]string{} // each store's database, for reopen
+	storetest.Run(t, func(t *testing.T) askd.Store {
+		url := pgtest.URL(t)
+		s := open(t, url)
+		urls[s] = url
+		return s
+	}, func(t *testing.T, s askd.Store) askd.Store {
+		return open(t, urls[s]) // as another process would: a pool and a listener of its own
+	})
 }
 
 // changes is a watcher that passes on what it hears.

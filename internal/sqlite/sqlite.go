@@ -251,7 +251,9 @@ func checkPath(path string) error {
 }
 
 // Update runs fn in a write transaction and commits it when fn returns nil.
-// Transactions queue for the single writer, so they are serializable. After
+// Writers take turns (askd.Store.Update): a store's transactions queue for
+// its single writer, and the writers of other stores and processes on the
+// file wait for the lock BEGIN IMMEDIATE takes (busy_timeout). After
 // the commit, and before Update returns, each watcher is called for every
 // event fn added, in order. fn's error is returned as is, and nothing it did
 // is kept; a panic in fn is re-raised in the caller. fn must not call Update

@@ -72,19 +72,23 @@ func openAt(t *testing.T, path string) *Store {
 }
 
 func TestStore(t *testing.T) {
-	storetest.Run(t, func(t *testing.T) askd.Store { return openTest(t) })
+	storetest.Run(t, func(t *testing.T) askd.Store { return openTest(t) }, reopen)
 }
 
 // The suite again with the search index written after every settling
 // commit, and with it never written, so that both ways of finding a settled
 // ask, in the index and in the queue (index.go), meet the whole suite.
 func TestStoreSearchIndexed(t *testing.T) {
-	storetest.Run(t, func(t *testing.T) askd.Store { return indexing(openTest(t), 1, time.Hour) })
+	storetest.Run(t, func(t *testing.T) askd.Store { return indexing(openTest(t), 1, time.Hour) }, reopen)
 }
 
 func TestStoreSearchQueued(t *testing.T) {
-	storetest.Run(t, func(t *testing.T) askd.Store { return indexing(openTest(t), 1<<30, time.Hour) })
+	storetest.Run(t, func(t *testing.T) askd.Store { return indexing(openTest(t), 1<<30, time.Hour) }, reopen)
 }
+
+// reopen opens another store on s's file, as another process would (askd
+// token create beside a running server), closed when the test ends.
+func reopen(t *testing.T, s askd.Store) askd.Store { return openAt(t, s.(*Store).path) }
 
 // indexing makes s index its queue of settled asks once batch of them were
 // written, or delay after the first.

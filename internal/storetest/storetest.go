@@ -69,8 +69,11 @@ import (
 
 // Run runs the suite. open must return a new, empty, migrated store each time
 // it is called (the suite calls it once per subtest) and close it with
-// t.Cleanup.
-func Run(t *testing.T, open func(t *testing.T) askd.Store) {
+// t.Cleanup. reopen must return another store on the database of s, a store
+// open returned, as another process would open it (connections and a writer
+// of its own), also closed with t.Cleanup: writers must take turns across
+// the two (askd.Store.Update).
+func Run(t *testing.T, open func(t *testing.T) askd.Store, reopen func(t *testing.T, s askd.Store) askd.Store) {
 	tests := []struct {
 		name string
 		run  func(t *testing.T, s askd.Store)
@@ -113,6 +116,7 @@ func Run(t *testing.T, open func(t *testing.T) askd.Store) {
 		{"ViewRefusesWrites", testViewRefusesWrites},
 		{"ConcurrentUpdates", testConcurrentUpdates},
 		{"ConcurrentUpdatesSomeFail", testConcurrentUpdatesSomeFail},
+		{"WritersTakeTurns", func(t *testing.T, s askd.Store) { testWritersTakeTurns(t, s, reopen) }},
 		{"Channels", testChannels},
 		{"SessionsRecorded", testSessionsRecorded},
 		{"SessionState", testSessionState},
