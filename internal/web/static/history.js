@@ -6,7 +6,8 @@
 import { h, relTime, stamp } from './dom.js';
 import { api, pager, nearView, errorText } from './api.js';
 import { summary, outcome, outcomeLine, kindName } from './cards.js';
-import { diffView, pretty, headline } from './approval.js';
+import { diffView, pretty } from './approval.js';
+import { headline } from './tool.js';
 import { formRecord } from './form.js';
 
 // edits shows, folded, how a person changed an approval's payload.

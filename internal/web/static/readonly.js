@@ -5,7 +5,8 @@
 // form's fields named; agent text enters the page only as text, as on
 // every card.
 import { h, add, optionText } from './dom.js';
-import { toolHead, payloadView, pretty, approving, showQuorum } from './approval.js';
+import { payloadView, pretty, approving, showQuorum } from './approval.js';
+import { toolHead } from './tool.js';
 import { message, from, addressBox } from './form.js';
 import { fieldsOf, label } from './formcheck.js';
 
