@@ -4,7 +4,7 @@
 // as a diff) and Reject…, each of the two with the choice of a rule for the
 // session (rules.js). It also renders edits as a diff for Recent. What a
 // tool's card says first is tool.js's.
-import { h, add, keyHint } from './dom.js';
+import { h, add, keyHint, jsonEscaped } from './dom.js';
 import { ruleChoice } from './rules.js';
 import { headline, toolHead } from './tool.js';
 
@@ -16,7 +16,10 @@ export function parseObject(text) {
   return { value: v };
 }
 
-export const pretty = v => JSON.stringify(v, null, 2);
+// pretty is v as indented JSON, with nothing hidden in its strings: a
+// bidi control or a zero-width character in an agent's payload shows as
+// its \u escape, in the payload, the editor and the diffs alike.
+export const pretty = v => jsonEscaped(JSON.stringify(v, null, 2));
 
 // SAID are the input fields a tool's card says elsewhere (title, details),
 // which leave its full input folded: a git push's repository, ref, commits

@@ -27,6 +27,20 @@ export function h(tag, props, ...kids) {
   return add(el, ...kids);
 }
 
+// UNSEEN_IN_LINES matches runs of what askd.Unprintable names (askd's
+// text.go) but line breaks and tabs: control characters, line and paragraph
+// separators, bidi controls, zero-width and other invisible characters (but
+// the emoji and text presentation selectors, which change what is shown),
+// and lone surrogates.
+const UNSEEN_IN_LINES = /(?:(?![\n\t\uFE0E\uFE0F])[\p{Cc}\p{Cf}\p{Cs}\p{Zl}\p{Zp}\p{Default_Ignorable_Code_Point}])+/gu;
+
+// jsonEscaped is JSON text with each character askd.Printable would escape
+// inside its strings written as \u escapes (JSON.stringify escapes only
+// C0): the same JSON, nothing hidden in it. JSON.stringify's own line breaks
+// are layout, outside strings, and stay.
+export const jsonEscaped = text => text.replace(UNSEEN_IN_LINES, run =>
+  Array.from({ length: run.length }, (_, i) => `\\u${run.charCodeAt(i).toString(16).padStart(4, '0')}`).join(''));
+
 // optionText is an option's words: its label (with extra, such as a
 // Recommended badge, beside it) and its description.
 export function optionText(o, extra) {
