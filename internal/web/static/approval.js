@@ -3,10 +3,10 @@
 // tool will run) and input; Approve, Edit… (a JSON editor showing the edits
 // as a diff) and Reject…, each of the two with the choice of a rule for the
 // session (rules.js). It also renders edits as a diff for Recent. What a
-// tool's card says first is tool.js's.
+// tool's card says first, and a gate's arguments, are tool.js's.
 import { h, add, keyHint, jsonEscaped } from './dom.js';
 import { ruleChoice } from './rules.js';
-import { headline, toolHead } from './tool.js';
+import { approvalHead, headline, argsView } from './tool.js';
 
 // parseObject parses an edited payload: it must be a JSON object.
 export function parseObject(text) {
@@ -116,7 +116,7 @@ export function approvalBody(st) {
   // open in the terminal too, and takes only allow or deny: no edit.
   const relayed = (a.tool_use_id || '').startsWith('channel:');
   const original = hasPayload ? pretty(shown) : '';
-  add(st.body, a.tool_name ? toolHead(a) : h('h2', { class: 'title' }, a.title),
+  add(st.body, approvalHead(a),
     relayed ? h('p', { class: 'subtitle relayed' }, 'Also open in the Claude Code terminal: the first answer wins.') : null,
     st.detailsEl);
   const view = hasPayload ? payloadView(a, original) : null;
@@ -205,9 +205,12 @@ export function approvalBody(st) {
 
 // payloadView shows the payload: a request_approval's under its label; a
 // permission prompt's whole input folded away when the headline already says
-// all of it.
+// all of it; the arguments of a call through a gate (an approval with a
+// source) one by one (argsView).
 export function payloadView(a, text) {
   const pre = h('pre', { class: 'code payload' }, text);
+  const shown = approving(a);
+  if (a.source && shown !== null && typeof shown === 'object' && !Array.isArray(shown)) return argsView(shown, pre);
   if (!a.tool_name) return h('div', { class: 'payload-box' }, h('div', { class: 'payload-label' }, 'Payload'), pre);
   const hl = headline(a.tool_name, a.payload);
   const said = SAID[a.tool_name] || [];
