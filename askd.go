@@ -208,6 +208,17 @@ func (a *Ask) Summary() string {
 	return ""
 }
 
+// Through names the MCP server an approval came through, for an approval an
+// MCP gate asks (SPEC §14): "through filesystem"; "" for every other ask (a
+// form names its server as "asked by", SPEC §9). Notifications, the answer
+// link's page and the CLI say it in these words, as the inbox does.
+func (a *Ask) Through() string {
+	if a.Kind != KindApproval || a.Source == "" {
+		return ""
+	}
+	return "through " + a.Source
+}
+
 // Event actions: one per transition of an ask, kept as its history and streamed
 // to inboxes.
 const (

@@ -253,6 +253,9 @@ var linkCSP = func() string {
 		"form-action 'self'; base-uri 'none'; frame-ancestors 'none'"
 }()
 
+// linkTemplate is the page. Its first line says whose ask it is, and the
+// MCP server it came through (an MCP gate's approval, askd.Ask.Through) or
+// asks for (a form).
 var linkTemplate = template.Must(template.New("link").Parse(`<!doctype html>
 <html lang="en">
 <head>
@@ -264,7 +267,7 @@ var linkTemplate = template.Must(template.New("link").Parse(`<!doctype html>
 </head>
 <body>
 <main>
-{{with .Ask}}<p class="from">askd · {{.Kind}} #{{.ID}} from {{.Agent}} / {{.Session}}{{with .Source}} · asked by {{.}}{{end}}</p>{{end}}
+{{with .Ask}}<p class="from">askd · {{.Kind}} #{{.ID}} from {{.Agent}} / {{.Session}}{{with .Through}} · {{.}}{{else}}{{with .Source}} · asked by {{.}}{{end}}{{end}}</p>{{end}}
 <h1>{{.Heading}}</h1>
 {{with .Ask}}<section class="ask">
 <p>{{if eq .Kind "form"}}{{.Title}}{{else}}{{.Summary}}{{end}}</p>

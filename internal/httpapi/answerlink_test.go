@@ -240,3 +240,34 @@ func TestFormAnswerLinkPage(t *testing.T) {
 		}
 	})
 }
+
+// An MCP gate's approval's answer link (SPEC §14): the confirm page names
+// the server the call came through as every surface does, "through
+// filesystem", never "asked by" (a form's words), as escaped text, and
+// shows its arguments, with no markup of theirs; Allow approves.
+func TestGateApprovalAnswerLinkPage(t *testing.T) {
+	s := testserver.Start(t, testserver.Options{Config: app.Config{NotifyAs: "alice"}})
+	a, err := s.Agent("s-gate").Create(ctxT(t), &askd.AskInput{Kind: askd.KindApproval, Title: "Allow mcp__files__write_file: notes/todo.md",
+		ToolName: "mcp__files__write_file", Source: "<b>files</b>", Payload: json.RawMessage(`{"path":"notes/todo.md","content":"<script>alert(1)</script>"}`)}, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	links, err := s.App.MintAnswerLinks(ctxT(t), a.ID, a.Revision, 0)
+	if err != nil || len(links) != 2 || links[0].Label != askd.TapAllow {
+		t.Fatalf("mint: %+v, %v", links, err)
+	}
+	allow := s.URL + "/a/" + links[0].Code
+	status, page := linkGet(t, allow)
+	if want := "from " + s.AgentName + " / s-gate · through &lt;b&gt;files&lt;/b&gt;</p>"; !strings.Contains(page, want) {
+		t.Errorf("the page lacks %q", want)
+	}
+	if status != http.StatusOK || strings.Contains(page, "asked by") || strings.Contains(page, "<b>") || strings.Contains(page, "<script") {
+		t.Fatalf("page: %d %s", status, page)
+	}
+	if status, page := linkPost(t, allow, "confirm=1"); status != http.StatusOK {
+		t.Fatalf("confirm: %d %s", status, page)
+	}
+	if got, _ := storedAsk(t, s, a.ID); got.Answer == nil || got.Answer.Decision != askd.DecisionApproved || got.SettledBy != "alice" {
+		t.Errorf("stored %+v by %q, want approved by alice", got.Answer, got.SettledBy)
+	}
+}

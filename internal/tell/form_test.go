@@ -38,8 +38,8 @@ func choiceSchema(def string, pairs ...string) json.RawMessage {
 	return b
 }
 
-// formNotes is one form ask's notification on every channel, as read.
-type formNotes struct {
+// notes is one ask's notification on every channel, as read.
+type notes struct {
 	ntfy    ntfyNote
 	ntfyRaw http.Header
 	slack   slackNote
@@ -47,15 +47,26 @@ type formNotes struct {
 	webhook map[string]any
 }
 
-// formNotesOf waits for ask id's notifications, and fails the test unless
+// formNotesOf is notesOf form ask id, and fails the test unless the
+// webhook says it is a form.
+func (c *channels) formNotesOf(t *testing.T, id int64) notes {
+	t.Helper()
+	n := c.notesOf(t, id)
+	if n.webhook["kind"] != "form" {
+		t.Errorf("webhook notification %v, not of a form", n.webhook)
+	}
+	return n
+}
+
+// notesOf waits for ask id's notifications, and fails the test unless
 // every link in them is askd's (the inbox, or an answer link: ntfy's and
 // push's buttons POST to one) and no receiver makes a link of agent text,
 // renders it as Markdown, or reads a mention in it.
-func (c *channels) formNotesOf(t *testing.T, id int64) formNotes {
+func (c *channels) notesOf(t *testing.T, id int64) notes {
 	t.Helper()
 	inbox := c.URL + "/?ask=" + itoa(id)
 	answerLink := func(u string) bool { return strings.HasPrefix(u, c.URL+"/a/") }
-	var n formNotes
+	var n notes
 	n.ntfy = c.ntfyOf(t, id)
 	for _, r := range c.ntfy.got() {
 		if r.header.Get("Click") == inbox {
@@ -93,7 +104,7 @@ func (c *channels) formNotesOf(t *testing.T, id int64) formNotes {
 			t.Errorf("push action %q posts to %q, not an answer link", b.Title, b.Target)
 		}
 	}
-	if n.webhook["link"] != inbox || n.webhook["kind"] != "form" {
+	if n.webhook["link"] != inbox {
 		t.Errorf("webhook notification %v", n.webhook)
 	}
 	return n
@@ -101,7 +112,7 @@ func (c *channels) formNotesOf(t *testing.T, id int64) formNotes {
 
 // labels are the buttons' labels of each channel: ntfy's actions, Slack's
 // answer buttons (not the inbox's), push's actions.
-func (n formNotes) labels() (ntfy, slack, push []string) {
+func (n notes) labels() (ntfy, slack, push []string) {
 	for _, b := range n.ntfy.Actions {
 		ntfy = append(ntfy, b.Label)
 	}

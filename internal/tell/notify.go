@@ -40,7 +40,7 @@ type notification struct {
 	Session   string    `json:"session"`
 	Agent     string    `json:"agent"`
 	Title     string    `json:"title"`            // the title, or the first question; a form's message's first line
-	Source    string    `json:"source,omitempty"` // a form ask's MCP server
+	Source    string    `json:"source,omitempty"` // the MCP server a form asks for, or an approval came through (a gate's, SPEC §14)
 	Revision  int       `json:"revision"`
 	Link      string    `json:"link"`
 	CreatedAt time.Time `json:"created_at"`
@@ -69,11 +69,10 @@ func (w *Worker) notify(ctx context.Context, cl *app.Claimed) error {
 	case askd.NotifyWebhook:
 		n := notification{
 			Event: "ask.created", ID: a.ID, Kind: a.Kind, Session: a.Session, Agent: a.Agent,
-			Title: a.Summary(), Revision: a.Revision, Link: w.link(a.ID), CreatedAt: a.CreatedAt,
+			Title: a.Summary(), Source: a.Source, Revision: a.Revision, Link: w.link(a.ID), CreatedAt: a.CreatedAt,
 		}
 		if a.Kind == askd.KindForm {
 			n.Title, _ = firstLine(a.Title)
-			n.Source = a.Source
 		}
 		if a.Revision > 1 {
 			n.Event = "ask.updated"
@@ -254,8 +253,21 @@ func (w *Worker) mint(ctx context.Context, a *askd.Ask, max int, as string) ([]a
 	return links, err
 }
 
-// headline is a notification's first line: "askd: decision from s1".
-func headline(a *askd.Ask) string { return fmt.Sprintf("askd: %s from %s", a.Kind, a.Session) }
+// headline is a notification's first line: "askd: decision from s1". An
+// approval an MCP gate asks (SPEC §14) names the server it came through
+// (askd.Ask.Through): "askd: approval from s1 through filesystem", the
+// server once when the session is named after it, as a gate's session is
+// unless ASKD_SESSION names another: "askd: approval through filesystem".
+func headline(a *askd.Ask) string {
+	switch through := a.Through(); {
+	case through == "":
+		return fmt.Sprintf("askd: %s from %s", a.Kind, a.Session)
+	case a.Session == a.Source:
+		return fmt.Sprintf("askd: %s %s", a.Kind, through)
+	default:
+		return fmt.Sprintf("askd: %s from %s %s", a.Kind, a.Session, through)
+	}
+}
 
 // shownText is what a notification shows of a: its title or question, the
 // options (with descriptions, the recommended one marked), details, and an

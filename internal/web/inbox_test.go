@@ -227,6 +227,35 @@ func TestApproval(t *testing.T) {
 	})
 }
 
+// TestPayloadHiddenCharacters: a bidi control, a zero-width character and
+// a C1 control in a payload's strings show as their \u escapes, in the
+// payload and in the editor; the JSON is the same, so an edit elsewhere in
+// it gives the agent back the very characters it sent.
+func TestPayloadHiddenCharacters(t *testing.T) {
+	t.Parallel()
+	srv := startServer(t, app.Config{})
+	agent := srv.Agent("ops")
+	a := create(t, agent, &askd.AskInput{Kind: askd.KindApproval, Title: "Send the invoice",
+		Payload: []byte(`{"file":"invoice\u202egpj.exe","to":"ops\u200b@example.com\u0085","copies":1}`)})
+	ch := agentWaits(agent, a.ID)
+	p := openInbox(t, srv, "/")
+	want := `"file": "invoice\u202egpj.exe",` + "\n" + `  "to": "ops\u200b@example.com\u0085",`
+	if got := p.text(card(a.ID) + " pre.payload"); !strings.Contains(got, want) {
+		t.Errorf("payload shown as %q, want it to hold %q", got, want)
+	}
+	p.steady(button(a.ID, "Edit…"))
+	p.do(chromedp.Click(button(a.ID, "Edit…")))
+	editor := fmt.Sprintf(`document.querySelector('%s textarea.json-editor')`, card(a.ID))
+	if got := eval[string](p, editor+`.value`); !strings.Contains(got, want) {
+		t.Errorf("the editor holds %q, want it to hold %q", got, want)
+	}
+	eval[bool](p, fmt.Sprintf(`(e => { e.value = e.value.replace('"copies": 1', '"copies": 2'); e.dispatchEvent(new Event('input', { bubbles: true })); return true })(%s)`, editor))
+	p.waitFor(fmt.Sprintf(`document.querySelector('%s .diff-box ins') !== null`, card(a.ID)))
+	p.do(chromedp.Click(button(a.ID, "Approve with edits")))
+	wantAnswer(t, receive(t, ch), askd.StatusAnswered,
+		`{"decision":"modified","payload":{"file":"invoice\u202egpj.exe","to":"ops\u200b@example.com\u0085","copies":2}}`)
+}
+
 func TestLiveAndReload(t *testing.T) {
 	t.Parallel()
 	srv := startServer(t, app.Config{})

@@ -2,9 +2,11 @@
 // title, details and payload, or a permission prompt's headline (what the
 // tool will run) and input; Approve, Edit… (a JSON editor showing the edits
 // as a diff) and Reject…, each of the two with the choice of a rule for the
-// session (rules.js). It also renders edits as a diff for Recent.
-import { h, add, keyHint } from './dom.js';
+// session (rules.js). It also renders edits as a diff for Recent. What a
+// tool's card says first, and a gate's arguments, are tool.js's.
+import { h, add, keyHint, jsonEscaped } from './dom.js';
 import { ruleChoice } from './rules.js';
+import { approvalHead, headline, argsView } from './tool.js';
 
 // parseObject parses an edited payload: it must be a JSON object.
 export function parseObject(text) {
@@ -14,23 +16,10 @@ export function parseObject(text) {
   return { value: v };
 }
 
-export const pretty = v => JSON.stringify(v, null, 2);
-
-// Which input field says what a tool will do. Tools not named here are
-// headlined by their first non-empty string field.
-const FILE_FIELDS = ['file_path', 'notebook_path', 'path'];
-const HEADLINE_FIELDS = {
-  Bash: ['command'],
-  WebFetch: ['url'],
-  Edit: FILE_FIELDS, MultiEdit: FILE_FIELDS, Write: FILE_FIELDS, Read: FILE_FIELDS,
-  NotebookEdit: FILE_FIELDS, NotebookRead: FILE_FIELDS,
-  // askd gate git (SPEC §12): "<repository> <ref>"; the title says what the
-  // push does, the details list its commits.
-  'git push': ['command'],
-  // askd gate run: the command line it runs once approved; the payload's
-  // other fields are the person's to edit.
-  'gate run': ['command'],
-};
+// pretty is v as indented JSON, with nothing hidden in its strings: a
+// bidi control or a zero-width character in an agent's payload shows as
+// its \u escape, in the payload, the editor and the diffs alike.
+export const pretty = v => jsonEscaped(JSON.stringify(v, null, 2));
 
 // SAID are the input fields a tool's card says elsewhere (title, details),
 // which leave its full input folded: a git push's repository, ref, commits
@@ -39,17 +28,6 @@ const SAID = {
   Bash: ['description'],
   'git push': ['repository', 'ref', 'old', 'new', 'kind'],
 };
-
-const nonEmpty = v => typeof v === 'string' && v.trim() !== '';
-
-// headline is the field of a tool's input that says what will run: {field,
-// value}, or null when the input has no string at all.
-export function headline(tool, input) {
-  if (!input || typeof input !== 'object' || Array.isArray(input)) return null;
-  for (const f of HEADLINE_FIELDS[tool] || []) if (nonEmpty(input[f])) return { field: f, value: input[f] };
-  for (const [f, v] of Object.entries(input)) if (nonEmpty(v)) return { field: f, value: v };
-  return null;
-}
 
 // lineDiff compares two texts line by line and returns [op, line] pairs, op
 // ' ' (both), '-' (only in a) or '+' (only in b). The common head and tail
@@ -138,7 +116,7 @@ export function approvalBody(st) {
   // open in the terminal too, and takes only allow or deny: no edit.
   const relayed = (a.tool_use_id || '').startsWith('channel:');
   const original = hasPayload ? pretty(shown) : '';
-  add(st.body, a.tool_name ? toolHead(a) : h('h2', { class: 'title' }, a.title),
+  add(st.body, approvalHead(a),
     relayed ? h('p', { class: 'subtitle relayed' }, 'Also open in the Claude Code terminal: the first answer wins.') : null,
     st.detailsEl);
   const view = hasPayload ? payloadView(a, original) : null;
@@ -225,26 +203,14 @@ export function approvalBody(st) {
   };
 }
 
-// toolHead is a permission prompt's headline: the tool and what it will run
-// (a command, a file, a URL), with Bash's description and a title of the
-// agent's own beneath when they say more.
-export function toolHead(a) {
-  const hl = headline(a.tool_name, a.payload);
-  const desc = a.tool_name === 'Bash' && a.payload && nonEmpty(a.payload.description) ? a.payload.description : '';
-  const own = a.title && !a.title.startsWith(`Allow ${a.tool_name}`) ? a.title : '';
-  return [
-    h('h2', { class: 'title tool-head' }, h('span', { class: 'tool-name' }, a.tool_name),
-      hl ? h('code', { class: 'tool-target' }, hl.value) : null),
-    desc ? h('p', { class: 'subtitle' }, desc) : null,
-    own ? h('p', { class: 'subtitle' }, own) : null,
-  ];
-}
-
 // payloadView shows the payload: a request_approval's under its label; a
 // permission prompt's whole input folded away when the headline already says
-// all of it.
+// all of it; the arguments of a call through a gate (an approval with a
+// source) one by one (argsView).
 export function payloadView(a, text) {
   const pre = h('pre', { class: 'code payload' }, text);
+  const shown = approving(a);
+  if (a.source && shown !== null && typeof shown === 'object' && !Array.isArray(shown)) return argsView(shown, pre);
   if (!a.tool_name) return h('div', { class: 'payload-box' }, h('div', { class: 'payload-label' }, 'Payload'), pre);
   const hl = headline(a.tool_name, a.payload);
   const said = SAID[a.tool_name] || [];

@@ -3,7 +3,7 @@
 // textContent, or attribute values that are never URLs or handlers); the
 // exceptions are option previews and details, which the server rendered from
 // Markdown and sanitized (no links, no images, no scripts).
-import { h, add, keyHint, optionText, rel, countdown, MOD } from './dom.js';
+import { h, add, keyHint, optionText, rel, countdown, inert, MOD } from './dom.js';
 import { approvalBody, showQuorum } from './approval.js';
 import { formBody, formWhat } from './form.js';
 import { errorText } from './api.js';
@@ -79,18 +79,22 @@ export function outcomeLine(a) {
 }
 
 // detailsBox shows an ask's details: as text at once, then as the Markdown
-// the server rendered and sanitized, once that arrives (ctx.details).
+// the server rendered and sanitized, once that arrives (ctx.details). An
+// MCP gate's (an approval with a source: the call's arguments, rendered)
+// are the MCP server's text: what they hide is shown as escapes (inert).
 function detailsBox(st) {
   const text = st.ask.details;
   if (!text) return null;
+  const third = st.ask.kind === 'approval' && !!st.ask.source;
   const long = text.length > 1200 || text.split('\n').length > 14;
-  const box = h('div', { class: 'details' + (long ? ' clamp' : '') }, h('div', { class: 'details-text' }, text));
+  const box = h('div', { class: 'details' + (long ? ' clamp' : '') }, h('div', { class: 'details-text' }, third ? inert(text, true) : text));
   st.ctx.details(st.ask.id, st.ask.revision).then(html => {
     if (html == null) return;
     const md = h('div', { class: 'md' });
     // Rendered from Markdown and sanitized on the server (no links, images,
     // scripts or styles), and the page's CSP forbids inline script anyway.
     md.innerHTML = html;
+    if (third) inertText(md);
     box.replaceChildren(md);
   });
   if (!long) return box;
@@ -99,6 +103,18 @@ function detailsBox(st) {
     more.textContent = open ? 'Show all' : 'Show less';
   } }, 'Show all');
   return h('div', null, box, more);
+}
+
+// inertText shows what the text under el hides as escapes (inert), text
+// node by text node.
+function inertText(el) {
+  const w = document.createTreeWalker(el, NodeFilter.SHOW_TEXT);
+  const nodes = [];
+  while (w.nextNode()) nodes.push(w.currentNode);
+  for (const n of nodes) {
+    const parts = inert(n.data, true);
+    if (parts.length !== 1 || parts[0] !== n.data) n.replaceWith(...parts);
+  }
 }
 
 // buildCard returns the card element of a pending ask. ctx gives it the API

@@ -27,6 +27,57 @@ export function h(tag, props, ...kids) {
   return add(el, ...kids);
 }
 
+// UNSEEN matches runs of what askd.Unprintable names (askd's text.go):
+// control characters, line and paragraph separators, bidi controls,
+// zero-width and other invisible characters (but the emoji and text
+// presentation selectors, which change what is shown), and lone surrogates.
+// UNSEEN_IN_LINES leaves line breaks and tabs to the text.
+const UNSEEN = /(?:(?![\uFE0E\uFE0F])[\p{Cc}\p{Cf}\p{Cs}\p{Zl}\p{Zp}\p{Default_Ignorable_Code_Point}])+/gu;
+const UNSEEN_IN_LINES = /(?:(?![\n\t\uFE0E\uFE0F])[\p{Cc}\p{Cf}\p{Cs}\p{Zl}\p{Zp}\p{Default_Ignorable_Code_Point}])+/gu;
+// MAX_MARKED is how many runs of hidden characters inert marks as escapes
+// (a span each); past it their escapes are plain text, so that a payload
+// of alternating letters and bidi controls cannot make a card of a hundred
+// thousand elements.
+const MAX_MARKED = 200;
+
+// escaped is character c as askd.Printable writes it: \n, \t, \r, \x1b,
+// \u202e, \U000e0041.
+function escaped(c) {
+  const named = { '\n': '\\n', '\t': '\\t', '\r': '\\r' }[c];
+  if (named) return named;
+  const n = c.codePointAt(0);
+  if (n < 0x20 || n === 0x7f) return `\\x${n.toString(16).padStart(2, '0')}`;
+  return n > 0xffff ? `\\U${n.toString(16).padStart(8, '0')}` : `\\u${n.toString(16).padStart(4, '0')}`;
+}
+
+// inert is third-party text (an MCP server's tool name, its arguments: SPEC
+// §14) as text that acts on nothing: each character askd.Printable would
+// escape is shown as that escape, in a span marked as one, so nothing hidden
+// reorders, hides or breaks what is shown around it. With lines, line
+// breaks (a CRLF as one) and tabs stay the text's own. It returns strings
+// and spans for h and add; the strings become Text nodes, never markup.
+export function inert(s, lines = false) {
+  s = String(s);
+  if (lines) s = s.replace(/\r\n/g, '\n');
+  const out = [];
+  let last = 0, marked = 0;
+  for (const m of s.matchAll(lines ? UNSEEN_IN_LINES : UNSEEN)) {
+    if (m.index > last) out.push(s.slice(last, m.index));
+    const esc = [...m[0]].map(escaped).join('');
+    out.push(++marked > MAX_MARKED ? esc : h('span', { class: 'esc', title: 'A hidden character, shown as its escape' }, esc));
+    last = m.index + m[0].length;
+  }
+  if (last < s.length) out.push(s.slice(last));
+  return out;
+}
+
+// jsonEscaped is JSON text with each character askd.Printable would escape
+// inside its strings written as \u escapes (JSON.stringify escapes only
+// C0): the same JSON, nothing hidden in it. JSON.stringify's own line breaks
+// are layout, outside strings, and stay.
+export const jsonEscaped = text => text.replace(UNSEEN_IN_LINES, run =>
+  Array.from({ length: run.length }, (_, i) => `\\u${run.charCodeAt(i).toString(16).padStart(4, '0')}`).join(''));
+
 // optionText is an option's words: its label (with extra, such as a
 // Recommended badge, beside it) and its description.
 export function optionText(o, extra) {

@@ -3,10 +3,11 @@
 // how it ended, the edits, every event), and the History view itself: every
 // settled ask, searched and filtered by the server, a page at a time.
 // Agent text enters the page only as text.
-import { h, relTime, stamp } from './dom.js';
+import { h, relTime, stamp, inert } from './dom.js';
 import { api, pager, nearView, errorText } from './api.js';
 import { summary, outcome, outcomeLine, kindName } from './cards.js';
-import { diffView, pretty, headline } from './approval.js';
+import { diffView, pretty } from './approval.js';
+import { toolLine, through } from './tool.js';
 import { formRecord } from './form.js';
 
 // edits shows, folded, how a person changed an approval's payload.
@@ -100,12 +101,13 @@ function asked(a) {
           o.label, o.description ? h('span', { class: 'muted' }, ` — ${o.description}`) : null))));
     });
   }
-  const hl = a.tool_name ? headline(a.tool_name, a.payload) : null;
+  // An MCP gate's (an approval with a source) is the MCP server's text.
+  const third = a.kind === 'approval' && a.source ? s => inert(s, true) : s => s;
   return [
     a.tool_name
-      ? h('p', { class: 'rec-title' }, h('span', { class: 'tool-name' }, a.tool_name), hl ? [' ', h('code', { class: 'tool-target' }, hl.value)] : null)
-      : h('p', { class: 'rec-title' }, a.title || summary(a)),
-    a.details ? h('div', { class: 'details-text rec-details' }, a.details) : null,
+      ? h('p', { class: 'rec-title' }, toolLine(a))
+      : h('p', { class: 'rec-title' }, third(a.title || summary(a)), a.source ? [' ', through(a.source)] : null),
+    a.details ? h('div', { class: 'details-text rec-details' }, third(a.details)) : null,
     a.kind === 'decision' && a.options && a.options.length
       ? h('ul', { class: 'rec-opts' }, a.options.map(o => h('li', { class: a.answer && a.answer.answer === o.label ? 'chosen' : null },
         o.label, o.label === a.recommended ? h('span', { class: 'badge' }, 'Recommended') : null,

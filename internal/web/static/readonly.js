@@ -5,7 +5,8 @@
 // form's fields named; agent text enters the page only as text, as on
 // every card.
 import { h, add, optionText } from './dom.js';
-import { toolHead, payloadView, pretty, approving, showQuorum } from './approval.js';
+import { payloadView, pretty, approving, showQuorum } from './approval.js';
+import { approvalHead } from './tool.js';
 import { message, from, addressBox } from './form.js';
 import { fieldsOf, label } from './formcheck.js';
 
@@ -46,7 +47,7 @@ function approval(st) {
   const hasPayload = shown != null && typeof shown === 'object';
   st.quorumLine = h('p', { class: 'quorum', role: 'status', hidden: true });
   st.approveButtons = [];
-  add(st.body, a.tool_name ? toolHead(a) : h('h2', { class: 'title' }, a.title), st.detailsEl,
+  add(st.body, approvalHead(a), st.detailsEl,
     st.quorumLine, hasPayload ? payloadView(a, pretty(shown)) : null);
   showQuorum(st, a);
 }

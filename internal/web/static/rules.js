@@ -5,6 +5,7 @@
 // answers its ask, then makes the rule, as two requests.
 import { h, clock, relTime, stamp } from './dom.js';
 import { api, errorText } from './api.js';
+import { gateName } from './tool.js';
 
 // How long a rule made from a card lives (the server allows up to 30 days).
 const LIVES = [['1h', '1 h'], ['8h', '8 h'], ['1d', '1 day'], ['7d', '7 days']];
@@ -27,10 +28,10 @@ export function commandPrefix(cmd) {
 
 // ruleChoice is what an approval card offers beside Approve (effect
 // "allow") or in Reject… ("deny"): ticks for a rule of this session, at
-// most one at a time — the tool, for Bash commands (or a gate's command)
-// starting with a prefix (prefilled, editable), or for an approval without
-// a tool its title — and
-// how long it lasts. value() is the rule to make ({match, prefix, effect,
+// most one at a time — the tool (an MCP gate's through its server), for
+// Bash commands (or a gate's command) starting with a prefix (prefilled,
+// editable), or for an approval without a tool its title — and how long it
+// lasts. value() is the rule to make ({match, prefix, effect,
 // for}), or null when nothing is ticked. null when the ask can have none.
 export function ruleChoice(a, effect) {
   if (a.kind !== 'approval') return null;
@@ -60,7 +61,12 @@ export function ruleChoice(a, effect) {
     input.addEventListener('input', () => { const box = row.querySelector('.rule-box'); if (!box.checked) { box.checked = true; tick(box); } });
     rows.push(row);
   }
-  if (a.tool_name) {
+  const mcp = gateName(a);
+  if (mcp) {
+    // An MCP gate's tool (SPEC §14): the rule is for mcp__NAME__TOOL, said
+    // as the card says it, "write_file through filesystem".
+    rows.push(option('tool', [`${verb} `, mcp, ' in this session (any arguments)']));
+  } else if (a.tool_name) {
     const any = { Bash: ' (any command)', 'git push': ' (any repository and ref)', 'gate run': ' (any command)' }[a.tool_name] || '';
     rows.push(option('tool', `${verb} ${a.tool_name} in this session${any}`));
   } else {

@@ -39,8 +39,16 @@ export function follow(from, onEvent) {
 // them.
 export function notify(a, why = '') {
   if (!document.hidden || !('Notification' in window) || Notification.permission !== 'granted') return;
-  const n = new Notification(`askd · ${a.session}`, { body: why ? `${summary(a)} (${why})` : summary(a), tag: `askd-${a.id}` });
+  const n = new Notification(`askd · ${from(a)}`, { body: why ? `${summary(a)} (${why})` : summary(a), tag: `askd-${a.id}` });
   n.onclick = () => { window.focus(); n.close(); };
+}
+
+// from is where ask a came from, as askd's other notifications say it: its
+// session, and for an approval an MCP gate asks (SPEC §14) "through" the
+// server, named once when the session is named after it.
+function from(a) {
+  if (a.kind !== 'approval' || !a.source) return a.session;
+  return a.session === a.source ? `through ${a.source}` : `${a.session} through ${a.source}`;
 }
 
 // setupNotifications offers to enable notifications until the browser was
