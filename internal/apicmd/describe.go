@@ -43,6 +43,9 @@ func describe(w io.Writer, a *askd.Ask) {
 	} else if a.Title != "" {
 		fmt.Fprintf(w, "  %s\n", cli.Term(a.Title))
 	}
+	if t := a.Through(); t != "" { // an MCP gate's approval (SPEC §14)
+		fmt.Fprintf(w, "  %s\n", cli.Term(t))
+	}
 	if a.ToolName != "" {
 		fmt.Fprintf(w, "  tool: %s\n", cli.Term(a.ToolName))
 	}

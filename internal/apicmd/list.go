@@ -53,7 +53,14 @@ func List(ctx context.Context, e *cli.Env, args []string) error {
 			if a.ClaimedBy != "" {
 				st += " (claimed by " + a.ClaimedBy + ")"
 			}
-			fmt.Fprintf(tw, "%d\t%s\t%s\t%s\t%s\t%s\n", a.ID, cli.Term(st), cli.Term(string(a.Kind)), cli.Term(a.Agent), cli.Term(a.Session), oneLine(what, 60))
+			// An MCP gate's approval says through which server, cut
+			// short with its summary rather than cut off.
+			what = oneLine(what, 60)
+			if t := a.Through(); t != "" {
+				t = " (" + oneLine(t, 30) + ")"
+				what = oneLine(what, 60-len([]rune(t))) + t
+			}
+			fmt.Fprintf(tw, "%d\t%s\t%s\t%s\t%s\t%s\n", a.ID, cli.Term(st), cli.Term(string(a.Kind)), cli.Term(a.Agent), cli.Term(a.Session), what)
 		}
 		tw.Flush()
 	})

@@ -44,8 +44,14 @@ func TestOutputEscapesStoredText(t *testing.T) {
 			`,"description":"line\n\u001b[2Kgone","enum":["a\u200b"],"enumNames":["A\u009b"],"default":"a\u200b"}}}`),
 		CreatedAt: now, UpdatedAt: now,
 	}
+	// An MCP gate's approval: the server's name is third-party text.
+	ga := &askd.Ask{
+		Kind: askd.KindApproval, Session: "s1", Agent: "agent-1", Status: askd.StatusPending, Revision: 1,
+		Title: "Call write_file", ToolName: "mcp__files__write_file", Source: "files\u202e\x1b[8m",
+		Payload: json.RawMessage(`{"path":"a.txt"}`), CreatedAt: now, UpdatedAt: now,
+	}
 	err := srv.Store.Update(ctx, func(tx askd.Tx) error {
-		for _, x := range []*askd.Ask{a, q, fm} {
+		for _, x := range []*askd.Ask{a, q, fm, ga} {
 			if err := tx.Asks.CreateAsk(ctx, x); err != nil {
 				return err
 			}
@@ -66,7 +72,10 @@ func TestOutputEscapesStoredText(t *testing.T) {
 		args []string
 		want []string // escaped forms the output must show
 	}{
-		{name: "list", args: append([]string{"list"}, human...), want: []string{`s\x1b[31m1`, `Deploy\x1b]52;c;`, `Which? \x1b[1A`}},
+		{name: "list", args: append([]string{"list"}, human...), want: []string{`s\x1b[31m1`, `Deploy\x1b]52;c;`, `Which? \x1b[1A`,
+			`Call write_file (through files\u202e\x1b[8m)`}},
+		{name: "show gated approval", args: append([]string{"show", id(ga)}, human...),
+			want: []string{"  Call write_file\n  through files\\u202e\\x1b[8m\n  tool: mcp__files__write_file"}},
 		{name: "show decision", args: append([]string{"show", id(a)}, human...),
 			want: []string{`\x1b]52;c;cm0gLXJmIH4=\x07\x1b[2K\rfake \u202eexe.txt\u009b2J\x7f`, `Yes\u200b`, `No\u2066`,
 				`sure\x1b[8m hidden`, `agent\x1b[5m`, `note\u009b1m`}},
