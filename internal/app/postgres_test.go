@@ -14,22 +14,10 @@ import (
 	"github.com/askd-dev/askd/internal/app"
 	"github.com/askd-dev/askd/internal/pgtest"
 	"github.com/askd-dev/askd/internal/postgres"
+	"github.com/askd-dev/askd/internal/testserver"
 )
 
 func TestMain(m *testing.M) { pgtest.Main(m) }
-
-// openPostgres opens a store on url, closed when t ends.
-func openPostgres(t *testing.T, url string) *postgres.Store {
-	t.Helper()
-	ctx, cancel := context.WithTimeout(t.Context(), 30*time.Second)
-	defer cancel()
-	st, err := postgres.Open(ctx, url)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { st.Close() })
-	return st
-}
 
 // pgReadCounting is a PostgreSQL store that counts its reads: ReadAsk, the
 // one statement a wait reads its ask with, and read transactions.
@@ -68,9 +56,9 @@ func heardAsk(st askd.Store, id int64, settled bool) <-chan struct{} {
 // wake-up reads nothing; a look that finds the ask pending reads it.
 func TestSplitAnsweredWaitReadsNothing(t *testing.T) {
 	url := pgtest.URL(t)
-	agentStore := &pgReadCounting{Store: openPostgres(t, url)}
+	agentStore := &pgReadCounting{Store: testserver.OpenPostgres(t, url)}
 	agent := app.New(agentStore, app.Config{})
-	inbox := app.New(openPostgres(t, url), app.Config{})
+	inbox := app.New(testserver.OpenPostgres(t, url), app.Config{})
 	// Registered after the agent's service, this watcher is told after it:
 	// once it has heard the answer, so has the waiting call.
 	heard := func(id int64) <-chan struct{} { return heardAsk(agentStore, id, true) }
@@ -95,8 +83,8 @@ func runService(t *testing.T, st askd.Store) *app.Service {
 // notification.
 func TestNoAnswerLostAcrossProcesses(t *testing.T) {
 	url := pgtest.URL(t)
-	agent := runService(t, openPostgres(t, url))
-	inbox := runService(t, openPostgres(t, url))
+	agent := runService(t, testserver.OpenPostgres(t, url))
+	inbox := runService(t, testserver.OpenPostgres(t, url))
 	ctx := t.Context()
 	n := 300
 	if testing.Short() {

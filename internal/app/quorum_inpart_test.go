@@ -11,6 +11,7 @@ import (
 	"github.com/askd-dev/askd/internal/app"
 	"github.com/askd-dev/askd/internal/pgtest"
 	"github.com/askd-dev/askd/internal/sqlite"
+	"github.com/askd-dev/askd/internal/testserver"
 )
 
 // eachStore runs f on a new SQLite store and, when one can be started, a
@@ -24,7 +25,7 @@ func eachStore(t *testing.T, f func(t *testing.T, st askd.Store)) {
 		t.Cleanup(func() { st.Close() })
 		f(t, st)
 	})
-	t.Run("postgres", func(t *testing.T) { f(t, openPostgres(t, pgtest.URL(t))) })
+	t.Run("postgres", func(t *testing.T) { f(t, testserver.OpenPostgres(t, pgtest.URL(t))) })
 }
 
 // countingGate is a before-tell gate that records what it is asked and

@@ -8,6 +8,7 @@ import (
 	"github.com/askd-dev/askd"
 	"github.com/askd-dev/askd/internal/app"
 	"github.com/askd-dev/askd/internal/pgtest"
+	"github.com/askd-dev/askd/internal/testserver"
 )
 
 // Approvals of one ask from two processes on one PostgreSQL at the same
@@ -16,7 +17,7 @@ import (
 // process ends in exactly one decision and one answered row.
 func TestQuorumAcrossProcesses(t *testing.T) {
 	url := pgtest.URL(t)
-	st1, st2 := openPostgres(t, url), openPostgres(t, url)
+	st1, st2 := testserver.OpenPostgres(t, url), testserver.OpenPostgres(t, url)
 	secret := teamFixture(t, st1)
 	ctx := t.Context()
 	p1, p2 := app.New(st1, app.Config{}), app.New(st2, app.Config{})

@@ -12,6 +12,7 @@ import (
 	"github.com/askd-dev/askd/internal/app"
 	"github.com/askd-dev/askd/internal/pgtest"
 	"github.com/askd-dev/askd/internal/sqlite"
+	"github.com/askd-dev/askd/internal/testserver"
 )
 
 // teamClock is a clock tests move by hand.
@@ -72,7 +73,7 @@ func escalations(t *testing.T, svc *app.Service, id int64) int {
 func TestEscalationExactlyOnceAcrossProcesses(t *testing.T) {
 	url := pgtest.URL(t)
 	clk := &teamClock{t: time.Date(2026, 12, 2, 9, 0, 0, 0, time.UTC)}
-	st1, st2 := openPostgres(t, url), openPostgres(t, url)
+	st1, st2 := testserver.OpenPostgres(t, url), testserver.OpenPostgres(t, url)
 	secret := teamFixture(t, st1)
 	p1 := app.New(st1, app.Config{Now: clk.now})
 	p2 := app.New(st2, app.Config{Now: clk.now})
@@ -154,7 +155,7 @@ func TestEscalationExactlyOnceAcrossProcesses(t *testing.T) {
 	}
 
 	// A restart: a new process on the same database escalates nothing again.
-	p3 := app.New(openPostgres(t, url), app.Config{Now: clk.now})
+	p3 := app.New(testserver.OpenPostgres(t, url), app.Config{Now: clk.now})
 	clk.add(time.Hour)
 	if n, err := p3.EscalateDue(ctx); err != nil || n != 1 { // the snoozed one, its snooze over
 		t.Fatalf("after a restart: escalated %d, %v; want only the snoozed ask", n, err)

@@ -1,7 +1,6 @@
 package httpapi_test
 
 import (
-	"context"
 	"encoding/json"
 	"fmt"
 	"net/http"
@@ -14,7 +13,6 @@ import (
 	"github.com/askd-dev/askd/client"
 	"github.com/askd-dev/askd/internal/app"
 	"github.com/askd-dev/askd/internal/pgtest"
-	"github.com/askd-dev/askd/internal/postgres"
 	"github.com/askd-dev/askd/internal/testserver"
 )
 
@@ -27,14 +25,8 @@ func TestMain(m *testing.M) { pgtest.Main(m) }
 func eachStore(t *testing.T, cfg app.Config, f func(t *testing.T, s *testserver.Server)) {
 	t.Run("sqlite", func(t *testing.T) { f(t, testserver.Start(t, testserver.Options{Config: cfg})) })
 	t.Run("postgres", func(t *testing.T) {
-		url := pgtest.URL(t)
-		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-		defer cancel()
-		st, err := postgres.Open(ctx, url)
-		if err != nil {
-			t.Fatalf("open postgres: %v", err)
-		}
-		f(t, testserver.Start(t, testserver.Options{Config: cfg, Store: st})) // closes st
+		st := testserver.OpenPostgres(t, pgtest.URL(t))
+		f(t, testserver.Start(t, testserver.Options{Config: cfg, Store: st}))
 	})
 }
 

@@ -17,6 +17,7 @@ import (
 	"github.com/askd-dev/askd/internal/pgtest"
 	"github.com/askd-dev/askd/internal/postgres"
 	"github.com/askd-dev/askd/internal/storetest"
+	"github.com/askd-dev/askd/internal/testserver"
 )
 
 func TestMain(m *testing.M) { pgtest.Main(m) }
@@ -24,14 +25,7 @@ func TestMain(m *testing.M) { pgtest.Main(m) }
 // open opens a store on url, closed when t ends.
 func open(t *testing.T, url string) *postgres.Store {
 	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-	defer cancel()
-	s, err := postgres.Open(ctx, url)
-	if err != nil {
-		t.Fatalf("Open: %v", err)
-	}
-	t.Cleanup(func() { s.Close() })
-	return s
+	return testserver.OpenPostgres(t, url)
 }
 
 func TestStore(t *testing.T) {

@@ -1,7 +1,6 @@
 package tell_test
 
 import (
-	"context"
 	"fmt"
 	"net/http"
 	"slices"
@@ -13,7 +12,6 @@ import (
 	"github.com/askd-dev/askd"
 	"github.com/askd-dev/askd/internal/app"
 	"github.com/askd-dev/askd/internal/pgtest"
-	"github.com/askd-dev/askd/internal/postgres"
 	"github.com/askd-dev/askd/internal/testserver"
 )
 
@@ -22,14 +20,7 @@ import (
 func eachPushStore(t *testing.T, f func(t *testing.T, srv *testserver.Server)) {
 	t.Run("sqlite", func(t *testing.T) { f(t, startPush(t)) })
 	t.Run("postgres", func(t *testing.T) {
-		url := pgtest.URL(t)
-		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-		defer cancel()
-		st, err := postgres.Open(ctx, url)
-		if err != nil {
-			t.Fatalf("open postgres: %v", err)
-		}
-		f(t, startPushOn(t, st))
+		f(t, startPushOn(t, testserver.OpenPostgres(t, pgtest.URL(t))))
 	})
 }
 

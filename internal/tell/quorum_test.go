@@ -13,7 +13,6 @@ import (
 	"github.com/askd-dev/askd/client"
 	"github.com/askd-dev/askd/internal/app"
 	"github.com/askd-dev/askd/internal/pgtest"
-	"github.com/askd-dev/askd/internal/postgres"
 	"github.com/askd-dev/askd/internal/tell"
 	"github.com/askd-dev/askd/internal/testserver"
 )
@@ -112,14 +111,7 @@ func TestQuorumNotifications(t *testing.T) {
 		t.Run(name, func(t *testing.T) {
 			var st askd.Store
 			if name == "postgres" {
-				ctx, cancel := context.WithTimeout(t.Context(), 30*time.Second)
-				pg, err := postgres.Open(ctx, pgtest.URL(t))
-				cancel()
-				if err != nil {
-					t.Fatal(err)
-				}
-				t.Cleanup(func() { pg.Close() })
-				st = pg
+				st = testserver.OpenPostgres(t, pgtest.URL(t))
 			}
 			testQuorumNotifications(t, startQuorumPeople(t, st))
 		})
