@@ -3,6 +3,10 @@
 // writes it back with the file's own indentation and line ends (Layout), so
 // that a config file rewritten by askd install differs only where askd
 // changed it.
+//
+// Where even that is too much (a file with comments, VS Code's JSONC, or one
+// laid out by hand), Parse says where each value stands in the text, so that
+// one value can be replaced (EncodeValue) and every other byte kept.
 package jsonedit
 
 import (
@@ -179,8 +183,24 @@ func Encode(v any, indent, newline string) ([]byte, error) {
 	return buf.Bytes(), nil
 }
 
+// EncodeValue writes v as Encode does, with no newline after it: newline
+// carries the indentation of the line v starts on, so that v can take the
+// place of a value inside a document. With indent and newline both empty,
+// v is written on one line, `{"a": 1, "b": [true, null]}`.
+func EncodeValue(v any, indent, newline string) ([]byte, error) {
+	var buf bytes.Buffer
+	if err := writeValue(&buf, v, indent, newline); err != nil {
+		return nil, err
+	}
+	return buf.Bytes(), nil
+}
+
 func writeValue(buf *bytes.Buffer, v any, indent, newline string) error {
 	inner := newline + indent // newline carries the current level's indentation
+	sep := ","
+	if inner == "" { // one line
+		sep = ", "
+	}
 	switch v := v.(type) {
 	case *Object:
 		if len(v.keys) == 0 {
@@ -190,7 +210,7 @@ func writeValue(buf *bytes.Buffer, v any, indent, newline string) error {
 		buf.WriteByte('{')
 		for i, k := range v.keys {
 			if i > 0 {
-				buf.WriteByte(',')
+				buf.WriteString(sep)
 			}
 			buf.WriteString(inner)
 			writeString(buf, k)
@@ -209,7 +229,7 @@ func writeValue(buf *bytes.Buffer, v any, indent, newline string) error {
 		buf.WriteByte('[')
 		for i, e := range v {
 			if i > 0 {
-				buf.WriteByte(',')
+				buf.WriteString(sep)
 			}
 			buf.WriteString(inner)
 			if err := writeValue(buf, e, indent, inner); err != nil {
