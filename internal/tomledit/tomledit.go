@@ -213,3 +213,45 @@ func BlankLinesAfter(data []byte, off int) int {
 func HasPrefix(path, prefix []string) bool {
 	return len(path) >= len(prefix) && slices.Equal(path[:len(prefix)], prefix)
 }
+
+// Quote writes s as a TOML basic string: in double quotes, with ", \ and
+// the control characters TOML refuses raw escaped (\uXXXX where TOML has
+// no short escape). Bytes that are not UTF-8, which TOML cannot hold,
+// become U+FFFD.
+func Quote(s string) string {
+	var b strings.Builder
+	b.WriteByte('"')
+	for _, r := range strings.ToValidUTF8(s, "\uFFFD") {
+		switch {
+		case r == '"':
+			b.WriteString(`\"`)
+		case r == '\\':
+			b.WriteString(`\\`)
+		case r == '\b':
+			b.WriteString(`\b`)
+		case r == '\t':
+			b.WriteString(`\t`)
+		case r == '\n':
+			b.WriteString(`\n`)
+		case r == '\f':
+			b.WriteString(`\f`)
+		case r == '\r':
+			b.WriteString(`\r`)
+		case r < 0x20 || r == 0x7f:
+			fmt.Fprintf(&b, `\u%04X`, r)
+		default:
+			b.WriteRune(r)
+		}
+	}
+	b.WriteByte('"')
+	return b.String()
+}
+
+// QuoteList writes list as a TOML array of basic strings, on one line.
+func QuoteList(list []string) string {
+	quoted := make([]string, len(list))
+	for i, s := range list {
+		quoted[i] = Quote(s)
+	}
+	return "[" + strings.Join(quoted, ", ") + "]"
+}

@@ -3,6 +3,7 @@ package tomledit
 import (
 	"fmt"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 )
@@ -125,5 +126,30 @@ func TestLines(t *testing.T) {
 	}
 	if !HasPrefix([]string{"a", "b"}, []string{"a"}) || HasPrefix([]string{"a"}, []string{"a", "b"}) || HasPrefix([]string{"ab"}, []string{"a"}) {
 		t.Error("HasPrefix")
+	}
+}
+
+// TestQuote: what Quote writes, a TOML parser reads back as it was.
+func TestQuote(t *testing.T) {
+	list := []string{"", "plain", `"quoted" \ back`, "tab\tnew\nline\r\f\b", "\x00\x1f\x7f", "é ü 😀 \u2028", "$HOME ${X} 'single'"}
+	text := "a = " + QuoteList(list) + "\n"
+	for _, s := range list {
+		text += "k" + strconv.Itoa(len(text)) + " = " + Quote(s) + "\n"
+	}
+	got, err := Decode([]byte(text))
+	if err != nil {
+		t.Fatalf("%v\n%s", err, text)
+	}
+	read, _ := got["a"].([]any)
+	if len(read) != len(list) {
+		t.Fatalf("read %v", got["a"])
+	}
+	for i, s := range list {
+		if read[i] != s {
+			t.Errorf("%q read back as %q", s, read[i])
+		}
+	}
+	if q := Quote("a\xffb"); q != "\"a\uFFFDb\"" {
+		t.Errorf("invalid UTF-8 quoted %q", q)
 	}
 }
