@@ -71,7 +71,7 @@ func init() {
 		"session":     {Summary: "set how a session's agent is told of answers: session set-channel (agent token)", Run: apicmd.Session},
 		"hook":        {Summary: "the Claude Code and Codex hook askd install writes: hook input on stdin to askd, its reply on stdout (agent token)", Run: hookcmd.Command},
 		"gate":        {Summary: "run a command once a person approved it (gate run), or refuse git pushes until then (gate git) (agent token)", Run: gate.Command},
-		"install":     {Summary: "wire askd into Claude Code (install claude) or Codex (install codex: edits its config.toml), or a git repository (install git-gate)", Run: install.Command},
+		"install":     {Summary: "wire askd into Claude Code (install claude) or Codex (install codex: edits its config.toml), put an MCP client's server behind askd's gate (install mcp-gate), or wire a git repository (install git-gate)", Run: install.Command},
 	}
 }
 

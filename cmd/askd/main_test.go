@@ -36,7 +36,7 @@ func TestHelpEverywhere(t *testing.T) {
 		case "session":
 			cmds = append(cmds, []string{"session"}, []string{"session", "set-channel"})
 		case "install":
-			cmds = append(cmds, []string{"install"}, []string{"install", "claude"}, []string{"install", "codex"})
+			cmds = append(cmds, []string{"install"}, []string{"install", "claude"}, []string{"install", "codex"}, []string{"install", "mcp-gate"})
 		case "gate":
 			cmds = append(cmds, []string{"gate"}, []string{"gate", "run"})
 		default:

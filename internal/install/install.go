@@ -1,9 +1,11 @@
 // Package install is askd install: it wires askd into an agent's config
 // files (install claude: Claude Code's JSON settings, edited with jsonedit;
-// install codex: Codex's config.toml, edited with tomledit) and into a git
-// server (install git-gate: a bare repository's pre-receive hook, which runs
-// askd gate git). The hooks it writes for the agents run askd hook
-// (hookcmd.CommandLine).
+// install codex: Codex's config.toml, edited with tomledit), puts one MCP
+// server of any MCP client's config behind askd gate mcp (install mcp-gate:
+// Claude Desktop, Cursor, Claude Code, Gemini CLI, VS Code, Codex), and
+// wires a git server (install git-gate: a bare repository's pre-receive
+// hook, which runs askd gate git). The hooks it writes for the agents run
+// askd hook (hookcmd.CommandLine).
 package install
 
 import (
@@ -23,29 +25,33 @@ import (
 
 // Command is askd install. It wires askd into an agent: `askd install
 // claude` writes Claude Code's config files, `askd install codex` edits
-// Codex's config.toml; or into a git server: `askd install git-gate` writes
-// a bare repository's pre-receive hook. It returns an error carrying the
-// exit status (cli.ExitCode).
+// Codex's config.toml; puts an MCP server behind askd's gate: `askd install
+// mcp-gate` edits one server entry of an MCP client's config; or wires a
+// git server: `askd install git-gate` writes a bare repository's
+// pre-receive hook. It returns an error carrying the exit status
+// (cli.ExitCode).
 func Command(ctx context.Context, e *cli.Env, args []string) error {
 	if len(args) == 0 {
-		return cli.UsageError("install: say what to wire askd into, claude, codex or git-gate (askd install -h lists them)")
+		return cli.UsageError("install: say what to wire askd into, claude, codex, mcp-gate or git-gate (askd install -h lists them)")
 	}
 	switch args[0] {
 	case "claude":
 		return installClaude(e, args[1:])
 	case "codex":
 		return installCodex(e, args[1:])
+	case "mcp-gate":
+		return installMCPGate(e, args[1:])
 	case "git-gate":
 		return installGitGate(e, args[1:])
 	case "-h", "-help", "--help", "help":
 		installUsage(e.Stdout)
 		return nil
 	}
-	return cli.UsageError(fmt.Sprintf("install: %q is not claude, codex or git-gate (askd install -h lists them)", args[0]))
+	return cli.UsageError(fmt.Sprintf("install: %q is not claude, codex, mcp-gate or git-gate (askd install -h lists them)", args[0]))
 }
 
 func installUsage(w io.Writer) {
-	fmt.Fprintf(w, `Usage: askd install claude|codex|git-gate [flags]
+	fmt.Fprintf(w, `Usage: askd install claude|codex|mcp-gate|git-gate [flags]
 
   askd install claude %s
       wire askd into Claude Code: .mcp.json, hooks in .claude/settings.json, a skill;
@@ -56,13 +62,18 @@ func installUsage(w io.Writer) {
       asks in the inbox (claude -p would cancel them)
   askd install codex %s
       put askd's MCP server and Stop hook into Codex's config.toml (a backup beside it)
+  askd install mcp-gate %s
+      put one MCP server of any MCP client's config behind askd gate mcp (Claude Desktop,
+      Cursor, Claude Code, Gemini CLI, VS Code, Codex): each call of its tools waits for
+      a person's approval in askd, its questions reach a person; --undo puts it back
   askd install git-gate %s
       write a pre-receive hook into a bare repository (REPO or the current directory):
       each push to a protected ref waits for a person's approval in the inbox, refused
       at once until approved; a pre-receive hook already there is kept and runs first
 
-Run 'askd install claude -h', 'askd install codex -h' or 'askd install git-gate -h' for their flags.
-`, claudeSynopsis, channelLaunch, codexSynopsis, gitGateSynopsis)
+Run 'askd install claude -h', 'askd install codex -h', 'askd install mcp-gate -h' or
+'askd install git-gate -h' for their flags.
+`, claudeSynopsis, channelLaunch, codexSynopsis, mcpGateSynopsis, gitGateSynopsis)
 }
 
 func report(e *cli.Env, path string, changed bool) {

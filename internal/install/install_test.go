@@ -483,14 +483,16 @@ func TestInstallHelp(t *testing.T) {
 		status int
 		want   []string // on stdout, or for a mistake in the error
 	}{
-		{"-h", []string{"-h"}, 0, []string{"Usage: askd install", "askd install claude [--scope", "askd install codex [--config PATH] [--print]", "askd install git-gate [--ref PATTERN]"}},
+		{"-h", []string{"-h"}, 0, []string{"Usage: askd install", "askd install claude [--scope", "askd install codex [--config PATH] [--print]", "askd install mcp-gate --config FILE --server KEY", "askd install git-gate [--ref PATTERN]"}},
 		{"--help", []string{"--help"}, 0, []string{"askd install claude", "askd install codex"}},
 		{"help", []string{"help"}, 0, []string{"askd install claude", "askd install codex"}},
 		{"claude -h", []string{"claude", "-h"}, 0, []string{"Usage: askd install claude", "--scope", "--stop-wait", "--url", "--elicitation", "--elicitation-timeout"}},
 		{"codex --help", []string{"codex", "--help"}, 0, []string{"Usage: askd install codex", "--config", "--print", "--stop-wait"}},
 		{"git-gate -h", []string{"git-gate", "-h"}, 0, []string{"Usage: askd install git-gate", "--ref", "--url", "--token"}},
-		{"no agent", nil, 2, []string{"say what to wire askd into, claude, codex or git-gate"}},
-		{"another agent", []string{"cursor"}, 2, []string{`"cursor" is not claude, codex or git-gate`}},
+		{"mcp-gate -h", []string{"mcp-gate", "-h"}, 0, []string{"Usage: askd install mcp-gate", "--config", "--server", "--allow", "--undo", "--client", "--token-file",
+			"Claude Desktop  claude_desktop_config.json", "VS Code         .vscode/mcp.json (JSONC)", "--undo puts it\nback byte for byte"}},
+		{"no agent", nil, 2, []string{"say what to wire askd into, claude, codex, mcp-gate or git-gate"}},
+		{"another agent", []string{"cursor"}, 2, []string{`"cursor" is not claude, codex, mcp-gate or git-gate`}},
 		{"an unknown flag", []string{"codex", "--nope"}, 2, []string{"--nope"}},
 		{"a bad flag value", []string{"claude", "--stop-wait", "soon"}, 2, []string{"--stop-wait"}},
 	}
