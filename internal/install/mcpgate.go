@@ -134,6 +134,19 @@ type gatedEntry struct {
 	text       string
 	upstream   upstream
 	argv       []string // the command the client will run
+	added      []string // keys install added to the entry besides the gate's (addedKeys)
+}
+
+// addedKeys are the keys of client c a gated entry gets where it has none
+// (has says whether it has one).
+func addedKeys(c *mcpClient, has func(key string) bool) []string {
+	var added []string
+	for _, k := range []string{c.timeoutKey, c.approveKey} {
+		if k != "" && !has(k) {
+			added = append(added, k)
+		}
+	}
+	return added
 }
 
 func (e *gatedEntry) apply(data []byte) []byte {
@@ -246,6 +259,14 @@ func (f *configFile) explain(e *cli.Env, g gateSpec, edit *gatedEntry, base stri
 		fmt.Fprintf(w, "It reaches askd at %s (--url).\n", g.url)
 	} else {
 		fmt.Fprintf(w, "It reaches askd at ASKD_URL where %s runs, else %s.\n", c.name, base)
+	}
+	for _, k := range edit.added {
+		switch k {
+		case c.timeoutKey:
+			fmt.Fprintf(w, "%s = %d: %s waits for a call past the gate's own 10 minutes (the gate then says the approval is still pending).\n", k, c.timeoutValue, c.name)
+		case c.approveKey:
+			fmt.Fprintf(w, "%s = %v: %s no longer asks before each call of the server's tools; askd does.\n", k, c.approveValue, c.name)
+		}
 	}
 	if edit.upstream.url != "" {
 		fmt.Fprintln(w, "The gate sends the server only the headers on its command line: a sign-in the client did for it (OAuth) does not pass.")

@@ -35,6 +35,13 @@ type mcpClient struct {
 	// before the gate's own --wait (10 minutes) says it is still pending.
 	timeoutKey   string
 	timeoutValue int
+	// approveKey and approveValue: what makes the client leave each call's
+	// approval to the gate, written where the entry says nothing of it.
+	// Without it Codex's exec, whose approval policy is never, refuses every
+	// call of the server, and Gemini CLI's -p offers the model none of its
+	// tools; interactively, each call would be approved twice.
+	approveKey   string
+	approveValue any
 }
 
 // gateWaitSeconds is askd gate mcp's default --wait: how long a call waits
@@ -73,12 +80,14 @@ var mcpClients = []*mcpClient{
 	// stripped (strip-json-comments; trailing commas stay refused). Its
 	// default timeout is 600000 ms, the gate's --wait to the second.
 	{id: "gemini", name: "Gemini CLI", servers: "mcpServers", syntax: jsonedit.Syntax{Comments: true}, ref: dollarRef,
-		urlKeys: []string{"httpUrl", "url"}, dropType: true, timeoutKey: "timeout", timeoutValue: (gateWaitSeconds + 60) * 1000},
+		urlKeys: []string{"httpUrl", "url"}, dropType: true, timeoutKey: "timeout", timeoutValue: (gateWaitSeconds + 60) * 1000,
+		approveKey: "trust", approveValue: true},
 	{id: "vscode", name: "VS Code", servers: "servers", syntax: jsonedit.JSONC, ref: envRef, urlKeys: []string{"url"}},
 	// Codex passes the variables env_vars names from its own environment
 	// (it expands none in a value); its tool_timeout_sec defaults to 300 s
 	// (codex.md).
-	{id: "codex", name: "Codex", ref: passThrough, timeoutKey: "tool_timeout_sec", timeoutValue: gateWaitSeconds + 60},
+	{id: "codex", name: "Codex", ref: passThrough, timeoutKey: "tool_timeout_sec", timeoutValue: gateWaitSeconds + 60,
+		approveKey: "default_tools_approval_mode", approveValue: "approve"},
 }
 
 func clientIDs() string {

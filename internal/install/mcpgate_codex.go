@@ -208,8 +208,10 @@ func gateCodex(c *mcpClient, path string, data []byte, key string, g gateSpec, u
 	text := codexTableText(data, items, t, key, codexLines{
 		command: tomledit.Quote(g.askd), args: tomledit.QuoteList(args), envVars: tomledit.QuoteList(envVars),
 		addEnvVars: len(envVars) > len(had), addTimeout: entry[c.timeoutKey] == nil, timeout: c.timeoutKey + " = " + strconv.Itoa(c.timeoutValue),
+		addApprove: entry[c.approveKey] == nil, approve: c.approveKey + " = " + tomledit.Quote(c.approveValue.(string)),
 	})
-	e := &gatedEntry{start: t.start, end: t.end, text: text, upstream: up, argv: append([]string{g.askd}, args...)}
+	e := &gatedEntry{start: t.start, end: t.end, text: text, upstream: up, argv: append([]string{g.askd}, args...),
+		added: addedKeys(c, func(k string) bool { return entry[k] != nil })}
 
 	// What Codex will read: the entry as it was, but for these keys.
 	want := maps.Clone(entry)
@@ -222,6 +224,9 @@ func gateCodex(c *mcpClient, path string, data []byte, key string, g gateSpec, u
 	}
 	if want[c.timeoutKey] == nil {
 		want[c.timeoutKey] = int64(c.timeoutValue)
+	}
+	if want[c.approveKey] == nil {
+		want[c.approveKey] = c.approveValue
 	}
 	if err := checkCodexEdit(data, e.apply(data), key, want); err != nil {
 		return nil, fmt.Errorf("%s: %v; nothing was changed", path, err)
@@ -240,8 +245,9 @@ func anyList(list []string) []any {
 // codexLines are the values install writes into a gated table, as TOML.
 type codexLines struct {
 	command, args, envVars string
-	addEnvVars, addTimeout bool   // env_vars has names to add; the table has no timeout
-	timeout                string // the timeout's line, key = value
+	addEnvVars             bool   // env_vars has names to add
+	addTimeout, addApprove bool   // the table has no timeout, no approval mode
+	timeout, approve       string // their lines, key = value
 }
 
 // codexTableText is the tables t of data with the server's lines rewritten:
@@ -287,6 +293,9 @@ func codexTableText(data []byte, items []tomledit.Item, t codexTable, key string
 			}
 			if v.addTimeout {
 				line(v.timeout)
+			}
+			if v.addApprove {
+				line(v.approve)
 			}
 		case len(rel) == 1 && rel[0] == "args", len(rel) > 0 && rel[0] == "http_headers":
 		case len(rel) == 1 && rel[0] == "env_vars" && v.addEnvVars:

@@ -82,7 +82,8 @@ func gateJSON(c *mcpClient, path string, data []byte, key string, g gateSpec, ur
 	if err != nil {
 		return nil, err
 	}
-	e := &gatedEntry{start: entry.node.Start, end: entry.node.End, text: text, upstream: up, argv: append([]string{g.askd}, args...)}
+	e := &gatedEntry{start: entry.node.Start, end: entry.node.End, text: text, upstream: up, argv: append([]string{g.askd}, args...),
+		added: addedKeys(c, func(k string) bool { _, ok := entry.value.Get(k); return ok })}
 	if err := checkJSONEdit(c, data, e.apply(data), key, gated); err != nil {
 		return nil, fmt.Errorf("%s: %v; nothing was changed", path, err)
 	}
@@ -300,6 +301,11 @@ func gatedJSONEntry(c *mcpClient, entry *jsonedit.Object, up upstream, command s
 	if c.timeoutKey != "" {
 		if _, ok := entry.Get(c.timeoutKey); !ok {
 			out.Set(c.timeoutKey, json.Number(strconv.Itoa(c.timeoutValue)))
+		}
+	}
+	if c.approveKey != "" {
+		if _, ok := entry.Get(c.approveKey); !ok {
+			out.Set(c.approveKey, c.approveValue)
 		}
 	}
 	return out
