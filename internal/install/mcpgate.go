@@ -12,7 +12,6 @@ import (
 	"unicode/utf8"
 
 	"github.com/askd-dev/askd"
-	"github.com/askd-dev/askd/internal/app"
 	"github.com/askd-dev/askd/internal/cli"
 	"github.com/askd-dev/askd/internal/hookcmd"
 )
@@ -42,82 +41,101 @@ the entry as it was is kept in FILE.askd-gate.json, from which --undo puts it
 back byte for byte. Run again on a gated entry, install changes nothing.
 `
 
-// tokenFileName is the file install writes the agent token into, beside
-// the config of a client that passes the gate no environment.
-const tokenFileName = "askd-token"
-
 // installMCPGate is askd install mcp-gate: it puts one server of an MCP
 // client's config behind askd gate mcp, or with --undo puts it back.
 func installMCPGate(e *cli.Env, args []string) error {
+	o, err := parseMCPGate(e, args)
+	if err != nil {
+		return err
+	}
+	f, err := readConfig(e, o.config, o.client)
+	if err != nil {
+		return err
+	}
+	if o.undo {
+		return f.undo(e, o.server)
+	}
+	c := f.client
+	g := gateSpec{key: o.server, allow: o.allow, askd: o.askd, url: urlFlag(c, o.url)}
+	if g.askd == "" {
+		g.askd = defaultAskd(c)
+	}
+	token, file, write, err := tokenSource(e, c, o.config, o.tokenFile)
+	if err != nil {
+		return err
+	}
+	g.tokenFile = file
+	return f.gate(e, g, o.url, token, write)
+}
+
+// mcpGateOptions are install mcp-gate's flags, checked.
+type mcpGateOptions struct {
+	config, server, client string
+	allow                  []string
+	undo                   bool
+	url                    string // without a trailing slash
+	tokenFile, askd        string
+}
+
+// parseMCPGate reads install mcp-gate's command line; a mistake is a
+// UsageError.
+func parseMCPGate(e *cli.Env, args []string) (*mcpGateOptions, error) {
+	o := &mcpGateOptions{}
 	fs := cli.Flags(e, "install mcp-gate", mcpGateSynopsis)
-	config := fs.String("config", "", "the client's config `FILE` (which client's, install says; --client if its name does not tell)")
-	server := fs.String("server", "", "the `KEY` of the server's entry: the gate's --name, so a tool's approval is mcp__KEY__TOOL")
+	fs.StringVar(&o.config, "config", "", "the client's config `FILE` (which client's, install says; --client if its name does not tell)")
+	fs.StringVar(&o.server, "server", "", "the `KEY` of the server's entry: the gate's --name, so a tool's approval is mcp__KEY__TOOL")
 	var allow stringList
 	fs.Var(&allow, "allow", "a `TOOL` of the server whose calls go through without an ask (repeat for more)")
-	undo := fs.Bool("undo", false, "put the entry back as it was before install gated it")
-	client := fs.String("client", "", "whose file it is (`NAME`): "+clientIDs())
-	url := fs.String("url", cli.DefaultURL, "the askd server's `URL`, as the gate reaches it: the entry's fallback where ASKD_URL is unset where the client runs,\nor --url on the gate's command line for a client that cannot say so")
-	tokenFile := fs.String("token-file", "", "a `FILE` (mode 0600) holding the agent token, for the gate to read instead of ASKD_TOKEN\n(default for Claude Desktop, which passes no environment: install writes ASKD_TOKEN into "+tokenFileName+" beside the config)")
-	askdPath := fs.String("askd", "", "the `PATH` of the askd the client runs (default: askd, found on the client's PATH; for Claude Desktop,\nwhich starts servers with a short PATH, the full path of the askd on this PATH)")
+	fs.BoolVar(&o.undo, "undo", false, "put the entry back as it was before install gated it")
+	fs.StringVar(&o.client, "client", "", "the client whose file it is, by `NAME`: "+clientIDs())
+	fs.StringVar(&o.url, "url", cli.DefaultURL, "the askd server's `URL`, as the gate reaches it: the entry's fallback where ASKD_URL is unset where the client runs,\nor --url on the gate's command line for a client that cannot say so")
+	fs.StringVar(&o.tokenFile, "token-file", "", "a `FILE` (mode 0600) holding the agent token, for the gate to read instead of ASKD_TOKEN\n(default for Claude Desktop, which passes no environment: install writes ASKD_TOKEN into "+tokenFileName+" beside the config)")
+	fs.StringVar(&o.askd, "askd", "", "the `PATH` of the askd the client runs (default: askd, found on the client's PATH; for Claude Desktop,\nwhich starts servers with a short PATH, the full path of the askd on this PATH)")
 	for _, f := range []string{"config", "server", "allow", "undo", "client", "askd"} {
 		e.SetEnvName(f, "") // what is gated, and how, is said on the command line
 	}
 	usage := fs.Usage
 	fs.Usage = func() { usage(); fmt.Fprint(fs.Output(), mcpGateHelp) }
 	if err := cli.Parse(e, fs, args); err != nil {
-		return err
+		return nil, err
 	}
+	o.allow, o.url = allow, strings.TrimRight(o.url, "/")
 	switch {
 	case fs.NArg() > 0:
-		return cli.UsageError(fmt.Sprintf("install mcp-gate: unexpected argument %q", fs.Arg(0)))
-	case *config == "" || *server == "":
-		return cli.UsageError("install mcp-gate: give --config FILE and --server KEY (askd install mcp-gate -h)")
-	case *undo && len(allow) > 0:
-		return cli.UsageError("install mcp-gate: --undo takes no --allow")
+		return nil, cli.UsageError(fmt.Sprintf("install mcp-gate: unexpected argument %q", fs.Arg(0)))
+	case o.config == "" || o.server == "":
+		return nil, cli.UsageError("install mcp-gate: give --config FILE and --server KEY (askd install mcp-gate -h)")
+	case o.undo && len(o.allow) > 0:
+		return nil, cli.UsageError("install mcp-gate: --undo takes no --allow")
 	}
-	if err := checkServerKey(*server); err != nil {
-		return err
+	if err := checkServerKey(o.server); err != nil {
+		return nil, err
 	}
-	for _, t := range allow {
-		if err := checkTool(*server, t); err != nil {
-			return err
+	for _, t := range o.allow {
+		if err := checkTool(o.server, t); err != nil {
+			return nil, err
 		}
 	}
-	base := strings.TrimRight(*url, "/")
-	if err := hookcmd.CheckURL(base); err != nil {
-		return err
-	}
-	path := *config
+	return o, hookcmd.CheckURL(o.url)
+}
+
+// readConfig reads the config at path (where it points, if a symlink) and
+// says whose it took it for.
+func readConfig(e *cli.Env, path, client string) (*configFile, error) {
 	target, err := followSymlink(path)
 	if err != nil {
-		return err
+		return nil, err
 	}
 	data, err := os.ReadFile(target)
 	if err != nil {
-		return fmt.Errorf("%s: %v", path, errors.Unwrap(err))
+		return nil, fmt.Errorf("%s: %v", path, errors.Unwrap(err))
 	}
-	c, why, err := detectClient(path, data, *client)
+	c, why, err := detectClient(path, data, client)
 	if err != nil {
-		return err
+		return nil, err
 	}
 	fmt.Fprintf(e.Stdout, "%s: %s's config (%s)\n", path, c.name, why)
-	f := &configFile{client: c, path: path, target: target, data: data}
-	if *undo {
-		return f.undo(e, *server)
-	}
-	g := gateSpec{key: *server, allow: allow, askd: *askdPath, url: urlFlag(c, base)}
-	if g.askd == "" {
-		g.askd = defaultAskd(c)
-	}
-	token, write, err := tokenSource(e, c, path, *tokenFile)
-	if err != nil {
-		return err
-	}
-	g.tokenFile = write
-	if *tokenFile != "" {
-		g.tokenFile, _ = filepath.Abs(*tokenFile)
-	}
-	return f.gate(e, g, base, token, *tokenFile == "" && write != "")
+	return &configFile{client: c, path: path, target: target, data: data}, nil
 }
 
 // configFile is the client's config as install read it.
@@ -156,14 +174,14 @@ func (e *gatedEntry) apply(data []byte) []byte {
 // gate puts the server behind the gate: the edit, then the backup, the
 // token file (writeToken: install's own, beside the config), the file, and
 // the record --undo reads.
-func (f *configFile) gate(e *cli.Env, g gateSpec, base, token string, writeToken bool) error {
+func (f *configFile) gate(e *cli.Env, g gateSpec, url, token string, writeToken bool) error {
 	c := f.client
 	var edit *gatedEntry
 	var err error
 	if c.id == "codex" {
-		edit, err = gateCodex(c, f.path, f.data, g.key, g, base)
+		edit, err = gateCodex(c, f.path, f.data, g, url)
 	} else {
-		edit, err = gateJSON(c, f.path, f.data, g.key, g, base)
+		edit, err = gateJSON(c, f.path, f.data, g, url)
 	}
 	var ag *alreadyGated
 	if errors.As(err, &ag) {
@@ -200,7 +218,7 @@ func (f *configFile) gate(e *cli.Env, g gateSpec, base, token string, writeToken
 		return fmt.Errorf("%s: %v (the entry is gated; --undo cannot restore it: its backup can)", sidecarPath(f.target), err)
 	}
 	fmt.Fprintf(e.Stdout, "kept      %s (the entry as it was, for --undo)\n", sidecarPath(f.target))
-	f.explain(e, g, edit, base)
+	f.explain(e, g, edit, url)
 	return nil
 }
 
@@ -236,7 +254,7 @@ func (f *configFile) alreadyGated(e *cli.Env, g gateSpec, ag *alreadyGated) erro
 }
 
 // explain says what now runs and what the person does next.
-func (f *configFile) explain(e *cli.Env, g gateSpec, edit *gatedEntry, base string) {
+func (f *configFile) explain(e *cli.Env, g gateSpec, edit *gatedEntry, url string) {
 	c := f.client
 	w := e.Stdout
 	fmt.Fprintf(w, "\n%s now runs: %s\n", g.key, shellWords(edit.argv))
@@ -258,7 +276,7 @@ func (f *configFile) explain(e *cli.Env, g gateSpec, edit *gatedEntry, base stri
 	if g.url != "" {
 		fmt.Fprintf(w, "It reaches askd at %s (--url).\n", g.url)
 	} else {
-		fmt.Fprintf(w, "It reaches askd at ASKD_URL where %s runs, else %s.\n", c.name, base)
+		fmt.Fprintf(w, "It reaches askd at ASKD_URL where %s runs, else %s.\n", c.name, url)
 	}
 	for _, k := range edit.added {
 		switch k {
@@ -297,78 +315,6 @@ func defaultAskd(c *mcpClient) string {
 		return p
 	}
 	return "askd"
-}
-
-// tokenSource decides where the gate finds the agent token: the file
-// --token-file names (checked; its token returned), or for a client that
-// expands no variables, ASKD_TOKEN of install's environment written into
-// a 0600 file beside the config (its path returned in write), else a
-// reference to ASKD_TOKEN (nothing to do here).
-func tokenSource(e *cli.Env, c *mcpClient, path, tokenFile string) (token, write string, err error) {
-	if tokenFile != "" {
-		token, err = readTokenFile(tokenFile)
-		return token, "", err
-	}
-	token = strings.TrimSpace(e.Getenv("ASKD_TOKEN"))
-	if c.ref != nil {
-		return token, "", nil
-	}
-	if token == "" {
-		return "", "", cli.UsageError(fmt.Sprintf("install mcp-gate: %s passes the gate no environment, so the gate reads the agent token from a file: set ASKD_TOKEN (an agent token: askd token create --agent NAME) for install to write it into %s beside the config (mode 0600), or pass --token-file FILE",
-			c.name, tokenFileName))
-	}
-	if err := checkAgentToken("ASKD_TOKEN", token); err != nil {
-		return "", "", err
-	}
-	abs, err := filepath.Abs(path)
-	if err != nil {
-		return "", "", err
-	}
-	// Beside the config as named, not where a symlink points: a config kept
-	// in a dotfiles checkout must not get a secret beside it there.
-	return token, filepath.Join(filepath.Dir(abs), tokenFileName), nil
-}
-
-// readTokenFile reads an agent token from a file only its owner may read,
-// as the gate will (it refuses any other).
-func readTokenFile(path string) (string, error) {
-	fi, err := os.Stat(path)
-	switch {
-	case err != nil:
-		return "", cli.UsageError(fmt.Sprintf("install mcp-gate: --token-file: %v", err))
-	case !fi.Mode().IsRegular():
-		return "", cli.UsageError(fmt.Sprintf("install mcp-gate: --token-file %s: not a regular file", path))
-	case fi.Mode().Perm()&0o077 != 0:
-		return "", cli.UsageError(fmt.Sprintf("install mcp-gate: --token-file %s: mode %04o, but the gate reads a token file only its owner may read (chmod 600 %s)", path, fi.Mode().Perm(), path))
-	}
-	data, err := os.ReadFile(path)
-	if err != nil {
-		return "", cli.UsageError(fmt.Sprintf("install mcp-gate: --token-file: %v", err))
-	}
-	token := strings.TrimSpace(string(data))
-	if token == "" {
-		return "", cli.UsageError(fmt.Sprintf("install mcp-gate: --token-file %s: empty", path))
-	}
-	return token, checkAgentToken("--token-file", token)
-}
-
-func checkAgentToken(from, token string) error {
-	if strings.HasPrefix(token, app.TokenPrefix(askd.RoleHuman)) {
-		return cli.UsageError(fmt.Sprintf("install mcp-gate: %s holds a human token; the gate asks as an agent: give an agent token (askd token create --agent NAME)", from))
-	}
-	return nil
-}
-
-// writeSecret writes token into path, mode 0600, unless it holds it
-// already with that mode.
-func writeSecret(path, token string) (bool, error) {
-	data := []byte(token + "\n")
-	if old, err := os.ReadFile(path); err == nil && bytes.Equal(old, data) {
-		if fi, err := os.Stat(path); err == nil && fi.Mode().Perm() == 0o600 {
-			return false, nil
-		}
-	}
-	return true, replaceFile(path, data, 0o600)
 }
 
 // checkServerKey refuses a key the gate cannot take as its --name: one

@@ -138,6 +138,13 @@ func codexUpstream(entry map[string]any) (upstream, error) {
 	case !hasURL:
 		return up, errors.New("it has no command and no url: not an entry the gate can run")
 	}
+	return codexURLUpstream(entry, rawURL)
+}
+
+// codexURLUpstream reads a url entry: a streamable HTTP server the gate
+// reaches with the entry's http_headers, and no sign-in of Codex's.
+func codexURLUpstream(entry map[string]any, rawURL any) (upstream, error) {
+	var up upstream
 	up.url, _ = rawURL.(string)
 	if !strings.HasPrefix(up.url, "http://") && !strings.HasPrefix(up.url, "https://") {
 		return up, fmt.Errorf("its url %v is not an http:// or https:// URL, which is all the gate reaches", rawURL)
@@ -184,7 +191,8 @@ func tomlStrings(entry map[string]any, key string) ([]string, error) {
 }
 
 // gateCodex returns key's tables in data rewritten to run the gate.
-func gateCodex(c *mcpClient, path string, data []byte, key string, g gateSpec, url string) (*gatedEntry, error) {
+func gateCodex(c *mcpClient, path string, data []byte, g gateSpec, url string) (*gatedEntry, error) {
+	key := g.key
 	items, t, entry, err := findCodexEntry(path, data, key)
 	if err != nil {
 		return nil, err

@@ -63,7 +63,8 @@ func findJSONEntry(c *mcpClient, path string, data []byte, key string) (*jsonedi
 }
 
 // gateJSON returns the gated entry of key in data, in place of its value.
-func gateJSON(c *mcpClient, path string, data []byte, key string, g gateSpec, url string) (*gatedEntry, error) {
+func gateJSON(c *mcpClient, path string, data []byte, g gateSpec, url string) (*gatedEntry, error) {
+	key := g.key
 	_, entry, err := findJSONEntry(c, path, data, key)
 	if err != nil {
 		return nil, err
@@ -93,68 +94,53 @@ func gateJSON(c *mcpClient, path string, data []byte, key string, g gateSpec, ur
 // jsonUpstream reads the server an entry runs or reaches, or says why the
 // gate cannot stand in front of it.
 func jsonUpstream(c *mcpClient, entry *jsonedit.Object) (upstream, error) {
-	var up upstream
-	str := func(key string) (string, bool, error) {
-		v, ok := entry.Get(key)
-		if !ok {
-			return "", false, nil
-		}
-		s, isStr := v.(string)
-		if !isStr {
-			return "", true, fmt.Errorf("its %q is not a string", key)
-		}
-		return s, true, nil
+	if command, args := entryCommand(entry); isGate(command, args) {
+		return upstream{}, &alreadyGated{command, args}
 	}
-	if isGate(entryCommand(entry)) {
-		command, args := entryCommand(entry)
-		return up, &alreadyGated{command, args}
-	}
-	command, hasCommand, err := str("command")
+	command, hasCommand, err := stringAt(entry, "command")
 	if err != nil {
-		return up, err
+		return upstream{}, err
 	}
 	var urlKey string
 	for _, k := range c.urlKeys {
 		if _, ok := entry.Get(k); ok {
 			if urlKey != "" {
-				return up, fmt.Errorf("it has both %q and %q: keep the one the client should use, then run again", urlKey, k)
+				return upstream{}, fmt.Errorf("it has both %q and %q: keep the one the client should use, then run again", urlKey, k)
 			}
 			urlKey = k
 		}
 	}
-	if hasCommand && urlKey != "" {
-		return up, fmt.Errorf("it has both a command and a %q: keep one, then run again", urlKey)
-	}
-	typ, _, err := str("type")
+	typ, _, err := stringAt(entry, "type")
 	if err != nil {
-		return up, err
+		return upstream{}, err
 	}
 	if _, err := stringMap(entry, "env"); err != nil {
-		return up, err
+		return upstream{}, err
 	}
 	if err := refuseAskdEnv(entry); err != nil {
-		return up, err
+		return upstream{}, err
 	}
-	if hasCommand {
-		if command == "" {
-			return up, errors.New("its command is empty")
-		}
-		if typ != "" && typ != "stdio" {
-			return up, fmt.Errorf("it has a command and type %q: a command entry's type is stdio", typ)
-		}
-		list, err := stringsAt(entry, "args")
-		if err != nil {
-			return up, err
-		}
-		up.command = append([]string{command}, list...)
-		return up, nil
+	switch {
+	case hasCommand && urlKey != "":
+		return upstream{}, fmt.Errorf("it has both a command and a %q: keep one, then run again", urlKey)
+	case hasCommand && command == "":
+		return upstream{}, errors.New("its command is empty")
+	case hasCommand && typ != "" && typ != "stdio":
+		return upstream{}, fmt.Errorf("it has a command and type %q: a command entry's type is stdio", typ)
+	case hasCommand:
+		args, err := stringsAt(entry, "args")
+		return upstream{command: append([]string{command}, args...)}, err
+	case urlKey == "":
+		return upstream{}, fmt.Errorf("it has no command and no %s: not an entry the gate can run", strings.Join(c.urlKeys, " or "))
 	}
-	if urlKey == "" {
-		return up, fmt.Errorf("it has no command and no %s: not an entry the gate can run", strings.Join(c.urlKeys, " or "))
-	}
-	if up.url, _, err = str(urlKey); err != nil {
-		return up, err
-	}
+	return jsonURLUpstream(entry, urlKey, typ)
+}
+
+// jsonURLUpstream reads a URL entry: a streamable HTTP server the gate
+// reaches with the entry's headers, and no sign-in of the client's.
+func jsonURLUpstream(entry *jsonedit.Object, urlKey, typ string) (upstream, error) {
+	var up upstream
+	up.url, _, _ = stringAt(entry, urlKey)
 	switch typ {
 	case "", "http", "streamable-http", "streamableHttp":
 	case "sse":
@@ -181,6 +167,20 @@ func jsonUpstream(c *mcpClient, entry *jsonedit.Object) (upstream, error) {
 		up.headers = append(up.headers, h[0]+": "+h[1])
 	}
 	return up, nil
+}
+
+// stringAt is the string at key, whether the key is there, or an error if
+// it holds something else.
+func stringAt(o *jsonedit.Object, key string) (string, bool, error) {
+	v, ok := o.Get(key)
+	if !ok {
+		return "", false, nil
+	}
+	s, isStr := v.(string)
+	if !isStr {
+		return "", true, fmt.Errorf("its %q is not a string", key)
+	}
+	return s, true, nil
 }
 
 // entryCommand is an entry's command and args as far as they are strings.
@@ -251,10 +251,7 @@ func refuseAskdEnv(entry *jsonedit.Object) error {
 // entry had none), headers gone into the command line, env with refs
 // added, every other key as it was.
 func gatedJSONEntry(c *mcpClient, entry *jsonedit.Object, up upstream, command string, args []string, refs [][2]string) *jsonedit.Object {
-	argv := make([]any, len(args))
-	for i, a := range args {
-		argv[i] = a
-	}
+	argv := anyList(args)
 	var env *jsonedit.Object
 	if v, ok := entry.Get("env"); ok {
 		env, _ = v.(*jsonedit.Object)
