@@ -284,6 +284,8 @@ type Caller struct {
 	// its streams and waits end when the token is revoked or the browser
 	// signs out; "" for callers made without one (they are never revoked).
 	TokenHash string
+	// Via is how a browser signed in (BrowserSession.Via); "" for a token.
+	Via string
 }
 
 // SessionInfo is a session as the inbox lists it. A session belongs to the
@@ -393,6 +395,7 @@ type Tx struct {
 	Audit       AuditTx      // the history's hash chain and config rows (audit.go)
 	Tokens      TokenTx      // credentials (token.go)
 	SignIns     SignInTx     // sign-in codes and browser sessions (token.go)
+	Identities  IdentityTx   // people's identities at providers (identity.go)
 	Push        PushTx       // push subscriptions and the VAPID keys (push.go)
 	Channels    ChannelTx    // sessions' delivery channels and bridges (delivery.go)
 	Deliveries  DeliveryTx   // the outbox (delivery.go)

@@ -40,14 +40,18 @@ const (
 	ConfigTokenRevoked = "config.token.revoked"
 	ConfigTokenRole    = "config.token.role"
 	ConfigTokenOwner   = "config.token.owner"
-	ConfigTeamCreated  = "config.team.created"
-	ConfigTeamMembers  = "config.team.members"
-	ConfigTeamEscalate = "config.team.escalation"
-	ConfigTeamDeleted  = "config.team.deleted"
-	ConfigRuleCreated  = "config.rule.created"
-	ConfigRuleChanged  = "config.rule.changed"
-	ConfigRuleRevoked  = "config.rule.revoked"
-	ConfigPolicy       = "config.policy" // prefix: config.policy.created, ...
+	ConfigTokenRotated = "config.token.rotated"
+	// ConfigIdentityLinked: an identity at a provider linked to a person
+	// (askd token link, or a sign-in that linked or made the person).
+	ConfigIdentityLinked = "config.identity.linked"
+	ConfigTeamCreated    = "config.team.created"
+	ConfigTeamMembers    = "config.team.members"
+	ConfigTeamEscalate   = "config.team.escalation"
+	ConfigTeamDeleted    = "config.team.deleted"
+	ConfigRuleCreated    = "config.rule.created"
+	ConfigRuleChanged    = "config.rule.changed"
+	ConfigRuleRevoked    = "config.rule.revoked"
+	ConfigPolicy         = "config.policy" // prefix: config.policy.created, ...
 	// ConfigRetain records the retention a server purges with (--retain),
 	// before its first purge and whenever it changes; its note is a
 	// RetainNote. Verify holds each purge to the retention last recorded.

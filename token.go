@@ -29,6 +29,10 @@ type TokenTx interface {
 	// Owner; ENOTFOUND when there is no such token of that role.
 	SetAccess(ctx context.Context, name string, a Access) error
 	SetOwner(ctx context.Context, name, owner string) error
+	// SetTokenHash replaces the hash of the token named name (a new
+	// secret); ENOTFOUND when there is none, ECONFLICT when another token
+	// has that hash.
+	SetTokenHash(ctx context.Context, name, hash string) error
 }
 
 // SignInCode is what a sign-in link carries (SPEC §7): random, short-lived
@@ -49,7 +53,19 @@ type BrowserSession struct {
 	CreatedAt  time.Time
 	LastSeenAt time.Time
 	ExpiresAt  time.Time
+	// Via is how the browser signed in: ViaLink, ViaToken, ViaProxy, or
+	// ViaOIDC and the provider's issuer; "" for browser sessions older
+	// than the record.
+	Via string
 }
+
+// How a browser signed in (BrowserSession.Via).
+const (
+	ViaLink  = "link"  // a sign-in link's code
+	ViaToken = "token" // a human token pasted into the sign-in form
+	ViaProxy = "proxy" // a trusted reverse proxy's header
+	ViaOIDC  = "oidc:" // prefix: "oidc:" and the provider's issuer URL
+)
 
 // SignInTx is what a transaction may do with sign-in codes and browser
 // sessions.
@@ -76,7 +92,19 @@ type SignInTx interface {
 	// EndBrowserSession deletes the browser session with the hash (signing
 	// out); ENOTFOUND when there is none.
 	EndBrowserSession(ctx context.Context, hash string) error
-	// DeleteExpiredSignIns removes the sign-in codes and browser sessions
-	// whose ExpiresAt is before t, and returns how many went.
+	// DeleteExpiredSignIns removes the sign-in codes, browser sessions and
+	// provider sign-ins whose ExpiresAt is before t, and returns how many
+	// went.
 	DeleteExpiredSignIns(ctx context.Context, t time.Time) (int, error)
+
+	// CreateProviderSignIn stores p; ECONFLICT when its state is stored
+	// already.
+	CreateProviderSignIn(ctx context.Context, p *ProviderSignIn) error
+	// TakeProviderSignIn deletes the provider sign-in whose state has the
+	// hash and returns it, expired or not; ENOTFOUND when there is none. Of
+	// transactions taking one at once, one gets it.
+	TakeProviderSignIn(ctx context.Context, state string) (*ProviderSignIn, error)
+	// TrimProviderSignIns deletes every provider sign-in but the keep most
+	// recently created, and returns how many went.
+	TrimProviderSignIns(ctx context.Context, keep int) (int, error)
 }

@@ -46,7 +46,7 @@ func (t *tx) ctx(ctx context.Context) context.Context {
 // areas is t as the askd.Tx it serves: t does every area.
 func (t *tx) areas() askd.Tx {
 	return askd.Tx{
-		Sessions: t, Asks: t, Events: t, Audit: t, Tokens: t, SignIns: t, Push: t,
+		Sessions: t, Asks: t, Events: t, Audit: t, Tokens: t, SignIns: t, Identities: t, Push: t,
 		Channels: t, Deliveries: t, Rules: t, Policies: t, Teams: t, AnswerLinks: t, MCPCalls: t,
 	}
 }

@@ -67,9 +67,9 @@ func (t *tx) CreateBrowserSession(ctx context.Context, b *askd.BrowserSession) e
 		return err
 	}
 	_, err := t.tx.Exec(t.ctx(ctx), `
-		INSERT INTO browser_sessions (hash, human, created_at, last_seen_at, expires_at)
-		VALUES ($1, $2, $3, $4, $5)`,
-		b.Hash, b.Human, b.CreatedAt, b.LastSeenAt, b.ExpiresAt)
+		INSERT INTO browser_sessions (hash, human, created_at, last_seen_at, expires_at, via)
+		VALUES ($1, $2, $3, $4, $5, $6)`,
+		b.Hash, b.Human, b.CreatedAt, b.LastSeenAt, b.ExpiresAt, b.Via)
 	if err != nil {
 		return signInError(err, "browser session", b.Human)
 	}
@@ -81,8 +81,8 @@ func (t *tx) CreateBrowserSession(ctx context.Context, b *askd.BrowserSession) e
 func (t *tx) BrowserSession(ctx context.Context, hash string) (*askd.BrowserSession, error) {
 	b := &askd.BrowserSession{Hash: hash}
 	err := t.tx.QueryRow(t.ctx(ctx),
-		"SELECT human, created_at, last_seen_at, expires_at FROM browser_sessions WHERE hash = $1", hash).
-		Scan(&b.Human, &b.CreatedAt, &b.LastSeenAt, &b.ExpiresAt)
+		"SELECT human, created_at, last_seen_at, expires_at, via FROM browser_sessions WHERE hash = $1", hash).
+		Scan(&b.Human, &b.CreatedAt, &b.LastSeenAt, &b.ExpiresAt, &b.Via)
 	if errors.Is(err, pgx.ErrNoRows) {
 		return nil, askd.Errorf(askd.ENOTFOUND, "browser session not found")
 	}
@@ -98,14 +98,14 @@ func (t *tx) BrowserSession(ctx context.Context, hash string) (*askd.BrowserSess
 // them as SQLite does).
 func (t *tx) BrowserSessionsOf(ctx context.Context, human string) ([]*askd.BrowserSession, error) {
 	rows, err := t.tx.Query(t.ctx(ctx), `
-		SELECT hash, created_at, last_seen_at, expires_at FROM browser_sessions
+		SELECT hash, created_at, last_seen_at, expires_at, via FROM browser_sessions
 		WHERE human = $1 ORDER BY last_seen_at, hash`, human)
 	if err != nil {
 		return nil, translate(err, fmt.Sprintf("list browser sessions of %q", human))
 	}
 	out, err := pgx.CollectRows(rows, func(row pgx.CollectableRow) (*askd.BrowserSession, error) {
 		b := &askd.BrowserSession{Human: human}
-		if err := row.Scan(&b.Hash, &b.CreatedAt, &b.LastSeenAt, &b.ExpiresAt); err != nil {
+		if err := row.Scan(&b.Hash, &b.CreatedAt, &b.LastSeenAt, &b.ExpiresAt, &b.Via); err != nil {
 			return nil, err
 		}
 		b.CreatedAt, b.LastSeenAt, b.ExpiresAt = b.CreatedAt.UTC(), b.LastSeenAt.UTC(), b.ExpiresAt.UTC()
@@ -138,14 +138,14 @@ func (t *tx) EndBrowserSession(ctx context.Context, hash string) error {
 	return oneBrowserSession(tag, err, "end browser session")
 }
 
-// DeleteExpiredSignIns removes sign-in codes and browser sessions that
-// expired before before; it returns how many went.
+// DeleteExpiredSignIns removes sign-in codes, browser sessions and provider
+// sign-ins that expired before before; it returns how many went.
 func (t *tx) DeleteExpiredSignIns(ctx context.Context, before time.Time) (int, error) {
 	if err := t.mustWrite("delete expired sign-ins"); err != nil {
 		return 0, err
 	}
 	total := 0
-	for _, table := range []string{"signin_codes", "browser_sessions"} {
+	for _, table := range []string{"signin_codes", "browser_sessions", "provider_signins"} {
 		tag, err := t.tx.Exec(t.ctx(ctx), "DELETE FROM "+table+" WHERE expires_at < $1", before)
 		if err != nil {
 			return 0, translate(err, "delete expired "+table)

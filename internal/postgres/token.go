@@ -138,3 +138,22 @@ func scanToken(row pgx.Row) (*askd.Token, error) {
 	tok.CreatedAt = tok.CreatedAt.UTC()
 	return &tok, nil
 }
+
+// SetTokenHash replaces the hash of the token named name; ENOTFOUND when
+// there is none, ECONFLICT when another token has the hash.
+func (t *tx) SetTokenHash(ctx context.Context, name, hash string) error {
+	if err := t.mustWrite("set token hash"); err != nil {
+		return err
+	}
+	tag, err := t.tx.Exec(t.ctx(ctx), "UPDATE tokens SET hash = $1 WHERE name = $2", hash, name)
+	if uniqueViolation(err) {
+		return askd.Errorf(askd.ECONFLICT, "a token with the same hash exists")
+	}
+	if err != nil {
+		return translate(err, fmt.Sprintf("set the hash of token %q", name))
+	}
+	if tag.RowsAffected() == 0 {
+		return askd.Errorf(askd.ENOTFOUND, "token %q not found", name)
+	}
+	return nil
+}

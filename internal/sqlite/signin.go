@@ -58,9 +58,9 @@ func (t *tx) CreateBrowserSession(ctx context.Context, b *askd.BrowserSession) e
 		return err
 	}
 	_, err := t.tx.ExecContext(ctx, `
-		INSERT INTO browser_sessions (hash, human, created_at, last_seen_at, expires_at)
-		VALUES (?, ?, ?, ?, ?)`,
-		b.Hash, b.Human, micros(b.CreatedAt), micros(b.LastSeenAt), micros(b.ExpiresAt))
+		INSERT INTO browser_sessions (hash, human, created_at, last_seen_at, expires_at, via)
+		VALUES (?, ?, ?, ?, ?, ?)`,
+		b.Hash, b.Human, micros(b.CreatedAt), micros(b.LastSeenAt), micros(b.ExpiresAt), b.Via)
 	if err != nil {
 		return signInError(err, "browser session", b.Human)
 	}
@@ -73,8 +73,8 @@ func (t *tx) BrowserSession(ctx context.Context, hash string) (*askd.BrowserSess
 	b := &askd.BrowserSession{Hash: hash}
 	var created, seen, expires int64
 	err := t.tx.QueryRowContext(ctx,
-		"SELECT human, created_at, last_seen_at, expires_at FROM browser_sessions WHERE hash = ?", hash).
-		Scan(&b.Human, &created, &seen, &expires)
+		"SELECT human, created_at, last_seen_at, expires_at, via FROM browser_sessions WHERE hash = ?", hash).
+		Scan(&b.Human, &created, &seen, &expires, &b.Via)
 	if err != nil {
 		return nil, translate(err, "read browser session", says{notFound: "browser session not found"})
 	}
@@ -86,7 +86,7 @@ func (t *tx) BrowserSession(ctx context.Context, hash string) (*askd.BrowserSess
 // first (browser_sessions_human).
 func (t *tx) BrowserSessionsOf(ctx context.Context, human string) ([]*askd.BrowserSession, error) {
 	rows, err := t.tx.QueryContext(ctx, `
-		SELECT hash, created_at, last_seen_at, expires_at FROM browser_sessions
+		SELECT hash, created_at, last_seen_at, expires_at, via FROM browser_sessions
 		WHERE human = ? ORDER BY last_seen_at, hash`, human)
 	if err != nil {
 		return nil, fmt.Errorf("list browser sessions of %q: %w", human, err)
@@ -96,7 +96,7 @@ func (t *tx) BrowserSessionsOf(ctx context.Context, human string) ([]*askd.Brows
 	for rows.Next() {
 		b := &askd.BrowserSession{Human: human}
 		var created, seen, expires int64
-		if err := rows.Scan(&b.Hash, &created, &seen, &expires); err != nil {
+		if err := rows.Scan(&b.Hash, &created, &seen, &expires, &b.Via); err != nil {
 			return nil, fmt.Errorf("list browser sessions of %q: %w", human, err)
 		}
 		b.CreatedAt, b.LastSeenAt, b.ExpiresAt = fromMicros(created), fromMicros(seen), fromMicros(expires)
@@ -130,14 +130,14 @@ func (t *tx) EndBrowserSession(ctx context.Context, hash string) error {
 	return oneBrowserSession(res, err, "end browser session")
 }
 
-// DeleteExpiredSignIns removes sign-in codes and browser sessions that
-// expired before before; it returns how many went.
+// DeleteExpiredSignIns removes sign-in codes, browser sessions and provider
+// sign-ins that expired before before; it returns how many went.
 func (t *tx) DeleteExpiredSignIns(ctx context.Context, before time.Time) (int, error) {
 	if err := t.mustWrite("delete expired sign-ins"); err != nil {
 		return 0, err
 	}
 	total := 0
-	for _, table := range []string{"signin_codes", "browser_sessions"} {
+	for _, table := range []string{"signin_codes", "browser_sessions", "provider_signins"} {
 		res, err := t.tx.ExecContext(ctx, "DELETE FROM "+table+" WHERE expires_at < ?", micros(before))
 		if err != nil {
 			return 0, fmt.Errorf("delete expired %s: %w", table, err)

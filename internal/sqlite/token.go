@@ -118,3 +118,17 @@ func scanToken(row scanner) (*askd.Token, error) {
 	tok.CreatedAt = fromMicros(createdAt)
 	return &tok, nil
 }
+
+// SetTokenHash replaces the hash of the token named name; ENOTFOUND when
+// there is none, ECONFLICT when another token has the hash.
+func (t *tx) SetTokenHash(ctx context.Context, name, hash string) error {
+	if err := t.mustWrite("set token hash"); err != nil {
+		return err
+	}
+	what := fmt.Sprintf("set the hash of token %q", name)
+	res, err := t.tx.ExecContext(ctx, "UPDATE tokens SET hash = ? WHERE name = ?", hash, name)
+	if err != nil {
+		return translate(err, what, says{dupe: "a token with the same hash exists"})
+	}
+	return oneRow(res, what, fmt.Sprintf("token %q not found", name))
+}

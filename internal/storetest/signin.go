@@ -114,12 +114,16 @@ func checkBrowserSession(t *testing.T, got, want *askd.BrowserSession) {
 	checkTime(t, "created_at", got.CreatedAt, want.CreatedAt)
 	checkTime(t, "last_seen_at", got.LastSeenAt, want.LastSeenAt)
 	checkTime(t, "expires_at", got.ExpiresAt, want.ExpiresAt)
+	if got.Via != want.Via {
+		t.Errorf("via = %q, want %q", got.Via, want.Via)
+	}
 }
 
 func testBrowserSessions(t *testing.T, s askd.Store) {
 	ctx := t.Context()
 	humanToken(t, s, "reviewer")
-	b := &askd.BrowserSession{Hash: hash("cookie"), Human: "reviewer", CreatedAt: at(0), LastSeenAt: at(0), ExpiresAt: at(24 * time.Hour)}
+	b := &askd.BrowserSession{Hash: hash("cookie"), Human: "reviewer", CreatedAt: at(0), LastSeenAt: at(0), ExpiresAt: at(24 * time.Hour),
+		Via: askd.ViaOIDC + "https://id.example.com"}
 	update(t, s, func(tx askd.Tx) error { return tx.SignIns.CreateBrowserSession(ctx, b) })
 
 	t.Run("by hash", func(t *testing.T) {

@@ -40,6 +40,10 @@
 //     bridge whose lease it is;
 //   - a sign-in code is taken once, even by concurrent takers; sign-in codes
 //     and browser sessions go with their human token;
+//   - an identity is linked to a person (a human token) only, one person
+//     per issuer and subject, and outlives the person's token (revoking it
+//     is the app's act, RevokeIdentitiesOf); a provider sign-in is taken
+//     once, even by concurrent takers, and a trim keeps the newest;
 //   - FindRules lists oldest first; a rule is live at t only when not revoked
 //     and expiring after t (strict); rules go with their agent's token and
 //     their maker's, and their ids are never reused;
@@ -133,6 +137,11 @@ func Run(t *testing.T, open func(t *testing.T) askd.Store, reopen func(t *testin
 		{"BrowserSessions", testBrowserSessions},
 		{"RevokeEndsSignIns", testRevokeEndsSignIns},
 		{"DeleteExpiredSignIns", testDeleteExpiredSignIns},
+		{"Identities", testIdentities},
+		{"IdentitiesOutliveTokens", testIdentitiesOutliveTokens},
+		{"ProviderSignIns", testProviderSignIns},
+		{"ConcurrentProviderSignIn", testConcurrentProviderSignIn},
+		{"SetTokenHash", testSetTokenHash},
 		{"RuleRoundTrip", testRuleRoundTrip},
 		{"FindRules", testFindRules},
 		{"UpdateRule", testUpdateRule},
