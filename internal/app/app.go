@@ -58,6 +58,16 @@ type Config struct {
 	// refuses it (askd serve --webhook-allow).
 	WebhookAllow askd.WebhookAllow
 
+	// OIDC, when set, lets people sign in with an OpenID Connect provider
+	// (askd serve --oidc-*; oidc.go). ProxyCreatePeople: a trusted proxy's
+	// header may make a person it names who is none yet, a viewer
+	// (--auth-proxy-create-people; proxy.go). ProviderSessionMax bounds the
+	// browser sessions either signs in (--oidc-session-max-age); 0 means
+	// DefaultProviderSessionMax.
+	OIDC               *OIDC
+	ProxyCreatePeople  bool
+	ProviderSessionMax time.Duration
+
 	// TokenCheckInterval is how often the tokens held by open streams and
 	// waits are looked up, so that a revoked token's streams and waits end;
 	// 0 means the token cache's lifetime (5 s). Tests shorten it.
@@ -136,6 +146,9 @@ func New(store askd.Store, cfg Config) *Service {
 	}
 	if cfg.TellAttempts <= 0 {
 		cfg.TellAttempts = def.TellAttempts
+	}
+	if cfg.ProviderSessionMax <= 0 {
+		cfg.ProviderSessionMax = DefaultProviderSessionMax
 	}
 	if cfg.TokenCheckInterval <= 0 {
 		cfg.TokenCheckInterval = tokenTTL

@@ -126,7 +126,7 @@ func (s *Service) SignInWithCode(ctx context.Context, code string) (string, erro
 			expired = true // taken all the same: it is of no more use
 			return nil
 		}
-		id, ended, err = startBrowserSession(ctx, tx, c.Human, now)
+		id, ended, err = startBrowserSession(ctx, tx, c.Human, askd.ViaLink, now, BrowserSessionMax)
 		return err
 	})
 	switch {
@@ -156,7 +156,7 @@ func (s *Service) SignInWithToken(ctx context.Context, token string) (string, er
 	var id string
 	var ended []string
 	err = s.store.Update(ctx, func(tx askd.Tx) (err error) {
-		id, ended, err = startBrowserSession(ctx, tx, c.Name, now)
+		id, ended, err = startBrowserSession(ctx, tx, c.Name, askd.ViaToken, now, BrowserSessionMax)
 		return err
 	})
 	if askd.ErrorCode(err) == askd.ENOTFOUND { // revoked since Authenticate's cache saw it
@@ -169,11 +169,12 @@ func (s *Service) SignInWithToken(ctx context.Context, token string) (string, er
 	return id, nil
 }
 
-// startBrowserSession stores a new browser session for human and returns its
-// id, and the hashes of the browser sessions it ended: the least recently
-// seen of human's, past MaxBrowserSessions. Expired codes and browser
-// sessions go first, so they do not pile up.
-func startBrowserSession(ctx context.Context, tx askd.Tx, human string, now time.Time) (id string, ended []string, err error) {
+// startBrowserSession stores a new browser session for human, signed in via
+// (askd.ViaLink, ...) and lasting at most limit, and returns its id, and
+// the hashes of the browser sessions it ended: the least recently seen of
+// human's, past MaxBrowserSessions. Expired codes and browser sessions go
+// first, so they do not pile up.
+func startBrowserSession(ctx context.Context, tx askd.Tx, human, via string, now time.Time, limit time.Duration) (id string, ended []string, err error) {
 	if _, err := tx.SignIns.DeleteExpiredSignIns(ctx, now); err != nil {
 		return "", nil, err
 	}
@@ -189,7 +190,7 @@ func startBrowserSession(ctx context.Context, tx askd.Tx, human string, now time
 	}
 	id = strings.ToLower(rand.Text())
 	err = tx.SignIns.CreateBrowserSession(ctx, &askd.BrowserSession{
-		Hash: HashToken(id), Human: human, CreatedAt: now, LastSeenAt: now, ExpiresAt: browserExpiry(now, now),
+		Hash: HashToken(id), Human: human, CreatedAt: now, LastSeenAt: now, ExpiresAt: browserExpiry(now, now, limit), Via: via,
 	})
 	if err != nil {
 		return "", nil, fmt.Errorf("start browser session: %w", err)
@@ -207,14 +208,25 @@ func (s *Service) forgetBrowsers(hashes []string) {
 	}
 }
 
-// browserExpiry is when a browser session started at created and last seen
-// at seen ends.
-func browserExpiry(created, seen time.Time) time.Time {
-	idle, limit := seen.Add(BrowserSessionIdle), created.Add(BrowserSessionMax)
-	if idle.Before(limit) {
+// browserExpiry is when a browser session started at created, last seen at
+// seen and lasting at most limit ends.
+func browserExpiry(created, seen time.Time, limit time.Duration) time.Time {
+	idle, end := seen.Add(BrowserSessionIdle), created.Add(limit)
+	if idle.Before(end) {
 		return idle
 	}
-	return limit
+	return end
+}
+
+// browserLimit is how long a browser session signed in via may last at
+// most: a provider's or proxy's, the provider session limit (SPEC §15:
+// --oidc-session-max-age), so that a person removed there is out here
+// within it; others BrowserSessionMax.
+func (s *Service) browserLimit(via string) time.Duration {
+	if via == askd.ViaProxy || strings.HasPrefix(via, askd.ViaOIDC) {
+		return s.cfg.ProviderSessionMax
+	}
+	return BrowserSessionMax
 }
 
 // BrowserCaller returns the person whose browser session has the id (the
@@ -250,7 +262,7 @@ func (s *Service) BrowserCaller(ctx context.Context, id string) (askd.Caller, er
 	}
 	if now.Sub(b.LastSeenAt) >= browserTouchEvery {
 		err := s.store.Update(ctx, func(tx askd.Tx) error {
-			return tx.SignIns.TouchBrowserSession(ctx, hash, now, browserExpiry(b.CreatedAt, now))
+			return tx.SignIns.TouchBrowserSession(ctx, hash, now, browserExpiry(b.CreatedAt, now, s.browserLimit(b.Via)))
 		})
 		if askd.ErrorCode(err) == askd.ENOTFOUND { // signed out meanwhile
 			return askd.Caller{}, askd.Errorf(askd.EUNAUTHORIZED, "signed out: sign in again")
@@ -261,7 +273,7 @@ func (s *Service) BrowserCaller(ctx context.Context, id string) (askd.Caller, er
 	}
 	// The browser session is what its streams hold (TokenHash), so signing
 	// out or revoking the token ends them too (checkTokens).
-	c := askd.Caller{Name: b.Human, Role: askd.RoleHuman, Access: t.Access, Session: b.Human, TokenHash: browserHold + hash}
+	c := askd.Caller{Name: b.Human, Role: askd.RoleHuman, Access: t.Access, Session: b.Human, TokenHash: browserHold + hash, Via: b.Via}
 	s.browsers.put(hash, c, now)
 	return c, nil
 }

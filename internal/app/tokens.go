@@ -38,6 +38,21 @@ type TokenSpec struct {
 // newToken makes the token spec describes, recorded as by's change, and
 // returns it with its secret (CreateToken says the rules).
 func newToken(ctx context.Context, store askd.Store, by askd.Caller, spec TokenSpec) (*askd.Token, string, error) {
+	var t *askd.Token
+	var secret string
+	err := store.Update(ctx, func(tx askd.Tx) (err error) {
+		t, secret, err = insertToken(ctx, tx, by, spec)
+		return err
+	})
+	if err != nil {
+		return nil, "", err
+	}
+	return t, secret, nil
+}
+
+// insertToken makes the token spec describes in tx, recorded as by's
+// change, and returns it with its secret.
+func insertToken(ctx context.Context, tx askd.Tx, by askd.Caller, spec TokenSpec) (*askd.Token, string, error) {
 	if err := askd.ValidName("name", spec.Name); err != nil {
 		return nil, "", err
 	}
@@ -47,22 +62,23 @@ func newToken(ctx context.Context, store askd.Store, by askd.Caller, spec TokenS
 	if err := checkTokenSpec(&spec); err != nil {
 		return nil, "", err
 	}
-	secret := TokenPrefix(spec.Role) + strings.ToLower(rand.Text())
+	secret := newSecret(spec.Role)
 	t := &askd.Token{Name: spec.Name, Role: spec.Role, Access: spec.Access, Owner: spec.Owner, Hash: HashToken(secret), CreatedAt: time.Now().UTC()}
-	err := store.Update(ctx, func(tx askd.Tx) error {
-		if err := checkRoute(ctx, tx, "owner", t.Owner); err != nil {
-			return err
-		}
-		if err := tx.Tokens.CreateToken(ctx, t); err != nil {
-			return err
-		}
-		return recordConfig(ctx, tx, by, askd.ConfigTokenCreated, map[string]any{"name": t.Name, "role": t.Role, "access": t.Access, "owner": t.Owner})
-	})
-	if err != nil {
+	if err := checkRoute(ctx, tx, "owner", t.Owner); err != nil {
+		return nil, "", err
+	}
+	if err := tx.Tokens.CreateToken(ctx, t); err != nil {
+		return nil, "", err
+	}
+	fields := map[string]any{"name": t.Name, "role": t.Role, "access": t.Access, "owner": t.Owner}
+	if err := recordConfig(ctx, tx, by, askd.ConfigTokenCreated, fields); err != nil {
 		return nil, "", err
 	}
 	return t, secret, nil
 }
+
+// newSecret is a new token's secret: its role's prefix and 160 random bits.
+func newSecret(role askd.Role) string { return TokenPrefix(role) + strings.ToLower(rand.Text()) }
 
 // checkTokenSpec fills in a person's default access and refuses what does
 // not fit the token's role.

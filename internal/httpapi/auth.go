@@ -5,7 +5,6 @@ import (
 	"net/http"
 	"net/url"
 	"strings"
-	"time"
 
 	"github.com/askd-dev/askd"
 	"github.com/askd-dev/askd/internal/app"
@@ -196,10 +195,7 @@ func (s *Server) signIn(w http.ResponseWriter, r *http.Request) {
 		s.writeError(w, r, err)
 		return
 	}
-	http.SetCookie(w, &http.Cookie{
-		Name: app.BrowserCookie, Value: id, Path: "/", HttpOnly: true,
-		SameSite: http.SameSiteStrictMode, Secure: s.secureCookie(r), MaxAge: int(app.BrowserSessionMax / time.Second),
-	})
+	s.setBrowserCookie(w, r, id)
 	if _, err := r.Cookie(legacyCookie); err == nil {
 		s.expireCookie(w, r, legacyCookie)
 	}
@@ -212,7 +208,15 @@ func (s *Server) signOut(w http.ResponseWriter, r *http.Request) {
 		http.Error(w, "cross-origin sign-out refused", http.StatusForbidden)
 		return
 	}
+	next := "/signin.html"
 	if ck, err := r.Cookie(app.BrowserCookie); err == nil {
+		// Signed in with the provider: the sign-in page then offers its
+		// sign-out too, where it has one (SPEC §15).
+		if c, err := s.app.BrowserCaller(r.Context(), ck.Value); err == nil && strings.HasPrefix(c.Via, askd.ViaOIDC) {
+			if end, err := s.app.OIDCEndSession(r.Context()); err == nil && end != "" {
+				next = "/signin.html?signed-out=oidc"
+			}
+		}
 		if err := s.app.SignOut(r.Context(), ck.Value); err != nil {
 			s.writeError(w, r, err) // the cookie stays: it would still work
 			return
@@ -222,7 +226,7 @@ func (s *Server) signOut(w http.ResponseWriter, r *http.Request) {
 	if _, err := r.Cookie(legacyCookie); err == nil {
 		s.expireCookie(w, r, legacyCookie)
 	}
-	http.Redirect(w, r, "/signin.html", http.StatusSeeOther)
+	http.Redirect(w, r, next, http.StatusSeeOther)
 }
 
 // secureCookie reports whether the inbox cookie must be Secure on r's reply.

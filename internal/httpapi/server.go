@@ -46,6 +46,9 @@ type Options struct {
 	// reach askd over plain HTTP: people reach it over https (an https
 	// --public-url, a TLS proxy in front). Requests over TLS always get it.
 	SecureCookies bool
+	// AuthProxy, when set, is the reverse proxy trusted to sign people in
+	// with its header (SPEC §15; provider.go).
+	AuthProxy *AuthProxy
 	// Heartbeat is the SSE comment interval; 0 means 15 s.
 	Heartbeat time.Duration
 	Logger    *slog.Logger
@@ -129,6 +132,12 @@ func (s *Server) routes() {
 		m.HandleFunc("GET /signin", s.signIn)
 		m.HandleFunc("POST /signin", s.signIn)
 		m.HandleFunc("POST /signout", s.signOut)
+		m.HandleFunc("GET "+finishPath, s.finishSignIn)
+		if s.app.OIDCName() != "" {
+			m.HandleFunc("GET /auth/oidc/start", s.beginOIDC)
+			m.HandleFunc("GET /auth/oidc/callback", s.oidcCallback)
+			m.HandleFunc("GET /auth/oidc/signout", s.oidcSignOut)
+		}
 		m.HandleFunc("GET /api/push/key", s.authed(askd.RoleHuman, s.pushKey))
 		m.HandleFunc("POST /api/push/subscriptions", s.authed(askd.RoleHuman, s.subscribePush))
 		m.HandleFunc("DELETE /api/push/subscriptions", s.authed(askd.RoleHuman, s.unsubscribePush))
@@ -140,7 +149,7 @@ func (s *Server) routes() {
 			m.Handle("POST /slack/interactions", s.opts.Slack)
 		}
 		if s.opts.Inbox != nil {
-			m.Handle("/", s.opts.Inbox)
+			m.Handle("/", s.proxied(s.opts.Inbox))
 		}
 	}
 }
@@ -156,6 +165,7 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request) {
 		s.writeError(w, r, beforeBody{errHost(r.Host)})
 		return
 	}
+	s.noteProxyHeader(r)
 	s.mux.ServeHTTP(w, r)
 }
 
@@ -183,6 +193,9 @@ func (s *Server) me(w http.ResponseWriter, r *http.Request, c askd.Caller) error
 	switch c.Role {
 	case askd.RoleHuman:
 		out["access"] = c.Access
+		if c.Via != "" {
+			out["signed_in_with"] = s.signedInWith(c.Via)
+		}
 	case askd.RoleAgent:
 		out["session"] = c.Session
 		if c.Owner != "" {

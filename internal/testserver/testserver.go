@@ -37,6 +37,11 @@ type Options struct {
 	SecureCookies bool
 	// Heartbeat of the event stream; 0 keeps the default.
 	Heartbeat time.Duration
+	// OIDC, when set, is the OpenID Connect provider people sign in with,
+	// made once the server's URL is known (the callback is under it).
+	OIDC func(baseURL string) *app.OIDC
+	// AuthProxy as httpapi.Options: a proxy trusted to name people.
+	AuthProxy *httpapi.AuthProxy
 
 	reuse bool // the database already has the test tokens
 }
@@ -70,9 +75,19 @@ func Start(t testing.TB, opts Options) *Server {
 		}
 		s.Store = st
 	}
+	// The listener exists before the server starts, so the handler (which
+	// needs the URL for the inbox's links) is in place before any request
+	// can arrive: set after Start, a first request from another process
+	// would race with it.
+	srv := httptest.NewUnstartedServer(nil)
+	s.HTTP = srv
+	s.URL = "http://" + srv.Listener.Addr().String()
 	cfg := opts.Config
 	if cfg.Logger == nil && os.Getenv("ASKD_TEST_LOG") != "" {
 		cfg.Logger = slog.New(slog.NewTextHandler(os.Stderr, nil))
+	}
+	if opts.OIDC != nil {
+		cfg.OIDC = opts.OIDC(s.URL)
 	}
 	s.App = app.New(s.Store, cfg)
 	runCtx, cancel := context.WithCancel(ctx)
@@ -92,20 +107,13 @@ func Start(t testing.TB, opts Options) *Server {
 	if _, s.AgentToken, err = s.App.CreateToken(ctx, app.Itself, app.TokenSpec{Name: agent, Role: askd.RoleAgent}); err != nil {
 		t.Fatalf("agent token: %v", err)
 	}
-	hopts := httpapi.Options{Role: opts.Role, SecureCookies: opts.SecureCookies}
+	hopts := httpapi.Options{Role: opts.Role, SecureCookies: opts.SecureCookies, AuthProxy: opts.AuthProxy}
 	if opts.Heartbeat > 0 {
 		hopts.Heartbeat = opts.Heartbeat
 	}
 	if opts.MCP != nil {
 		hopts.MCP = opts.MCP(s.App)
 	}
-	// The listener exists before the server starts, so the handler (which
-	// needs the URL for the inbox's links) is in place before any request
-	// can arrive: set after Start, a first request from another process
-	// would race with it.
-	srv := httptest.NewUnstartedServer(nil)
-	s.HTTP = srv
-	s.URL = "http://" + srv.Listener.Addr().String()
 	if opts.Inbox != nil {
 		hopts.Inbox = opts.Inbox(s.App, s.URL)
 	}
@@ -190,4 +198,12 @@ func (s *Server) BrowserCookie(t testing.TB, human string) *http.Cookie {
 func StartAgain(t testing.TB, dbPath string) *Server {
 	t.Helper()
 	return Start(t, Options{DBPath: dbPath, reuse: true})
+}
+
+// StartAgainWith starts a server as opts says on an existing SQLite file,
+// as after a restart with other flags.
+func StartAgainWith(t testing.TB, dbPath string, opts Options) *Server {
+	t.Helper()
+	opts.DBPath, opts.Store, opts.reuse = dbPath, nil, true
+	return Start(t, opts)
 }
