@@ -147,6 +147,9 @@ func (s *server) notifyAs(ctx context.Context) (err error) {
 // openService builds the service over the store and readies it to serve:
 // Web Push keys, asks past their deadline, the file check.
 func (s *server) openService(ctx context.Context) error {
+	if err := s.sc.signIn.provider(ctx, s.base, s.log); err != nil {
+		return err
+	}
 	s.svc = app.New(s.store, s.sc.cfg)
 	if s.svc.PushOn() {
 		// Made at first start, so that every process of a database signs
@@ -203,6 +206,9 @@ func (s *server) announce() {
 	if s.sc.cfg.NotifyAs != "" {
 		fmt.Fprintf(s.out, "Answer buttons in notifications answer as %s (--notify-as).\n", s.sc.cfg.NotifyAs)
 	}
+	if o := s.sc.cfg.OIDC; o != nil {
+		fmt.Fprintf(s.out, "People sign in with %s (%s); its redirect URL is %s/auth/oidc/callback.\n", o.Name, o.Issuer, s.base)
+	}
 }
 
 // announceFirstStart shows the tokens a first start made, once, with a
@@ -233,13 +239,14 @@ func (s *server) announceFirstStart(ctx context.Context, human, agent string) er
 func (s *server) newHTTPServer() {
 	s.mcp = mcpserver.Handler(s.svc, mcpserver.Options{Version: version, Logger: s.log})
 	api := httpapi.New(s.svc, httpapi.Options{
-		Role:   s.sc.role,
-		MCP:    s.mcp,
-		Inbox:  web.New(s.svc),
-		Slack:  slackInteractions(s.svc, s.sc, s.base, s.log),
-		Ready:  readiness(s.svc, s.store),
-		Hosts:  s.sc.hosts,
-		Listen: s.ln.Addr().String(),
+		Role:      s.sc.role,
+		MCP:       s.mcp,
+		Inbox:     web.New(s.svc),
+		Slack:     slackInteractions(s.svc, s.sc, s.base, s.log),
+		Ready:     readiness(s.svc, s.store),
+		Hosts:     s.sc.hosts,
+		Listen:    s.ln.Addr().String(),
+		AuthProxy: s.sc.signIn.proxy,
 		// Behind a TLS proxy askd itself sees plain HTTP: the public URL
 		// says how people reach it.
 		SecureCookies: strings.HasPrefix(s.base, "https://"),

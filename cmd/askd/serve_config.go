@@ -53,6 +53,10 @@ func (sc *serveConfig) check() error {
 	if err := linksConfig(sc); err != nil {
 		return err
 	}
+	if err := sc.signIn.check(sc.publicURL); err != nil {
+		return err
+	}
+	sc.cfg.OIDC, sc.cfg.ProxyCreatePeople, sc.cfg.ProviderSessionMax = sc.signIn.oidc, sc.signIn.proxyCreate, sc.signIn.sessionMaxAge
 	return nil
 }
 

@@ -28,6 +28,7 @@ type serveConfig struct {
 	hosts                                  []string // the Host names served besides loopback ones
 	tellTimeout, bodyTimeout               time.Duration
 	notifyPush                             bool
+	signIn                                 signInConfig // serve_signin.go
 }
 
 // listFlag collects a repeatable flag's values (each may also be
@@ -67,6 +68,7 @@ func serveFlags(e *cli.Env, sc *serveConfig) *flag.FlagSet {
 	askFlags(fs, sc)
 	tellFlags(fs, sc)
 	notifyFlags(fs, sc)
+	signInFlags(fs, &sc.signIn)
 	flagsUsage := fs.Usage
 	fs.Usage = func() {
 		flagsUsage()

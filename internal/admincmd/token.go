@@ -18,6 +18,8 @@ const tokenUsage = `Usage: askd token create --human NAME [--role admin|approver
        askd token set-role NAME --role admin|approver|viewer [--db PATH|URL] [--json]
        askd token set-owner NAME --owner PERSON|team:NAME|"" [--db PATH|URL] [--json]
        askd token revoke NAME [--db PATH|URL] [--json]
+       askd token rotate NAME [--db PATH|URL] [--json]
+       askd token link NAME --issuer URL --subject SUB [--db PATH|URL] [--json]
 
 Tokens work on the database directly (no server is asked), and never create
 one: --db (ASKD_DB) must name the database askd serve uses. A human token is
@@ -31,7 +33,17 @@ to nobody) or viewer (reads only). --role reads no ASKD_ROLE, which is askd
 serve's, and --owner no ASKD_OWNER. An agent's owner: a person or team:NAME, to whom its asks are
 routed (askd list --mine); none, and its asks are everyone's. Revoking a
 token, or changing a role or an owner, reaches running servers within 5 s
-(a revoked token's event streams, waits and signed-in browsers end).`
+(a revoked token's event streams, waits and signed-in browsers end).
+
+People who sign in with an identity provider (askd serve --oidc-issuer) or
+through a trusted proxy are people like any other. rotate prints a new
+secret for a token (a person made by a sign-in has one nobody was shown);
+the old one is refused from then on. link links a person to their account
+at a provider, by the provider's issuer URL and the account's subject (sub),
+never by an email address or a user name: their sign-ins with it sign in as
+NAME. Revoking a linked person keeps their identity, marked revoked, and
+refuses it until it is linked again. The proxy's issuer is "proxy", its
+subject the header's value. --issuer and --subject read no ASKD_* variable.`
 
 // tokenSubcommands are askd token's subcommands, each with its synopsis.
 var tokenSubcommands = map[string]string{
@@ -40,12 +52,14 @@ var tokenSubcommands = map[string]string{
 	"set-role":  "NAME --role admin|approver|viewer",
 	"set-owner": `NAME --owner PERSON|team:NAME|""`,
 	"revoke":    "NAME",
+	"rotate":    "NAME",
+	"link":      "NAME --issuer URL --subject SUB",
 }
 
 // Token is askd token: create, list, set-role, set-owner and revoke, on
 // the database --db names.
 func Token(ctx context.Context, e *cli.Env, args []string) error {
-	sub, args, err := cli.Subcommand(e, "token", tokenUsage, args, "create", "list", "set-role", "set-owner", "revoke")
+	sub, args, err := cli.Subcommand(e, "token", tokenUsage, args, "create", "list", "set-role", "set-owner", "revoke", "rotate", "link")
 	if sub == "" {
 		return err
 	}
@@ -62,6 +76,10 @@ func Token(ctx context.Context, e *cli.Env, args []string) error {
 		return t.setRole(ctx, args)
 	case "set-owner":
 		return t.setOwner(ctx, args)
+	case "rotate":
+		return t.rotate(ctx, args)
+	case "link":
+		return t.link(ctx, args)
 	default:
 		return t.revoke(ctx, args)
 	}
@@ -263,5 +281,58 @@ func (t tokenCmd) revoke(ctx context.Context, args []string) error {
 	}
 	fmt.Fprintf(t.e.Stdout, "revoked token %q: new requests with it are refused now; its open event streams,\n"+
 		"waiting calls and signed-in browsers end within 5 s\n", cli.Term(name))
+	return nil
+}
+
+func (t tokenCmd) rotate(ctx context.Context, args []string) error {
+	if err := t.parse(args, 1, "give the token's NAME, as askd token list shows it"); err != nil {
+		return err
+	}
+	svc, done, err := openApp(ctx, *t.db)
+	if err != nil {
+		return err
+	}
+	defer done()
+	tok, secret, err := svc.RotateToken(ctx, localAdmin(), t.fs.Arg(0))
+	if err != nil {
+		return err
+	}
+	if *t.asJSON {
+		return json.NewEncoder(t.e.Stdout).Encode(map[string]string{"name": tok.Name, "role": string(tok.Role), "token": secret})
+	}
+	variable := "ASKD_TOKEN"
+	if tok.Role == askd.RoleHuman {
+		variable = "ASKD_HUMAN_TOKEN"
+	}
+	fmt.Fprintf(t.e.Stdout, "new secret for %s token %q (shown once, keep it safe; commands read it from %s; the old one is refused\n"+
+		"now, and within 5 s by running servers):\n%s\n", tok.Role, tok.Name, variable, secret)
+	return nil
+}
+
+func (t tokenCmd) link(ctx context.Context, args []string) error {
+	// Like --role, these read no environment variable (SPEC §15).
+	t.e.SetEnvName("issuer", "")
+	t.e.SetEnvName("subject", "")
+	issuer := t.fs.String("issuer", "", "the provider's issuer URL, as askd serve --oidc-issuer gives it (\"proxy\" for the proxy's header); no ASKD_ISSUER")
+	subject := t.fs.String("subject", "", "the account's subject (sub) at the provider; no ASKD_SUBJECT")
+	if err := t.parse(args, 1, "give the person's NAME, as askd token list shows it"); err != nil {
+		return err
+	}
+	if *issuer == "" || *subject == "" {
+		return cli.UsageError("token link: give --issuer URL and --subject SUB")
+	}
+	svc, done, err := openApp(ctx, *t.db)
+	if err != nil {
+		return err
+	}
+	defer done()
+	name := t.fs.Arg(0)
+	if err := svc.LinkIdentity(ctx, localAdmin(), name, *issuer, *subject); err != nil {
+		return err
+	}
+	if *t.asJSON {
+		return json.NewEncoder(t.e.Stdout).Encode(map[string]string{"name": name, "issuer": *issuer, "subject": *subject})
+	}
+	fmt.Fprintf(t.e.Stdout, "%s now signs in with subject %q at %s\n", cli.Term(name), cli.Term(*subject), cli.Term(*issuer))
 	return nil
 }
