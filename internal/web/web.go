@@ -134,6 +134,10 @@ func (h *Handler) signInPage(w http.ResponseWriter, r *http.Request) {
 	h.render(w, r, "signin.html", map[string]any{
 		"Error": signInMessages[r.URL.Query().Get("error")],
 		"V":     h.assets.version,
+		// SPEC §15: "Sign in with NAME" beside the rest; after signing
+		// out of a provider's session, its own sign-out offered.
+		"OIDC":      h.svc.OIDCName(),
+		"SignedOut": r.URL.Query().Get("signed-out") == "oidc" && h.svc.OIDCName() != "",
 	})
 }
 

@@ -20,6 +20,20 @@ export function roleLine(me) {
   return `You are ${me.name}, ${ROLES[me.access] || `${me.access}.`}`;
 }
 
+// signedInLine says how this browser signed in (GET /api/me's
+// signed_in_with), '' when the server does not say.
+export function signedInLine(me) {
+  const w = me.signed_in_with;
+  if (!w) return '';
+  switch (w.method) {
+    case 'oidc': return `This browser signed in with ${w.provider || 'an identity provider'} (${w.issuer}).`;
+    case 'proxy': return `This browser signed in through the proxy in front of askd${w.header ? ` (its ${w.header} header)` : ''}.`;
+    case 'link': return 'This browser signed in with a sign-in link.';
+    case 'token': return 'This browser signed in with a human token.';
+  }
+  return '';
+}
+
 const input = name => $('notify-form').querySelector(`input[name="${name}"]`);
 let loaded = false;
 
@@ -27,6 +41,7 @@ let loaded = false;
 // settings the first time. Save (or Enter in a field) sends them.
 export function openSettings(me) {
   $('settings-who').textContent = roleLine(me);
+  $('settings-via').textContent = signedInLine(me);
   if (loaded) return;
   loaded = true;
   $('notify-save').addEventListener('click', save);
