@@ -152,9 +152,13 @@ func cookieNamed(resp *http.Response, name string) *http.Cookie {
 
 func TestProxyHeaderBehindNginx(t *testing.T) {
 	srv := testserver.Start(t, testserver.Options{
-		Config:    app.Config{ProxyCreatePeople: true},
-		MCP:       func(*app.Service) http.Handler { return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { io.WriteString(w, "mcp") }) },
-		Inbox:     func(*app.Service, string) http.Handler { return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { io.WriteString(w, "the inbox") }) },
+		Config: app.Config{ProxyCreatePeople: true},
+		MCP: func(*app.Service) http.Handler {
+			return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { io.WriteString(w, "mcp") })
+		},
+		Inbox: func(*app.Service, string) http.Handler {
+			return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { io.WriteString(w, "the inbox") })
+		},
 		AuthProxy: &httpapi.AuthProxy{Header: "X-Remote-User", Trusted: []netip.Prefix{netip.MustParsePrefix("127.0.0.3/32")}},
 	})
 	proxy := startNginx(t, srv.URL)

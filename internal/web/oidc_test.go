@@ -185,7 +185,7 @@ func (p *tab) across(js string) string {
 	deadline := time.Now().Add(stepTimeout)
 	for time.Now().Before(deadline) {
 		ctx, cancel := context.WithTimeout(p.ctx, 5*time.Second)
-		v, err := chromedp.Run(ctx, chromedp.Poll[string](`(() => { try { return (` + js + `) || false; } catch (e) { return false; } })()`,
+		v, err := chromedp.Run(ctx, chromedp.Poll[string](`(() => { try { return (`+js+`) || false; } catch (e) { return false; } })()`,
 			chromedp.WithPollingInterval(20*time.Millisecond)))
 		cancel()
 		if err == nil && v != "" {
