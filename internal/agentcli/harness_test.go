@@ -12,7 +12,6 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -27,55 +26,20 @@ func TestMain(m *testing.M) {
 	os.Exit(code)
 }
 
-// The CLIs the tests run, pinned: the versions docs/clients.md and
-// ../shared/reference describe.
+// The CLIs the tests run, pinned (testserver: the install tests read the
+// configs askd install mcp-gate writes with the same ones).
 const (
-	claudePackage = "@anthropic-ai/claude-code@2.1.328"
-	codexPackage  = "@openai/codex@0.171.0"
+	claudePackage = testserver.ClaudeCodePackage
+	codexPackage  = testserver.CodexPackage
 )
 
-// installCLI installs an npm package once into the user's cache (reused by
-// later runs) and returns the path of its command bin.
+// installCLI installs an npm package once into the user's cache, shared
+// with the other test packages and later runs (testserver.NPM), and returns
+// the path of its command bin.
 func installCLI(t *testing.T, pkg, bin string) string {
 	t.Helper()
-	npm, err := exec.LookPath("npm")
-	if err != nil {
-		if os.Getenv("CI") == "true" {
-			t.Fatalf("npm is required in CI to install %s: %v", pkg, err)
-		}
-		t.Skipf("SKIPPING: npm not found to install %s (%v); CI runs this test", pkg, err)
-	}
-	cache, err := os.UserCacheDir()
-	if err != nil {
-		cache = os.TempDir()
-	}
-	dir := filepath.Join(cache, "askd-test", strings.NewReplacer("@", "", "/", "-").Replace(pkg))
-	path := filepath.Join(dir, "node_modules", ".bin", bin)
-	installing.Lock()
-	defer installing.Unlock()
-	if _, err := os.Stat(path); err == nil {
-		return path
-	}
-	if err := os.MkdirAll(dir, 0o755); err != nil {
-		t.Fatal(err)
-	}
-	if err := os.WriteFile(filepath.Join(dir, "package.json"), []byte(`{"name":"askd-agentcli","private":true}`+"\n"), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	ctx, cancel := context.WithTimeout(context.Background(), 8*time.Minute)
-	defer cancel()
-	cmd := exec.CommandContext(ctx, npm, "install", "--no-audit", "--no-fund", "--silent", pkg)
-	cmd.Dir = dir
-	if out, err := cmd.CombinedOutput(); err != nil {
-		t.Fatalf("npm install %s: %v\n%s", pkg, err, out)
-	}
-	if _, err := os.Stat(path); err != nil {
-		t.Fatalf("npm install %s: no %s: %v", pkg, bin, err)
-	}
-	return path
+	return testserver.NPMBin(t, pkg, bin)
 }
-
-var installing sync.Mutex
 
 // askdServer is the real askd binary serving a fresh SQLite database, with
 // the human and agent tokens its first start printed.
