@@ -22,6 +22,7 @@ import (
 
 func TestMain(m *testing.M) {
 	code := m.Run()
+	stopModels()
 	testserver.RemoveBinary()
 	os.Exit(code)
 }
@@ -61,8 +62,24 @@ func (s *askdServer) person() *client.Client { return client.New(s.URL, s.Human)
 // on a busy machine: the bound is generous.
 func (s *askdServer) pending(t *testing.T, session string) *askd.Ask {
 	t.Helper()
+	return s.pendingWhile(t, nil, session)
+}
+
+// pendingWhile is pending, failing the test at once if the run ends first.
+func (s *askdServer) pendingWhile(t *testing.T, run *agentRun, session string) *askd.Ask {
+	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 	defer cancel()
+	if run != nil {
+		go func() {
+			select {
+			case err := <-run.done:
+				run.done <- err
+				cancel()
+			case <-ctx.Done():
+			}
+		}()
+	}
 	events, err := s.person().Events(ctx, 0)
 	if err != nil {
 		t.Fatal(err)
@@ -71,6 +88,9 @@ func (s *askdServer) pending(t *testing.T, session string) *askd.Ask {
 		if ev.Event.Action == "created" && ev.Event.Session == session && ev.Event.Ask != nil {
 			return ev.Event.Ask
 		}
+	}
+	if run != nil && !run.ended.IsZero() {
+		t.Fatalf("%s ended before any ask was created in session %s", run.name, session)
 	}
 	t.Fatalf("no ask was created in session %s within 3 minutes", session)
 	return nil
