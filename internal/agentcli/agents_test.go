@@ -46,10 +46,22 @@ type agent struct {
 	// SPEC §18's table has it (for the harness's own test, before askd
 	// install NAME exists).
 	wireMCP func(t *testing.T, home, askdURL string)
-	// headless is the command line of a headless run of prompt
-	// (README's line), after the CLI's own path; extra goes before the
-	// prompt.
-	headless func(prompt string, extra ...string) []string
+	// prepare, when set, gives a wired home and project what the CLI
+	// would fetch on its first start there, from a copy shared by every
+	// run: a test's home is new each time.
+	prepare func(t *testing.T, home, project string)
+	// headless is the CLI's own headless run, its arguments before the
+	// prompt: SPEC §18's headless line (for OpenCode, what askd
+	// opencode runs).
+	headless []string
+	// readme is the headless line README gives, the prompt last: the
+	// CLI's own (headless), or for OpenCode askd's wrapper.
+	readme []string
+}
+
+// args is the CLI's own headless run of prompt, with extra flags first.
+func (a *agent) args(prompt string, extra ...string) []string {
+	return append(append(append([]string{}, extra...), a.headless...), prompt)
 }
 
 var copilot = &agent{
@@ -76,9 +88,8 @@ var copilot = &agent{
 			}},
 		})
 	},
-	headless: func(prompt string, extra ...string) []string {
-		return append(append([]string{}, extra...), "-p", prompt)
-	},
+	headless: []string{"-p"},
+	readme:   []string{"copilot", "-p"},
 }
 
 var qwen = &agent{
@@ -103,9 +114,8 @@ var qwen = &agent{
 			}}
 		})
 	},
-	headless: func(prompt string, extra ...string) []string {
-		return append(append([]string{"--yolo"}, extra...), "-p", prompt)
-	},
+	headless: []string{"--yolo", "-p"},
+	readme:   []string{"qwen", "--yolo", "-p"},
 }
 
 var gemini = &agent{
@@ -132,9 +142,8 @@ var gemini = &agent{
 			}}
 		})
 	},
-	headless: func(prompt string, extra ...string) []string {
-		return append(append([]string{"--approval-mode", "yolo"}, extra...), "-p", prompt)
-	},
+	headless: []string{"--approval-mode", "yolo", "-p"},
+	readme:   []string{"gemini", "--approval-mode", "yolo", "-p"},
 }
 
 var opencode = &agent{
@@ -158,6 +167,11 @@ var opencode = &agent{
 		})
 		return []string{"OPENCODE_DISABLE_MODELS_FETCH=1", "OPENCODE_DISABLE_AUTOUPDATE=1", "OPENCODE_DISABLE_SHARE=1"}
 	},
+	prepare: func(t *testing.T, home, project string) {
+		for _, dir := range []string{filepath.Join(home, ".config", "opencode"), filepath.Join(project, ".opencode")} {
+			opencodePluginDeps(t, dir)
+		}
+	},
 	wireMCP: func(t *testing.T, home, askdURL string) {
 		editJSONFile(t, filepath.Join(home, ".config", "opencode", "opencode.json"), func(s map[string]any) {
 			s["mcp"] = map[string]any{"askd": map[string]any{
@@ -166,9 +180,8 @@ var opencode = &agent{
 			}}
 		})
 	},
-	headless: func(prompt string, extra ...string) []string {
-		return append(append([]string{"run", "--auto"}, extra...), prompt)
-	},
+	headless: []string{"run", "--auto"},
+	readme:   []string{"askd", "opencode", "--", "--auto"},
 }
 
 // otherAgents are the CLIs of SPEC §18, in the order the tests run them.
@@ -206,13 +219,48 @@ var (
 	copilotUnpackErr error
 )
 
+// opencodePluginPackage is the package OpenCode installs into each of its
+// config directories (npm install, from the registry) on its first start
+// there, and waits for before it loads plugins from them.
+const opencodePluginPackage = "@opencode-ai/plugin@1.18.33"
+
+// opencodePluginDeps gives OpenCode's config directory dir, if it exists,
+// the plugin package OpenCode would install there itself (about 64 MB, 5
+// to 20 seconds), from one install shared by every run: its package.json
+// and package-lock.json (by which OpenCode finds it installed) and its
+// node_modules as a link. A directory that has a package.json of its own
+// is left as it is.
+func opencodePluginDeps(t *testing.T, dir string) {
+	t.Helper()
+	if _, err := os.Stat(dir); err != nil {
+		return
+	}
+	if _, err := os.Stat(filepath.Join(dir, "package.json")); err == nil {
+		return
+	}
+	shared := testserver.NPM(t, opencodePluginPackage)
+	for _, f := range []string{"package.json", "package-lock.json"} {
+		data, err := os.ReadFile(filepath.Join(shared, f))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(dir, f), data, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := os.Symlink(filepath.Join(shared, "node_modules"), filepath.Join(dir, "node_modules")); err != nil {
+		t.Fatal(err)
+	}
+}
+
 // agentRun is one headless run of a CLI.
 type agentRun struct {
 	name    string
 	cmd     *exec.Cmd
 	out     testserver.SyncBuffer // stdout and stderr
-	done    chan error
 	started time.Time
+	exited  chan struct{} // closed when the process has ended; then err and ended are set
+	err     error
 	ended   time.Time
 }
 
@@ -222,7 +270,7 @@ func startAgent(t *testing.T, name, bin string, args []string, dir string, env [
 	t.Helper()
 	cmd := exec.Command(bin, args...)
 	cmd.Dir, cmd.Env = dir, env
-	r := &agentRun{name: name, cmd: cmd, done: make(chan error, 1)}
+	r := &agentRun{name: name, cmd: cmd, exited: make(chan struct{})}
 	cmd.Stdout, cmd.Stderr = &r.out, &r.out
 	cmd.Stdin = nil // /dev/null: some read a prompt from stdin otherwise
 	r.started = time.Now()
@@ -230,14 +278,13 @@ func startAgent(t *testing.T, name, bin string, args []string, dir string, env [
 		t.Fatal(err)
 	}
 	go func() {
-		err := cmd.Wait()
+		r.err = cmd.Wait()
 		r.ended = time.Now()
-		r.done <- err
+		close(r.exited)
 	}()
 	t.Cleanup(func() {
 		cmd.Process.Kill()
-		<-r.done
-		r.done <- nil
+		<-r.exited
 		if t.Failed() {
 			t.Logf("%s output:\n%s", name, r.out.String())
 		}
@@ -245,20 +292,36 @@ func startAgent(t *testing.T, name, bin string, args []string, dir string, env [
 	return r
 }
 
-// wait waits for the run to end, fails the test if it failed, and returns
-// how long it ran.
-func (r *agentRun) wait(t *testing.T) time.Duration {
+func (r *agentRun) hasExited() bool {
+	select {
+	case <-r.exited:
+		return true
+	default:
+		return false
+	}
+}
+
+// end waits for the run to end and returns how long it ran and how it
+// ended (nil: exit status 0).
+func (r *agentRun) end(t *testing.T) (time.Duration, error) {
 	t.Helper()
 	select {
-	case err := <-r.done:
-		r.done <- err
-		if err != nil {
-			t.Fatalf("%s: %v\n%s", r.name, err, r.out.String())
-		}
+	case <-r.exited:
 	case <-time.After(4 * time.Minute):
 		t.Fatalf("%s did not end\n%s", r.name, r.out.String())
 	}
-	return r.ended.Sub(r.started)
+	return r.ended.Sub(r.started), r.err
+}
+
+// wait waits for the run to end, fails the test unless it ended with
+// status 0, and returns how long it ran.
+func (r *agentRun) wait(t *testing.T) time.Duration {
+	t.Helper()
+	d, err := r.end(t)
+	if err != nil {
+		t.Fatalf("%s: %v\n%s", r.name, err, r.out.String())
+	}
+	return d
 }
 
 func writeJSONFile(t *testing.T, path string, v any) {

@@ -62,19 +62,19 @@ func (s *askdServer) person() *client.Client { return client.New(s.URL, s.Human)
 // on a busy machine: the bound is generous.
 func (s *askdServer) pending(t *testing.T, session string) *askd.Ask {
 	t.Helper()
-	return s.pendingWhile(t, nil, session)
+	return s.created(t, nil, session, 1)
 }
 
-// pendingWhile is pending, failing the test at once if the run ends first.
-func (s *askdServer) pendingWhile(t *testing.T, run *agentRun, session string) *askd.Ask {
+// created waits for the nth ask (from 1) created in session, as pending
+// does, failing the test at once if run (when not nil) ends first.
+func (s *askdServer) created(t *testing.T, run *agentRun, session string, n int) *askd.Ask {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 	defer cancel()
 	if run != nil {
 		go func() {
 			select {
-			case err := <-run.done:
-				run.done <- err
+			case <-run.exited:
 				cancel()
 			case <-ctx.Done():
 			}
@@ -84,15 +84,18 @@ func (s *askdServer) pendingWhile(t *testing.T, run *agentRun, session string) *
 	if err != nil {
 		t.Fatal(err)
 	}
+	seen := 0
 	for ev := range events {
 		if ev.Event.Action == "created" && ev.Event.Session == session && ev.Event.Ask != nil {
-			return ev.Event.Ask
+			if seen++; seen == n {
+				return ev.Event.Ask
+			}
 		}
 	}
-	if run != nil && !run.ended.IsZero() {
-		t.Fatalf("%s ended before any ask was created in session %s", run.name, session)
+	if run != nil && run.hasExited() {
+		t.Fatalf("%s ended with %d asks created in session %s, want %d", run.name, seen, session, n)
 	}
-	t.Fatalf("no ask was created in session %s within 3 minutes", session)
+	t.Fatalf("%d asks created in session %s within 3 minutes, want %d", seen, session, n)
 	return nil
 }
 

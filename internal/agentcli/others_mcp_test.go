@@ -40,8 +40,8 @@ func TestOtherAgentsAskThroughMCP(t *testing.T) {
 			case gemini:
 				extra = []string{"--skip-trust"} // gemini -p refuses to start in a folder not trusted
 			}
-			run := startAgent(t, a.name, bin, a.headless("Style the button", extra...), project, env)
-			ask := s.pendingWhile(t, run, session)
+			run := startAgent(t, a.name, bin, a.args("Style the button", extra...), project, env)
+			ask := s.created(t, run, session, 1)
 			if ask.Kind != askd.KindQuestion || len(ask.Questions) != 1 || ask.Questions[0].Question != question {
 				t.Fatalf("pending ask: %+v, want the question", ask)
 			}

@@ -46,8 +46,10 @@ type modelScript struct {
 	id   string
 	turn turnFunc
 
-	mu   sync.Mutex
-	reqs []*modelRequest // every request, agent turns and side requests
+	mu      sync.Mutex
+	reqs    []*modelRequest // every request, agent turns and side requests
+	replied int             // agent turns replied to
+	next    chan struct{}   // closed at the next reply to an agent turn
 }
 
 // newModel registers a script on the shared server for one CLI run; its
@@ -61,7 +63,7 @@ func newModel(t *testing.T, turn turnFunc) *modelScript {
 	models.mu.Lock()
 	defer models.mu.Unlock()
 	models.n++
-	m := &modelScript{id: fmt.Sprint(models.n), turn: turn}
+	m := &modelScript{id: fmt.Sprint(models.n), turn: turn, next: make(chan struct{})}
 	models.scripts[m.id] = m
 	t.Cleanup(func() {
 		if t.Failed() {
@@ -94,6 +96,10 @@ func (m *modelScript) geminiURL() string { return models.srv.URL + "/s/" + m.id 
 func (m *modelScript) agentTurns() []*modelRequest {
 	m.mu.Lock()
 	defer m.mu.Unlock()
+	return m.agentTurnsLocked()
+}
+
+func (m *modelScript) agentTurnsLocked() []*modelRequest {
 	var turns []*modelRequest
 	for _, r := range m.reqs {
 		if len(r.Tools) > 0 {
@@ -115,21 +121,49 @@ func (m *modelScript) logRequests(t *testing.T) {
 func (m *modelScript) reply(req *modelRequest) []block {
 	req.at = time.Now()
 	m.mu.Lock()
+	m.reqs = append(m.reqs, req)
 	i := -1
 	if len(req.Tools) > 0 {
-		i = 0
-		for _, r := range m.reqs {
-			if len(r.Tools) > 0 {
-				i++
-			}
-		}
+		i = len(m.agentTurnsLocked()) - 1
 	}
-	m.reqs = append(m.reqs, req)
 	m.mu.Unlock()
 	if i < 0 {
 		return []block{{Text: "ok"}}
 	}
-	return m.turn(i, req)
+	blocks := m.turn(i, req)
+	m.mu.Lock()
+	m.replied++
+	close(m.next)
+	m.next = make(chan struct{})
+	m.mu.Unlock()
+	return blocks
+}
+
+// waitReplied waits until the model has replied to n agent turns, failing
+// the test if run ends first.
+func (m *modelScript) waitReplied(t *testing.T, run *agentRun, n int) {
+	t.Helper()
+	timeout := time.After(3 * time.Minute)
+	for {
+		m.mu.Lock()
+		replied, next := m.replied, m.next
+		m.mu.Unlock()
+		if replied >= n {
+			return
+		}
+		select {
+		case <-next:
+		case <-run.exited:
+			m.mu.Lock()
+			replied = m.replied
+			m.mu.Unlock()
+			if replied < n {
+				t.Fatalf("%s ended after %d agent turns, want %d", run.name, replied, n)
+			}
+		case <-timeout:
+			t.Fatalf("%d agent turns within 3 minutes, want %d", replied, n)
+		}
+	}
 }
 
 // modelRequest is one request a CLI sent its scripted model, in any shape,
@@ -215,4 +249,21 @@ func serveModels(w http.ResponseWriter, r *http.Request) {
 	default:
 		http.NotFound(w, r)
 	}
+}
+
+// logTimes logs when each of the script's requests arrived and when run
+// ended, from its start.
+func (m *modelScript) logTimes(t *testing.T, run *agentRun) {
+	t.Helper()
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	var at []string
+	for _, r := range m.reqs {
+		kind := "side request"
+		if len(r.Tools) > 0 {
+			kind = "turn"
+		}
+		at = append(at, fmt.Sprintf("%s %s", kind, r.at.Sub(run.started).Round(time.Millisecond)))
+	}
+	t.Logf("%s: model requests at %s; ended at %s", run.name, strings.Join(at, ", "), run.ended.Sub(run.started).Round(time.Millisecond))
 }
