@@ -2,8 +2,12 @@
 // from npm at pinned versions, in projects wired only by askd install,
 // against the real askd binary and a scripted model endpoint on loopback:
 // the hooks askd writes are run the way each CLI runs them (Claude Code with
-// /bin/sh -c, which is dash on Debian and Ubuntu). In CI (CI=true) a missing
-// node or npm fails the tests; elsewhere they skip, loudly.
+// /bin/sh -c, which is dash on Debian and Ubuntu). The other CLIs of SPEC
+// §18 (Copilot CLI, Qwen Code, Gemini CLI, OpenCode; agents_test.go) run
+// the same way against one scripted-model server they share
+// (scripted_test.go); their flows skip, saying so, while the askd binary
+// has no askd install NAME for them. In CI (CI=true) a missing node or npm
+// fails the tests; elsewhere they skip, loudly.
 package agentcli_test
 
 import (
