@@ -3,6 +3,7 @@ package agentcli_test
 import (
 	"bytes"
 	"encoding/json"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -29,6 +30,7 @@ const (
 type agent struct {
 	name     string // as askd install and askd hook --cli name it
 	pkg, bin string
+	node     int // the oldest Node major version its package accepts (engines), 0 for a native binary
 	// yolo: its headless line runs every tool without asking, so askd's
 	// pre-tool hook is the only gate (SPEC §18: it fails closed).
 	yolo bool
@@ -93,7 +95,7 @@ var copilot = &agent{
 }
 
 var qwen = &agent{
-	name: "qwen", pkg: qwenPackage, bin: "qwen", yolo: true,
+	name: "qwen", pkg: qwenPackage, bin: "qwen", node: 22, yolo: true,
 	tool:  func(t string) string { return "mcp__askd__" + t },
 	shell: "run_shell_command", shellInput: func(c string) map[string]any {
 		return map[string]any{"command": c, "description": "Run the command", "is_background": false}
@@ -119,7 +121,7 @@ var qwen = &agent{
 }
 
 var gemini = &agent{
-	name: "gemini", pkg: geminiPackage, bin: "gemini", yolo: true,
+	name: "gemini", pkg: geminiPackage, bin: "gemini", node: 20, yolo: true,
 	tool:  func(t string) string { return "mcp_askd_" + t },
 	shell: "run_shell_command", shellInput: func(c string) map[string]any {
 		return map[string]any{"command": c, "description": "Run the command"}
@@ -194,6 +196,47 @@ func (a *agent) path(t *testing.T) string {
 	return installCLI(t, a.pkg, a.bin)
 }
 
+// nodePackage is the Node a CLI runs on when the system's is older than
+// its package accepts.
+const nodePackage = "node@22.23.3"
+
+// pathDirs are the directories to put first on the CLI's PATH: where the
+// Node its package accepts is, when the system's is older (npm installs
+// such a package with a warning, and some of them then fail).
+func (a *agent) pathDirs(t *testing.T) []string {
+	t.Helper()
+	if a.node == 0 || systemNode(t) >= a.node {
+		return nil
+	}
+	return []string{filepath.Join(testserver.NPM(t, nodePackage), "node_modules", ".bin")}
+}
+
+// systemNode is the major version of the node on PATH.
+func systemNode(t *testing.T) int {
+	t.Helper()
+	systemNodeOnce.Do(func() {
+		out, err := exec.Command("node", "--version").Output()
+		if err != nil {
+			systemNodeErr = err
+			return
+		}
+		_, systemNodeErr = fmt.Sscanf(string(out), "v%d.", &systemNodeMajor)
+	})
+	if systemNodeErr != nil {
+		if os.Getenv("CI") == "true" {
+			t.Fatalf("node is required in CI: %v", systemNodeErr)
+		}
+		t.Skipf("SKIPPING: node --version: %v; CI runs this test", systemNodeErr)
+	}
+	return systemNodeMajor
+}
+
+var (
+	systemNodeOnce  sync.Once
+	systemNodeMajor int
+	systemNodeErr   error
+)
+
 // copilotCache is the XDG cache directory for Copilot's runs: its native
 // binary unpacks itself (about 235 MB) into $XDG_CACHE_HOME/copilot on its
 // first run, so every run shares one beside the npm install, unpacked once
@@ -251,6 +294,34 @@ func opencodePluginDeps(t *testing.T, dir string) {
 	if err := os.Symlink(filepath.Join(shared, "node_modules"), filepath.Join(dir, "node_modules")); err != nil {
 		t.Fatal(err)
 	}
+}
+
+// runOpts says how a CLI runs: against which askd, and whether askd is on
+// its PATH.
+type runOpts struct {
+	url, token string
+	noAskd     bool // askd not on PATH
+}
+
+// cliEnv is the whole environment a CLI runs in, in session: only what a
+// person who followed README has (PATH with askd and the CLI on it,
+// HOME, the askd variables), and model, what points the CLI at its
+// scripted model.
+func cliEnv(t *testing.T, a *agent, home, session string, o runOpts, model []string) []string {
+	t.Helper()
+	path := append(a.pathDirs(t), filepath.Dir(a.path(t)))
+	if !o.noAskd {
+		path = append(path, filepath.Dir(testserver.Binary(t)))
+	}
+	path = append(path, pathWithout())
+	env := []string{
+		"PATH=" + strings.Join(path, string(os.PathListSeparator)),
+		"HOME=" + home,
+		"ASKD_URL=" + o.url,
+		"ASKD_TOKEN=" + o.token,
+		"ASKD_SESSION=" + session,
+	}
+	return append(env, model...)
 }
 
 // agentRun is one headless run of a CLI.

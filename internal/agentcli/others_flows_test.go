@@ -70,44 +70,22 @@ func wire(t *testing.T, a *agent, url string, model *modelScript, args ...string
 	return w
 }
 
-// runOpts says how a wired CLI runs: against which askd, and whether
-// askd is on its PATH.
-type runOpts struct {
-	url, token string
-	noAskd     bool // askd not on PATH
-}
-
 // start runs README's headless line for prompt in the wired project, in
-// session: only what a person who followed README has in the
-// environment (PATH with askd and the CLI on it, HOME, the askd
-// variables) and the model's settings. Without askd on PATH, OpenCode's
-// line (askd opencode) cannot start, so the CLI's own line runs.
+// session, in the environment cliEnv gives. Without askd on PATH,
+// OpenCode's line (askd opencode) cannot start, so the CLI's own runs.
 func (w *wiredAgent) start(t *testing.T, o runOpts, session, prompt string) *agentRun {
 	t.Helper()
-	bin := w.path(t)
-	askdBin := testserver.Binary(t)
-	path := filepath.Dir(bin) + string(os.PathListSeparator) + pathWithout()
-	if !o.noAskd {
-		path = filepath.Dir(askdBin) + string(os.PathListSeparator) + path
-	}
-	env := append([]string{
-		"PATH=" + path,
-		"HOME=" + w.home,
-		"ASKD_URL=" + o.url,
-		"ASKD_TOKEN=" + o.token,
-		"ASKD_SESSION=" + session,
-	}, w.modelEnv...)
 	program, args := w.readme[0], append(append([]string{}, w.readme[1:]...), prompt)
 	if o.noAskd && program == "askd" {
 		program, args = w.bin, w.args(prompt)
 	}
 	switch program {
 	case "askd":
-		program = askdBin
+		program = testserver.Binary(t)
 	case w.bin:
-		program = bin
+		program = w.path(t)
 	}
-	return startAgent(t, w.name, program, args, w.project, env)
+	return startAgent(t, w.name, program, args, w.project, cliEnv(t, w.agent, w.home, session, o, w.modelEnv))
 }
 
 // TestOtherAgentsFlows runs the flows of issue 41 on each of the four

@@ -31,7 +31,7 @@ func TestOtherAgentsAskThroughMCP(t *testing.T) {
 				"options": []map[string]string{{"label": "Blue", "description": "Calm"}, {"label": "Red", "description": "Loud"}},
 			}}}, "Using the chosen color."))
 			home, project := t.TempDir(), t.TempDir()
-			env := agentEnv(s, home, session, a.setUp(t, home, model)...)
+			env := cliEnv(t, a, home, session, runOpts{url: s.URL, token: s.Agent}, a.setUp(t, home, model))
 			a.wireMCP(t, home, s.URL)
 			var extra []string
 			switch a {
