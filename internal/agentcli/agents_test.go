@@ -363,6 +363,14 @@ func startAgent(t *testing.T, name, bin string, args []string, dir string, env [
 	return r
 }
 
+// cpu is the processor time the run took, its own and its children's,
+// once it has ended: a figure that a busy machine does not inflate as it
+// does the wall clock.
+func (r *agentRun) cpu() time.Duration {
+	<-r.exited
+	return r.cmd.ProcessState.UserTime() + r.cmd.ProcessState.SystemTime()
+}
+
 func (r *agentRun) hasExited() bool {
 	select {
 	case <-r.exited:

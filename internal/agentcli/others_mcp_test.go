@@ -61,11 +61,11 @@ func TestOtherAgentsAskThroughMCP(t *testing.T) {
 			if got := turns[1].sinceReply(); !strings.Contains(got, `"Red"`) || !strings.Contains(got, question) {
 				t.Fatalf("the second turn does not carry the person's answer:\n%s", got)
 			}
-			t.Logf("%s: start-up %s; one call %s (tool call to ask %s, answer to next request %s); whole run %s",
+			t.Logf("%s: start-up %s; one call %s (tool call to ask %s, answer to next request %s); whole run %s, %s of CPU",
 				a.name, turns[0].at.Sub(run.started).Round(time.Millisecond),
 				(ask.CreatedAt.Sub(turns[0].at) + turns[1].at.Sub(answered)).Round(time.Millisecond),
 				ask.CreatedAt.Sub(turns[0].at).Round(time.Millisecond), turns[1].at.Sub(answered).Round(time.Millisecond),
-				total.Round(time.Millisecond))
+				total.Round(time.Millisecond), run.cpu().Round(time.Millisecond))
 		})
 	}
 }

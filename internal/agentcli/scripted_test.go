@@ -265,5 +265,6 @@ func (m *modelScript) logTimes(t *testing.T, run *agentRun) {
 		}
 		at = append(at, fmt.Sprintf("%s %s", kind, r.at.Sub(run.started).Round(time.Millisecond)))
 	}
-	t.Logf("%s: model requests at %s; ended at %s", run.name, strings.Join(at, ", "), run.ended.Sub(run.started).Round(time.Millisecond))
+	t.Logf("%s: model requests at %s; ended at %s, %s of CPU", run.name, strings.Join(at, ", "),
+		run.ended.Sub(run.started).Round(time.Millisecond), run.cpu().Round(time.Millisecond))
 }
