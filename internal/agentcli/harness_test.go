@@ -2,8 +2,12 @@
 // from npm at pinned versions, in projects wired only by askd install,
 // against the real askd binary and a scripted model endpoint on loopback:
 // the hooks askd writes are run the way each CLI runs them (Claude Code with
-// /bin/sh -c, which is dash on Debian and Ubuntu). In CI (CI=true) a missing
-// node or npm fails the tests; elsewhere they skip, loudly.
+// /bin/sh -c, which is dash on Debian and Ubuntu). The other CLIs of SPEC
+// §18 (Copilot CLI, Qwen Code, Gemini CLI, OpenCode; agents_test.go) run
+// the same way against one scripted-model server they share
+// (scripted_test.go); their flows skip, saying so, while the askd binary
+// has no askd install NAME for them. In CI (CI=true) a missing node or npm
+// fails the tests; elsewhere they skip, loudly.
 package agentcli_test
 
 import (
@@ -22,6 +26,7 @@ import (
 
 func TestMain(m *testing.M) {
 	code := m.Run()
+	stopModels()
 	testserver.RemoveBinary()
 	os.Exit(code)
 }
@@ -61,18 +66,40 @@ func (s *askdServer) person() *client.Client { return client.New(s.URL, s.Human)
 // on a busy machine: the bound is generous.
 func (s *askdServer) pending(t *testing.T, session string) *askd.Ask {
 	t.Helper()
+	return s.created(t, nil, session, 1)
+}
+
+// created waits for the nth ask (from 1) created in session, as pending
+// does, failing the test at once if run (when not nil) ends first.
+func (s *askdServer) created(t *testing.T, run *agentRun, session string, n int) *askd.Ask {
+	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 	defer cancel()
+	if run != nil {
+		go func() {
+			select {
+			case <-run.exited:
+				cancel()
+			case <-ctx.Done():
+			}
+		}()
+	}
 	events, err := s.person().Events(ctx, 0)
 	if err != nil {
 		t.Fatal(err)
 	}
+	seen := 0
 	for ev := range events {
 		if ev.Event.Action == "created" && ev.Event.Session == session && ev.Event.Ask != nil {
-			return ev.Event.Ask
+			if seen++; seen == n {
+				return ev.Event.Ask
+			}
 		}
 	}
-	t.Fatalf("no ask was created in session %s within 3 minutes", session)
+	if run != nil && run.hasExited() {
+		t.Fatalf("%s ended with %d asks created in session %s, want %d", run.name, seen, session, n)
+	}
+	t.Fatalf("%d asks created in session %s within 3 minutes, want %d", seen, session, n)
 	return nil
 }
 
