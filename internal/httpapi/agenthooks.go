@@ -2,6 +2,7 @@ package httpapi
 
 import (
 	"encoding/json"
+	"errors"
 	"io"
 	"net/http"
 
@@ -173,8 +174,11 @@ func (s *Server) answerAgentHook(r *http.Request, cli app.CLI, event string, c a
 		if d.Ask != 0 {
 			noteAsk(r.Context(), d.Ask)
 		}
-		if err != nil {
-			return nil, hookShutdown(err)
+		var sd *app.ShutdownError
+		if errors.As(err, &sd) {
+			return nil, askd.Errorf(askd.EUNAVAILABLE, "server shutting down: askd gave no decision for ask %d, which stays in the inbox", sd.Ask)
+		} else if err != nil {
+			return nil, err
 		}
 		return gateReply(cli, d), nil
 	case events.stop:
@@ -225,6 +229,13 @@ func gateReply(cli app.CLI, d app.GateDecision) any {
 		return map[string]string{"decision": "allow"}
 	}
 	return map[string]string{"decision": "deny", "reason": d.Message}
+}
+
+// GateDeny is the CLI's own reply to its pre-tool hook denying the call with
+// message: what askd hook prints when it cannot get askd's decision (SPEC
+// §18: fail closed), in the shape askd's own denies take.
+func GateDeny(cli app.CLI, message string) any {
+	return gateReply(cli, app.GateDecision{Message: message})
 }
 
 // allowedBy says why a call was allowed, where a CLI wants a reason.
