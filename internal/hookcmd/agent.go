@@ -36,7 +36,7 @@ import (
 // and exit status 1, which every CLI reads as a hook error that decides
 // nothing.
 
-const agentSynopsis = "--cli copilot|qwen|gemini|opencode --event EVENT [--timeout D] [--wait D] [--default-url URL]"
+const agentSynopsis = "--cli copilot|qwen|gemini|opencode --event EVENT [--timeout D] [--wait D] [--default-url URL | --url URL]"
 
 // defaultHookTimeouts are the CLIs' own hook timeouts when the hook's
 // entry sets none (other-clis.md): Copilot's timeoutSec 30, Qwen's 60 s,
@@ -146,6 +146,8 @@ func (h *agentHook) run(ctx context.Context, e *cli.Env, args []string) (json.Ra
 	e.SetEnvName("wait", "")
 	defaultURL := fs.String("default-url", cli.DefaultURL, "the askd server when ASKD_URL is unset")
 	e.SetEnvName("default-url", "")
+	url := fs.String("url", "", "the askd server, whatever ASKD_URL says: for a CLI whose MCP entry cannot follow\nASKD_URL, so that its hooks reach the server its tools do")
+	e.SetEnvName("url", "")
 	if err := cli.Parse(e, fs, args); err != nil {
 		return nil, err
 	}
@@ -184,7 +186,10 @@ func (h *agentHook) run(ctx context.Context, e *cli.Env, args []string) (json.Ra
 		}
 	}
 	r := &cli.Remote{URL: *defaultURL, Token: e.Getenv("ASKD_TOKEN"), Session: e.Getenv("ASKD_SESSION"), Side: cli.AgentSide}
-	if u := e.Getenv("ASKD_URL"); u != "" {
+	switch u := e.Getenv("ASKD_URL"); {
+	case *url != "":
+		r.URL = *url
+	case u != "":
 		r.URL = u
 	}
 	if r.Token == "" {
@@ -265,13 +270,19 @@ func denyReason(c app.CLI, err error) string {
 // AgentCommandLine is the command line askd install writes for a CLI's hook
 // of event, with server base (checked by CheckURL) and askd hook's further
 // flags args (words with nothing the shell would read), in plain POSIX sh.
-// When askd is not on PATH where the CLI runs, a pre-tool hook prints the
-// CLI's deny saying so (fail closed) and a next-prompt hook says so on
-// stderr and exits 1, deciding nothing.
-func AgentCommandLine(base string, c app.CLI, event string, args ...string) string {
+// The hook follows ASKD_URL, base its default, unless pinned: then it
+// reaches base whatever ASKD_URL says, as the MCP entry of a CLI that
+// expands no default in its config does. When askd is not on PATH where
+// the CLI runs, a pre-tool hook prints the CLI's deny saying so (fail
+// closed) and a next-prompt hook says so on stderr and exits 1, deciding
+// nothing.
+func AgentCommandLine(base string, pinned bool, c app.CLI, event string, args ...string) string {
 	cmd := "askd hook --cli " + string(c) + " --event " + event
-	if base != cli.DefaultURL {
-		cmd += " --default-url '" + base + "'" // CheckURL: no quote in it
+	switch {
+	case pinned:
+		cmd += " --url '" + base + "'" // CheckURL: no quote in it
+	case base != cli.DefaultURL:
+		cmd += " --default-url '" + base + "'"
 	}
 	for _, a := range args {
 		cmd += " " + a

@@ -206,6 +206,13 @@ func TestAgentHookPosts(t *testing.T) {
 			t.Errorf("%v: the server saw %+v", c.args, s)
 		}
 	}
+	// --url: the server, whatever ASKD_URL says.
+	env["ASKD_URL"] = closedPort(t)
+	args := []string{"--cli", "qwen", "--event", "Stop", "--url", srv.URL}
+	if stdout, stderr, status := askdHook(t, args, env, agentInputs[app.CLIQwen].stop); status != 0 || stdout != reply+"\n" {
+		t.Errorf("%v: status %d, stdout %q, stderr %q", args, status, stdout, stderr)
+	}
+	<-got
 }
 
 // TestAgentHookWaitEndsFirst: against askd itself, a pre-tool hook with a
@@ -232,7 +239,7 @@ func TestAgentHookWaitEndsFirst(t *testing.T) {
 // askd not on PATH, the pre-tool hook prints the CLI's deny saying so and
 // exits 0, and the next-prompt hook says so on stderr and exits 1.
 func TestAgentCommandLine(t *testing.T) {
-	if got, want := AgentCommandLine("https://askd.example", app.CLIGemini, "AfterAgent", "--wait", "5m", "--timeout", "6m"),
+	if got, want := AgentCommandLine("https://askd.example", false, app.CLIGemini, "AfterAgent", "--wait", "5m", "--timeout", "6m"),
 		`command -v askd >/dev/null 2>&1 || { echo "`+missingAskd+`" >&2; exit 1; }; exec askd hook --cli gemini --event AfterAgent --default-url 'https://askd.example' --wait 5m --timeout 6m`; got != want {
 		t.Errorf("got  %s\nwant %s", got, want)
 	}
@@ -244,10 +251,11 @@ func TestAgentCommandLine(t *testing.T) {
 	}
 	for _, c := range []app.CLI{app.CLICopilot, app.CLIQwen, app.CLIGemini, app.CLIOpenCode} {
 		in := agentInputs[c]
-		gate := AgentCommandLine(cli.DefaultURL, c, in.gateEvent, "--timeout", "10m")
-		stop := AgentCommandLine(cli.DefaultURL, c, in.stopEvent)
-		if !IsAskd(gate) || !IsAskd(stop) || !strings.HasSuffix(gate, "; exec askd hook --cli "+string(c)+" --event "+in.gateEvent+" --timeout 10m") {
-			t.Errorf("%s: %s", c, gate)
+		gate := AgentCommandLine(cli.DefaultURL, false, c, in.gateEvent, "--timeout", "10m")
+		stop := AgentCommandLine(cli.DefaultURL, true, c, in.stopEvent)
+		if !IsAskd(gate) || !IsAskd(stop) || !strings.HasSuffix(gate, "; exec askd hook --cli "+string(c)+" --event "+in.gateEvent+" --timeout 10m") ||
+			!strings.HasSuffix(stop, "; exec askd hook --cli "+string(c)+" --event "+in.stopEvent+" --url '"+cli.DefaultURL+"'") {
+			t.Errorf("%s: %s\n%s", c, gate, stop)
 		}
 		for _, sh := range shells {
 			run := func(command, input string) (string, string, int) {

@@ -37,6 +37,14 @@ func Command(ctx context.Context, e *cli.Env, args []string) error {
 		return installCodex(e, args[1:])
 	case "git-gate":
 		return installGitGate(e, args[1:])
+	case "copilot":
+		return installCopilot(e, args[1:])
+	case "qwen":
+		return installQwen(e, args[1:])
+	case "gemini":
+		return installGemini(e, args[1:])
+	case "opencode":
+		return installOpenCode(e, args[1:])
 	case "-h", "-help", "--help", "help":
 		installUsage(e.Stdout)
 		return nil
@@ -63,6 +71,17 @@ func installUsage(w io.Writer) {
 
 Run 'askd install claude -h', 'askd install codex -h' or 'askd install git-gate -h' for their flags.
 `, claudeSynopsis, channelLaunch, codexSynopsis, gitGateSynopsis)
+	fmt.Fprintf(w, `
+  askd install copilot %s
+  askd install qwen %s
+  askd install gemini %s
+      wire askd into Copilot CLI, Qwen Code or Gemini CLI at user scope: the MCP entry, the
+      permission gate, the next-prompt hook and a skill (a backup beside each file changed);
+      headless: copilot -p, qwen --yolo -p, gemini --approval-mode yolo -p
+  askd install opencode %s
+      wire askd into OpenCode: the MCP entry, askd's plugin (the permission gate) and a
+      skill; headless: askd opencode -- --auto "..."
+`, copilotSynopsis, qwenSynopsis, geminiSynopsis, openCodeSynopsis)
 }
 
 func report(e *cli.Env, path string, changed bool) {
