@@ -127,9 +127,9 @@ type Ask struct {
 	// mcp__askd__ask).
 	AgentTool string `json:"agent_tool,omitempty"`
 	// NoEdit says the agent's CLI cannot run a call with edited input
-	// (Copilot's and Gemini's hooks take only allow or deny): the inbox
-	// offers no Edit, and a modified decision reaches the agent as a deny
-	// naming the edit.
+	// (Copilot's, Qwen's and Gemini's hooks take only allow or deny): the
+	// inbox offers no Edit, and a modified decision reaches the agent as a
+	// deny naming the edit.
 	NoEdit bool `json:"no_edit,omitempty"`
 
 	CreatedAt time.Time `json:"created_at"`

@@ -61,12 +61,17 @@ func (cli CLI) Title() string {
 }
 
 // RunsEdits reports whether the CLI runs a tool call with input a person
-// edited: Qwen's PreToolUse takes Claude Code's updatedInput, and OpenCode's
-// plugin changes the call's arguments before it runs. Copilot's
-// permissionRequest answers allow or deny only; Gemini's BeforeTool can
-// merge fields into the model's arguments, but not take one out, so the
-// call run would not be the one the person approved.
-func (cli CLI) RunsEdits() bool { return cli == CLIQwen || cli == CLIOpenCode }
+// edited: only OpenCode, whose plugin changes the call's arguments before
+// it runs. Copilot's permissionRequest answers allow or deny only; Gemini's
+// BeforeTool can merge fields into the model's arguments, but not take one
+// out, so the call run would not be the one the person approved; and Qwen
+// Code 0.24.4, whose documentation lists Claude Code's updatedInput for
+// PreToolUse, reads only the decision, its reason and added context there
+// (firePreToolUseHook): the original call would run, unedited, on a
+// person's edit. (SPEC §18 counts Qwen among the CLIs that run edits; its
+// code says otherwise, and running what the person did not approve is the
+// one outcome a gate must never have.)
+func (cli CLI) RunsEdits() bool { return cli == CLIOpenCode }
 
 // A ToolCall is a tool call a CLI's pre-tool hook puts to askd, in the CLI's
 // own terms.

@@ -116,7 +116,7 @@ func TestGateApproval(t *testing.T) {
 		noEdit bool
 	}{
 		{app.CLICopilot, "bash", true},
-		{app.CLIQwen, "run_shell_command", false},
+		{app.CLIQwen, "run_shell_command", true},
 		{app.CLIGemini, "run_shell_command", true},
 		{app.CLIOpenCode, "bash", false},
 	} {
@@ -145,7 +145,7 @@ func TestGateApproval(t *testing.T) {
 }
 
 // TestGateEdit: a person's edit is the input to run where the CLI can run
-// it (Qwen, OpenCode), and a deny naming it where it cannot (Copilot,
+// it (OpenCode), and a deny naming it where it cannot (Copilot, Qwen,
 // Gemini), which the model can act on.
 func TestGateEdit(t *testing.T) {
 	svc := newService(t, app.Config{})

@@ -204,17 +204,15 @@ func gateReply(cli app.CLI, d app.GateDecision) any {
 		}
 		return map[string]string{"behavior": "deny", "message": d.Message}
 	case app.CLIQwen:
+		// Claude Code's shape; Qwen requires a reason with every decision,
+		// and runs no edited call (app.CLI.RunsEdits): no updatedInput.
 		var out preToolUseOutput
 		out.HookSpecificOutput.HookEventName = "PreToolUse"
 		out.HookSpecificOutput.PermissionDecision = "deny"
 		out.HookSpecificOutput.PermissionDecisionReason = d.Message
 		if d.Allow {
-			// Qwen requires a reason with every decision.
 			out.HookSpecificOutput.PermissionDecision = "allow"
 			out.HookSpecificOutput.PermissionDecisionReason = allowedBy(d)
-			if d.Edited {
-				out.HookSpecificOutput.UpdatedInput = d.Input
-			}
 		}
 		return out
 	case app.CLIOpenCode:
@@ -240,11 +238,8 @@ func GateDeny(cli app.CLI, message string) any {
 
 // allowedBy says why a call was allowed, where a CLI wants a reason.
 func allowedBy(d app.GateDecision) string {
-	switch {
-	case d.Ask == 0:
+	if d.Ask == 0 {
 		return "askd: allowed without asking"
-	case d.Edited:
-		return "askd: allowed with the person's changes"
 	}
 	return "askd: allowed"
 }

@@ -93,8 +93,8 @@ func postAgentHook(srv *testserver.Server, cli, query, body string) <-chan hookR
 // TestAgentHookGate: each CLI's shell call waits in the inbox as Bash with
 // the CLI's own name in agent_tool, and the person's decision comes back in
 // the CLI's own reply: approved, rejected with a comment, and edited (run
-// as edited by Qwen and OpenCode, a deny naming the edit for Copilot and
-// Gemini, whose card offers no Edit).
+// as edited by OpenCode, a deny naming the edit for the others, whose card
+// offers no Edit).
 func TestAgentHookGate(t *testing.T) {
 	srv := testserver.Start(t, testserver.Options{})
 	edited := `{"command":"make test-short","description":"Run the tests"}`
@@ -110,7 +110,7 @@ func TestAgentHookGate(t *testing.T) {
 		{"qwen", "run_shell_command", "PreToolUse",
 			`{"hookSpecificOutput":{"hookEventName":"PreToolUse","permissionDecision":"allow","permissionDecisionReason":"askd: allowed"}}`,
 			`{"hookSpecificOutput":{"hookEventName":"PreToolUse","permissionDecision":"deny","permissionDecisionReason":"The user rejected this: not now"}}`,
-			`{"hookSpecificOutput":{"hookEventName":"PreToolUse","permissionDecision":"allow","permissionDecisionReason":"askd: allowed with the person's changes","updatedInput":` + edited + `}}`},
+			`{"hookSpecificOutput":{"hookEventName":"PreToolUse","permissionDecision":"deny","permissionDecisionReason":"The person would allow this only with their changes, and Qwen Code cannot run a call changed by its hook, so it was not run. Their input: ` + quoted + `. Call it again with that input if you agree."}}`},
 		{"gemini", "run_shell_command", "BeforeTool",
 			`{"decision":"allow"}`,
 			`{"decision":"deny","reason":"The user rejected this: not now"}`,
@@ -134,7 +134,7 @@ func TestAgentHookGate(t *testing.T) {
 				input := strings.Replace(agentHookInputs[c.cli].gate(c.tool, shellInput), `1"`, fmt.Sprintf(`1-%d"`, i), 1)
 				ch := postAgentHook(srv, c.cli, agentEvent(c.cli, c.event), input)
 				a := firstPending(t, srv, "s1")
-				if a.Title != "Allow Bash: make test" || a.ToolName != "Bash" || a.AgentTool != c.tool || a.NoEdit == (c.cli == "qwen" || c.cli == "opencode") {
+				if a.Title != "Allow Bash: make test" || a.ToolName != "Bash" || a.AgentTool != c.tool || a.NoEdit == (c.cli == "opencode") {
 					t.Fatalf("approval %+v", a)
 				}
 				if _, err := srv.Human().Answer(t.Context(), a.ID, d.answer); err != nil {

@@ -21,7 +21,8 @@ const qwenSynopsis = agentSynopsis
 //     permission_prompt excluded, a timeout past askd's own;
 //   - hooks.PreToolUse: under qwen --yolo every tool call comes to askd
 //     (without --yolo, qwen -p declines a call that needs approval before
-//     any hook runs); Qwen runs a person's edit (updatedInput);
+//     any hook runs); Qwen runs no edited call (app.CLI.RunsEdits), so the
+//     card offers no Edit;
 //   - hooks.Stop: an answer given after the turn becomes the next prompt;
 //
 // and skills/askd/SKILL.md. Hook timeouts are seconds, but Qwen reads a

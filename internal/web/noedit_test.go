@@ -11,7 +11,7 @@ import (
 )
 
 // TestNoEditApproval: an approval whose agent cannot run an edited call
-// (no_edit: Copilot CLI's and Gemini CLI's hooks, SPEC §18) offers Approve
+// (no_edit: Copilot's, Qwen's and Gemini's hooks, SPEC §18) offers Approve
 // and Reject, no Edit, and says why.
 func TestNoEditApproval(t *testing.T) {
 	t.Parallel()

@@ -115,9 +115,8 @@ export function approvalBody(st) {
   // A prompt relayed from a Claude Code channel (tool_use_id "channel:…") is
   // open in the terminal too, and takes only allow or deny: no edit.
   const relayed = (a.tool_use_id || '').startsWith('channel:');
-  // An approval whose agent cannot run an edited call (no_edit: Copilot
-  // CLI's and Gemini CLI's hooks take allow or deny only, SPEC §18) offers
-  // no Edit either.
+  // An approval whose agent cannot run an edited call (no_edit: Copilot's,
+  // Qwen's and Gemini's hooks, SPEC §18) offers no Edit either.
   const noEdit = relayed || a.no_edit === true;
   const original = hasPayload ? pretty(shown) : '';
   add(st.body, approvalHead(a),
