@@ -21,8 +21,8 @@ import (
 // The hooks' inputs, as each CLI sends them (shared/reference/other-clis.md).
 var agentInputs = map[app.CLI]struct{ gate, gateEvent, stop, stopEvent string }{
 	app.CLICopilot: {
-		`{"sessionId":"c-1","timestamp":1796342400000,"cwd":"/work/p","toolName":"bash","toolInput":{"command":"make deploy"}}`, "permissionRequest",
-		`{"sessionId":"c-1","timestamp":1796342400000,"cwd":"/work/p","transcriptPath":"/work/t.jsonl","stopReason":"end_turn","stop_hook_active":false}`, "agentStop",
+		`{"sessionId":"c-1","timestamp":1796342400000,"cwd":"/home/u/p","toolName":"bash","toolInput":{"command":"make deploy"}}`, "permissionRequest",
+		`{"sessionId":"c-1","timestamp":1796342400000,"cwd":"/home/u/p","transcriptPath":"/home/u/t.jsonl","stopReason":"end_turn","stop_hook_active":false}`, "agentStop",
 	},
 	app.CLIQwen: {
 		`{"session_id":"q-1","hook_event_name":"PreToolUse","permission_mode":"yolo","tool_name":"run_shell_command","tool_input":{"command":"make deploy"},"tool_use_id":"toolu_1"}`, "PreToolUse",

@@ -30,24 +30,24 @@ var agentHookInputs = map[string]struct {
 }{
 	"copilot": {
 		gate: func(tool, input string) string {
-			return `{"sessionId":"` + session + `","timestamp":1796342400000,"cwd":"/work/p","toolName":"` + tool + `","toolInput":` + input + `,"toolCallId":"call_c1"}`
+			return `{"sessionId":"` + session + `","timestamp":1796342400000,"cwd":"/home/u/p","toolName":"` + tool + `","toolInput":` + input + `,"toolCallId":"call_c1"}`
 		},
-		stop: `{"sessionId":"` + session + `","timestamp":1796342400000,"cwd":"/work/p","transcriptPath":"/work/t.jsonl","stopReason":"end_turn","stop_hook_active":false}`,
+		stop: `{"sessionId":"` + session + `","timestamp":1796342400000,"cwd":"/home/u/p","transcriptPath":"/home/u/t.jsonl","stopReason":"end_turn","stop_hook_active":false}`,
 	},
 	"qwen": {
 		gate: func(tool, input string) string {
-			return `{"session_id":"` + session + `","transcript_path":"/work/t.jsonl","cwd":"/work/p","hook_event_name":"PreToolUse","timestamp":"2026-12-01T10:00:00.000Z",` +
+			return `{"session_id":"` + session + `","transcript_path":"/home/u/t.jsonl","cwd":"/home/u/p","hook_event_name":"PreToolUse","timestamp":"2026-12-01T10:00:00.000Z",` +
 				`"permission_mode":"yolo","tool_name":"` + tool + `","tool_input":` + input + `,"tool_use_id":"toolu_q1","tool_call_id":"call_q1"}`
 		},
-		stop: `{"session_id":"` + session + `","transcript_path":"/work/t.jsonl","cwd":"/work/p","hook_event_name":"Stop","timestamp":"2026-12-01T10:00:00.000Z",` +
+		stop: `{"session_id":"` + session + `","transcript_path":"/home/u/t.jsonl","cwd":"/home/u/p","hook_event_name":"Stop","timestamp":"2026-12-01T10:00:00.000Z",` +
 			`"stop_hook_active":false,"last_assistant_message":"Done.","context_usage":{"used":1200,"limit":128000}}`,
 	},
 	"gemini": {
 		gate: func(tool, input string) string {
-			return `{"session_id":"` + session + `","transcript_path":"/work/t.json","cwd":"/work/p","hook_event_name":"BeforeTool","timestamp":"2026-12-01T10:00:00.000Z",` +
+			return `{"session_id":"` + session + `","transcript_path":"/home/u/t.json","cwd":"/home/u/p","hook_event_name":"BeforeTool","timestamp":"2026-12-01T10:00:00.000Z",` +
 				`"tool_name":"` + tool + `","tool_input":` + input + `}`
 		},
-		stop: `{"session_id":"` + session + `","transcript_path":"/work/t.json","cwd":"/work/p","hook_event_name":"AfterAgent","timestamp":"2026-12-01T10:00:00.000Z",` +
+		stop: `{"session_id":"` + session + `","transcript_path":"/home/u/t.json","cwd":"/home/u/p","hook_event_name":"AfterAgent","timestamp":"2026-12-01T10:00:00.000Z",` +
 			`"prompt":"Run the tests","prompt_response":"Done.","stop_hook_active":false}`,
 	},
 	"opencode": {
@@ -180,7 +180,7 @@ func countPending(t *testing.T, srv *testserver.Server) int {
 // inbox as Claude Code's would (mcp__SERVER__TOOL, an object).
 func TestAgentHookNames(t *testing.T) {
 	srv := testserver.Start(t, testserver.Options{})
-	body := `{"sessionId":"s","timestamp":1,"cwd":"/work/p","toolName":"github/create_issue","toolArgs":"{\"title\":\"Flaky test\"}"}`
+	body := `{"sessionId":"s","timestamp":1,"cwd":"/home/u/p","toolName":"github/create_issue","toolArgs":"{\"title\":\"Flaky test\"}"}`
 	ch := postAgentHook(srv, "copilot", "?event=permissionRequest", body)
 	a := firstPending(t, srv, "s1")
 	if a.ToolName != "mcp__github__create_issue" || a.AgentTool != "github/create_issue" || string(a.Payload) != `{"title":"Flaky test"}` {

@@ -59,7 +59,7 @@ var agentInstalls = []struct {
 		map[string]string{".qwen/settings.json": "qwen-settings.json"},
 		map[string]string{".qwen/settings.json": `{
     "security": {"auth": {"selectedType": "openai"}},
-    "mcpServers": {"fs": {"command": "mcp-fs", "args": ["/work"]}},
+    "mcpServers": {"fs": {"command": "mcp-fs", "args": ["/srv/repo"]}},
     "hooks": {
         "PreToolUse": [{"matcher": "write_file", "hooks": [{"type": "command", "command": "./check.sh", "timeout": 10}]}],
         "Stop": [{"hooks": [{"type": "command", "command": "notify-send done"}]}]
