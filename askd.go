@@ -121,6 +121,17 @@ type Ask struct {
 	Schema      json.RawMessage `json:"schema,omitempty"`      // form, form mode: the fields, as given
 	URL         string          `json:"url,omitempty"`         // form, url mode: where the person goes
 
+	// AgentTool is, for an approval a coding-agent CLI's hook asked (SPEC
+	// §18), the tool's name in that CLI (run_shell_command, askd/ask),
+	// where ToolName is the one name policies and rules see (Bash,
+	// mcp__askd__ask).
+	AgentTool string `json:"agent_tool,omitempty"`
+	// NoEdit says the agent's CLI cannot run a call with edited input
+	// (Copilot's, Qwen's and Gemini's hooks take only allow or deny): the
+	// inbox offers no Edit, and a modified decision reaches the agent as a
+	// deny naming the edit.
+	NoEdit bool `json:"no_edit,omitempty"`
+
 	CreatedAt time.Time `json:"created_at"`
 	// UpdatedAt is when the ask last changed, but for an approval counted
 	// toward its quorum (each Approval has its own At): a team's

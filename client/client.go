@@ -609,6 +609,29 @@ func (c *Client) Hook(ctx context.Context, input json.RawMessage, wait time.Dura
 	return out, err
 }
 
+// AgentHook posts the hook input of a coding-agent CLI other than Claude
+// Code and Codex (copilot, qwen, gemini, opencode) to askd's /hooks/CLI and
+// returns askd's reply in the CLI's own shape (SPEC §18). event names the
+// hook's event ("" for the input's hook_event_name); wait bounds a
+// pre-tool hook's wait for a decision, and a next-prompt hook's for the
+// session's pending asks (0: none).
+func (c *Client) AgentHook(ctx context.Context, cli, event string, input json.RawMessage, wait time.Duration) (json.RawMessage, error) {
+	q := url.Values{}
+	if event != "" {
+		q.Set("event", event)
+	}
+	if wait > 0 {
+		q.Set("wait", wait.String())
+	}
+	path := "/hooks/" + url.PathEscape(cli)
+	if len(q) > 0 {
+		path += "?" + q.Encode()
+	}
+	var out json.RawMessage
+	err := c.do(ctx, http.MethodPost, path, input, &out)
+	return out, err
+}
+
 // HookOnlyPolicies is Hook for a PermissionRequest hook that takes only the
 // prompts a policy covers (/hooks/claude?only=policies); for any other it
 // returns {}, no decision.

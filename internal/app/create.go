@@ -17,6 +17,11 @@ type CreateOptions struct {
 	// approval from a permission prompt: ApprovalTimeout; form:
 	// ElicitationTimeout; others: none).
 	Timeout time.Duration
+	// AgentTool and NoEdit are an approval's from a coding-agent CLI's
+	// hook (Gate): the tool's name in that CLI, and whether the CLI cannot
+	// run an edited call.
+	AgentTool string
+	NoEdit    bool
 }
 
 // Create makes a new ask for an agent, or returns the one it re-attaches to:
@@ -131,6 +136,7 @@ func (s *Service) newAsk(c askd.Caller, in *askd.AskInput, opt CreateOptions) *a
 		Questions: in.Questions, Title: in.Title, Details: in.Details, Options: in.Options,
 		Recommended: in.Recommended, Payload: compactJSON(in.Payload), ToolName: in.ToolName, ToolUseID: in.ToolUseID,
 		Source: in.Source, Schema: in.Schema, URL: in.URL,
+		AgentTool: opt.AgentTool, NoEdit: opt.NoEdit,
 		Key:       in.Key,  // an approval's (SPEC §12); an attention ask's slot is set below
 		Owner:     c.Owner, // routed to the agent token's owner (SPEC §10)
 		CreatedAt: now, UpdatedAt: now,

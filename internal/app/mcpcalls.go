@@ -7,7 +7,7 @@ import (
 	"github.com/askd-dev/askd"
 )
 
-// Blocking MCP calls of clients on protocol revisions before 2026-07-28.
+// MCP calls of clients on protocol revisions before 2026-07-28.
 //
 // Such a client cancels a call with notifications/cancelled, a request of its
 // own that behind a load balancer may reach any agent process, not the one
@@ -17,6 +17,12 @@ import (
 // pending, to be told; SPEC §2.1); the process holding the call hears of the
 // cut-off's event, finds the cancellation (Await.Look) and ends the call
 // without a response.
+//
+// A call askd has answered stays kept, marked answered, as long as an early
+// cancellation would be (keepCalls): a cancellation coming after the answer
+// (OpenCode sends one after every completed call) is then ignored, stores
+// nothing and counts toward no cap (SPEC §18), where it would otherwise be
+// kept as a cancellation that overtook its call.
 
 // callKey is the key of the caller's call: agent and session always come
 // from the caller, never from the request, so one agent cannot cancel
@@ -63,10 +69,33 @@ func (s *Service) CallStarted(ctx context.Context, c askd.Caller, mcpSession, re
 	return nil
 }
 
-// CallEnded forgets the caller's MCP call: it returned, or its client went.
+// CallEnded records that the caller's blocking MCP call is over (answered,
+// or its client went): its cancellation from now on is ignored.
 func (s *Service) CallEnded(ctx context.Context, c askd.Caller, mcpSession, requestID string) error {
+	return s.callAnswered(ctx, c, mcpSession, requestID)
+}
+
+// CallAnswered records that the caller's MCP call (mcpSession, requestID)
+// was answered at once, before its reply is written: a cancellation of it
+// from now on is ignored. One that overtook it is replaced.
+func (s *Service) CallAnswered(ctx context.Context, c askd.Caller, mcpSession, requestID string) error {
+	return s.callAnswered(ctx, c, mcpSession, requestID)
+}
+
+// callAnswered marks the call answered, keeping the ask and cancellation
+// recorded for it.
+func (s *Service) callAnswered(ctx context.Context, c askd.Caller, mcpSession, requestID string) error {
+	k := callKey(c, mcpSession, requestID)
 	return s.store.Update(ctx, func(tx askd.Tx) error {
-		return tx.MCPCalls.DeleteMCPCall(ctx, callKey(c, mcpSession, requestID))
+		call, err := tx.MCPCalls.MCPCall(ctx, k)
+		switch {
+		case askd.ErrorCode(err) == askd.ENOTFOUND:
+			call = &askd.MCPCall{MCPCallKey: k}
+		case err != nil:
+			return err
+		}
+		call.Answered, call.CreatedAt = true, s.now()
+		return tx.MCPCalls.PutMCPCall(ctx, call)
 	})
 }
 
@@ -76,7 +105,9 @@ func (s *Service) CallEnded(ctx context.Context, c askd.Caller, mcpSession, requ
 // to its deadline, to be told — and its id returned. When the call has not
 // recorded its ask yet, the cancellation is kept for it and 0 returned,
 // unless the agent token has askd.MaxEarlyCancellations kept already
-// (ELIMIT; nothing is stored). Leftover calls are purged on the way.
+// (ELIMIT; nothing is stored). A cancellation of a call already answered
+// changes and stores nothing, and 0 is returned. Leftover calls are purged
+// on the way.
 func (s *Service) CallCancelled(ctx context.Context, c askd.Caller, mcpSession, requestID string) (int64, error) {
 	if c.Role != askd.RoleAgent {
 		return 0, askd.Errorf(askd.EFORBIDDEN, "only the agent that asked may cancel its call")
@@ -93,6 +124,8 @@ func (s *Service) CallCancelled(ctx context.Context, c askd.Caller, mcpSession, 
 		}
 		call, err := tx.MCPCalls.MCPCall(ctx, k)
 		switch {
+		case err == nil && call.Answered:
+			return nil // too late to cancel: the answer went out
 		case err == nil:
 			id = call.AskID
 		case askd.ErrorCode(err) == askd.ENOTFOUND:

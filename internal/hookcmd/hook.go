@@ -1,6 +1,7 @@
 // Package hookcmd is askd hook, the command hook askd install writes for
-// Claude Code and Codex (Command), and the hook command line the installers
-// write, which runs it (CommandLine, IsAskd).
+// Claude Code and Codex (Command), and with --cli for Copilot CLI, Qwen Code
+// and Gemini CLI (agent.go), and the hook command lines the installers
+// write, which run it (CommandLine, AgentCommandLine, IsAskd).
 package hookcmd
 
 import (
@@ -36,7 +37,13 @@ const hookSynopsis = "[--default-url URL] [--wait D] [--only-policies]"
 // run goes on as without the hook). Never status 2, which both read as a
 // blocking decision whose reason is stderr; so even a mistake in the command
 // line, status 2 elsewhere in askd, is 1 here.
+//
+// With --cli NAME it is the hook of another coding-agent CLI (agent.go),
+// whose pre-tool hook fails closed instead.
 func Command(ctx context.Context, e *cli.Env, args []string) error {
+	if isAgentHook(args) {
+		return agentCommand(ctx, e, args)
+	}
 	err := runHook(ctx, e, args)
 	if err == nil || errors.Is(err, flag.ErrHelp) {
 		return err
@@ -54,6 +61,7 @@ func runHook(ctx context.Context, e *cli.Env, args []string) error {
 		fmt.Fprintln(w, "--default-url; the agent token is ASKD_TOKEN and the session ASKD_SESSION, from the")
 		fmt.Fprintln(w, "environment only (never arguments, which ps shows). Any failure is a line on stderr and")
 		fmt.Fprintln(w, "exit status 1, which both agents read as a hook error that decides nothing.")
+		fmt.Fprintln(w, "For Copilot CLI, Qwen Code, Gemini CLI and OpenCode: askd hook --cli NAME -h.")
 		fmt.Fprintln(w, "\nFlags:")
 		cli.PrintDefaults(e, fs)
 	}

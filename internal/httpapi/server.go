@@ -124,6 +124,7 @@ func (s *Server) routes() {
 		m.HandleFunc("POST /api/sessions/{name}/channel/permissions", s.authed(askd.RoleAgent, s.relayPermission))
 		m.HandleFunc("DELETE /api/sessions/{name}/channel/permissions/{request_id}", s.authed(askd.RoleAgent, s.closeRelay))
 		m.HandleFunc("POST /hooks/claude", s.claudeHook)
+		m.HandleFunc("POST /hooks/{cli}", s.agentHook) // Copilot, Qwen, Gemini, OpenCode (agenthooks.go)
 		if s.opts.MCP != nil {
 			m.Handle("/mcp", s.mcp(s.opts.MCP))
 		}

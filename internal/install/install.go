@@ -43,6 +43,14 @@ func Command(ctx context.Context, e *cli.Env, args []string) error {
 		return installMCPGate(e, args[1:])
 	case "git-gate":
 		return installGitGate(e, args[1:])
+	case "copilot":
+		return installCopilot(e, args[1:])
+	case "qwen":
+		return installQwen(e, args[1:])
+	case "gemini":
+		return installGemini(e, args[1:])
+	case "opencode":
+		return installOpenCode(e, args[1:])
 	case "-h", "-help", "--help", "help":
 		installUsage(e.Stdout)
 		return nil
@@ -51,7 +59,7 @@ func Command(ctx context.Context, e *cli.Env, args []string) error {
 }
 
 func installUsage(w io.Writer) {
-	fmt.Fprintf(w, `Usage: askd install claude|codex|mcp-gate|git-gate [flags]
+	fmt.Fprintf(w, `Usage: askd install claude|codex|copilot|qwen|gemini|opencode|mcp-gate|git-gate [flags]
 
   askd install claude %s
       wire askd into Claude Code: .mcp.json, hooks in .claude/settings.json, a skill;
@@ -62,6 +70,15 @@ func installUsage(w io.Writer) {
       asks in the inbox (claude -p would cancel them)
   askd install codex %s
       put askd's MCP server and Stop hook into Codex's config.toml (a backup beside it)
+  askd install copilot %s
+  askd install qwen %s
+  askd install gemini %s
+      wire askd into Copilot CLI, Qwen Code or Gemini CLI at user scope: the MCP entry, the
+      permission gate, the next-prompt hook and a skill (a backup beside each file changed);
+      headless: copilot -p, qwen --yolo -p, gemini --approval-mode yolo -p
+  askd install opencode %s
+      wire askd into OpenCode: the MCP entry, askd's plugin (the permission gate) and a
+      skill; headless: askd opencode -- --auto "..."
   askd install mcp-gate %s
       put one MCP server of any MCP client's config behind askd gate mcp (Claude Desktop,
       Cursor, Claude Code, Gemini CLI, VS Code, Codex): each call of its tools waits for
@@ -71,9 +88,9 @@ func installUsage(w io.Writer) {
       each push to a protected ref waits for a person's approval in the inbox, refused
       at once until approved; a pre-receive hook already there is kept and runs first
 
-Run 'askd install claude -h', 'askd install codex -h', 'askd install mcp-gate -h' or
-'askd install git-gate -h' for their flags.
-`, claudeSynopsis, channelLaunch, codexSynopsis, mcpGateSynopsis, gitGateSynopsis)
+Run 'askd install NAME -h' for the flags of one of them.
+`, claudeSynopsis, channelLaunch, codexSynopsis, copilotSynopsis, qwenSynopsis, geminiSynopsis, openCodeSynopsis,
+		mcpGateSynopsis, gitGateSynopsis)
 }
 
 func report(e *cli.Env, path string, changed bool) {

@@ -21,6 +21,14 @@ func (t *tools) serveCall(w http.ResponseWriter, r *http.Request, c askd.Caller,
 	ctx := app.WithCaller(context.Background(), c)
 	res, wt := f(r.Context(), c, rpc.call)
 	if wt == nil {
+		if id != nil {
+			// Before the reply: the client's cancellation of the call
+			// once answered (OpenCode sends one after every call) is then
+			// known, and ignored (app.Service.CallCancelled).
+			if err := t.svc.CallAnswered(context.WithoutCancel(r.Context()), c, id.mcpSession, id.request); err != nil {
+				t.log.Warn("record an answered MCP call", "request", id.request, "err", err)
+			}
+		}
 		writeResult(w, rpc, res)
 		return
 	}

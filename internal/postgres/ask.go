@@ -102,6 +102,7 @@ var askFields = []string{
 	"owner", "claimed_by", "claimed_at", "escalated_to", "escalated_at",
 	"approvals_needed", "approvals", "exclude_owner",
 	"gate_key",
+	"agent_tool", "no_edit",
 }
 
 // searchValue is the value a write gives the column search, after those of
@@ -189,6 +190,7 @@ func askValues(a *askd.Ask) ([]any, error) {
 		a.Owner, a.ClaimedBy, a.ClaimedAt, a.EscalatedTo, a.EscalatedAt,
 		a.ApprovalsNeeded, approvals, a.ExcludeOwner,
 		gateKey(a),
+		a.AgentTool, a.NoEdit,
 		search,
 	}, nil
 }
@@ -224,7 +226,8 @@ func scanAsk(row pgx.Row) (*askd.Ask, error) {
 		&a.ToBeTold, &toldAt,
 		&a.Owner, &a.ClaimedBy, &claimedAt, &a.EscalatedTo, &escalatedAt,
 		&a.ApprovalsNeeded, &approvals, &a.ExcludeOwner,
-		&key)
+		&key,
+		&a.AgentTool, &a.NoEdit)
 	if err != nil {
 		return nil, err
 	}

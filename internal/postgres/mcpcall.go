@@ -16,9 +16,9 @@ func (t *tx) MCPCall(ctx context.Context, k askd.MCPCallKey) (*askd.MCPCall, err
 	c := &askd.MCPCall{MCPCallKey: k}
 	var ask *int64
 	err := t.tx.QueryRow(t.ctx(ctx), `
-		SELECT ask_id, cancelled, created_at FROM mcp_calls
+		SELECT ask_id, cancelled, answered, created_at FROM mcp_calls
 		WHERE agent = $1 AND session = $2 AND mcp_session = $3 AND request_id = $4`+t.forUpdate(),
-		k.Agent, k.Session, k.MCPSession, k.RequestID).Scan(&ask, &c.Cancelled, &c.CreatedAt)
+		k.Agent, k.Session, k.MCPSession, k.RequestID).Scan(&ask, &c.Cancelled, &c.Answered, &c.CreatedAt)
 	if errors.Is(err, pgx.ErrNoRows) {
 		return nil, askd.Errorf(askd.ENOTFOUND, "MCP call not found")
 	}
@@ -42,11 +42,11 @@ func (t *tx) PutMCPCall(ctx context.Context, c *askd.MCPCall) error {
 		ask = &c.AskID
 	}
 	_, err := t.tx.Exec(t.ctx(ctx), `
-		INSERT INTO mcp_calls (agent, session, mcp_session, request_id, ask_id, cancelled, created_at)
-		VALUES ($1, $2, $3, $4, $5, $6, $7)
+		INSERT INTO mcp_calls (agent, session, mcp_session, request_id, ask_id, cancelled, answered, created_at)
+		VALUES ($1, $2, $3, $4, $5, $6, $7, $8)
 		ON CONFLICT (agent, session, mcp_session, request_id) DO UPDATE
-		SET ask_id = EXCLUDED.ask_id, cancelled = EXCLUDED.cancelled, created_at = EXCLUDED.created_at`,
-		c.Agent, c.Session, c.MCPSession, c.RequestID, ask, c.Cancelled, c.CreatedAt)
+		SET ask_id = EXCLUDED.ask_id, cancelled = EXCLUDED.cancelled, answered = EXCLUDED.answered, created_at = EXCLUDED.created_at`,
+		c.Agent, c.Session, c.MCPSession, c.RequestID, ask, c.Cancelled, c.Answered, c.CreatedAt)
 	return translate(err, "put MCP call")
 }
 
@@ -63,10 +63,11 @@ func (t *tx) DeleteMCPCall(ctx context.Context, k askd.MCPCallKey) error {
 }
 
 // CountEarlyCancellations returns how many of agent's calls are kept
-// without an ask (the primary key's agent prefix finds them).
+// without an ask and not answered (the primary key's agent prefix finds
+// them).
 func (t *tx) CountEarlyCancellations(ctx context.Context, agent string) (int, error) {
 	var n int
-	if err := t.tx.QueryRow(t.ctx(ctx), "SELECT count(*) FROM mcp_calls WHERE agent = $1 AND ask_id IS NULL", agent).Scan(&n); err != nil {
+	if err := t.tx.QueryRow(t.ctx(ctx), "SELECT count(*) FROM mcp_calls WHERE agent = $1 AND ask_id IS NULL AND NOT answered", agent).Scan(&n); err != nil {
 		return 0, translate(err, fmt.Sprintf("count early cancellations of %q", agent))
 	}
 	return n, nil

@@ -25,6 +25,7 @@ var askFields = []string{
 	"owner", "claimed_by", "claimed_at", "escalated_to", "escalated_at",
 	"approvals_needed", "approvals", "exclude_owner",
 	"gate_key",
+	"agent_tool", "no_edit",
 }
 
 var (
@@ -83,6 +84,7 @@ func askValues(a *askd.Ask) ([]any, error) {
 		a.Owner, a.ClaimedBy, nullMicros(a.ClaimedAt), a.EscalatedTo, nullMicros(a.EscalatedAt),
 		a.ApprovalsNeeded, approvals, a.ExcludeOwner,
 		gateKey(a),
+		a.AgentTool, a.NoEdit,
 	}, nil
 }
 
@@ -118,7 +120,8 @@ func scanAsk(row scanner) (*askd.Ask, error) {
 		&tell, &toldAt,
 		&a.Owner, &a.ClaimedBy, &claimedAt, &a.EscalatedTo, &escalatedAt,
 		&a.ApprovalsNeeded, &approvals, &a.ExcludeOwner,
-		&key)
+		&key,
+		&a.AgentTool, &a.NoEdit)
 	if err != nil {
 		return nil, err
 	}

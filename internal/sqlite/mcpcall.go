@@ -15,17 +15,19 @@ func (t *tx) MCPCall(ctx context.Context, k askd.MCPCallKey) (*askd.MCPCall, err
 	var (
 		ask       sql.NullInt64
 		cancelled int64
+		answered  int64
 		created   int64
 	)
 	err := t.tx.QueryRowContext(ctx, `
-		SELECT ask_id, cancelled, created_at FROM mcp_calls
+		SELECT ask_id, cancelled, answered, created_at FROM mcp_calls
 		WHERE agent = ? AND session = ? AND mcp_session = ? AND request_id = ?`,
-		k.Agent, k.Session, k.MCPSession, k.RequestID).Scan(&ask, &cancelled, &created)
+		k.Agent, k.Session, k.MCPSession, k.RequestID).Scan(&ask, &cancelled, &answered, &created)
 	if err != nil {
 		return nil, translate(err, "read MCP call", says{notFound: "MCP call not found"})
 	}
 	c.AskID = ask.Int64
 	c.Cancelled = cancelled != 0
+	c.Answered = answered != 0
 	c.CreatedAt = fromMicros(created)
 	return c, nil
 }
@@ -39,16 +41,19 @@ func (t *tx) PutMCPCall(ctx context.Context, c *askd.MCPCall) error {
 	if c.AskID != 0 {
 		ask = sql.NullInt64{Int64: c.AskID, Valid: true}
 	}
-	cancelled := 0
+	cancelled, answered := 0, 0
 	if c.Cancelled {
 		cancelled = 1
 	}
+	if c.Answered {
+		answered = 1
+	}
 	_, err := t.tx.ExecContext(ctx, `
-		INSERT INTO mcp_calls (agent, session, mcp_session, request_id, ask_id, cancelled, created_at)
-		VALUES (?, ?, ?, ?, ?, ?, ?)
+		INSERT INTO mcp_calls (agent, session, mcp_session, request_id, ask_id, cancelled, answered, created_at)
+		VALUES (?, ?, ?, ?, ?, ?, ?, ?)
 		ON CONFLICT (agent, session, mcp_session, request_id) DO UPDATE
-		SET ask_id = excluded.ask_id, cancelled = excluded.cancelled, created_at = excluded.created_at`,
-		c.Agent, c.Session, c.MCPSession, c.RequestID, ask, cancelled, micros(c.CreatedAt))
+		SET ask_id = excluded.ask_id, cancelled = excluded.cancelled, answered = excluded.answered, created_at = excluded.created_at`,
+		c.Agent, c.Session, c.MCPSession, c.RequestID, ask, cancelled, answered, micros(c.CreatedAt))
 	if err != nil {
 		return fmt.Errorf("put MCP call: %w", err)
 	}
@@ -71,10 +76,11 @@ func (t *tx) DeleteMCPCall(ctx context.Context, k askd.MCPCallKey) error {
 }
 
 // CountEarlyCancellations returns how many of agent's calls are kept
-// without an ask (the primary key's agent prefix finds them).
+// without an ask and not answered (the primary key's agent prefix finds
+// them).
 func (t *tx) CountEarlyCancellations(ctx context.Context, agent string) (int, error) {
 	var n int
-	if err := t.tx.QueryRowContext(ctx, "SELECT count(*) FROM mcp_calls WHERE agent = ? AND ask_id IS NULL", agent).Scan(&n); err != nil {
+	if err := t.tx.QueryRowContext(ctx, "SELECT count(*) FROM mcp_calls WHERE agent = ? AND ask_id IS NULL AND answered = 0", agent).Scan(&n); err != nil {
 		return 0, fmt.Errorf("count early cancellations of %q: %w", agent, err)
 	}
 	return n, nil

@@ -123,6 +123,12 @@ func roundTripAsks() []struct {
 			SettledAt: ptr(at(time.Minute)), SettledBy: "reviewer",
 			Answer: &askd.Answer{Action: askd.FormDecline},
 		}},
+		{"approval from a CLI's hook, no edit", &askd.Ask{
+			Kind: askd.KindApproval, Session: "s3", Agent: "agent-1", Status: askd.StatusPending, Revision: 1,
+			Title: "Allow Bash: make test", Payload: json.RawMessage(`{"command":"make test"}`),
+			ToolName: "Bash", ToolUseID: "call-7", AgentTool: "run_shell_command", NoEdit: true,
+			CreatedAt: at(0), UpdatedAt: at(0),
+		}},
 		{"approval pending, no payload", &askd.Ask{
 			Kind: askd.KindApproval, Session: "s3", Agent: "agent-1", Status: askd.StatusPending, Revision: 1,
 			Title: "Deploy", CreatedAt: at(0), UpdatedAt: at(0),
@@ -252,6 +258,9 @@ func testUpdateAsk(t *testing.T, s askd.Store) {
 		{"claimed", func(a *askd.Ask) {
 			a.ClaimedBy, a.ClaimedAt = "alice", ptr(at(140*time.Second))
 		}},
+		{"asked by a CLI's hook", func(a *askd.Ask) {
+			a.AgentTool, a.NoEdit = "bash", true
+		}},
 		{"approved in part", func(a *askd.Ask) {
 			a.ApprovalsNeeded, a.ExcludeOwner = 2, true
 			a.Approvals = []askd.Approval{{By: "bob", At: stored(at(150 * time.Second))}}
@@ -269,6 +278,7 @@ func testUpdateAsk(t *testing.T, s askd.Store) {
 			a.ToBeTold = false
 			a.Owner, a.ClaimedBy, a.ClaimedAt, a.EscalatedTo, a.EscalatedAt = "", "", nil, "", nil
 			a.ApprovalsNeeded, a.Approvals, a.ExcludeOwner = 0, nil, false
+			a.AgentTool, a.NoEdit = "", false
 		}},
 	}
 	for _, tt := range tests {

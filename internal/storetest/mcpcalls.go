@@ -7,8 +7,9 @@ import (
 	"github.com/askd-dev/askd"
 )
 
-// testMCPCalls: a kept MCP call round-trips with or without its ask, is
-// replaced by its key, is deleted by key or by age, and goes with its ask.
+// testMCPCalls: a kept MCP call round-trips with or without its ask,
+// answered or not, is replaced by its key, is deleted by key or by age, and
+// goes with its ask; an answered call is no early cancellation.
 func testMCPCalls(t *testing.T, s askd.Store) {
 	ctx := t.Context()
 	a := newAsk(askd.KindQuestion, "s1", at(0))
@@ -21,6 +22,7 @@ func testMCPCalls(t *testing.T, s askd.Store) {
 		{MCPCallKey: key("1"), AskID: a.ID, CreatedAt: at(0)},
 		{MCPCallKey: key(`"two"`), Cancelled: true, CreatedAt: at(time.Minute)}, // a cancellation first
 		{MCPCallKey: key("3"), AskID: b.ID, CreatedAt: at(2 * time.Minute)},
+		{MCPCallKey: key("4"), Answered: true, CreatedAt: at(2 * time.Minute)}, // answered at once
 	}
 	update(t, s, func(tx askd.Tx) error {
 		for _, c := range calls {
@@ -38,7 +40,7 @@ func testMCPCalls(t *testing.T, s askd.Store) {
 				t.Errorf("%s: %v", what, err)
 				return nil
 			}
-			if got.MCPCallKey != want.MCPCallKey || got.AskID != want.AskID || got.Cancelled != want.Cancelled {
+			if got.MCPCallKey != want.MCPCallKey || got.AskID != want.AskID || got.Cancelled != want.Cancelled || got.Answered != want.Answered {
 				t.Errorf("%s: got %+v, want %+v", what, got, want)
 			}
 			checkTime(t, what+" created_at", got.CreatedAt, stored(want.CreatedAt))
@@ -57,7 +59,13 @@ func testMCPCalls(t *testing.T, s askd.Store) {
 
 	t.Run("count early cancellations", func(t *testing.T) {
 		other := &askd.MCPCall{MCPCallKey: askd.MCPCallKey{Agent: "agent-2", Session: "s1", MCPSession: "M1", RequestID: "9"}, Cancelled: true, CreatedAt: at(0)}
-		update(t, s, func(tx askd.Tx) error { return tx.MCPCalls.PutMCPCall(ctx, other) })
+		answered := &askd.MCPCall{MCPCallKey: askd.MCPCallKey{Agent: "agent-2", Session: "s1", MCPSession: "M1", RequestID: "10"}, Cancelled: true, Answered: true, CreatedAt: at(0)}
+		update(t, s, func(tx askd.Tx) error {
+			if err := tx.MCPCalls.PutMCPCall(ctx, answered); err != nil {
+				return err
+			}
+			return tx.MCPCalls.PutMCPCall(ctx, other)
+		})
 		view(t, s, func(tx askd.Tx) error {
 			for agent, want := range map[string]int{"agent-1": 1, "agent-2": 1, "agent-3": 0} {
 				n, err := tx.MCPCalls.CountEarlyCancellations(ctx, agent)
@@ -65,12 +73,17 @@ func testMCPCalls(t *testing.T, s askd.Store) {
 					return err
 				}
 				if n != want {
-					t.Errorf("CountEarlyCancellations(%q) = %d, want %d (only calls without an ask)", agent, n, want)
+					t.Errorf("CountEarlyCancellations(%q) = %d, want %d (only calls without an ask, not answered)", agent, n, want)
 				}
 			}
 			return nil
 		})
-		update(t, s, func(tx askd.Tx) error { return tx.MCPCalls.DeleteMCPCall(ctx, other.MCPCallKey) })
+		update(t, s, func(tx askd.Tx) error {
+			if err := tx.MCPCalls.DeleteMCPCall(ctx, answered.MCPCallKey); err != nil {
+				return err
+			}
+			return tx.MCPCalls.DeleteMCPCall(ctx, other.MCPCallKey)
+		})
 	})
 
 	// The call records its ask after its cancellation: the key's row is replaced.

@@ -115,9 +115,13 @@ export function approvalBody(st) {
   // A prompt relayed from a Claude Code channel (tool_use_id "channel:…") is
   // open in the terminal too, and takes only allow or deny: no edit.
   const relayed = (a.tool_use_id || '').startsWith('channel:');
+  // An approval whose agent cannot run an edited call (no_edit: Copilot's,
+  // Qwen's and Gemini's hooks, SPEC §18) offers no Edit either.
+  const noEdit = relayed || a.no_edit === true;
   const original = hasPayload ? pretty(shown) : '';
   add(st.body, approvalHead(a),
     relayed ? h('p', { class: 'subtitle relayed' }, 'Also open in the Claude Code terminal: the first answer wins.') : null,
+    a.no_edit === true ? h('p', { class: 'subtitle no-edit' }, 'This agent cannot run an edited call: approve or reject it as it is.') : null,
     st.detailsEl);
   const view = hasPayload ? payloadView(a, original) : null;
   add(st.body, view);
@@ -152,7 +156,7 @@ export function approvalBody(st) {
   const editPane = h('div', { class: 'pane edit-pane', hidden: true }, editor, editErr, diffBox,
     h('div', { class: 'row edit-actions' }, approveEdited,
       h('button', { class: 'secondary', type: 'button', onclick: () => showEdit(false) }, 'Cancel edit'), editHint));
-  const editBtn = hasPayload && !relayed ? h('button', { class: 'secondary edit', type: 'button', 'data-key': 2, onclick: () => showEdit(true) }, keyHint(2), 'Edit…') : null;
+  const editBtn = hasPayload && !noEdit ? h('button', { class: 'secondary edit', type: 'button', 'data-key': 2, onclick: () => showEdit(true) }, keyHint(2), 'Edit…') : null;
   const showEdit = on => {
     editPane.hidden = !on;
     decideRow.hidden = on;
