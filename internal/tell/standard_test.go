@@ -123,3 +123,50 @@ func TestWebhookCarriesStandardSignature(t *testing.T) {
 		t.Errorf("timestamps %v with the server's clock at %d: want the retry's a minute after the first's", stamps, clock.Now().Unix())
 	}
 }
+
+// TestNotificationWebhooksSigned: a notification webhook with a secret
+// (--notify-webhook-secret, a person's webhook_secret) is signed as a tell
+// webhook is; one without is sent as before, unsigned.
+func TestNotificationWebhooksSigned(t *testing.T) {
+	signed, plain, own := newReceiver(t, nil), newReceiver(t, nil), newReceiver(t, nil)
+	srv := start(t, app.Config{WebhookAllow: loopback, Notifiers: []askd.Channel{
+		{Type: askd.NotifyWebhook, URL: signed.URL, Secret: "the operator's"}, {Type: askd.NotifyWebhook, URL: plain.URL},
+	}})
+	a := askDecision(t, srv.Agent("s1"), "Which day?")
+	testserver.Eventually(t, "both notifications", func() bool { return len(signed.got()) == 1 && len(plain.got()) == 1 })
+	checkSigned(t, signed.got()[0], "the operator's", askd.NotifyKey(a, 0))
+	for _, h := range []string{tell.HeaderSignature, tell.HeaderWebhookID, tell.HeaderWebhookTimestamp, tell.HeaderWebhookSignature} {
+		if v := plain.got()[0].header.Get(h); v != "" {
+			t.Errorf("a notifier without a secret sent %s: %q", h, v)
+		}
+	}
+
+	// A person's own webhook: the fallback notifiers are not used once
+	// someone has a channel of their own.
+	const secret = "alice's own secret"
+	shown, err := srv.Human().SetMyNotify(t.Context(), askd.PersonNotify{Webhook: own.URL, WebhookSecret: secret})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if shown.WebhookSecret != "******" {
+		t.Errorf("the reply shows the secret as %q, want ******", shown.WebhookSecret)
+	}
+	b := askDecision(t, srv.Agent("s2"), "Which week?")
+	testserver.Eventually(t, "alice's notification", func() bool { return len(own.got()) == 1 })
+	checkSigned(t, own.got()[0], secret, askd.PersonNotifyKey(b, srv.HumanName, askd.NotifyWebhook))
+}
+
+// checkSigned checks a received webhook's signatures under secret, and that
+// its webhook-id is its Idempotency-Key, key.
+func checkSigned(t *testing.T, r received, secret, key string) {
+	t.Helper()
+	if got := r.header.Get(tell.HeaderWebhookID); got != key || r.header.Get(tell.HeaderIdempotencyKey) != key {
+		t.Errorf("webhook-id %q, Idempotency-Key %q; want both %q", got, r.header.Get(tell.HeaderIdempotencyKey), key)
+	}
+	if err := tell.VerifyStandard(secret, r.header, r.body, time.Now()); err != nil {
+		t.Errorf("Standard Webhooks signature: %v", err)
+	}
+	if !tell.Verify(secret, r.body, r.header.Get(tell.HeaderSignature)) {
+		t.Errorf("Askd-Signature %q does not verify", r.header.Get(tell.HeaderSignature))
+	}
+}
