@@ -5,11 +5,48 @@ import (
 	"compress/gzip"
 	"io"
 	"net/http"
+	"slices"
+	"strings"
 	"testing"
 
 	"github.com/askd-dev/askd/api"
+	"github.com/askd-dev/askd/internal/httpapi"
+	"github.com/askd-dev/askd/internal/openapicheck"
 	"github.com/askd-dev/askd/internal/testserver"
 )
+
+// TestEveryRouteIsInTheDocument walks the routes a server registers, every
+// role's and every optional handler's: each /api route has its operation
+// in api/openapi.json, and each operation there is a route. (Every test's
+// server also checks each response against the document: testserver.)
+func TestEveryRouteIsInTheDocument(t *testing.T) {
+	c, err := openapicheck.Load()
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := testserver.Start(t, testserver.Options{})
+	srv := httpapi.New(s.App, httpapi.Options{MCP: http.NotFoundHandler(), Inbox: http.NotFoundHandler(), Slack: http.NotFoundHandler()})
+	documented := c.Operations()
+	var served []string
+	for _, p := range srv.Routes() {
+		method, path, ok := strings.Cut(p, " ")
+		if !ok || !strings.HasPrefix(path, "/api/") {
+			continue // the page, /mcp, hooks, sign-in, health: not the API
+		}
+		served = append(served, p)
+		if !slices.Contains(documented, method+" "+path) {
+			t.Errorf("%s is served but not in api/openapi.json", p)
+		}
+	}
+	for _, op := range documented {
+		if !slices.Contains(served, op) {
+			t.Errorf("%s is in api/openapi.json but not served", op)
+		}
+	}
+	if len(served) < 30 {
+		t.Errorf("only %d /api routes found: %v", len(served), served)
+	}
+}
 
 // TestOpenAPIDocumentServed: GET /api/openapi.json needs no token and is
 // the document as kept in the repository, gzip-compressed for clients that
