@@ -9,6 +9,7 @@ import (
 
 	"github.com/askd-dev/askd"
 	"github.com/askd-dev/askd/internal/app"
+	"github.com/askd-dev/askd/internal/openapicheck"
 	"github.com/askd-dev/askd/internal/tell"
 	"github.com/askd-dev/askd/internal/testserver"
 )
@@ -118,6 +119,7 @@ func TestWebhookCarriesStandardSignature(t *testing.T) {
 		if !tell.Verify(secret, r.body, r.header.Get(tell.HeaderSignature)) {
 			t.Errorf("request %d: Askd-Signature does not verify", i+1)
 		}
+		checkDocumented(t, "tell", r)
 	}
 	if stamps[1]-stamps[0] < 59 || stamps[1] > clock.Now().Unix() {
 		t.Errorf("timestamps %v with the server's clock at %d: want the retry's a minute after the first's", stamps, clock.Now().Unix())
@@ -135,6 +137,7 @@ func TestNotificationWebhooksSigned(t *testing.T) {
 	a := askDecision(t, srv.Agent("s1"), "Which day?")
 	testserver.Eventually(t, "both notifications", func() bool { return len(signed.got()) == 1 && len(plain.got()) == 1 })
 	checkSigned(t, signed.got()[0], "the operator's", askd.NotifyKey(a, 0))
+	checkDocumented(t, "notification", plain.got()[0])
 	for _, h := range []string{tell.HeaderSignature, tell.HeaderWebhookID, tell.HeaderWebhookTimestamp, tell.HeaderWebhookSignature} {
 		if v := plain.got()[0].header.Get(h); v != "" {
 			t.Errorf("a notifier without a secret sent %s: %q", h, v)
@@ -168,5 +171,19 @@ func checkSigned(t *testing.T, r received, secret, key string) {
 	}
 	if !tell.Verify(secret, r.body, r.header.Get(tell.HeaderSignature)) {
 		t.Errorf("Askd-Signature %q does not verify", r.header.Get(tell.HeaderSignature))
+	}
+	checkDocumented(t, "notification", r)
+}
+
+// checkDocumented checks a received webhook against its webhook in
+// api/openapi.json (name: tell or notification).
+func checkDocumented(t *testing.T, name string, r received) {
+	t.Helper()
+	doc, err := openapicheck.Load()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := doc.CheckWebhook(name, r.header, r.body); err != nil {
+		t.Error(err)
 	}
 }
