@@ -138,12 +138,19 @@ type PersonNotify struct {
 	Person  string `json:"-"`
 	Ntfy    string `json:"ntfy,omitempty"`
 	Webhook string `json:"webhook,omitempty"`
+	// WebhookSecret, when set, signs the webhook's notifications as tell
+	// webhooks are signed (Askd-Signature and the Standard Webhooks
+	// headers, SPEC §19). It is never shown: a reply carries "******" in
+	// its place (Redacted), and a setting sent back with "******" keeps the
+	// secret stored (KeepsSecret).
+	WebhookSecret string `json:"webhook_secret,omitempty"`
 }
 
 // Validate checks n's URLs: each empty, or an absolute http or https URL
-// with a host of at most MaxURLBytes. Errors are EINVALID naming the field
-// (ntfy, webhook). Where they may point is the server's to say (the
-// destination guard, WebhookAllow.CheckURL).
+// with a host of at most MaxURLBytes; and its webhook secret: only with a
+// webhook, at most MaxSecretBytes. Errors are EINVALID naming the field
+// (ntfy, webhook, webhook_secret). Where the URLs may point is the
+// server's to say (the destination guard, WebhookAllow.CheckURL).
 func (n *PersonNotify) Validate() error {
 	var p problems
 	if n.Ntfy != "" {
@@ -152,8 +159,28 @@ func (n *PersonNotify) Validate() error {
 	if n.Webhook != "" {
 		p.httpURL("webhook", n.Webhook)
 	}
+	switch {
+	case n.WebhookSecret != "" && n.Webhook == "":
+		p.add("webhook_secret", "only with webhook: it signs the webhook's notifications")
+	case len(n.WebhookSecret) > MaxSecretBytes:
+		p.size("webhook_secret", len(n.WebhookSecret), MaxSecretBytes)
+	}
 	return p.err()
 }
+
+// Redacted returns a copy of n fit to show: its webhook secret, if any,
+// replaced with "******".
+func (n PersonNotify) Redacted() PersonNotify {
+	if n.WebhookSecret != "" {
+		n.WebhookSecret = secretShown
+	}
+	return n
+}
+
+// KeepsSecret reports whether n, as a person sends it, asks to keep the
+// webhook secret stored: its webhook_secret is the "******" a reply shows
+// in its place, so that a setting read, changed and sent back keeps it.
+func (n *PersonNotify) KeepsSecret() bool { return n.WebhookSecret == secretShown }
 
 // TeamTx is what a transaction may do with teams, and with people's
 // notification settings. A person is a human token's name: revoking the

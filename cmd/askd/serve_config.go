@@ -122,8 +122,34 @@ func tellConfig(sc *serveConfig) error {
 		}
 		sc.cfg.Notifiers = append(sc.cfg.Notifiers, ns...)
 	}
+	if err := notifySecretConfig(sc); err != nil {
+		return err
+	}
 	if sc.notifyPush {
 		sc.cfg.Notifiers = append(sc.cfg.Notifiers, askd.Channel{Type: askd.NotifyPush})
+	}
+	return nil
+}
+
+// notifySecretConfig gives --notify-webhook-secret to every --notify-webhook
+// notifier, whose notifications it then signs (SPEC §19).
+func notifySecretConfig(sc *serveConfig) error {
+	secret := sc.notifyWebhookSecret
+	if secret == "" {
+		return nil
+	}
+	if len(secret) > askd.MaxSecretBytes {
+		return cli.UsageError(fmt.Sprintf("--notify-webhook-secret: %d bytes, at most %d", len(secret), askd.MaxSecretBytes))
+	}
+	signed := 0
+	for i, n := range sc.cfg.Notifiers {
+		if n.Type == askd.NotifyWebhook {
+			sc.cfg.Notifiers[i].Secret = secret
+			signed++
+		}
+	}
+	if signed == 0 {
+		return cli.UsageError("--notify-webhook-secret: only with --notify-webhook, whose notifications it signs")
 	}
 	return nil
 }

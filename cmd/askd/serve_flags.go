@@ -22,6 +22,7 @@ type serveConfig struct {
 
 	tell, tellSecret, beforeTell           string
 	notifyAs, slackSecret                  string
+	notifyWebhookSecret                    string
 	tellCommands, webhookAllow             listFlag
 	notifyWebhook, notifySlack, notifyNtfy listFlag
 	allowedHosts                           listFlag
@@ -141,6 +142,8 @@ func tellFlags(fs *flag.FlagSet, sc *serveConfig) {
 // notifyFlags are the flags of notifying people of new asks.
 func notifyFlags(fs *flag.FlagSet, sc *serveConfig) {
 	fs.Var(&sc.notifyWebhook, "notify-webhook", "POST JSON about each new ask to this URL (repeat, or comma-separate)")
+	fs.StringVar(&sc.notifyWebhookSecret, "notify-webhook-secret", "", "sign --notify-webhook's notifications with this secret, as tell webhooks are: Askd-Signature and\n"+
+		"the Standard Webhooks headers webhook-id, webhook-timestamp, webhook-signature (better: ASKD_NOTIFY_WEBHOOK_SECRET)")
 	fs.Var(&sc.notifySlack, "notify-slack", "post each new ask to this Slack incoming webhook URL (repeat, or comma-separate)")
 	fs.Var(&sc.notifyNtfy, "notify-ntfy", "publish each new ask to this ntfy topic URL (repeat, or comma-separate)")
 	fs.BoolVar(&sc.notifyPush, "notify-push", false, "Web Push: people who allow notifications in the inbox (installed, or open in a browser) get each\n"+

@@ -29,7 +29,9 @@ func (s *Service) MyNotify(ctx context.Context, c askd.Caller) (*askd.PersonNoti
 // empty: none). Each URL is an http(s) URL, not obviously one the
 // destination guard refuses unless the operator allows it (as an agent's
 // webhook, checkChannel; the real guard is when it is sent); errors are
-// EINVALID naming the field, and nothing is stored then.
+// EINVALID naming the field, and nothing is stored then. A webhook secret
+// of "******" (what a reply shows in its place) keeps the one stored;
+// absent, the setting has none.
 func (s *Service) SetMyNotify(ctx context.Context, c askd.Caller, n askd.PersonNotify) (*askd.PersonNotify, error) {
 	if err := c.Needs(askd.AccessViewer); err != nil {
 		return nil, err
@@ -46,7 +48,19 @@ func (s *Service) SetMyNotify(ctx context.Context, c askd.Caller, n askd.PersonN
 		}
 	}
 	n.Person = c.Name
-	if err := s.store.Update(ctx, func(tx askd.Tx) error { return tx.Teams.SetNotify(ctx, &n) }); err != nil {
+	if err := s.store.Update(ctx, func(tx askd.Tx) error {
+		if n.KeepsSecret() {
+			old, err := tx.Teams.Notify(ctx, c.Name)
+			if err != nil {
+				return err
+			}
+			if old.WebhookSecret == "" {
+				return askd.Errorf(askd.EINVALID, "webhook_secret: \"******\" keeps the secret stored, and none is; send the secret itself")
+			}
+			n.WebhookSecret = old.WebhookSecret
+		}
+		return tx.Teams.SetNotify(ctx, &n)
+	}); err != nil {
 		return nil, err
 	}
 	s.notifyKept.forget()

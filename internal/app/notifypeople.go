@@ -218,7 +218,7 @@ func (s *Service) peopleChannels(ctx context.Context, tx askd.Tx, people []strin
 			out = append(out, keyedChannel{Channel: askd.Channel{Type: askd.NotifyNtfy, URL: n.Ntfy, As: n.Person}})
 		}
 		if n.Webhook != "" {
-			out = append(out, keyedChannel{Channel: askd.Channel{Type: askd.NotifyWebhook, URL: n.Webhook, As: n.Person}})
+			out = append(out, keyedChannel{Channel: askd.Channel{Type: askd.NotifyWebhook, URL: n.Webhook, Secret: n.WebhookSecret, As: n.Person}})
 		}
 	}
 	return out, nil

@@ -62,6 +62,7 @@ type Server struct {
 	mux      *http.ServeMux
 	throttle *throttle   // failed authentications per client address
 	hosts    *hostPolicy // the Host headers served
+	patterns []string    // the routes' patterns, as registered (Routes)
 }
 
 // New returns a Server over svc.
@@ -79,13 +80,15 @@ func New(svc *app.Service, opts Options) *Server {
 }
 
 func (s *Server) routes() {
-	m := s.mux
+	m := routeTable{s.mux, &s.patterns} // routetable.go
 	agent, inbox := s.opts.Role != RoleInbox, s.opts.Role != RoleAgent
 
 	m.HandleFunc("GET /healthz", s.healthz)
 	m.HandleFunc("GET /readyz", s.readyz)
 	m.Handle("GET /metrics", promhttp.HandlerFor(s.app.Metrics.Registry, promhttp.HandlerOpts{}))
 
+	// The API's OpenAPI document (openapi.go), to anyone.
+	m.HandleFunc("GET /api/openapi.json", s.openAPI)
 	// Shared paths: the handler decides by the caller's role.
 	m.HandleFunc("GET /api/me", s.authed("", s.me))
 	m.HandleFunc("GET /api/asks", s.authed("", s.listAsks))

@@ -119,18 +119,19 @@ func escalateAfter(v string) (time.Duration, error) {
 }
 
 // myNotify is GET /api/me/notify: where the person hears of the asks routed
-// to them, {"ntfy"?, "webhook"?}.
+// to them, {"ntfy"?, "webhook"?, "webhook_secret"?: "******"}; a secret is
+// never shown.
 func (s *Server) myNotify(w http.ResponseWriter, r *http.Request, c askd.Caller) error {
 	n, err := s.app.MyNotify(r.Context(), c)
 	if err != nil {
 		return err
 	}
-	writeJSON(w, http.StatusOK, n)
+	writeJSON(w, http.StatusOK, n.Redacted())
 	return nil
 }
 
 // setMyNotify is PUT /api/me/notify: the whole setting, replaced; {} is
-// none. The reply is the setting as stored.
+// none. The reply is the setting as stored, its secret hidden.
 func (s *Server) setMyNotify(w http.ResponseWriter, r *http.Request, c askd.Caller) error {
 	var n askd.PersonNotify
 	if err := decode(w, r, &n); err != nil {
@@ -140,6 +141,6 @@ func (s *Server) setMyNotify(w http.ResponseWriter, r *http.Request, c askd.Call
 	if err != nil {
 		return err
 	}
-	writeJSON(w, http.StatusOK, out)
+	writeJSON(w, http.StatusOK, out.Redacted())
 	return nil
 }

@@ -238,7 +238,7 @@ func testNotifySettings(t *testing.T, s askd.Store) {
 	}
 
 	alice := askd.PersonNotify{Person: "alice", Ntfy: "https://ntfy.example/alice"}
-	bob := askd.PersonNotify{Person: "bob", Ntfy: "https://ntfy.example/bob", Webhook: "https://hooks.example/bob"}
+	bob := askd.PersonNotify{Person: "bob", Ntfy: "https://ntfy.example/bob", Webhook: "https://hooks.example/bob", WebhookSecret: "bob's secret"}
 	set(t, alice)
 	set(t, bob)
 	if got := read(t, "alice"); *got != alice {

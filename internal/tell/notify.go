@@ -90,6 +90,9 @@ func (w *Worker) notify(ctx context.Context, cl *app.Claimed) error {
 		return w.post(ctx, w.notifier(d.Channel), d.Channel.URL, body, func(h http.Header) {
 			h.Set("Content-Type", "application/json")
 			h.Set(HeaderIdempotencyKey, d.Key)
+			if d.Channel.Secret != "" { // --notify-webhook-secret, a person's webhook_secret
+				sign(h, d.Channel.Secret, d.Key, w.svc.Config().Now(), body) // standard.go
+			}
 		})
 	case askd.NotifySlack:
 		return w.notifySlack(ctx, d, a)

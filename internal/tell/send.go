@@ -69,7 +69,7 @@ func (w *Worker) attempt(ctx context.Context, cl *app.Claimed) (how string, err 
 		return "webhook", w.post(ctx, client, ch.URL, body, func(h http.Header) {
 			h.Set("Content-Type", "application/json")
 			h.Set(HeaderIdempotencyKey, d.Key)
-			h.Set(HeaderSignature, Sign(ch.Secret, body))
+			sign(h, ch.Secret, d.Key, w.svc.Config().Now(), body) // standard.go
 		})
 	case askd.ChannelCommand:
 		return "command", w.run(ctx, cl)

@@ -20,22 +20,25 @@ const (
 	GeminiCLIPackage  = "@google/gemini-cli@0.61.0"
 )
 
-// NPM installs the npm package pkg (name@version: pinned) once into the
-// user's cache, where every test package and every later run finds it, and
-// returns the directory holding its node_modules. Without npm the test
-// skips, loudly; in CI (CI=true) it fails.
+// NPM installs the npm packages pkgs (each name@version: pinned) once
+// into the user's cache, together, where every test package and every
+// later run finds them, and returns the directory holding their
+// node_modules. Packages that import one another (a compiler and the
+// libraries it compiles against) are installed in one call. Without npm the
+// test skips, loudly; in CI (CI=true) it fails.
 //
 // Test packages run as processes of their own, at once: an install takes a
 // lock on its directory (a file lock where the system has one), so that
 // the second process waits for the first one's install and uses it.
-func NPM(tb testing.TB, pkg string) string {
+func NPM(tb testing.TB, pkgs ...string) string {
 	tb.Helper()
+	pkg := strings.Join(pkgs, " ")
 	npm := lookNPM(tb, pkg)
 	cache, err := os.UserCacheDir()
 	if err != nil {
 		cache = os.TempDir()
 	}
-	dir := filepath.Join(cache, "askd-test", strings.NewReplacer("@", "", "/", "-").Replace(pkg))
+	dir := filepath.Join(cache, "askd-test", strings.NewReplacer("@", "", "/", "-", " ", "+").Replace(pkg))
 	npmInstalling.Lock()
 	defer npmInstalling.Unlock()
 	if err := os.MkdirAll(dir, 0o755); err != nil {
@@ -46,7 +49,7 @@ func NPM(tb testing.TB, pkg string) string {
 		tb.Fatalf("lock %s: %v", dir, err)
 	}
 	defer unlock()
-	if installed(dir, pkg) {
+	if installed(dir, pkgs) {
 		return dir
 	}
 	if err := os.WriteFile(filepath.Join(dir, "package.json"), []byte(`{"name":"askd-test","private":true}`+"\n"), 0o644); err != nil {
@@ -55,7 +58,7 @@ func NPM(tb testing.TB, pkg string) string {
 	ctx, cancel := context.WithTimeout(context.Background(), 8*time.Minute)
 	defer cancel()
 	began := time.Now()
-	cmd := exec.CommandContext(ctx, npm, "install", "--no-audit", "--no-fund", "--silent", pkg)
+	cmd := exec.CommandContext(ctx, npm, append([]string{"install", "--no-audit", "--no-fund", "--silent"}, pkgs...)...)
 	cmd.Dir = dir
 	if out, err := cmd.CombinedOutput(); err != nil {
 		tb.Fatalf("npm install %s: %v\n%s", pkg, err, out)
@@ -106,16 +109,19 @@ func lookNPM(tb testing.TB, pkg string) string {
 // installedMark is the file an install leaves once npm is done.
 const installedMark = "installed"
 
-// installed reports whether dir holds a finished install of pkg: the mark,
-// or, in a cache from before the mark, the package with its commands linked
-// (npm links them last).
-func installed(dir, pkg string) bool {
+// installed reports whether dir holds a finished install of pkgs: the
+// mark, or, in a cache from before the mark, one package with its commands
+// linked (npm links them last).
+func installed(dir string, pkgs []string) bool {
 	if _, err := os.Stat(filepath.Join(dir, installedMark)); err == nil {
 		return true
 	}
-	name := pkg
-	if i := strings.LastIndex(pkg, "@"); i > 0 {
-		name = pkg[:i]
+	if len(pkgs) != 1 {
+		return false
+	}
+	name := pkgs[0]
+	if i := strings.LastIndex(name, "@"); i > 0 {
+		name = name[:i]
 	}
 	_, err := os.Stat(filepath.Join(dir, "node_modules", name, "package.json"))
 	_, binErr := os.Stat(filepath.Join(dir, "node_modules", ".bin"))

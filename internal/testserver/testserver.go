@@ -120,7 +120,7 @@ func Start(t testing.TB, opts Options) *Server {
 	if opts.Slack != nil {
 		hopts.Slack = opts.Slack(s.App, s.URL)
 	}
-	srv.Config.Handler = httpapi.New(s.App, hopts)
+	srv.Config.Handler = checked(t, httpapi.New(s.App, hopts)) // openapi.go
 	srv.Start()
 	t.Cleanup(func() {
 		s.App.Close()

@@ -442,6 +442,31 @@ func TestNotifySettings(t *testing.T) {
 	p.waitFor(`document.querySelector('#notify-status').textContent === 'Saved.'`)
 	p.do(chromedp.Reload(), chromedp.WaitVisible(chromedp.CSS("body.ready")))
 	p.waitFor(`document.querySelector('#notify-form input[name="ntfy"]').value === 'https://ntfy.example/alice-askd' && document.querySelector('#notify-form input[name="webhook"]').value === 'https://hooks.example/askd'`)
+
+	// A webhook secret set through the API is never shown, and the page's
+	// Save keeps it: it sends back the "******" it read in its place.
+	const secret = "alice's secret"
+	if _, err := srv.Human().SetMyNotify(t.Context(), askd.PersonNotify{Ntfy: "https://ntfy.example/alice-askd", Webhook: "https://hooks.example/askd", WebhookSecret: secret}); err != nil {
+		t.Fatal(err)
+	}
+	p.do(chromedp.Reload(), chromedp.WaitVisible(chromedp.CSS("body.ready")))
+	p.waitFor(`document.querySelector('#notify-form input[name="ntfy"]').value === 'https://ntfy.example/alice-askd' && !document.querySelector('#notify-save').disabled`)
+	set("ntfy", "https://ntfy.example/alice-elsewhere")
+	p.do(chromedp.Click(chromedp.CSS("#notify-save")))
+	p.waitFor(`document.querySelector('#notify-status').textContent === 'Saved.'`)
+	var stored *askd.PersonNotify
+	if err := srv.Store.View(t.Context(), func(tx askd.Tx) (err error) {
+		stored, err = tx.Teams.Notify(t.Context(), srv.HumanName)
+		return err
+	}); err != nil {
+		t.Fatal(err)
+	}
+	if stored.Ntfy != "https://ntfy.example/alice-elsewhere" || stored.WebhookSecret != secret {
+		t.Errorf("stored after the page's Save: %+v, want the new topic and the secret kept", stored)
+	}
+	if html := eval[string](p, `document.body.innerHTML`); strings.Contains(html, secret) {
+		t.Error("the page holds the secret")
+	}
 }
 
 // TestTeamPhoneLayout checks the team's inbox at a phone's width (390×844),

@@ -2,7 +2,9 @@
 // where askd tells them of asks besides this browser (SPEC §10: their own
 // ntfy topic and webhook, GET and PUT /api/me/notify, the whole setting
 // replaced at each save). The server checks the addresses; a refusal is
-// shown beside the field it names ("ntfy: …", "webhook: …").
+// shown beside the field it names ("ntfy: …", "webhook: …"). A webhook
+// secret (set through the API) is never shown: the reply's "******" is
+// sent back with the webhook, which keeps it.
 import { api, errorText } from './api.js';
 
 const $ = id => document.getElementById(id);
@@ -36,6 +38,7 @@ export function signedInLine(me) {
 
 const input = name => $('notify-form').querySelector(`input[name="${name}"]`);
 let loaded = false;
+let secret = ''; // the webhook secret as replies show it: "******" when one is stored
 
 // openSettings shows the view for person me ({name, access}), reading the
 // settings the first time. Save (or Enter in a field) sends them.
@@ -68,6 +71,7 @@ async function load() {
 
 function fill(data) {
   for (const name of FIELDS) input(name).value = (data && data[name]) || '';
+  secret = (data && data.webhook_secret) || '';
 }
 
 async function save() {
@@ -77,6 +81,7 @@ async function save() {
     if (v) body[name] = v;
     show(name, '');
   }
+  if (body.webhook && secret) body.webhook_secret = secret;
   status('', false);
   busy(true);
   const r = await api('PUT', '/api/me/notify', body);
