@@ -71,3 +71,25 @@ SOAK_CYCLES_PG ?= 20
 soak:
 	ASKD_SOAK_CYCLES_SQLITE=$(SOAK_CYCLES_SQLITE) ASKD_SOAK_CYCLES_PG=$(SOAK_CYCLES_PG) \
 		$(GO) test -race -count=1 -timeout 60m -v -run '^TestSoak' ./internal/soak/
+
+## image: the container image (Containerfile), tagged $(IMAGE):VERSION and
+## $(IMAGE):latest: askd built here, static (CGO_ENABLED=0), on an empty base
+## with the CA certificates of this machine ($(CA_CERTS)) and a non-root user.
+## ENGINE is podman when installed (with --format docker, which keeps the
+## HEALTHCHECK), else docker. No registry image is pulled.
+ENGINE ?= $(shell command -v podman >/dev/null 2>&1 && echo podman || echo docker)
+IMAGE ?= localhost/askd
+CA_CERTS ?= /etc/ssl/certs/ca-certificates.crt
+.PHONY: image
+image:
+	rm -rf bin/image
+	mkdir -p bin/image/data bin/image/tmp
+	CGO_ENABLED=0 $(GO) build -buildvcs=auto -ldflags='-s -w' -o bin/image/askd ./cmd/askd
+	cp $(CA_CERTS) bin/image/ca-certificates.crt
+	cp contrib/image/passwd contrib/image/group bin/image/
+	@# An image tag may not hold the + of a version built from a changed tree.
+	v=$$(bin/image/askd version | awk 'NR==1 {print $$2}'); \
+	rev=$$(bin/image/askd version --json | sed -n 's/.*"revision":"\([0-9a-f]*\)".*/\1/p'); \
+	$(ENGINE) build $(if $(filter podman,$(notdir $(ENGINE))),--format docker) \
+		--build-arg VERSION=$$v --build-arg REVISION=$$rev \
+		-t $(IMAGE):$$(echo $$v | tr + -) -t $(IMAGE):latest -f Containerfile bin/image
