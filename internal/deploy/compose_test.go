@@ -2,6 +2,7 @@ package deploy
 
 import (
 	"encoding/json"
+	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -19,6 +20,9 @@ func TestComposeConfig(t *testing.T) {
 	python := tool(t, "python3", "python3-yaml")
 	env := []string{"ASKD_IMAGE=localhost/askd-compose-test:1", "POSTGRES_PASSWORD=s3cret"}
 	out, errOut, err := runIn(repoRoot(t), env, compose, "-f", "compose.yaml", "config")
+	if err != nil && strings.Contains(errOut, "invalid choice: 'config'") && os.Getenv("CI") != "true" {
+		t.Skipf("SKIPPING: this podman-compose has no config command (Debian 12's 1.0.3; .ci/run installs a newer one from backports); CI runs this test")
+	}
 	if err != nil {
 		t.Fatalf("podman-compose config: %v\n%s%s", err, out, errOut)
 	}
