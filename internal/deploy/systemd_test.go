@@ -249,7 +249,7 @@ func readyz(url string) int {
 }
 
 // TestNotifyProtocol runs askd serve on PostgreSQL as systemd runs the unit
-// (Type=notify, WatchdogSec=2s) against a real NOTIFY_SOCKET: READY=1 comes
+// (Type=notify, WatchdogSec=4s) against a real NOTIFY_SOCKET: READY=1 comes
 // once the port answers; WATCHDOG=1 keeps coming while the database stops
 // answering (every byte held) and while it is down (the cluster stopped),
 // each shown meanwhile by /readyz failing; STOPPING=1 comes on SIGTERM.
@@ -258,7 +258,8 @@ func TestNotifyProtocol(t *testing.T) {
 	db := cluster.NewDatabase(t)
 	proxy := newFreezer(t, hostPort(t, db))
 	m := newManager(t)
-	const watchdog = 2 * time.Second
+	// Pings every 2 s; askd gives its listener 1 s to take its connection.
+	const watchdog = 4 * time.Second
 	cmd, _ := notifyServe(t, m, watchdog, "--db", proxy.through(t, db))
 
 	first := m.next(t)
@@ -278,7 +279,7 @@ func TestNotifyProtocol(t *testing.T) {
 	testserver.Eventually(t, "/readyz failing while the database does not answer", func() bool { return readyz(base) == http.StatusServiceUnavailable })
 	// Long enough for a loop held by the database to show: askd withholds
 	// the ping once its loop has not ticked for 3 s.
-	m.pingsFor(t, 6*time.Second, watchdog, "while the database does not answer")
+	m.pingsFor(t, 8*time.Second, watchdog, "while the database does not answer")
 	if code := readyz(base); code != http.StatusServiceUnavailable {
 		t.Fatalf("/readyz %d while the database does not answer, want 503", code)
 	}
@@ -287,7 +288,7 @@ func TestNotifyProtocol(t *testing.T) {
 
 	cluster.Stop(t)
 	testserver.Eventually(t, "/readyz failing while the database is down", func() bool { return readyz(base) == http.StatusServiceUnavailable })
-	m.pingsFor(t, 6*time.Second, watchdog, "while the database is down")
+	m.pingsFor(t, 8*time.Second, watchdog, "while the database is down")
 	cluster.Start(t)
 	testserver.Eventually(t, "/readyz answering once the database is back", func() bool { return readyz(base) == http.StatusOK })
 	m.pings(t, 1, "once the database is back")
