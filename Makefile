@@ -71,3 +71,39 @@ SOAK_CYCLES_PG ?= 20
 soak:
 	ASKD_SOAK_CYCLES_SQLITE=$(SOAK_CYCLES_SQLITE) ASKD_SOAK_CYCLES_PG=$(SOAK_CYCLES_PG) \
 		$(GO) test -race -count=1 -timeout 60m -v -run '^TestSoak' ./internal/soak/
+
+## image: the container image (Containerfile), tagged $(IMAGE):VERSION and
+## $(IMAGE):latest: askd built here, static (CGO_ENABLED=0; -trimpath, as the
+## release builds it), on an empty base with the CA certificates of this
+## machine ($(CA_CERTS)) and a non-root user. ENGINE is podman when installed
+## (with --format docker, which keeps the HEALTHCHECK, and no intermediate
+## images left behind), else docker. No registry image is pulled.
+## IMAGE_CONTEXT is the build context it fills.
+ENGINE ?= $(shell command -v podman >/dev/null 2>&1 && echo podman || echo docker)
+IMAGE ?= localhost/askd
+IMAGE_CONTEXT ?= bin/image
+CA_CERTS ?= /etc/ssl/certs/ca-certificates.crt
+.PHONY: image
+image:
+	rm -rf $(IMAGE_CONTEXT)
+	mkdir -p $(IMAGE_CONTEXT)/data $(IMAGE_CONTEXT)/tmp
+	CGO_ENABLED=0 $(GO) build -trimpath -buildvcs=auto -ldflags='-s -w' -o $(IMAGE_CONTEXT)/askd ./cmd/askd
+	cp $(CA_CERTS) $(IMAGE_CONTEXT)/ca-certificates.crt
+	cp contrib/image/passwd contrib/image/group $(IMAGE_CONTEXT)/
+	@# An image tag may not hold the + of a version built from a changed tree.
+	v=$$($(IMAGE_CONTEXT)/askd version | awk 'NR==1 {print $$2}'); \
+	rev=$$($(IMAGE_CONTEXT)/askd version --json | sed -n 's/.*"revision":"\([0-9a-f]*\)".*/\1/p'); \
+	$(ENGINE) build $(if $(filter podman,$(notdir $(ENGINE))),--format docker --layers=false) \
+		--build-arg VERSION=$$v --build-arg REVISION=$$rev \
+		-t $(IMAGE):$$(echo $$v | tr + -) -t $(IMAGE):latest -f Containerfile $(IMAGE_CONTEXT)
+
+## release-check: the release configuration (.goreleaser.yaml) checked, and
+## all six archives (Linux, macOS, Windows; amd64, arm64) built as a snapshot
+## into dist/ with their checksums: minutes, so not in CI, which checks it and
+## builds one (internal/deploy). go run fetches the pinned GoReleaser (a release
+## that builds with go.mod's Go); nothing to install.
+GORELEASER ?= github.com/goreleaser/goreleaser/v2@v2.17.0
+.PHONY: release-check
+release-check:
+	$(GO) run $(GORELEASER) check
+	$(GO) run $(GORELEASER) release --snapshot --clean

@@ -18,6 +18,7 @@ import (
 	"github.com/askd-dev/askd/internal/apicmd"
 	"github.com/askd-dev/askd/internal/cli"
 	"github.com/askd-dev/askd/internal/gate"
+	"github.com/askd-dev/askd/internal/healthcheck"
 	"github.com/askd-dev/askd/internal/hookcmd"
 	"github.com/askd-dev/askd/internal/install"
 	"github.com/askd-dev/askd/internal/mcpstdio"
@@ -68,6 +69,7 @@ func init() {
 		"team":        {Summary: "create, change, list or delete teams of people (works on the database directly)", Run: admincmd.Team},
 		"audit":       {Summary: "export or verify the audit trail, the history's hash chain (works on the database directly)", Run: admincmd.Audit},
 		"version":     {Summary: "print the version", Run: cmdVersion},
+		"healthcheck": {Summary: "exit 0 when a running askd answers /readyz, 1 otherwise (the image's health check)", Run: healthcheck.Command},
 		"mcp":         {Summary: "serve MCP on stdin/stdout, bridged to a running askd (agent token)", Run: mcpstdio.Serve},
 		"session":     {Summary: "set how a session's agent is told of answers: session set-channel (agent token)", Run: apicmd.Session},
 		"hook":        {Summary: "the hook askd install writes for Claude Code and Codex, and with --cli for Copilot CLI, Qwen Code and Gemini CLI: hook input on stdin to askd, its reply on stdout (agent token)", Run: hookcmd.Command},

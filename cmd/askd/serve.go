@@ -28,7 +28,11 @@ import (
 // it on SIGINT or SIGTERM), then shuts down. Each step is one method of
 // server, in the order it happens; close undoes what was built.
 func serve(ctx context.Context, e *cli.Env, sc serveConfig, log *slog.Logger) error {
-	s := &server{sc: sc, log: log, out: e.Stdout}
+	sd, err := newSystemd(e.Getenv, log)
+	if err != nil {
+		return err
+	}
+	s := &server{sc: sc, log: log, out: e.Stdout, sd: sd}
 	defer s.close()
 	if err := s.openStore(ctx); err != nil {
 		return err
@@ -87,6 +91,7 @@ type server struct {
 
 	mcp *mcpserver.HTTPHandler
 	srv *http.Server
+	sd  *systemd // the notify protocol, under systemd (serve_systemd.go)
 }
 
 // close undoes what serve built, in reverse: the listener (if serving did
@@ -268,15 +273,20 @@ func (s *server) newHTTPServer() {
 }
 
 // run serves HTTP until serving fails (its error returned) or ctx is done
-// (then shutdown).
+// (then shutdown). Under systemd it says when it is ready and when it
+// stops, and keeps the watchdog fed meanwhile (serve_systemd.go).
 func (s *server) run(ctx context.Context) error {
+	s.ln = s.sd.listener(s.ln)
 	done := make(chan error, 1)
 	go func() { done <- s.srv.Serve(s.ln) }()
+	s.sd.start(strings.TrimPrefix(s.local, "http://"), s.base, s.svc.Ticked)
 	select {
 	case err := <-done:
+		s.sd.stopping()
 		return err
 	case <-ctx.Done():
 	}
+	s.sd.stopping()
 	return s.shutdown()
 }
 

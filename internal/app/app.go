@@ -7,6 +7,7 @@ import (
 	"context"
 	"log/slog"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/askd-dev/askd"
@@ -116,6 +117,7 @@ type Service struct {
 
 	closing   chan struct{}
 	closeOnce sync.Once
+	ticked    atomic.Int64 // Run's last tick, Unix nanoseconds (Ticked)
 
 	deliveryKick chan struct{} // capacity 1: see DeliveryWake
 }
@@ -201,6 +203,11 @@ func (s *Service) onChange(c askd.Change) {
 // passed with no one waiting on them, purges old asks when Retain is set,
 // loads events for the inbox streams, and checks the tokens of open streams
 // and waits so that revoking one ends them.
+//
+// The sweep (expiry, escalation, purging) starts each second, one at a time,
+// on a goroutine of its own: a sweep waiting on an unreachable database
+// holds the next one back but not the loop, which ticks on (Ticked), so that
+// a database outage shows in /readyz and not as askd itself hanging.
 func (s *Service) Run(ctx context.Context) {
 	feedDone := make(chan struct{})
 	go func() { s.feed.run(ctx); close(feedDone) }()
@@ -211,26 +218,53 @@ func (s *Service) Run(ctx context.Context) {
 	signal(s.feed.kick)
 	tick := time.NewTicker(time.Second)
 	defer tick.Stop()
-	lastPurge := time.Time{}
+	sweeping := make(chan struct{}, 1)        // held while a sweep runs
+	defer func() { sweeping <- struct{}{} }() // the sweep under way ends before Run
+	var lastPurge time.Time                   // the sweeps' own: one runs at a time
 	for {
 		select {
 		case <-ctx.Done():
 			return
 		case <-tick.C:
 		}
-		if err := s.ExpireDue(ctx); err != nil && ctx.Err() == nil {
-			s.cfg.Logger.Warn("expire asks", "err", err)
+		s.ticked.Store(time.Now().UnixNano())
+		select {
+		case sweeping <- struct{}{}:
+			go func() {
+				defer func() { <-sweeping }()
+				s.sweep(ctx, &lastPurge)
+			}()
+		default: // the last sweep still waits: skip this one
 		}
-		if _, err := s.EscalateDue(ctx); err != nil && ctx.Err() == nil {
-			s.cfg.Logger.Warn("escalate asks", "err", err)
-		}
-		if s.cfg.Retain > 0 && time.Since(lastPurge) > time.Hour {
-			lastPurge = time.Now()
-			if n, err := s.Purge(ctx); err != nil {
-				s.cfg.Logger.Warn("purge asks", "err", err)
-			} else if n > 0 {
-				s.cfg.Logger.Info("purged settled asks", "count", n, "older_than", s.cfg.Retain)
-			}
+	}
+}
+
+// Ticked is when Run's loop last ticked (real time, not the injected clock):
+// each second while it runs, whether or not the database answers; the zero
+// time before the first tick. askd serve's watchdog reads it.
+func (s *Service) Ticked() time.Time {
+	ns := s.ticked.Load()
+	if ns == 0 {
+		return time.Time{}
+	}
+	return time.Unix(0, ns)
+}
+
+// sweep expires and escalates the asks that are due, and purges old ones
+// once an hour when Retain is set.
+func (s *Service) sweep(ctx context.Context, lastPurge *time.Time) {
+	if err := s.ExpireDue(ctx); err != nil && ctx.Err() == nil {
+		s.cfg.Logger.Warn("expire asks", "err", err)
+	}
+	if _, err := s.EscalateDue(ctx); err != nil && ctx.Err() == nil {
+		s.cfg.Logger.Warn("escalate asks", "err", err)
+	}
+	if s.cfg.Retain > 0 && time.Since(*lastPurge) > time.Hour {
+		*lastPurge = time.Now()
+		if n, err := s.Purge(ctx); err != nil {
+			s.cfg.Logger.Warn("purge asks", "err", err)
+		} else if n > 0 {
+			s.cfg.Logger.Info("purged settled asks", "count", n, "older_than", s.cfg.Retain)
 		}
 	}
 }
