@@ -1,0 +1,156 @@
+package mcpgate
+
+import (
+	"crypto/sha256"
+	"encoding/hex"
+	"fmt"
+	"sync"
+)
+
+// # One approval, one call
+//
+// A keyed approval (SPEC §12) is the agent token's for good: the same key
+// gets the same ask back, decided or not. The gate's calls are keyed so
+// that a call cut off before its decision reached the client finds its
+// approval again, and a later identical call does not: the key is a digest
+// of the session, the tool and the canonical arguments (callDigest) and a
+// generation, 1, 2, 3, ... (approvalKey). Each generation answers one call.
+//
+// The ledger is what this process knows of the generations of each digest:
+// one a live call waits on (busy), one it asked and whose decision reached
+// no client (idle: the call was cut off), one whose decision was used
+// (spent: the call went to the server, or its refusal to the client). A
+// call takes the lowest generation that is neither busy nor spent, and
+// asks askd with its key (the create re-attaches when askd has it):
+//
+//   - askd has no ask under the key, or a pending one: the call waits on
+//     it (a pending one is an earlier call's, cut off);
+//   - a decided one this process holds idle: the call takes the decision
+//     at once (it was made while no call waited);
+//   - a decided one this process knows nothing of (it started since, or
+//     another gate of the same session asked it): askd marks an ask told
+//     when its agent first reads its outcome, and the gate reads it only to
+//     use it, so a decided approval told before this read was used by an
+//     earlier call, and the call moves on to the next generation; one told
+//     by this very read was decided while no call waited (cut off, the gate
+//     stopped), and the call takes it. The read's own telling is told apart
+//     by askd's clock: its told_at against the response's Date, within a
+//     second (see toldBefore).
+//
+// What this cannot know, and how it fails: a decision askd told (the gate
+// read it) whose call was cut off in the same moment is held idle in this
+// process, and used by the same call again; if the gate stops before that,
+// the same call later asks anew (the person is asked twice, nothing runs
+// unapproved). A decision used within a second before a new gate process
+// asks the same call again would be taken as untold and used twice: a gate
+// restarts in more than that. Purged approvals (--retain) leave their
+// generations free again; the first free one is asked anew.
+
+// genState is what this process knows of one generation.
+type genState int
+
+const (
+	genBusy  genState = iota + 1 // a live call waits on it
+	genIdle                      // asked here; its decision has reached no client
+	genSpent                     // its decision was used
+)
+
+// ledger is this gate's record of its approvals' generations, by call
+// digest, shared by every client session the gate serves.
+type ledger struct {
+	mu    sync.Mutex
+	books map[string]*book
+}
+
+// book is one digest's generations: every one below next is spent.
+type book struct {
+	next int
+	gens map[int]genState
+}
+
+// hold is a generation a call holds: its digest, number, and whether this
+// process asked it before (an idle one).
+type hold struct {
+	digest string
+	gen    int
+	known  bool
+}
+
+// maxBooks bounds the digests the ledger keeps; past it, those with only
+// spent generations are forgotten (askd's told_at then tells the gate the
+// same, at the cost of a read each).
+const maxBooks = 4096
+
+func newLedger() *ledger { return &ledger{books: map[string]*book{}} }
+
+// claim gives a call the lowest generation of digest that is neither busy
+// nor spent, busy now.
+func (l *ledger) claim(digest string) hold {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	b := l.books[digest]
+	if b == nil {
+		l.prune()
+		b = &book{next: 1, gens: map[int]genState{}}
+		l.books[digest] = b
+	}
+	g := b.next
+	for b.gens[g] == genBusy || b.gens[g] == genSpent {
+		g++
+	}
+	known := b.gens[g] == genIdle
+	b.gens[g] = genBusy
+	return hold{digest: digest, gen: g, known: known}
+}
+
+// release ends a call's hold: spent when the generation's decision was
+// used, idle otherwise (its approval, pending or decided, waits for the
+// same call again). The zero hold is none.
+func (l *ledger) release(h hold, spent bool) {
+	if h.gen == 0 {
+		return
+	}
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	b := l.books[h.digest]
+	if b == nil {
+		return
+	}
+	if !spent {
+		b.gens[h.gen] = genIdle
+		return
+	}
+	b.gens[h.gen] = genSpent
+	for b.gens[b.next] == genSpent {
+		delete(b.gens, b.next)
+		b.next++
+	}
+}
+
+// prune forgets the books with only spent generations, once there are too
+// many.
+func (l *ledger) prune() {
+	if len(l.books) < maxBooks {
+		return
+	}
+	for d, b := range l.books {
+		if len(b.gens) == 0 {
+			delete(l.books, d)
+		}
+	}
+}
+
+// callDigest names a call: its session, tool (as askd names it) and
+// canonical arguments.
+func callDigest(session, tool string, canonicalArgs []byte) string {
+	h := sha256.New()
+	fmt.Fprintf(h, "%s\x00%s\x00", session, tool)
+	h.Write(canonicalArgs)
+	return hex.EncodeToString(h.Sum(nil)[:16])
+}
+
+// approvalKey is the key of generation gen of a call's approvals:
+// "mcp-gate <digest> <gen>", well within askd.MaxGateKeyChars.
+func approvalKey(digest string, gen int) string {
+	return fmt.Sprintf("mcp-gate %s %d", digest, gen)
+}
