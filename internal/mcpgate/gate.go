@@ -52,9 +52,14 @@ type tunables struct {
 	// checkEvery bounds each request that waits on askd: a reverse proxy
 	// in front of askd may cut one that stays silent for a minute.
 	checkEvery time.Duration
+	// childGrace: a child has this long to exit once its stdin is closed,
+	// and again after SIGTERM.
+	childGrace time.Duration
+	// listening, when set, is told the listener's address (tests).
+	listening func(addr string)
 }
 
-var defaultTunables = tunables{progressEvery: 25 * time.Second, checkEvery: 50 * time.Second}
+var defaultTunables = tunables{progressEvery: 25 * time.Second, checkEvery: 50 * time.Second, childGrace: 2 * time.Second}
 
 // Run is askd gate mcp (SPEC §14): an MCP server in front of another, on
 // stdio or, with --listen, streamable HTTP, that lets a tool call through
@@ -101,7 +106,7 @@ func (g *gate) dialUpstream(ctx context.Context) (conn, error) {
 	if g.upstream != "" {
 		return newHTTPUpstream(g.upstream, g.headers), nil
 	}
-	c, err := startChild(g.command, stdioEnv(), g.e.Stderr)
+	c, err := startChild(g.command, stdioEnv(), g.e.Stderr, g.childGrace)
 	if err != nil {
 		return nil, fmt.Errorf("askd gate mcp: %w", err)
 	}

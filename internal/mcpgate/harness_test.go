@@ -46,8 +46,10 @@ func gateMain() int {
 }
 
 // testTunables are the gate's clocks in tests: progress every 50 ms, so a
-// test sees it without waiting long; the checks as in production.
-var testTunables = tunables{progressEvery: 50 * time.Millisecond, checkEvery: defaultTunables.checkEvery}
+// test sees it without waiting long; a child stopped after 100 ms (node
+// servers with timers of their own do not exit when their stdin closes);
+// the checks as in production.
+var testTunables = tunables{progressEvery: 50 * time.Millisecond, checkEvery: defaultTunables.checkEvery, childGrace: 100 * time.Millisecond}
 
 // scripted is the command line of the scripted MCP server (server.go).
 func scripted(t testing.TB, mode string) []string {

@@ -116,12 +116,15 @@ type child struct {
 	stdin  io.WriteCloser
 	exited chan struct{} // closed once it has exited and err is set
 	err    error         // how it exited
+	// grace is how long it has to exit after its stdin closes, and again
+	// after SIGTERM.
+	grace time.Duration
 }
 
 // startChild starts argv with env (the gate's environment less every
 // ASKD_* variable: askd's token is never the server's), its stderr to
 // stderr.
-func startChild(argv []string, env []string, stderr io.Writer) (*child, error) {
+func startChild(argv []string, env []string, stderr io.Writer, grace time.Duration) (*child, error) {
 	cmd := exec.Command(argv[0], argv[1:]...)
 	cmd.Env = childEnv(env)
 	cmd.Stderr = stderr
@@ -136,7 +139,7 @@ func startChild(argv []string, env []string, stderr io.Writer) (*child, error) {
 	if err := cmd.Start(); err != nil {
 		return nil, fmt.Errorf("start the MCP server %s: %w", argv[0], err)
 	}
-	c := &child{cmd: cmd, stdin: stdin, exited: make(chan struct{})}
+	c := &child{cmd: cmd, stdin: stdin, exited: make(chan struct{}), grace: grace}
 	c.lineConn = newLineConn(stdout, stdin, c.stop)
 	go func() {
 		c.err = cmd.Wait()
@@ -164,13 +167,13 @@ func (c *child) stop() error {
 	select {
 	case <-c.exited:
 		return nil
-	case <-afterChildGrace():
+	case <-time.After(c.grace):
 	}
 	c.cmd.Process.Signal(terminate)
 	select {
 	case <-c.exited:
 		return nil
-	case <-afterChildGrace():
+	case <-time.After(c.grace):
 	}
 	c.cmd.Process.Kill()
 	<-c.exited
@@ -194,11 +197,6 @@ func (c *child) exitError() error {
 // stdioEnv is the gate's own process environment, for its child.
 func stdioEnv() []string { return os.Environ() }
 
-// childGrace is how long a child has to exit after its stdin closes, and
-// again after SIGTERM.
-const childGrace = 2 * time.Second
-
-func afterChildGrace() <-chan time.Time { return time.After(childGrace) }
 
 // terminate asks a child to stop (where there is no SIGTERM, Signal fails
 // and the child is killed once its grace is over).
