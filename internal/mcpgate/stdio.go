@@ -197,7 +197,6 @@ func (c *child) exitError() error {
 // stdioEnv is the gate's own process environment, for its child.
 func stdioEnv() []string { return os.Environ() }
 
-
 // terminate asks a child to stop (where there is no SIGTERM, Signal fails
 // and the child is killed once its grace is over).
 var terminate os.Signal = syscall.SIGTERM
