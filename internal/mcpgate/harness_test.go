@@ -94,6 +94,12 @@ type gateRun struct {
 // startGate runs the gate with args and env, until the test ends.
 func startGate(t testing.TB, env map[string]string, args ...string) *gateRun {
 	t.Helper()
+	return startGateWith(t, env, testTunables, args...)
+}
+
+// startGateWith is startGate with the gate's clocks tun.
+func startGateWith(t testing.TB, env map[string]string, tun tunables, args ...string) *gateRun {
+	t.Helper()
 	inR, inW := io.Pipe()
 	outR, outW := io.Pipe()
 	g := &gateRun{in: inW, out: outR, stderr: &testserver.SyncBuffer{}, done: make(chan error, 1)}
@@ -101,7 +107,7 @@ func startGate(t testing.TB, env map[string]string, args ...string) *gateRun {
 	g.cancel = cancel
 	e := &cli.Env{Stdin: inR, Stdout: outW, Stderr: g.stderr, Getenv: func(k string) string { return env[k] }}
 	go func() {
-		err := run(ctx, e, args, testTunables)
+		err := run(ctx, e, args, tun)
 		outW.Close()
 		inR.Close()
 		g.done <- err
@@ -115,13 +121,13 @@ func startGate(t testing.TB, env map[string]string, args ...string) *gateRun {
 	return g
 }
 
-// stop ends the gate as a client does (its stdin closed) and returns how it
-// ended.
+// stop ends the gate: its stdin closed, as a client does, and its context
+// (a listener's end); it returns how the gate ended.
 func (g *gateRun) stop() error {
 	g.in.Close()
+	g.cancel()
 	err := <-g.done
 	g.done <- err
-	g.cancel()
 	return err
 }
 
