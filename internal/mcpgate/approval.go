@@ -42,7 +42,8 @@ func (g *gate) approve(ctx context.Context, c *toolCall, progress func(id int64)
 	for {
 		h := g.ledger.claim(digest)
 		in.Key = approvalKey(digest, h.gen)
-		a, toldBefore, err := g.ask(ctx, &in, min(time.Until(deadline), g.checkEvery))
+		// Asked without a wait, so that progress can name it while it waits.
+		a, toldBefore, err := g.ask(ctx, &in, 0)
 		switch {
 		case askd.ErrorCode(err) == askd.ECONFLICT:
 			// The key holds other content (a gate of another version):
@@ -132,7 +133,7 @@ func (g *gate) judge(c *toolCall, h hold, a *askd.Ask, err error) verdict {
 		if pending.err != nil {
 			why = "askd could not be reached (" + errorText(pending.err) + ")"
 		}
-		v.refusal = fmt.Sprintf("askd gate: %s: approval #%d to call %s on %s is still pending (askd check %d). Call the same tool with the same arguments again to pick up the decision once it is made; the MCP server did not get the call.",
+		v.refusal = fmt.Sprintf("askd gate: %s: approval #%d to call %s on %s is still pending (askd check %d); the MCP server did not get the call. The same call again (same tool, same arguments) picks up the decision once it is made.",
 			why, a.ID, c.tool, g.name, a.ID)
 		return v
 	case err != nil:
@@ -236,12 +237,12 @@ func sleep(ctx context.Context, d time.Duration) {
 }
 
 // ask creates the approval in, or re-attaches to it by its key, waiting up
-// to wait for its decision. toldBefore reports whether askd had told the
+// to wait for its decision (0: not at all). toldBefore reports whether askd had told the
 // decided ask it returns before this request (see ledger.go): its told_at
 // is more than a second before the response's Date, both askd's clock.
 func (g *gate) ask(ctx context.Context, in *askd.AskInput, wait time.Duration) (a *askd.Ask, toldBefore bool, err error) {
 	var date time.Time
-	a, err = g.askd.Create(withDateNote(ctx, &date), in, max(wait, time.Millisecond))
+	a, err = g.askd.Create(withDateNote(ctx, &date), in, wait)
 	if err != nil {
 		return nil, false, err
 	}
