@@ -92,4 +92,3 @@ func connectShape(t *testing.T, f *fixture, shape, version string, args ...strin
 	t.Cleanup(func() { cs.Close() })
 	return cs
 }
-
