@@ -56,6 +56,7 @@ func (g *gate) approve(ctx context.Context, c *toolCall, progress func(id int64)
 			g.ledger.release(h, true) // an earlier call used it
 			continue
 		}
+		c.asked(a)
 		a, err = g.await(ctx, &in, a, deadline, progress)
 		return g.judge(c, h, a, err)
 	}

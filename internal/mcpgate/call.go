@@ -26,9 +26,16 @@ type toolCall struct {
 	mu        sync.Mutex
 	forwarded bool            // the server has it
 	upID      json.RawMessage // the id the server has it under, once forwarded
-	// approval is the approval that let it through, nil when --allow did
-	// or when it is held still.
+	// approval is the approval it waits on or went through with, nil when
+	// --allow let it through or none was made.
 	approval *askd.Ask
+}
+
+// asked notes the approval c waits on.
+func (c *toolCall) asked(a *askd.Ask) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.approval = a
 }
 
 // callParams are the members of tools/call's params the gate reads.
@@ -112,9 +119,6 @@ func (s *session) runCall(c *toolCall) {
 		s.endCall(c)
 		return
 	}
-	c.mu.Lock()
-	c.approval = v.ask
-	c.mu.Unlock()
 	if v.refusal != "" {
 		s.g.ledger.release(v.hold, v.spent)
 		s.reply(c, toolError(c.id, v.refusal))

@@ -174,6 +174,34 @@ func (p *rawPeer) call(method string, params any) json.RawMessage {
 	}
 }
 
+// sendRaw sends bytes as they are.
+func (p *rawPeer) sendRaw(raw string) {
+	p.t.Helper()
+	if err := p.c.write(context.Background(), &message{raw: []byte(raw)}); err != nil {
+		p.t.Fatal(err)
+	}
+}
+
+// response waits for the response of id ("" for an id of null).
+func (p *rawPeer) response(id string) *message {
+	p.t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	want := ""
+	if id != "" {
+		want = idKey(encode(id))
+	}
+	for {
+		m, err := p.c.read(ctx)
+		if err != nil {
+			p.t.Fatalf("waiting for the response to %q: %v", id, err)
+		}
+		if m.Method == "" && m.key() == want {
+			return m
+		}
+	}
+}
+
 func (p *rawPeer) notify(method string) {
 	p.send(map[string]any{"jsonrpc": "2.0", "method": method})
 }

@@ -49,7 +49,8 @@ type front struct {
 	ctx   context.Context
 	hosts hostPolicy
 
-	starting  sync.Mutex // one stateless session is started at a time
+	running   sync.WaitGroup // sessions still running
+	starting  sync.Mutex     // one stateless session is started at a time
 	mu        sync.Mutex
 	sessions  map[string]*frontConn
 	stateless *frontConn
@@ -76,6 +77,7 @@ func (g *gate) serveHTTP(ctx context.Context) error {
 	sctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer cancel()
 	srv.Shutdown(sctx)
+	f.running.Wait() // each has stopped its server
 	if errors.Is(err, http.ErrServerClosed) {
 		err = nil
 	}
@@ -214,7 +216,9 @@ func (f *front) start(id string) (*frontConn, error) {
 		f.sessions[id] = c
 	}
 	f.mu.Unlock()
+	f.running.Add(1)
 	go func() {
+		defer f.running.Done()
 		if err := s.run(); err != nil {
 			f.g.say("session %s: %v", id, err)
 		}

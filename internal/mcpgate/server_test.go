@@ -1,9 +1,11 @@
 package mcpgate
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
+	"io"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -47,7 +49,7 @@ func scriptedMCPServer() *mcp.Server {
 		slices.Sort(env)
 		return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: strings.Join(env, "\n")}}}, nil, nil
 	})
-	mcp.AddTool(s, &mcp.Tool{Name: "die", Description: "exits mid-call"}, func(ctx context.Context, req *mcp.CallToolRequest, in textArgs) (*mcp.CallToolResult, any, error) {
+	mcp.AddTool(s, &mcp.Tool{Name: "die", Description: "exits mid-call"}, func(ctx context.Context, req *mcp.CallToolRequest, in struct{}) (*mcp.CallToolResult, any, error) {
 		os.Exit(3)
 		return nil, nil, nil
 	})
@@ -84,11 +86,16 @@ func scriptedServer() {
 }
 
 // recordingServer serves the scripted server over streamable HTTP, in this
-// process, and records the headers of every request it gets.
+// process, and records the headers and body of every request it gets.
 type recordingServer struct {
-	URL     string
-	mu      sync.Mutex
-	headers []http.Header
+	URL      string
+	mu       sync.Mutex
+	requests []recorded
+}
+
+type recorded struct {
+	header http.Header
+	body   string
 }
 
 func startRecordingServer(t testing.TB, stateless bool) *recordingServer {
@@ -96,8 +103,10 @@ func startRecordingServer(t testing.TB, stateless bool) *recordingServer {
 	r := &recordingServer{}
 	h := mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return scriptedMCPServer() }, &mcp.StreamableHTTPOptions{Stateless: stateless})
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, req *http.Request) {
+		body, _ := io.ReadAll(req.Body)
+		req.Body = io.NopCloser(bytes.NewReader(body))
 		r.mu.Lock()
-		r.headers = append(r.headers, req.Header.Clone())
+		r.requests = append(r.requests, recorded{req.Header.Clone(), string(body)})
 		r.mu.Unlock()
 		h.ServeHTTP(w, req)
 	}))
@@ -106,9 +115,20 @@ func startRecordingServer(t testing.TB, stateless bool) *recordingServer {
 	return r
 }
 
-// seen returns the headers of the requests so far.
-func (r *recordingServer) seen() []http.Header {
+// seen returns the requests so far.
+func (r *recordingServer) seen() []recorded {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	return slices.Clone(r.headers)
+	return slices.Clone(r.requests)
+}
+
+// calls returns the tools/call requests so far, their bodies.
+func (r *recordingServer) calls() []string {
+	var out []string
+	for _, req := range r.seen() {
+		if strings.Contains(req.body, `"tools/call"`) {
+			out = append(out, req.body)
+		}
+	}
+	return out
 }

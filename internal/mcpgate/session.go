@@ -218,6 +218,9 @@ func (s *session) serverGone(err error) {
 	}
 	s.forwarded = map[string]string{}
 	s.mu.Unlock()
+	if e, ok := s.up.(interface{ gone(error) error }); ok {
+		err = e.gone(err)
+	}
 	what := fmt.Sprintf("the MCP server %s went away (%v)", s.g.name, err)
 	for _, c := range calls {
 		c.cancel()

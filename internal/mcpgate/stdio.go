@@ -194,6 +194,17 @@ func (c *child) exitError() error {
 	return fmt.Errorf("the MCP server %s: %w", c.cmd.Path, c.err)
 }
 
+// gone is why the child's stdout ended (err): how it exited, once it has,
+// within its grace.
+func (c *child) gone(err error) error {
+	select {
+	case <-c.exited:
+		return c.exitError()
+	case <-time.After(c.grace):
+		return err
+	}
+}
+
 // stdioEnv is the gate's own process environment, for its child.
 func stdioEnv() []string { return os.Environ() }
 
