@@ -156,7 +156,7 @@ type gateProcess struct {
 	cs  *mcp.ClientSession
 }
 
-func startGateProcess(t *testing.T, f *fixture, args []string) *gateProcess {
+func startGateProcess(t testing.TB, f *fixture, args []string) *gateProcess {
 	t.Helper()
 	exe, err := os.Executable()
 	if err != nil {

@@ -14,6 +14,7 @@ import (
 
 	"github.com/askd-dev/askd"
 	"github.com/askd-dev/askd/client"
+	"github.com/askd-dev/askd/internal/app"
 	"github.com/askd-dev/askd/internal/cli"
 	"github.com/askd-dev/askd/internal/testserver"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -69,7 +70,13 @@ type fixture struct {
 
 func newFixture(t testing.TB) *fixture {
 	t.Helper()
-	s := testserver.Start(t, testserver.Options{})
+	return newFixtureWith(t, app.Config{})
+}
+
+// newFixtureWith is newFixture with askd configured as cfg says.
+func newFixtureWith(t testing.TB, cfg app.Config) *fixture {
+	t.Helper()
+	s := testserver.Start(t, testserver.Options{Config: cfg})
 	return &fixture{askd: s, person: s.Human()}
 }
 
