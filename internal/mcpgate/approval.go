@@ -198,7 +198,7 @@ func (g *gate) askdFailed(c *toolCall, a *askd.Ask, err error) string {
 	msg := fmt.Sprintf("askd could not be reached to approve %s on %s (%s)", c.tool, g.name, errorText(err))
 	switch {
 	case errors.As(err, &refused) && refused.Status == http.StatusTooManyRequests:
-		msg = "askd refused to ask for another approval, at its limit of pending asks: " + refused.Message
+		msg = "askd refused to ask for another approval, at its limit of pending asks (askd serve --max-pending): " + refused.Message
 	case errors.As(err, &refused):
 		msg = "askd refused the approval: " + refused.Message
 	}

@@ -13,6 +13,7 @@ import (
 
 	"github.com/askd-dev/askd"
 	"github.com/askd-dev/askd/client"
+	"github.com/askd-dev/askd/internal/app"
 	"github.com/askd-dev/askd/internal/cli"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
@@ -342,5 +343,34 @@ func TestTokenFile(t *testing.T) {
 	f.answer(t, w.asked(t).ID, &askd.Answer{Decision: askd.DecisionApproved})
 	if res := (<-out).must(t); text(res) != "by file" {
 		t.Fatalf("with the token from the file: %q", text(res))
+	}
+}
+
+// TestAskdRefuses: a gate fails closed. askd at its pending cap answers
+// the next call with an error result naming the limit; askd unreachable,
+// with one saying so; the server gets neither call.
+func TestAskdRefuses(t *testing.T) {
+	f := newFixtureWith(t, app.Config{MaxPending: 1})
+	up := startRecordingServer(t, false)
+	w := f.watch(t, "refuses")
+	g := startGate(t, f.env(), "--name", "remote", "--session", "refuses", "--upstream", up.URL)
+	cs := g.connect(t, "", nil)
+	held := callAsync(cs, context.Background(), "echo", map[string]any{"text": "first"})
+	first := w.asked(t)
+	res, err := cs.CallTool(context.Background(), &mcp.CallToolParams{Name: "echo", Arguments: map[string]any{"text": "second"}})
+	if err != nil || !res.IsError || !strings.Contains(text(res), "--max-pending") || !strings.Contains(text(res), "did not get the call") {
+		t.Errorf("past the pending cap: %v, %q", err, text(res))
+	}
+	f.answer(t, first.ID, &askd.Answer{Decision: askd.DecisionRejected})
+	(<-held).must(t)
+
+	gone := f.env("ASKD_URL", "http://127.0.0.1:1")
+	g = startGate(t, gone, "--name", "remote", "--session", "refuses", "--upstream", up.URL)
+	res, err = g.connect(t, "", nil).CallTool(context.Background(), &mcp.CallToolParams{Name: "echo", Arguments: map[string]any{"text": "third"}})
+	if err != nil || !res.IsError || !strings.Contains(text(res), "could not be reached") || !strings.Contains(text(res), "did not get the call") {
+		t.Errorf("askd unreachable: %v, %q", err, text(res))
+	}
+	if calls := up.calls(); len(calls) > 0 {
+		t.Fatalf("the server got a call no one approved: %s", calls[0])
 	}
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"reflect"
+	"strings"
 	"testing"
 
 	"github.com/askd-dev/askd"
@@ -91,4 +92,36 @@ func connectShape(t *testing.T, f *fixture, shape, version string, args ...strin
 	}
 	t.Cleanup(func() { cs.Close() })
 	return cs
+}
+
+// TestElicitationToClient: with --elicitation client, a client that
+// declares elicitation answers the server's questions itself (none goes to
+// askd), at each revision; on 2026-07-28 its retry of the input_required
+// call, with its answer, goes on without a second approval.
+func TestElicitationToClient(t *testing.T) {
+	f := newFixture(t)
+	for _, version := range []string{"2025-11-25", "2026-07-28"} {
+		t.Run(version, func(t *testing.T) {
+			session := "to-client-" + version
+			w := f.watch(t, session)
+			g := startGate(t, f.env(), append([]string{"--name", "scripted", "--session", session, "--elicitation", "client", "--"}, scripted(t, "")...)...)
+			asked := make(chan string, 1)
+			cs := g.connect(t, version, &mcp.ClientOptions{ElicitationHandler: func(_ context.Context, r *mcp.ElicitRequest) (*mcp.ElicitResult, error) {
+				asked <- r.Params.Message
+				return &mcp.ElicitResult{Action: "accept", Content: map[string]any{"code": "XYZ-99", "sure": false}}, nil
+			}})
+			out := callAsync(cs, context.Background(), "survey", map[string]any{})
+			f.answer(t, w.asked(t).ID, &askd.Answer{Decision: askd.DecisionApproved})
+			if msg := <-asked; msg != "Which code?" {
+				t.Fatalf("the client was asked %q", msg)
+			}
+			res := (<-out).must(t)
+			if res.IsError || !strings.Contains(text(res), `"XYZ-99"`) {
+				t.Fatalf("survey answered by the client: %q", text(res))
+			}
+			if asks := f.asks(t, session); len(asks) != 1 || asks[0].Kind != askd.KindApproval {
+				t.Fatalf("%d asks, want the one approval (no form, no second approval)", len(asks))
+			}
+		})
+	}
 }
