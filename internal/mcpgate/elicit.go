@@ -176,7 +176,11 @@ func (g *gate) elicit(ctx context.Context, params json.RawMessage) (elicitResult
 		g.say("an elicitation declined: askd does not know its mode %q", oneLine(p.Mode))
 		return elicitResult{Action: askd.FormDecline}, nil
 	}
-	a, err := g.askd.Create(ctx, in, 0)
+	// The first look waits with the ask's creation: a gate stopped then
+	// (killed, say) withdraws the form in askd, which no answer could
+	// leave now. Later looks do not (askd's waits by id change nothing when
+	// cut), and a form left by a killed gate times out on its own.
+	a, err := g.askd.Create(ctx, in, g.checkEvery)
 	switch code := askd.ErrorCode(err); {
 	case code == askd.EINVALID || code == askd.ELIMIT:
 		g.say("an elicitation declined: askd cannot put it to a person: %s", errorText(err))
@@ -254,8 +258,7 @@ func (s *session) fulfils(c *toolCall, requests map[string]inputRequest) bool {
 	if !s.g.elicitToClient {
 		return true
 	}
-	_, clientElicits := s.declare(c.msg)
-	return !clientElicits
+	return !declaresElicitation(member(member(c.msg.Params, "_meta"), metaClientCapabilities))
 }
 
 // fulfil answers the elicitations of input_required result m to call c

@@ -30,7 +30,8 @@ type session struct {
 	calls map[string]*toolCall
 	upIDs map[string]*toolCall
 	// forwarded are the client's other requests the server has, by id key
-	// (their methods): answered by the gate if the server goes away.
+	// (each one's progress token key, "" for none): answered by the gate
+	// if the server goes away.
 	forwarded map[string]string
 	// progress is the client request (id key) each progress token (idKey
 	// of the token) was sent with.
@@ -137,8 +138,9 @@ func (s *session) fromClient(m *message) {
 			m, _ = s.declare(m)
 		}
 		s.mu.Lock()
-		s.forwarded[m.key()] = m.Method
+		s.forwarded[m.key()] = ""
 		if t := progressToken(m.Params); t != nil {
+			s.forwarded[m.key()] = idKey(t)
 			s.progress[idKey(t)] = m.key()
 		}
 		s.mu.Unlock()
@@ -162,7 +164,12 @@ func (s *session) fromServer(m *message) {
 				c = nil // held still: this is no answer to it
 			}
 		}
-		delete(s.forwarded, k)
+		if t, ok := s.forwarded[k]; ok {
+			delete(s.forwarded, k)
+			if t != "" && s.progress[t] == k {
+				delete(s.progress, t)
+			}
+		}
 		s.mu.Unlock()
 		if c != nil {
 			s.callResult(c, m)
@@ -319,7 +326,7 @@ func (s *session) nextID() json.RawMessage {
 		s.ownIDs++
 		id := encode(fmt.Sprintf("%s%s-%d", ownIDPrefix, s.g.instance, s.ownIDs))
 		k := idKey(id)
-		if s.calls[k] == nil && s.forwarded[k] == "" {
+		if _, busy := s.forwarded[k]; !busy && s.calls[k] == nil {
 			return id
 		}
 	}
