@@ -51,8 +51,8 @@ on (the gate fails closed).
 askd is reached with ASKD_URL and ASKD_TOKEN (an agent token), or
 --token-file for clients that pass no environment; the session is
 ASKD_SESSION, else NAME. --allow, --name, --upstream, --upstream-header,
---listen and --allowed-host read no environment variable: what the gate lets
-through is said on its command line.
+--listen, --listen-token-file and --allowed-host read no environment
+variable: what the gate lets through is said on its command line.
 `
 
 // parseGate reads askd gate mcp's command line. Mistakes are UsageErrors;
@@ -61,15 +61,15 @@ func parseGate(e *cli.Env, args []string) (*gate, error) {
 	fs := cli.Flags(e, "gate mcp", synopsis)
 	g := &gate{e: e, allow: map[string]bool{}, headers: http.Header{}, ledger: newLedger(), instance: newInstance()}
 	var allow, upHeaders, hosts stringList
-	name := fs.String("name", "", "the client's key for the server: approvals are for mcp__NAME__TOOL, asked by NAME")
-	fs.Var(&allow, "allow", "a tool that goes to the server without an ask (repeat for more)")
-	fs.StringVar(&g.upstream, "upstream", "", "the URL of a remote streamable HTTP MCP server to stand in front of")
-	fs.Var(&upHeaders, "upstream-header", "a header 'K: V' for every request to --upstream (repeat for more)")
-	fs.StringVar(&g.listen, "listen", "", "serve streamable HTTP on this address (host:port) instead of stdio")
-	listenToken := fs.String("listen-token-file", "", "a file (mode 0600) holding the Bearer token the HTTP listener requires; required off loopback")
-	fs.Var(&hosts, "allowed-host", "a host name the HTTP listener also answers to, besides loopback names and its own address (repeat for more)")
+	name := fs.String("name", "", "the client's key for the server: approvals are for mcp__`NAME`__TOOL, asked by NAME")
+	fs.Var(&allow, "allow", "a `TOOL` that goes to the server without an ask (repeat for more)")
+	fs.StringVar(&g.upstream, "upstream", "", "the `URL` of a remote streamable HTTP MCP server to stand in front of")
+	fs.Var(&upHeaders, "upstream-header", "a header `'K: V'` for every request to --upstream (repeat for more)")
+	fs.StringVar(&g.listen, "listen", "", "serve streamable HTTP on `ADDR` (host:port) instead of stdio")
+	listenToken := fs.String("listen-token-file", "", "a file (mode 0600) at `PATH` holding the Bearer token the HTTP listener requires; required off loopback")
+	fs.Var(&hosts, "allowed-host", "a host `NAME` the HTTP listener also answers to, besides loopback names and its own address (*.example.com: its subdomains; repeat for more)")
 	askdURL := fs.String("url", "http://127.0.0.1:7777", "the askd server")
-	tokenFile := fs.String("token-file", "", "a file (mode 0600) holding the agent token, for clients that pass no environment (else ASKD_TOKEN)")
+	tokenFile := fs.String("token-file", "", "a file (mode 0600) at `PATH` holding the agent token, for clients that pass no environment (else ASKD_TOKEN)")
 	session := fs.String("session", "", "the askd session to ask in (default: NAME)")
 	fs.DurationVar(&g.wait, "wait", defaultWait, "how long a call waits for a decision before its error result says it is still pending")
 	elicitation := fs.String("elicitation", "server", "who answers the server's elicitations: server (askd puts them to a person) or client (a client that declares elicitation)")
