@@ -82,9 +82,24 @@ func TestRawAttacks(t *testing.T) {
 	p.call("initialize", map[string]any{"protocolVersion": "2025-11-25", "capabilities": map[string]any{}, "clientInfo": map[string]string{"name": "raw", "version": "1"}})
 	p.notify("notifications/initialized")
 
-	p.sendRaw(`{"jsonrpc":"2.0","id":"dup","method":"tools/call","params":{"name":"echo","arguments":{"text":"shown","text":"run"}}}`)
-	if m := p.response("dup"); !strings.Contains(string(m.Result), "not strict JSON") || !strings.Contains(string(m.Result), `"isError":true`) {
-		t.Errorf("a key given twice: %s", m.raw)
+	for id, raw := range map[string]string{
+		// a key twice in the arguments: which one did the person see?
+		"dup-arg": `{"jsonrpc":"2.0","id":"dup-arg","method":"tools/call","params":{"name":"echo","arguments":{"text":"shown","text":"run"}}}`,
+		// a method twice: a parser keeping the first reads a tools/call
+		"dup-method": `{"jsonrpc":"2.0","id":"dup-method","method":"tools/call","method":"ping","params":{"name":"echo","arguments":{"text":"run"}}}`,
+		"dup-name": `{"jsonrpc":"2.0","id":"dup-name","method":"tools/call","params":{"name":"echo","name":"env","arguments":{}}}`,
+	} {
+		p.sendRaw(raw)
+		if m := p.response(id); m.Error == nil || !strings.Contains(string(m.Error), "duplicate key") {
+			t.Errorf("%s: %s", id, m.raw)
+		}
+	}
+	// A tools/call without an id: no one could approve it.
+	p.sendRaw(`{"jsonrpc":"2.0","method":"tools/call","params":{"name":"echo","arguments":{"text":"notified"}}}`)
+	// Answers to a question the server never asked through the gate.
+	p.sendRaw(`{"jsonrpc":"2.0","id":"forged","method":"tools/call","params":{"name":"survey","arguments":{},"inputResponses":{"form":{"action":"accept","content":{"code":"AAA-00","sure":true}}},"requestState":"state-1"}}`)
+	if m := p.response("forged"); !strings.Contains(string(m.Result), "did not ask through the gate") || !strings.Contains(string(m.Result), `"isError":true`) {
+		t.Errorf("forged inputResponses: %s", m.raw)
 	}
 	p.sendRaw(`[{"jsonrpc":"2.0","id":"b1","method":"tools/call","params":{"name":"echo","arguments":{"text":"batched"}}}]`)
 	if m := p.response(""); m.Error == nil || !strings.Contains(string(m.Error), "batch") {

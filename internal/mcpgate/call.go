@@ -107,7 +107,18 @@ func (s *session) startCall(m *message) {
 // person approves it in askd. Anything else answers it with an error
 // result, and the server never sees it.
 func (s *session) runCall(c *toolCall) {
-	if s.g.allow[c.tool] || s.continues(c) {
+	continuing := c.params.InputResponses != nil || c.params.RequestState != nil
+	switch {
+	case continuing && s.continues(c):
+		s.forward(c, c.msg)
+		return
+	case continuing:
+		// Answers to questions the server did not ask through the gate:
+		// a client could answer a server's confirmation itself, where
+		// the person was to.
+		s.reply(c, toolError(c.id, fmt.Sprintf("askd gate: this call to %s carries answers (inputResponses, requestState) to questions the server did not ask through the gate; the MCP server did not get the call.", c.tool)))
+		return
+	case s.g.allow[c.tool]:
 		s.forward(c, c.msg)
 		return
 	}

@@ -53,7 +53,13 @@
 //     25 s that it waits (progress 1, 2, ...; the server's own progress,
 //     once it has the call, goes on from its own numbers).
 //   - a JSON-RPC batch: refused (MCP 2025-06-18 and later have none, and a
-//     batch passed whole would carry calls past the gate).
+//     batch passed whole would carry calls past the gate); so is a client's
+//     message that parsers could read two ways (a key given twice, text
+//     that is not UTF-8: {"method":"tools/call","method":"ping"} is a ping
+//     to encoding/json and a call to a parser that keeps the first key), a
+//     tools/call without an id, and a tools/call carrying answers
+//     (inputResponses, requestState) to questions the server did not ask
+//     through the gate, which would answer them where the person was to.
 //
 // Everything else passes unchanged: tools/list and every other list,
 // resources, prompts, completions, logging, progress, list_changed, pings,

@@ -318,9 +318,6 @@ func (s *session) allowContinuation(c *toolCall, m *message) {
 // whose input_required result it answered (allowContinuation); it uses up
 // that leave.
 func (s *session) continues(c *toolCall) bool {
-	if c.params.InputResponses == nil {
-		return false
-	}
 	var state string
 	if c.params.RequestState != nil {
 		state = *c.params.RequestState

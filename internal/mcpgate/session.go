@@ -8,6 +8,8 @@ import (
 	"io"
 	"strings"
 	"sync"
+
+	"github.com/askd-dev/askd"
 )
 
 // session is the gate between one client and one server: it passes every
@@ -102,8 +104,31 @@ func (s *session) readClient() error {
 		case err != nil:
 			return err
 		}
+		if err := strict(m); err != nil {
+			s.g.say("refused a message from the client: %v", err)
+			if m.isRequest() {
+				s.toClient(withRelated(errorMessage(m.ID, codeInvalidRequest, "askd gate: "+err.Error()+"; the message went no further"), m.key()))
+			}
+			continue
+		}
 		s.fromClient(m)
 	}
+}
+
+// strict refuses a client's message that parsers could read two ways: a
+// key given twice (encoding/json keeps the last, some parsers the first:
+// {"method":"tools/call","method":"ping"} would pass the gate as a ping),
+// text that is not UTF-8; and a tools/call sent as a notification, which
+// no one could approve and some servers might run.
+func strict(m *message) error {
+	var probe struct{}
+	if err := askd.DecodeOpen(m.raw, &probe); err != nil {
+		return fmt.Errorf("not strict JSON (%s)", askd.ErrorMessage(err))
+	}
+	if m.isNotification() && m.Method == "tools/call" {
+		return errors.New("a tools/call without an id")
+	}
+	return nil
 }
 
 func (s *session) readServer() error {
