@@ -87,7 +87,7 @@ func TestRawAttacks(t *testing.T) {
 		"dup-arg": `{"jsonrpc":"2.0","id":"dup-arg","method":"tools/call","params":{"name":"echo","arguments":{"text":"shown","text":"run"}}}`,
 		// a method twice: a parser keeping the first reads a tools/call
 		"dup-method": `{"jsonrpc":"2.0","id":"dup-method","method":"tools/call","method":"ping","params":{"name":"echo","arguments":{"text":"run"}}}`,
-		"dup-name": `{"jsonrpc":"2.0","id":"dup-name","method":"tools/call","params":{"name":"echo","name":"env","arguments":{}}}`,
+		"dup-name":   `{"jsonrpc":"2.0","id":"dup-name","method":"tools/call","params":{"name":"echo","name":"env","arguments":{}}}`,
 	} {
 		p.sendRaw(raw)
 		if m := p.response(id); m.Error == nil || !strings.Contains(string(m.Error), "duplicate key") {
