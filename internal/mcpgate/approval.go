@@ -7,6 +7,8 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
+	"net/http/httptrace"
+	"sync/atomic"
 	"time"
 
 	"github.com/askd-dev/askd"
@@ -30,21 +32,31 @@ type verdict struct {
 
 // approve puts call c to askd as an approval and waits, up to --wait, for
 // the decision (see ledger.go for which approval it is). progress is
-// called every progressEvery while it waits. When ctx ends the wait is cut
-// off: askd keeps the approval pending, to be picked up by the same call.
+// called every progressEvery while it waits, with the approval's id once
+// it has one. When ctx ends the wait is cut off: askd keeps the approval
+// pending, to be picked up by the same call.
 func (g *gate) approve(ctx context.Context, c *toolCall, progress func(id int64)) verdict {
 	in, refusal := g.approvalInput(c)
 	if refusal != "" {
 		return verdict{refusal: refusal}
+	}
+	var id atomic.Int64
+	if progress != nil {
+		stop := g.every(ctx, func() { progress(id.Load()) })
+		defer stop()
 	}
 	digest := callDigest(g.session, in.ToolName, in.Payload)
 	deadline := time.Now().Add(g.wait)
 	for {
 		h := g.ledger.claim(digest)
 		in.Key = approvalKey(digest, h.gen)
-		// Asked without a wait, so that progress can name it while it waits.
+		// Asked without a wait first, so that progress names it from the
+		// first tick and a call held still can say which it is.
 		a, toldBefore, err := g.ask(ctx, &in, 0)
 		switch {
+		case ctx.Err() != nil:
+			g.cutOff(in) // no wait of the call's was in askd to end
+			return verdict{hold: h}
 		case askd.ErrorCode(err) == askd.ECONFLICT:
 			// The key holds other content (a gate of another version):
 			// it is not this call's.
@@ -57,32 +69,40 @@ func (g *gate) approve(ctx context.Context, c *toolCall, progress func(id int64)
 			continue
 		}
 		c.asked(a)
-		a, err = g.await(ctx, &in, a, deadline, progress)
+		id.Store(a.ID)
+		a, err = g.await(ctx, &in, a, deadline)
 		return g.judge(c, h, a, err)
 	}
+}
+
+// waitFor is how long the next request may wait for a decision: until
+// deadline, at most longestWait, and at least a moment (a request with no
+// wait at all would not say, on its end, that the call stopped waiting).
+func (g *gate) waitFor(deadline time.Time) time.Duration {
+	return min(max(time.Until(deadline), time.Millisecond), g.longestWait)
 }
 
 // await waits for approval a, asked as in, to be decided, until deadline.
 // askd unreachable for a moment (restarting, say): it looks again until
 // deadline.
-func (g *gate) await(ctx context.Context, in *askd.AskInput, a *askd.Ask, deadline time.Time, progress func(id int64)) (*askd.Ask, error) {
-	if a.Pending() && progress != nil {
-		id := a.ID
-		stop := g.every(ctx, func() { progress(id) })
-		defer stop()
-	}
+func (g *gate) await(ctx context.Context, in *askd.AskInput, a *askd.Ask, deadline time.Time) (*askd.Ask, error) {
 	var lastErr error
 	for a.Pending() {
 		left := time.Until(deadline)
 		if left <= 0 {
 			return a, &stillPending{lastErr}
 		}
-		// Asking again with the key waits on the same approval; a request
-		// cut (the call given up, the gate stopped) leaves it cut off in
-		// askd, to be told.
-		b, _, err := g.ask(ctx, in, min(left, g.checkEvery))
+		// Asking again with the key waits on the same approval. askd
+		// takes a request cut short (the call given up, the gate stopped
+		// or killed) as a cut-off; one that ends at its wait's end, as the
+		// call's end: pending, to be told once decided.
+		var wrote atomic.Bool
+		b, _, err := g.ask(whenWritten(ctx, &wrote), in, g.waitFor(deadline))
 		switch {
 		case ctx.Err() != nil:
+			if !wrote.Load() {
+				g.cutOff(*in) // askd never had this wait to see it end
+			}
 			return a, ctx.Err()
 		case err == nil:
 			a, lastErr = b, nil
@@ -94,6 +114,29 @@ func (g *gate) await(ctx context.Context, in *askd.AskInput, a *askd.Ask, deadli
 		}
 	}
 	return a, nil
+}
+
+// cutOff tells askd that call in stopped waiting when no wait of its was
+// in askd to end (it gave up between two requests): one is sent and cut
+// as soon as askd has it, which askd records as the call's cut-off.
+func (g *gate) cutOff(in askd.AskInput) {
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	trace := &httptrace.ClientTrace{WroteRequest: func(w httptrace.WroteRequestInfo) {
+		if w.Err == nil {
+			cancel()
+		}
+	}}
+	g.askd.Create(httptrace.WithClientTrace(ctx, trace), &in, g.longestWait)
+}
+
+// whenWritten is ctx, for a request that sets wrote once it is sent whole.
+func whenWritten(ctx context.Context, wrote *atomic.Bool) context.Context {
+	return httptrace.WithClientTrace(ctx, &httptrace.ClientTrace{WroteRequest: func(w httptrace.WroteRequestInfo) {
+		if w.Err == nil {
+			wrote.Store(true)
+		}
+	}})
 }
 
 // stillPending ends a wait that saw no decision within --wait; err is why

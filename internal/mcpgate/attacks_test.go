@@ -135,7 +135,7 @@ func TestServerDies(t *testing.T) {
 		t.Errorf("the call the server died in: %q", text(res))
 	}
 	res = (<-held).must(t)
-	if !res.IsError || !strings.Contains(text(res), "went away") || !strings.Contains(text(res), fmt.Sprintf("#%d stays pending", heldAsk.ID)) {
+	if !res.IsError || !strings.Contains(text(res), "went away") || !strings.Contains(text(res), fmt.Sprintf("#%d stays pending", heldAsk.ID)) || !strings.Contains(text(res), "exit status 3") {
 		t.Errorf("the held call: %q", text(res))
 	}
 	if a, err := f.person.Show(context.Background(), dieAsk.ID); err != nil || a.Answer == nil || a.Answer.Decision != askd.DecisionApproved {

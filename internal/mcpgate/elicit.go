@@ -176,11 +176,11 @@ func (g *gate) elicit(ctx context.Context, params json.RawMessage) (elicitResult
 		g.say("an elicitation declined: askd does not know its mode %q", oneLine(p.Mode))
 		return elicitResult{Action: askd.FormDecline}, nil
 	}
-	// The first look waits with the ask's creation: a gate stopped then
-	// (killed, say) withdraws the form in askd, which no answer could
-	// leave now. Later looks do not (askd's waits by id change nothing when
-	// cut), and a form left by a killed gate times out on its own.
-	a, err := g.askd.Create(ctx, in, g.checkEvery)
+	// The first look waits with the ask's creation, up to an hour: a gate
+	// stopped meanwhile (killed, say) withdraws the form in askd, which no
+	// answer could reach now. Later looks do not (askd's waits by id change
+	// nothing when cut): a form a killed gate left then times out in askd.
+	a, err := g.askd.Create(ctx, in, g.longestWait)
 	switch code := askd.ErrorCode(err); {
 	case code == askd.EINVALID || code == askd.ELIMIT:
 		g.say("an elicitation declined: askd cannot put it to a person: %s", errorText(err))
@@ -192,7 +192,7 @@ func (g *gate) elicit(ctx context.Context, params json.RawMessage) (elicitResult
 		return elicitResult{Action: askd.FormCancel}, nil
 	}
 	for a.Pending() {
-		b, err := g.askd.Check(ctx, a.ID, g.checkEvery)
+		b, err := g.askd.Check(ctx, a.ID, g.longestWait)
 		switch {
 		case ctx.Err() != nil:
 			g.withdraw(a.ID)
@@ -343,10 +343,12 @@ func (s *session) callProgress(c *toolCall) func(id int64) {
 	var n float64
 	return func(id int64) {
 		n++
+		msg := fmt.Sprintf("waiting for a person to approve %s on %s in askd", c.tool, s.g.name)
+		if id != 0 {
+			msg += fmt.Sprintf(" (approval #%d)", id)
+		}
 		s.toClient(withRelated(notification("notifications/progress", map[string]any{
-			"progressToken": c.token,
-			"progress":      n,
-			"message":       fmt.Sprintf("waiting for a person to approve %s on %s in askd (approval #%d)", c.tool, s.g.name, id),
+			"progressToken": c.token, "progress": n, "message": msg,
 		}), c.key))
 	}
 }

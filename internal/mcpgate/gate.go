@@ -49,9 +49,12 @@ type tunables struct {
 	// progressEvery: a held call with a progress token is told it waits at
 	// least this often (MCP clients with idle timers keep it alive).
 	progressEvery time.Duration
-	// checkEvery bounds each request that waits on askd: a reverse proxy
-	// in front of askd may cut one that stays silent for a minute.
-	checkEvery time.Duration
+	// longestWait bounds each request that waits on askd (askd's own bound
+	// on ?wait=). A call's wait is one request for its whole --wait, so
+	// that askd sees a cut-off the moment the gate stops waiting, and not
+	// before: a request that ended by its wait's end, while the gate still
+	// waited, would mark the approval as its agent's no longer.
+	longestWait time.Duration
 	// childGrace: a child has this long to exit once its stdin is closed,
 	// and again after SIGTERM.
 	childGrace time.Duration
@@ -59,7 +62,7 @@ type tunables struct {
 	listening func(addr string)
 }
 
-var defaultTunables = tunables{progressEvery: 25 * time.Second, checkEvery: 50 * time.Second, childGrace: 2 * time.Second}
+var defaultTunables = tunables{progressEvery: 25 * time.Second, longestWait: time.Hour, childGrace: 2 * time.Second}
 
 // Run is askd gate mcp (SPEC §14): an MCP server in front of another, on
 // stdio or, with --listen, streamable HTTP, that lets a tool call through

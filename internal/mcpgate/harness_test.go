@@ -50,7 +50,7 @@ func gateMain() int {
 // test sees it without waiting long; a child stopped after 100 ms (node
 // servers with timers of their own do not exit when their stdin closes);
 // the checks as in production.
-var testTunables = tunables{progressEvery: 50 * time.Millisecond, checkEvery: defaultTunables.checkEvery, childGrace: 100 * time.Millisecond}
+var testTunables = tunables{progressEvery: 50 * time.Millisecond, longestWait: defaultTunables.longestWait, childGrace: 100 * time.Millisecond}
 
 // scripted is the command line of the scripted MCP server (server.go).
 func scripted(t testing.TB, mode string) []string {
@@ -147,7 +147,9 @@ func (g *gateRun) connect(t testing.TB, version string, opts *mcp.ClientOptions)
 	if err != nil {
 		t.Fatalf("connect through the gate: %v\ngate's stderr:\n%s", err, g.stderr)
 	}
-	t.Cleanup(func() { cs.Close() })
+	// The go-sdk client's Close waits for its calls: the gate goes first,
+	// which ends those a failed test left waiting.
+	t.Cleanup(func() { g.stop(); cs.Close() })
 	return cs
 }
 
