@@ -7,7 +7,6 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
-	"net/http/httptrace"
 	"sync/atomic"
 	"time"
 
@@ -55,7 +54,7 @@ func (g *gate) approve(ctx context.Context, c *toolCall, progress func(id int64)
 		a, toldBefore, err := g.ask(ctx, &in, 0)
 		switch {
 		case ctx.Err() != nil:
-			g.cutOff(in) // no wait of the call's was in askd to end
+			g.cutOff(in)
 			return verdict{hold: h}
 		case askd.ErrorCode(err) == askd.ECONFLICT:
 			// The key holds other content (a gate of another version):
@@ -96,13 +95,10 @@ func (g *gate) await(ctx context.Context, in *askd.AskInput, a *askd.Ask, deadli
 		// takes a request cut short (the call given up, the gate stopped
 		// or killed) as a cut-off; one that ends at its wait's end, as the
 		// call's end: pending, to be told once decided.
-		var wrote atomic.Bool
-		b, _, err := g.ask(whenWritten(ctx, &wrote), in, g.waitFor(deadline))
+		b, _, err := g.ask(ctx, in, g.waitFor(deadline))
 		switch {
 		case ctx.Err() != nil:
-			if !wrote.Load() {
-				g.cutOff(*in) // askd never had this wait to see it end
-			}
+			g.cutOff(*in)
 			return a, ctx.Err()
 		case err == nil:
 			a, lastErr = b, nil
@@ -116,27 +112,17 @@ func (g *gate) await(ctx context.Context, in *askd.AskInput, a *askd.Ask, deadli
 	return a, nil
 }
 
-// cutOff tells askd that call in stopped waiting when no wait of its was
-// in askd to end (it gave up between two requests): one is sent and cut
-// as soon as askd has it, which askd records as the call's cut-off.
+// cutOff makes sure askd knows that call in stopped waiting on its
+// approval: a request that waits a moment and ends, which askd takes as
+// the call's end (the approval pending, to be told, shown as no longer
+// waited on). askd sees the cut request of a wait as a cut-off itself
+// (with a cut_off row in its history), but not one cut before askd began
+// to wait (between the gate's ask and its wait, or in askd's create):
+// this covers those, and changes nothing where the cut-off is recorded.
 func (g *gate) cutOff(in askd.AskInput) {
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
-	trace := &httptrace.ClientTrace{WroteRequest: func(w httptrace.WroteRequestInfo) {
-		if w.Err == nil {
-			cancel()
-		}
-	}}
-	g.askd.Create(httptrace.WithClientTrace(ctx, trace), &in, g.longestWait)
-}
-
-// whenWritten is ctx, for a request that sets wrote once it is sent whole.
-func whenWritten(ctx context.Context, wrote *atomic.Bool) context.Context {
-	return httptrace.WithClientTrace(ctx, &httptrace.ClientTrace{WroteRequest: func(w httptrace.WroteRequestInfo) {
-		if w.Err == nil {
-			wrote.Store(true)
-		}
-	}})
+	g.askd.Create(ctx, &in, time.Millisecond)
 }
 
 // stillPending ends a wait that saw no decision within --wait; err is why

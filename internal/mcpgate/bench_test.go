@@ -13,7 +13,6 @@ import (
 	"time"
 
 	"github.com/askd-dev/askd/internal/app"
-	"github.com/askd-dev/askd/internal/testserver"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
@@ -102,9 +101,7 @@ func BenchmarkHeldCalls(b *testing.B) {
 		for range calls {
 			w.asked(b)
 		}
-		testserver.Eventually(b, "100 calls waiting in askd", func() bool {
-			return testserver.Metric(b, f.askd.URL, "askd_waiters") == strconv.Itoa(calls)
-		})
+		waiting(b, f, calls)
 		after := rss(b, p.cmd.Process.Pid)
 		b.ReportMetric(float64(before)/1024, "rss-idle-KiB")
 		b.ReportMetric(float64(after)/1024, "rss-100-held-KiB")

@@ -3,8 +3,10 @@ package mcpgate
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"os"
 	"os/exec"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -27,6 +29,7 @@ func TestCutOff(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	out := callAsync(cs, ctx, "echo", args)
 	a := w.asked(t)
+	waiting(t, f, 1)
 	cancel() // the go-sdk client sends notifications/cancelled
 	if o := <-out; o.err == nil {
 		t.Fatalf("the cancelled call returned %q", text(o.res))
@@ -58,6 +61,24 @@ func TestCutOff(t *testing.T) {
 	if res := (<-out).must(t); !res.IsError || !strings.Contains(text(res), "once was enough") {
 		t.Fatalf("the third call: isError %v, %q", res.IsError, text(res))
 	}
+
+	// Given up at once, perhaps before askd began to wait on it: the
+	// approval stays pending all the same, marked as waited on no more.
+	ctx, cancel = context.WithCancel(context.Background())
+	out = callAsync(cs, ctx, "echo", map[string]any{"text": "given up at once"})
+	quick := w.asked(t)
+	cancel()
+	<-out
+	testserver.Eventually(t, "the approval marked as waited on no more", func() bool {
+		d, err := f.person.Show(context.Background(), quick.ID)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !d.Pending() {
+			t.Fatalf("a call given up at once: its approval is %s", d.Status)
+		}
+		return d.ToBeTold
+	})
 }
 
 // TestStillPending: with no decision within --wait, the call's error result
@@ -126,6 +147,9 @@ func TestRestart(t *testing.T) {
 		first := startGateProcess(t, f, args)
 		go first.cs.CallTool(context.Background(), &mcp.CallToolParams{Name: "echo", Arguments: call})
 		a := w.asked(t)
+		// Killed while its wait is in askd (between asking and waiting,
+		// a gate killed leaves the approval pending unmarked).
+		waiting(t, f, 1)
 		first.kill(t)
 		if cut := w.next(t, askd.ActionCutOff); cut.ID != a.ID {
 			t.Fatalf("cut off ask %d, want %d", cut.ID, a.ID)
@@ -138,9 +162,7 @@ func TestRestart(t *testing.T) {
 		if decideWhile == "up" {
 			// Re-attaching records nothing: the new gate's wait is seen
 			// in askd's count of waiting calls.
-			testserver.Eventually(t, "the restarted gate waiting on the approval", func() bool {
-				return testserver.Metric(t, f.askd.URL, "askd_waiters") == "1"
-			})
+			waiting(t, f, 1)
 			f.answer(t, a.ID, &askd.Answer{Decision: askd.DecisionApproved})
 		}
 		if res := (<-out).must(t); res.IsError || text(res) != call["text"] {
@@ -152,6 +174,15 @@ func TestRestart(t *testing.T) {
 			}
 		}
 	}
+}
+
+// waiting waits until n calls wait in askd (its askd_waiters gauge): a
+// wait that re-attaches to an approval records nothing else.
+func waiting(t testing.TB, f *fixture, n int) {
+	t.Helper()
+	testserver.Eventually(t, fmt.Sprintf("%d calls waiting in askd", n), func() bool {
+		return testserver.Metric(t, f.askd.URL, "askd_waiters") == strconv.Itoa(n)
+	})
 }
 
 // gateProcess is the gate as a process of its own, with a client.

@@ -74,9 +74,14 @@
 // TOOL on NAME", and a key (ledger.go: one approval answers one call).
 // Arguments that are no object, hold a key twice or text that is not
 // UTF-8, or exceed askd's 256 KiB payload limit are refused before askd is
-// asked. The gate waits by asking again with the key (POST /api/asks?wait=,
-// 50 s at a time): a wait cut short (the client gave up, the gate stopped)
-// is a cut-off in askd, pending and to be told, never withdrawn. Approved:
+// asked. The gate asks, then waits by asking again with the key (POST
+// /api/asks?wait=), in one request for the whole --wait (at most an hour
+// each): askd takes a request cut short (the client gave up, the gate
+// stopped or was killed) as the call's cut-off, pending and to be told,
+// never withdrawn, and one that ends at its wait's end as the call's end,
+// no sooner; a call given up before askd began its wait is marked so with
+// a wait of a moment. A reverse proxy in front of askd must let a request
+// stay silent that long. Approved:
 // the call goes on as the client sent it; modified: with the person's
 // arguments in place of the client's. After --wait, an error result says
 // the approval is still pending and that the same call picks it up. askd
