@@ -256,6 +256,8 @@ func (c *frontConn) closeStream(st *stream) {
 	defer c.mu.Unlock()
 	if c.streams[st.key] == st {
 		delete(c.streams, st.key)
+		delete(c.ids, st.key) // its answer, if one comes, is no one's
+		delete(c.tokens, st.key)
 	}
 	if c.get == st {
 		c.get = nil

@@ -117,6 +117,8 @@ func (u *httpUpstream) call(m *message) {
 	case resp.StatusCode >= 300:
 		u.deliver(httpFailure(m, resp, u.url))
 		return
+	case resp.StatusCode == http.StatusAccepted:
+		return // the answer comes on the standalone stream
 	}
 	if m.Method == "initialize" {
 		u.mu.Lock()
