@@ -163,7 +163,9 @@ func (g *gate) elicit(ctx context.Context, params json.RawMessage) (elicitResult
 		g.say("an elicitation declined: its params do not parse: %v", err)
 		return elicitResult{Action: askd.FormDecline}, nil
 	}
-	in := &askd.AskInput{Kind: askd.KindForm, Title: clip(p.Message, askd.MaxFormTitleChars), Source: g.name}
+	// The message is the server's words: control characters are written
+	// as escapes, as askd would otherwise refuse them (and decline).
+	in := &askd.AskInput{Kind: askd.KindForm, Title: clip(multiLine(p.Message), askd.MaxFormTitleChars), Source: g.name}
 	switch p.Mode {
 	case "", "form":
 		in.Schema = p.RequestedSchema
