@@ -49,8 +49,9 @@ func (g *gate) approve(ctx context.Context, c *toolCall, progress func(id int64)
 	for {
 		h := g.ledger.claim(digest)
 		in.Key = approvalKey(digest, h.gen)
-		// Asked without a wait first, so that progress names it from the
-		// first tick and a call held still can say which it is.
+		// Asked without a wait first: a decision this returns was made
+		// before the call (ledger.go); and progress names the approval
+		// from the first tick, a call held still can say which it is.
 		a, toldBefore, err := g.ask(ctx, &in, 0)
 		switch {
 		case ctx.Err() != nil:
@@ -267,16 +268,18 @@ func sleep(ctx context.Context, d time.Duration) {
 }
 
 // ask creates the approval in, or re-attaches to it by its key, waiting up
-// to wait for its decision (0: not at all). toldBefore reports whether askd had told the
-// decided ask it returns before this request (see ledger.go): its told_at
-// is more than a second before the response's Date, both askd's clock.
+// to wait for its decision (0: not at all). toldBefore reports, for a
+// request without a wait, whether askd had told the decided ask it returns
+// before this request (see ledger.go): it was never marked to be told (the
+// call that waited on it got it), or its told_at is more than a second
+// before the response's Date, both askd's clock.
 func (g *gate) ask(ctx context.Context, in *askd.AskInput, wait time.Duration) (a *askd.Ask, toldBefore bool, err error) {
 	var date time.Time
 	a, err = g.askd.Create(withDateNote(ctx, &date), in, wait)
 	if err != nil {
 		return nil, false, err
 	}
-	return a, a.ToldAt != nil && (date.IsZero() || a.ToldAt.Before(date.Add(-time.Second))), nil
+	return a, a.ToldAt != nil && (!a.ToBeTold || date.IsZero() || a.ToldAt.Before(date.Add(-time.Second))), nil
 }
 
 // dateNote is where a request's context asks noteDate to put the Date of

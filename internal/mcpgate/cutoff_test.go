@@ -174,6 +174,28 @@ func TestRestart(t *testing.T) {
 			}
 		}
 	}
+
+	// A decision that reached its call answers no other, after a restart
+	// too: the same call through a new gate asks anew, however soon.
+	call := map[string]any{"text": "approved while it waited"}
+	first := startGateProcess(t, f, args)
+	out := callAsync(first.cs, context.Background(), "echo", call)
+	used := w.asked(t)
+	f.answer(t, used.ID, &askd.Answer{Decision: askd.DecisionApproved})
+	if res := (<-out).must(t); res.IsError {
+		t.Fatalf("approved while it waited: %q", text(res))
+	}
+	first.kill(t)
+	second := startGateProcess(t, f, args)
+	out = callAsync(second.cs, context.Background(), "echo", call)
+	if anew := w.asked(t); anew.ID == used.ID {
+		t.Fatalf("the same call through a new gate re-used approval #%d", used.ID)
+	} else {
+		f.answer(t, anew.ID, &askd.Answer{Decision: askd.DecisionRejected, Comment: "not twice"})
+	}
+	if res := (<-out).must(t); !res.IsError || !strings.Contains(text(res), "not twice") {
+		t.Fatalf("the same call again: %q", text(res))
+	}
 }
 
 // waiting waits until n calls wait in askd (its askd_waiters gauge): a

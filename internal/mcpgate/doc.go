@@ -79,8 +79,8 @@
 // each): askd takes a request cut short (the client gave up, the gate
 // stopped or was killed) as the call's cut-off, pending and to be told,
 // never withdrawn, and one that ends at its wait's end as the call's end,
-// no sooner; a call given up before askd began its wait is marked so with
-// a wait of a moment. A reverse proxy in front of askd must let a request
+// no sooner (a call given up before askd began its wait is marked so with
+// a wait of a moment). A reverse proxy in front of askd must let a request
 // stay silent that long. Approved:
 // the call goes on as the client sent it; modified: with the person's
 // arguments in place of the client's. After --wait, an error result says

@@ -32,19 +32,30 @@ import (
 //     when its agent first reads its outcome, and the gate reads it only to
 //     use it, so a decided approval told before this read was used by an
 //     earlier call, and the call moves on to the next generation; one told
-//     by this very read was decided while no call waited (cut off, the gate
-//     stopped), and the call takes it. The read's own telling is told apart
-//     by askd's clock: its told_at against the response's Date, within a
-//     second (see toldBefore).
+//     by this very read was decided while no call waited, and the call
+//     takes it. The read's own telling is told apart (toldBefore): an
+//     approval whose call never stopped waiting is not marked to be told
+//     (askd marks it when a wait is cut short or runs out), so it was used
+//     by the call that waited; one that is was told before this read if its
+//     told_at is more than a second before the response's Date (askd's
+//     clock both).
+//
+// The gate first asks without a wait (that read judges an approval
+// decided before it), then waits with the key: a decision a wait returns
+// is the call's own.
 //
 // What this cannot know, and how it fails: a decision askd told (the gate
 // read it) whose call was cut off in the same moment is held idle in this
 // process, and used by the same call again; if the gate stops before that,
 // the same call later asks anew (the person is asked twice, nothing runs
-// unapproved). A decision used within a second before a new gate process
-// asks the same call again would be taken as untold and used twice: a gate
-// restarts in more than that. Purged approvals (--retain) leave their
-// generations free again; the first free one is asked anew.
+// unapproved), as it does after a gate killed in the moment between its
+// ask and its wait (askd saw no wait cut, so marked nothing). A decision
+// used by a call that had stopped waiting before (re-attached after a
+// cut-off), within a second before a new gate process makes the same
+// call, would be taken as untold and used twice: a gate restarts, and a
+// client calls again, in more than that. Approvals purged from askd
+// (--retain) leave their generations free; the first free one is asked
+// anew.
 
 // genState is what this process knows of one generation.
 type genState int
