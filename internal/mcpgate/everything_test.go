@@ -94,11 +94,12 @@ func TestEverything(t *testing.T) {
 	})
 }
 
-// TestTransparent: what a client lists through the gate (tools, resources,
-// resource templates, prompts, and the server's initialize result) is, byte
-// for byte, what a client gets from the server itself when it declares what
-// the gate declares to the server (elicitation, form and url). The client
-// behind the gate declares nothing.
+// TestTransparent: what a client gets through the gate (the server's
+// initialize result, its tools, resources, resource templates and prompts,
+// a resource read, a prompt, a completion, a log level set, a ping) is,
+// byte for byte, what a client gets from the server itself when it
+// declares what the gate declares to the server (elicitation, form and
+// url). The client behind the gate declares nothing.
 func TestTransparent(t *testing.T) {
 	f := newFixture(t)
 	server := npmServer(t, "mcp-server-everything", "stdio")
@@ -110,37 +111,57 @@ func TestTransparent(t *testing.T) {
 	g := startGate(t, f.env(), append([]string{"--name", "everything", "--"}, server...)...)
 	gated := newLineConn(g.out, g.in, nil)
 
-	init := func(caps string) map[string]any {
-		return map[string]any{"protocolVersion": "2025-11-25", "capabilities": json.RawMessage(caps), "clientInfo": map[string]string{"name": "raw", "version": "1"}}
+	type request struct {
+		method string
+		params func(caps string, listed map[string]json.RawMessage) any
 	}
-	methods := []string{"initialize", "tools/list", "resources/list", "resources/templates/list", "prompts/list"}
-	results := map[string][2]json.RawMessage{}
+	none := func(string, map[string]json.RawMessage) any { return map[string]any{} }
+	requests := []request{
+		{"initialize", func(caps string, _ map[string]json.RawMessage) any {
+			return map[string]any{"protocolVersion": "2025-11-25", "capabilities": json.RawMessage(caps), "clientInfo": map[string]string{"name": "raw", "version": "1"}}
+		}},
+		{"tools/list", none},
+		{"resources/list", none},
+		{"resources/templates/list", none},
+		{"prompts/list", none},
+		{"resources/read", func(_ string, listed map[string]json.RawMessage) any {
+			var r struct{ Resources []struct{ URI string } }
+			if json.Unmarshal(listed["resources/list"], &r) != nil || len(r.Resources) == 0 {
+				t.Fatalf("no resources listed: %s", listed["resources/list"])
+			}
+			return map[string]any{"uri": r.Resources[0].URI}
+		}},
+		{"prompts/get", func(string, map[string]json.RawMessage) any { return map[string]any{"name": "simple-prompt"} }},
+		{"completion/complete", func(string, map[string]json.RawMessage) any {
+			return map[string]any{"ref": map[string]string{"type": "ref/prompt", "name": "completable-prompt"}, "argument": map[string]string{"name": "department", "value": "S"}}
+		}},
+		{"logging/setLevel", func(string, map[string]json.RawMessage) any { return map[string]any{"level": "error"} }},
+		{"ping", none},
+	}
+	var results [2]map[string]json.RawMessage
 	for i, peer := range []*rawPeer{{t: t, c: direct}, {t: t, c: gated}} {
 		caps := `{}`
 		if i == 0 {
 			caps = `{"elicitation":{"form":{},"url":{}}}`
 		}
-		for _, m := range methods {
-			var params any = map[string]any{}
-			if m == "initialize" {
-				params = init(caps)
-			}
-			r := results[m]
-			r[i] = peer.call(m, params)
-			results[m] = r
-			if m == "initialize" {
+		results[i] = map[string]json.RawMessage{}
+		for _, r := range requests {
+			results[i][r.method] = peer.call(r.method, r.params(caps, results[0]))
+			if r.method == "initialize" {
 				peer.notify("notifications/initialized")
 			}
 		}
 	}
-	for _, m := range methods {
-		r := results[m]
-		if !bytes.Equal(compact(t, r[0]), compact(t, r[1])) {
-			t.Errorf("%s through the gate differs from the server's own:\n direct %s\n  gated %s", m, r[0], r[1])
+	for _, r := range requests {
+		if !bytes.Equal(compact(t, results[0][r.method]), compact(t, results[1][r.method])) {
+			t.Errorf("%s through the gate differs from the server's own:\n direct %s\n  gated %s", r.method, results[0][r.method], results[1][r.method])
 		}
 	}
-	if n := strings.Count(string(results["tools/list"][1]), `"name"`); n < 10 {
-		t.Errorf("tools/list lists %d names: %s", n, results["tools/list"][1])
+	if n := strings.Count(string(results[1]["tools/list"]), `"name"`); n < 10 {
+		t.Errorf("tools/list lists %d names: %s", n, results[1]["tools/list"])
+	}
+	if !strings.Contains(string(results[1]["completion/complete"]), "Sales") {
+		t.Errorf("completion/complete: %s", results[1]["completion/complete"])
 	}
 }
 
