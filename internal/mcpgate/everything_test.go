@@ -50,8 +50,8 @@ func TestEverything(t *testing.T) {
 
 	t.Run("answered", func(t *testing.T) {
 		entered := map[string]any{
-			"name": "Ada Lovelace", "check": true, "firstLine": "It was a bright cold day in April.",
-			"email": "ada@example.com", "homepage": "https://example.com/ada", "birthdate": "1815-12-10",
+			"name": "Sam Example", "check": true, "firstLine": "It was a bright cold day in April.",
+			"email": "sam@example.com", "homepage": "https://example.com/sam", "birthdate": "1990-01-01",
 			"integer": 42.0, "number": 3.5,
 			"untitledSingleSelectEnum":   "Ross",
 			"untitledMultipleSelectEnum": []any{"Piano", "Drums"},

@@ -99,9 +99,9 @@ func run(ctx context.Context, e *cli.Env, args []string, t tunables) error {
 // the child exited, or why the remote server could not be reached.
 func (g *gate) upstreamGone(up conn, gone *errServerGone) error {
 	if c, ok := up.(*child); ok {
-		return fmt.Errorf("askd gate mcp: %w", c.exitError())
+		return fmt.Errorf("gate mcp: %w", c.exitError())
 	}
-	return fmt.Errorf("askd gate mcp: the MCP server at %s: %w", g.upstream, gone.err)
+	return fmt.Errorf("gate mcp: the MCP server at %s: %w", g.upstream, gone.err)
 }
 
 // dialUpstream starts the server (COMMAND) or connects to it (--upstream).
@@ -111,7 +111,7 @@ func (g *gate) dialUpstream(ctx context.Context) (conn, error) {
 	}
 	c, err := startChild(g.command, stdioEnv(), g.e.Stderr, g.childGrace)
 	if err != nil {
-		return nil, fmt.Errorf("askd gate mcp: %w", err)
+		return nil, fmt.Errorf("gate mcp: %w", err)
 	}
 	return c, nil
 }

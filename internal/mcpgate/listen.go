@@ -59,7 +59,7 @@ type front struct {
 func (g *gate) serveHTTP(ctx context.Context) error {
 	ln, err := net.Listen("tcp", g.listen)
 	if err != nil {
-		return fmt.Errorf("askd gate mcp: --listen %s: %w", g.listen, err)
+		return fmt.Errorf("gate mcp: --listen %s: %w", g.listen, err)
 	}
 	f := &front{g: g, ctx: ctx, hosts: newHostPolicy(g.allowedHosts, ln.Addr().String()), sessions: map[string]*frontConn{}}
 	srv := &http.Server{Handler: f, ReadHeaderTimeout: 10 * time.Second}
