@@ -48,6 +48,7 @@ func (g *gate) approve(ctx context.Context, c *toolCall, progress func(id int64)
 	deadline := time.Now().Add(g.wait)
 	for {
 		h := g.ledger.claim(digest)
+		c.holding(h)
 		in.Key = approvalKey(digest, h.gen)
 		// Asked without a wait first: a decision this returns was made
 		// before the call (ledger.go); and progress names the approval

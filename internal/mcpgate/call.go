@@ -29,6 +29,27 @@ type toolCall struct {
 	// approval is the approval it waits on or went through with, nil when
 	// --allow let it through or none was made.
 	approval *askd.Ask
+	// holds is the generation of its approvals it holds (ledger.go),
+	// given up at once when the client gives up on it: the same call again
+	// finds it idle, however soon it comes.
+	holds hold
+}
+
+// holding notes the generation c holds.
+func (c *toolCall) holding(h hold) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.holds = h
+}
+
+// giveUp ends c's wait: its generation idle for the same call again, its
+// context done.
+func (c *toolCall) giveUp(l *ledger) {
+	c.mu.Lock()
+	h := c.holds
+	c.mu.Unlock()
+	l.release(h, false)
+	c.cancel()
 }
 
 // asked notes the approval c waits on.

@@ -71,20 +71,29 @@ const (
 type ledger struct {
 	mu    sync.Mutex
 	books map[string]*book
+	holds uint64 // holds given, each one's id
 }
 
 // book is one digest's generations: every one below next is spent.
 type book struct {
 	next int
-	gens map[int]genState
+	gens map[int]generation
 }
 
-// hold is a generation a call holds: its digest, number, and whether this
-// process asked it before (an idle one).
+// generation is what this process knows of one, and which hold has it
+// while busy.
+type generation struct {
+	state  genState
+	holder uint64
+}
+
+// hold is a generation a call holds: its digest, number, whether this
+// process asked it before (an idle one), and the hold's own id.
 type hold struct {
 	digest string
 	gen    int
 	known  bool
+	id     uint64
 }
 
 // maxBooks bounds the digests the ledger keeps; past it, those with only
@@ -102,21 +111,23 @@ func (l *ledger) claim(digest string) hold {
 	b := l.books[digest]
 	if b == nil {
 		l.prune()
-		b = &book{next: 1, gens: map[int]genState{}}
+		b = &book{next: 1, gens: map[int]generation{}}
 		l.books[digest] = b
 	}
 	g := b.next
-	for b.gens[g] == genBusy || b.gens[g] == genSpent {
+	for s := b.gens[g].state; s == genBusy || s == genSpent; s = b.gens[g].state {
 		g++
 	}
-	known := b.gens[g] == genIdle
-	b.gens[g] = genBusy
-	return hold{digest: digest, gen: g, known: known}
+	l.holds++
+	h := hold{digest: digest, gen: g, known: b.gens[g].state == genIdle, id: l.holds}
+	b.gens[g] = generation{state: genBusy, holder: h.id}
+	return h
 }
 
 // release ends a call's hold: spent when the generation's decision was
 // used, idle otherwise (its approval, pending or decided, waits for the
-// same call again). The zero hold is none.
+// same call again). A hold released already, whose generation another
+// call may hold now, changes nothing; nor does the zero hold.
 func (l *ledger) release(h hold, spent bool) {
 	if h.gen == 0 {
 		return
@@ -124,15 +135,15 @@ func (l *ledger) release(h hold, spent bool) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	b := l.books[h.digest]
-	if b == nil {
+	if b == nil || b.gens[h.gen].holder != h.id {
 		return
 	}
 	if !spent {
-		b.gens[h.gen] = genIdle
+		b.gens[h.gen] = generation{state: genIdle}
 		return
 	}
-	b.gens[h.gen] = genSpent
-	for b.gens[b.next] == genSpent {
+	b.gens[h.gen] = generation{state: genSpent}
+	for b.gens[b.next].state == genSpent {
 		delete(b.gens, b.next)
 		b.next++
 	}
