@@ -46,7 +46,10 @@ func (g *gate) approve(ctx context.Context, c *toolCall, progress func(id int64)
 	}
 	digest := callDigest(g.session, in.ToolName, in.Payload)
 	deadline := time.Now().Add(g.wait)
-	for {
+	for walked := 0; ; walked++ {
+		if walked == maxWalk {
+			return verdict{refusal: fmt.Sprintf("askd gate: %d approvals of this very call were used already; the gate asks no further, and the MCP server did not get the call.", maxWalk)}
+		}
 		h := g.ledger.claim(digest)
 		c.holding(h)
 		in.Key = approvalKey(digest, h.gen)
@@ -75,6 +78,10 @@ func (g *gate) approve(ctx context.Context, c *toolCall, progress func(id int64)
 		return g.judge(c, h, a, err)
 	}
 }
+
+// maxWalk bounds the generations one call passes over (ledger.go): a
+// gate never asks askd without end.
+const maxWalk = 10000
 
 // waitFor is how long the next request may wait for a decision: until
 // deadline, at most longestWait, and at least a moment (a request with no
@@ -271,16 +278,28 @@ func sleep(ctx context.Context, d time.Duration) {
 // ask creates the approval in, or re-attaches to it by its key, waiting up
 // to wait for its decision (0: not at all). toldBefore reports, for a
 // request without a wait, whether askd had told the decided ask it returns
-// before this request (see ledger.go): it was never marked to be told (the
-// call that waited on it got it), or its told_at is more than a second
-// before the response's Date, both askd's clock.
+// before this request (see ledger.go): its told_at is more than a second
+// before the response's Date, or it was never marked to be told (the call
+// that waited on it got it) and was not answered by a rule as it was made
+// (one this request made is the call's own).
 func (g *gate) ask(ctx context.Context, in *askd.AskInput, wait time.Duration) (a *askd.Ask, toldBefore bool, err error) {
 	var date time.Time
 	a, err = g.askd.Create(withDateNote(ctx, &date), in, wait)
 	if err != nil {
 		return nil, false, err
 	}
-	return a, a.ToldAt != nil && (!a.ToBeTold || date.IsZero() || a.ToldAt.Before(date.Add(-time.Second))), nil
+	if a.ToldAt == nil {
+		return a, false, nil
+	}
+	if date.IsZero() {
+		return a, true, nil
+	}
+	// A rule answers an approval as it is made (settled at its making):
+	// one this request made is the call's own, and only the clock tells.
+	byRule := a.SettledAt != nil && a.SettledAt.Equal(a.CreatedAt)
+	// Askd's clock both: a second before the response (its Date has no
+	// finer grain) is before this request.
+	return a, !a.ToBeTold && !byRule || a.ToldAt.Before(date.Add(-time.Second)), nil
 }
 
 // dateNote is where a request's context asks noteDate to put the Date of

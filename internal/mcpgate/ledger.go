@@ -33,12 +33,12 @@ import (
 //     use it, so a decided approval told before this read was used by an
 //     earlier call, and the call moves on to the next generation; one told
 //     by this very read was decided while no call waited, and the call
-//     takes it. The read's own telling is told apart (toldBefore): an
-//     approval whose call never stopped waiting is not marked to be told
-//     (askd marks it when a wait is cut short or runs out), so it was used
-//     by the call that waited; one that is was told before this read if its
-//     told_at is more than a second before the response's Date (askd's
-//     clock both).
+//     takes it. The read's own telling is told apart (toldBefore): one
+//     whose call never stopped waiting (askd marks an approval to be told
+//     when a wait of its is cut short or runs out) was used by the call
+//     that waited, unless a rule answered it as it was made (then this
+//     read may have made it); any other, by askd's clock, if its told_at
+//     is more than a second before the response's Date.
 //
 // The gate first asks without a wait (that read judges an approval
 // decided before it), then waits with the key: a decision a wait returns
@@ -52,8 +52,9 @@ import (
 // ask and its wait (askd saw no wait cut, so marked nothing). A decision
 // used by a call that had stopped waiting before (re-attached after a
 // cut-off), within a second before a new gate process makes the same
-// call, would be taken as untold and used twice: a gate restarts, and a
-// client calls again, in more than that. Approvals purged from askd
+// call, would be taken as untold and used twice (so would one a rule
+// answered: the rule would answer the same): a gate restarts, and a client
+// calls again, in more than that. Approvals purged from askd
 // (--retain) leave their generations free; the first free one is asked
 // anew.
 

@@ -21,6 +21,7 @@ func TestRules(t *testing.T) {
 	g := startGate(t, f.env(), append([]string{"--name", "scripted", "--session", session, "--"}, scripted(t, "")...)...)
 	cs := g.connect(t, "", nil)
 
+	made := 0 // asks so far
 	for _, effect := range []askd.RuleEffect{askd.EffectAllow, askd.EffectDeny} {
 		out := callAsync(cs, context.Background(), "echo", map[string]any{"text": "first " + string(effect)})
 		a := w.asked(t)
@@ -48,6 +49,11 @@ func TestRules(t *testing.T) {
 			if !res.IsError || !strings.Contains(text(res), "rejected by rule "+itoa(rule.ID)) {
 				t.Fatalf("denied by a rule: %q", text(res))
 			}
+		}
+		// One ask for the call a rule answered: the gate took it as its own.
+		made += 2
+		if n := len(f.asks(t, session)); n != made {
+			t.Fatalf("%d asks after a call a rule answered, want %d", n, made)
 		}
 		if _, err := f.person.RevokeRule(context.Background(), rule.ID); err != nil {
 			t.Fatal(err)
