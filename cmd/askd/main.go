@@ -73,7 +73,7 @@ func init() {
 		"mcp":         {Summary: "serve MCP on stdin/stdout, bridged to a running askd (agent token)", Run: mcpstdio.Serve},
 		"session":     {Summary: "set how a session's agent is told of answers: session set-channel (agent token)", Run: apicmd.Session},
 		"hook":        {Summary: "the hook askd install writes for Claude Code and Codex, and with --cli for Copilot CLI, Qwen Code and Gemini CLI: hook input on stdin to askd, its reply on stdout (agent token)", Run: hookcmd.Command},
-		"gate":        {Summary: "run a command once a person approved it (gate run), or refuse git pushes until then (gate git) (agent token)", Run: gate.Command},
+		"gate":        {Summary: "run a command once a person approved it (gate run), refuse git pushes until then (gate git), or put a person between an MCP client and server (gate mcp) (agent token)", Run: gate.Command},
 		"opencode":    {Summary: "run OpenCode headless (opencode run ARGS) and continue its session with each answer given after its turn: askd opencode -- ARGS...", Run: opencodecmd.Command},
 		"install":     {Summary: "wire askd into Claude Code (install claude), Codex (install codex: edits its config.toml), Copilot CLI, Qwen Code, Gemini CLI or OpenCode (install copilot|qwen|gemini|opencode), put an MCP client's server behind askd's gate (install mcp-gate), or wire a git repository (install git-gate)", Run: install.Command},
 	}

@@ -38,7 +38,7 @@ func TestHelpEverywhere(t *testing.T) {
 		case "install":
 			cmds = append(cmds, []string{"install"}, []string{"install", "claude"}, []string{"install", "codex"}, []string{"install", "mcp-gate"})
 		case "gate":
-			cmds = append(cmds, []string{"gate"}, []string{"gate", "run"})
+			cmds = append(cmds, []string{"gate"}, []string{"gate", "run"}, []string{"gate", "git"}, []string{"gate", "mcp"})
 		default:
 			cmds = append(cmds, []string{name})
 		}
