@@ -137,7 +137,7 @@ func (s *session) runCall(c *toolCall) {
 		// Answers to questions the server did not ask through the gate:
 		// a client could answer a server's confirmation itself, where
 		// the person was to.
-		s.reply(c, toolError(c.id, fmt.Sprintf("askd gate: this call to %s carries answers (inputResponses, requestState) to questions the server did not ask through the gate; the MCP server did not get the call.", c.tool)))
+		s.reply(c, toolError(c.msg, fmt.Sprintf("askd gate: this call to %s carries answers (inputResponses, requestState) to questions the server did not ask through the gate; the MCP server did not get the call.", c.tool)))
 		return
 	case s.g.allow[c.tool]:
 		s.forward(c, c.msg)
@@ -153,7 +153,7 @@ func (s *session) runCall(c *toolCall) {
 	}
 	if v.refusal != "" {
 		s.g.ledger.release(v.hold, v.spent)
-		s.reply(c, toolError(c.id, v.refusal))
+		s.reply(c, toolError(c.msg, v.refusal))
 		return
 	}
 	m := c.msg
@@ -161,7 +161,7 @@ func (s *session) runCall(c *toolCall) {
 		params, err := setMember(c.msg.Params, "arguments", v.args)
 		if err != nil {
 			s.g.ledger.release(v.hold, true)
-			s.reply(c, toolError(c.id, "askd gate: "+err.Error()))
+			s.reply(c, toolError(c.msg, "askd gate: "+err.Error()))
 			return
 		}
 		m = c.msg.withParams(params)
@@ -211,7 +211,7 @@ func (s *session) endCall(c *toolCall) {
 // anything else goes to the client, under the client's id.
 func (s *session) callResult(c *toolCall, m *message) {
 	if m.lost != "" {
-		s.reply(c, toolError(c.id, "askd gate: "+m.lost+"; the call may or may not have run."))
+		s.reply(c, toolError(c.msg, "askd gate: "+m.lost+"; the call may or may not have run."))
 		return
 	}
 	if requests := inputRequests(m); requests != nil {

@@ -281,7 +281,7 @@ func (s *session) fulfil(c *toolCall, m *message, requests map[string]inputReque
 		params, err = setMember(params, "requestState", member(m.Result, "requestState"))
 	}
 	if err != nil {
-		s.reply(c, toolError(c.id, "askd gate: "+err.Error()))
+		s.reply(c, toolError(c.msg, "askd gate: "+err.Error()))
 		return
 	}
 	id := s.nextID()

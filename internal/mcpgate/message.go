@@ -123,13 +123,22 @@ const (
 	codeInternal       = -32603
 )
 
-// toolError is a tools/call result that reports an error to the model
-// (isError): the gate's refusals and failures.
-func toolError(id json.RawMessage, text string) *message {
-	return resultMessage(id, map[string]any{
+// toolError is the result of tools/call request req that reports an error
+// to the model (isError): the gate's refusals and failures. On 2026-07-28
+// it says its resultType, as that revision's results must (the official
+// conformance suite's schema check refused the gate's own results without
+// it).
+func toolError(req *message, text string) *message {
+	result := map[string]any{
 		"content": []map[string]string{{"type": "text", "text": text}},
 		"isError": true,
-	})
+	}
+	var version string
+	json.Unmarshal(member(member(req.Params, "_meta"), metaProtocolVersion), &version)
+	if version >= "2026-07-28" {
+		result["resultType"] = "complete"
+	}
+	return resultMessage(req.ID, result)
 }
 
 // notification makes a notification.

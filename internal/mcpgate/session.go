@@ -260,7 +260,7 @@ func (s *session) serverGone(err error) {
 		if !c.isForwarded() {
 			text = "askd gate: " + what + "; the call was not made." + c.pendingNote()
 		}
-		s.toClient(withRelated(toolError(c.id, text), c.key))
+		s.toClient(withRelated(toolError(c.msg, text), c.key))
 	}
 	for _, k := range others {
 		if id := rawID(k); id != nil {
