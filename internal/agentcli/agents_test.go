@@ -144,8 +144,10 @@ var gemini = &agent{
 			}}
 		})
 	},
-	headless: []string{"--approval-mode", "yolo", "-p"},
-	readme:   []string{"gemini", "--approval-mode", "yolo", "-p"},
+	// --skip-trust: Gemini CLI will not start headless in a folder not
+	// trusted, and install trusts none (docs/clients.md).
+	headless: []string{"--skip-trust", "--approval-mode", "yolo", "-p"},
+	readme:   []string{"gemini", "--skip-trust", "--approval-mode", "yolo", "-p"},
 }
 
 var opencode = &agent{

@@ -34,11 +34,8 @@ func TestOtherAgentsAskThroughMCP(t *testing.T) {
 			env := cliEnv(t, a, home, session, runOpts{url: s.URL, token: s.Agent}, a.setUp(t, home, model))
 			a.wireMCP(t, home, s.URL)
 			var extra []string
-			switch a {
-			case copilot:
+			if a == copilot {
 				extra = []string{"--allow-tool", "askd"} // -p has no one to approve an MCP call
-			case gemini:
-				extra = []string{"--skip-trust"} // gemini -p refuses to start in a folder not trusted
 			}
 			run := startAgent(t, a.name, bin, a.args("Style the button", extra...), project, env)
 			ask := s.created(t, run, session, 1)
