@@ -29,11 +29,15 @@ const (
 // model), and the names its model calls tools by.
 type agent struct {
 	name     string // as askd install and askd hook --cli name it
+	title    string // as people know it, and askd's words to the model name it
 	pkg, bin string
 	node     int // the oldest Node major version its package accepts (engines), 0 for a native binary
 	// yolo: its headless line runs every tool without asking, so askd's
 	// pre-tool hook is the only gate (SPEC §18: it fails closed).
 	yolo bool
+	// runsEdits: it runs a call with the input a person edited (SPEC
+	// §18), so its approvals offer Edit.
+	runsEdits bool
 	// tool is the model-facing name of askd's MCP tool t.
 	tool func(t string) string
 	// shell is the model-facing name of the CLI's shell tool, and
@@ -53,8 +57,7 @@ type agent struct {
 	// run: a test's home is new each time.
 	prepare func(t *testing.T, home, project string)
 	// headless is the CLI's own headless run, its arguments before the
-	// prompt: SPEC §18's headless line (for OpenCode, what askd
-	// opencode runs).
+	// prompt: README's line, or for OpenCode what askd opencode runs.
 	headless []string
 	// readme is the headless line README gives, the prompt last: the
 	// CLI's own (headless), or for OpenCode askd's wrapper.
@@ -67,7 +70,7 @@ func (a *agent) args(prompt string, extra ...string) []string {
 }
 
 var copilot = &agent{
-	name: "copilot", pkg: copilotPackage, bin: "copilot",
+	name: "copilot", title: "Copilot CLI", pkg: copilotPackage, bin: "copilot",
 	tool:  func(t string) string { return "askd-" + t },
 	shell: "bash", shellInput: func(c string) map[string]any {
 		return map[string]any{"command": c, "description": "Run the command"}
@@ -95,7 +98,7 @@ var copilot = &agent{
 }
 
 var qwen = &agent{
-	name: "qwen", pkg: qwenPackage, bin: "qwen", node: 22, yolo: true,
+	name: "qwen", title: "Qwen Code", pkg: qwenPackage, bin: "qwen", node: 22, yolo: true,
 	tool:  func(t string) string { return "mcp__askd__" + t },
 	shell: "run_shell_command", shellInput: func(c string) map[string]any {
 		return map[string]any{"command": c, "description": "Run the command", "is_background": false}
@@ -106,7 +109,10 @@ var qwen = &agent{
 			"general":  map[string]any{"enableAutoUpdate": false},
 			"privacy":  map[string]any{"usageStatisticsEnabled": false},
 		})
-		return []string{"OPENAI_BASE_URL=" + model.chatURL(), "OPENAI_API_KEY=scripted", "OPENAI_MODEL=scripted-model"}
+		return []string{"OPENAI_BASE_URL=" + model.chatURL(), "OPENAI_API_KEY=scripted", "OPENAI_MODEL=scripted-model",
+			// Qwen Code starts Node again with a larger heap, a second
+			// start of about a second of CPU that a short run does not need.
+			"QWEN_CODE_NO_RELAUNCH=true"}
 	},
 	wireMCP: func(t *testing.T, home, askdURL string) {
 		editJSONFile(t, filepath.Join(home, ".qwen", "settings.json"), func(s map[string]any) {
@@ -121,7 +127,7 @@ var qwen = &agent{
 }
 
 var gemini = &agent{
-	name: "gemini", pkg: geminiPackage, bin: "gemini", node: 20, yolo: true,
+	name: "gemini", title: "Gemini CLI", pkg: geminiPackage, bin: "gemini", node: 20, yolo: true,
 	tool:  func(t string) string { return "mcp_askd_" + t },
 	shell: "run_shell_command", shellInput: func(c string) map[string]any {
 		return map[string]any{"command": c, "description": "Run the command"}
@@ -134,7 +140,8 @@ var gemini = &agent{
 			"privacy":   map[string]any{"usageStatisticsEnabled": false},
 			"telemetry": map[string]any{"enabled": false},
 		})
-		return []string{"GOOGLE_GEMINI_BASE_URL=" + model.geminiURL(), "GEMINI_API_KEY=scripted"}
+		return []string{"GOOGLE_GEMINI_BASE_URL=" + model.geminiURL(), "GEMINI_API_KEY=scripted",
+			"GEMINI_CLI_NO_RELAUNCH=true"} // as Qwen Code, its fork, does
 	},
 	wireMCP: func(t *testing.T, home, askdURL string) {
 		editJSONFile(t, filepath.Join(home, ".gemini", "settings.json"), func(s map[string]any) {
@@ -151,7 +158,7 @@ var gemini = &agent{
 }
 
 var opencode = &agent{
-	name: "opencode", pkg: opencodePackage, bin: "opencode", yolo: true,
+	name: "opencode", title: "OpenCode", pkg: opencodePackage, bin: "opencode", yolo: true, runsEdits: true,
 	tool:  func(t string) string { return "askd_" + t },
 	shell: "bash", shellInput: func(c string) map[string]any {
 		return map[string]any{"command": c, "description": "Run the command"}
