@@ -1,7 +1,6 @@
 package agentcli_test
 
 import (
-	"bytes"
 	"encoding/json"
 	"fmt"
 	"os"
@@ -47,11 +46,6 @@ type agent struct {
 	// setUp writes what a person has before installing askd: the CLI
 	// pointed at the scripted model (files in home; env the rest).
 	setUp func(t *testing.T, home string, model *modelScript) (env []string)
-	// wireMCP writes askd's MCP server into the CLI's user config by
-	// hand, the token and session as references the CLI expands, as
-	// SPEC §18's table has it (for the harness's own test, before askd
-	// install NAME exists).
-	wireMCP func(t *testing.T, home, askdURL string)
 	// prepare, when set, gives a wired home and project what the CLI
 	// would fetch on its first start there, from a copy shared by every
 	// run: a test's home is new each time.
@@ -64,9 +58,9 @@ type agent struct {
 	readme []string
 }
 
-// args is the CLI's own headless run of prompt, with extra flags first.
-func (a *agent) args(prompt string, extra ...string) []string {
-	return append(append(append([]string{}, extra...), a.headless...), prompt)
+// args is the CLI's own headless run of prompt.
+func (a *agent) args(prompt string) []string {
+	return append(append([]string{}, a.headless...), prompt)
 }
 
 var copilot = &agent{
@@ -84,14 +78,6 @@ var copilot = &agent{
 			"COPILOT_AUTO_UPDATE=false",
 			"XDG_CACHE_HOME=" + copilotCache(t),
 		}
-	},
-	wireMCP: func(t *testing.T, home, askdURL string) {
-		writeJSONFile(t, filepath.Join(home, ".copilot", "mcp-config.json"), map[string]any{
-			"mcpServers": map[string]any{"askd": map[string]any{
-				"type": "http", "url": askdURL + "/mcp", "tools": []string{"*"},
-				"headers": map[string]string{"Authorization": "Bearer ${ASKD_TOKEN}", "Askd-Session": "${ASKD_SESSION}"},
-			}},
-		})
 	},
 	headless: []string{"-p"},
 	readme:   []string{"copilot", "-p"},
@@ -114,14 +100,6 @@ var qwen = &agent{
 			// start of about a second of CPU that a short run does not need.
 			"QWEN_CODE_NO_RELAUNCH=true"}
 	},
-	wireMCP: func(t *testing.T, home, askdURL string) {
-		editJSONFile(t, filepath.Join(home, ".qwen", "settings.json"), func(s map[string]any) {
-			s["mcpServers"] = map[string]any{"askd": map[string]any{
-				"httpUrl": askdURL + "/mcp",
-				"headers": map[string]string{"Authorization": "Bearer $ASKD_TOKEN", "Askd-Session": "$ASKD_SESSION"},
-			}}
-		})
-	},
 	headless: []string{"--yolo", "-p"},
 	readme:   []string{"qwen", "--yolo", "-p"},
 }
@@ -142,14 +120,6 @@ var gemini = &agent{
 		})
 		return []string{"GOOGLE_GEMINI_BASE_URL=" + model.geminiURL(), "GEMINI_API_KEY=scripted",
 			"GEMINI_CLI_NO_RELAUNCH=true"} // as Qwen Code, its fork, does
-	},
-	wireMCP: func(t *testing.T, home, askdURL string) {
-		editJSONFile(t, filepath.Join(home, ".gemini", "settings.json"), func(s map[string]any) {
-			s["mcpServers"] = map[string]any{"askd": map[string]any{
-				"httpUrl": askdURL + "/mcp",
-				"headers": map[string]string{"Authorization": "Bearer $ASKD_TOKEN", "Askd-Session": "$ASKD_SESSION"},
-			}}
-		})
 	},
 	// --skip-trust: Gemini CLI will not start headless in a folder not
 	// trusted, and install trusts none (docs/clients.md).
@@ -182,14 +152,6 @@ var opencode = &agent{
 		for _, dir := range []string{filepath.Join(home, ".config", "opencode"), filepath.Join(project, ".opencode")} {
 			opencodePluginDeps(t, dir)
 		}
-	},
-	wireMCP: func(t *testing.T, home, askdURL string) {
-		editJSONFile(t, filepath.Join(home, ".config", "opencode", "opencode.json"), func(s map[string]any) {
-			s["mcp"] = map[string]any{"askd": map[string]any{
-				"type": "remote", "url": askdURL + "/mcp",
-				"headers": map[string]string{"Authorization": "Bearer {env:ASKD_TOKEN}", "Askd-Session": "{env:ASKD_SESSION}"},
-			}}
-		})
 	},
 	headless: []string{"run", "--auto"},
 	readme:   []string{"askd", "opencode", "--", "--auto"},
@@ -424,20 +386,6 @@ func writeJSONFile(t *testing.T, path string, v any) {
 	if err := os.WriteFile(path, append(data, '\n'), 0o644); err != nil {
 		t.Fatal(err)
 	}
-}
-
-func editJSONFile(t *testing.T, path string, edit func(map[string]any)) {
-	t.Helper()
-	data, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var v map[string]any
-	if err := json.Unmarshal(bytes.TrimSpace(data), &v); err != nil {
-		t.Fatalf("%s: %v", path, err)
-	}
-	edit(v)
-	writeJSONFile(t, path, v)
 }
 
 // pathWithout is PATH without any directory holding an askd command: the

@@ -179,46 +179,72 @@ func approvalFlow(t *testing.T, s *askdServer, at runOpts, a *agent) {
 	}
 }
 
-// nextPromptFlow: the model posts an attention ask with askd's ask tool
-// (which raises no card: the session's one ask is the decision) and ends
-// its turn; the person answers after that; the answer comes back as the
-// model's next turn, and the ask's history says it was told exactly once.
+// nextPromptFlow: the model asks the person a question with askd's
+// ask_user_question and reads the answer as the tool's result; then it
+// posts an attention ask with askd's ask and ends its turn. Neither of
+// askd's own tools raises a card (the session's asks are the question and
+// the decision). The person answers the decision after the turn ended; the
+// answer comes back as the model's next turn, and the ask's history says
+// it was told exactly once.
 func nextPromptFlow(t *testing.T, s *askdServer, at runOpts, a *agent) {
+	ctx := context.Background()
 	session := "next-prompt-" + a.name
+	question := "Which color should the button be?"
 	model := newModel(t, func(i int, req *modelRequest) []block {
 		switch i {
 		case 0:
+			return []block{{Tool: a.tool("ask_user_question"), Input: map[string]any{"questions": []map[string]any{{
+				"question": question, "header": "Color", "multiSelect": false,
+				"options": []map[string]string{{"label": "Blue", "description": "Calm"}, {"label": "Red", "description": "Loud"}},
+			}}}}}
+		case 1:
 			return []block{{Tool: a.tool("ask"), Input: map[string]any{
 				"kind": "decision", "title": "Which database for the cache?",
 				"options": []map[string]string{{"label": "Redis"}, {"label": "Memcached"}},
 			}}}
-		case 1:
+		case 2:
 			return []block{{Text: "I asked which database to use; waiting for the answer."}}
 		default:
 			return []block{{Text: "Going with the person's choice."}}
 		}
 	})
-	w := wire(t, a, s.URL, model, "--stop-wait", "2m")
-	run := w.start(t, at, session, "Set up the cache")
-	ask := s.created(t, run, session, 1)
-	if ask.Kind != askd.KindDecision {
-		t.Fatalf("the first ask is %s, want the decision (askd's own tool raises no card): %+v", ask.Kind, ask)
+	w := wire(t, a, s.URL, model)
+	run := w.start(t, at, session, "Style the button, then set up the cache")
+	q := s.created(t, run, session, 1)
+	if q.Kind != askd.KindQuestion || len(q.Questions) != 1 || q.Questions[0].Question != question {
+		t.Fatalf("the first ask is %s %+v, want the question (askd's own tool raises no card)", q.Kind, q)
 	}
-	model.waitReplied(t, run, 2) // the turn has ended
-	if _, err := s.person().Answer(context.Background(), ask.ID, &askd.Answer{Answer: "Memcached"}); err != nil {
+	answer := &askd.Answer{Answers: map[string]askd.Choice{question: {Values: []string{"Red"}}}}
+	if _, err := s.person().Answer(ctx, q.ID, answer); err != nil {
+		t.Fatal(err)
+	}
+	ask := s.created(t, run, session, 2)
+	if ask.Kind != askd.KindDecision {
+		t.Fatalf("the second ask is %s %+v, want the decision (askd's own tool raises no card)", ask.Kind, ask)
+	}
+	model.waitReplied(t, run, 3) // the turn has ended
+	if _, err := s.person().Answer(ctx, ask.ID, &askd.Answer{Answer: "Memcached"}); err != nil {
 		t.Fatal(err)
 	}
 	run.wait(t)
 	model.logTimes(t, run)
 	turns := model.agentTurns()
-	if len(turns) != 3 {
-		t.Fatalf("%d agent turns, want 3 (the ask, the end of the turn, the answer as the next prompt)", len(turns))
+	if len(turns) != 4 {
+		t.Fatalf("%d agent turns, want 4 (the question, the ask, the end of the turn, the answer as the next prompt)", len(turns))
 	}
-	if told := turns[2].sinceReply(); !strings.Contains(told, "Memcached") {
-		t.Fatalf("the third turn does not carry the person's answer:\n%s", told)
+	if !turns[0].offers(a.tool("ask_user_question")) {
+		t.Errorf("the model was not offered %s: %v", a.tool("ask_user_question"), turns[0].Tools)
+	}
+	if got := turns[1].sinceReply(); !strings.Contains(got, `"Red"`) || !strings.Contains(got, question) {
+		t.Errorf("the second turn does not carry the person's answer to the question:\n%s", got)
+	}
+	if got := turns[3].sinceReply(); !strings.Contains(got, "Memcached") {
+		t.Fatalf("the fourth turn does not carry the person's answer:\n%s", got)
 	}
 	told(t, s, ask.ID)
-	onlyAsk(t, s, session)
+	if asks := sessionAsks(t, s, session); len(asks) != 2 {
+		t.Errorf("session %s holds %d asks, want the question and the decision (no card for askd's own tools): %+v", session, len(asks), asks)
+	}
 }
 
 // pushPolicyFlow: one policy, 2 approvals for Bash commands starting with
