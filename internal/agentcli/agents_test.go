@@ -1,7 +1,6 @@
 package agentcli_test
 
 import (
-	"bytes"
 	"encoding/json"
 	"fmt"
 	"os"
@@ -29,11 +28,15 @@ const (
 // model), and the names its model calls tools by.
 type agent struct {
 	name     string // as askd install and askd hook --cli name it
+	title    string // as people know it, and askd's words to the model name it
 	pkg, bin string
 	node     int // the oldest Node major version its package accepts (engines), 0 for a native binary
 	// yolo: its headless line runs every tool without asking, so askd's
 	// pre-tool hook is the only gate (SPEC §18: it fails closed).
 	yolo bool
+	// runsEdits: it runs a call with the input a person edited (SPEC
+	// §18), so its approvals offer Edit.
+	runsEdits bool
 	// tool is the model-facing name of askd's MCP tool t.
 	tool func(t string) string
 	// shell is the model-facing name of the CLI's shell tool, and
@@ -43,31 +46,25 @@ type agent struct {
 	// setUp writes what a person has before installing askd: the CLI
 	// pointed at the scripted model (files in home; env the rest).
 	setUp func(t *testing.T, home string, model *modelScript) (env []string)
-	// wireMCP writes askd's MCP server into the CLI's user config by
-	// hand, the token and session as references the CLI expands, as
-	// SPEC §18's table has it (for the harness's own test, before askd
-	// install NAME exists).
-	wireMCP func(t *testing.T, home, askdURL string)
 	// prepare, when set, gives a wired home and project what the CLI
 	// would fetch on its first start there, from a copy shared by every
 	// run: a test's home is new each time.
 	prepare func(t *testing.T, home, project string)
 	// headless is the CLI's own headless run, its arguments before the
-	// prompt: SPEC §18's headless line (for OpenCode, what askd
-	// opencode runs).
+	// prompt: README's line, or for OpenCode what askd opencode runs.
 	headless []string
 	// readme is the headless line README gives, the prompt last: the
 	// CLI's own (headless), or for OpenCode askd's wrapper.
 	readme []string
 }
 
-// args is the CLI's own headless run of prompt, with extra flags first.
-func (a *agent) args(prompt string, extra ...string) []string {
-	return append(append(append([]string{}, extra...), a.headless...), prompt)
+// args is the CLI's own headless run of prompt.
+func (a *agent) args(prompt string) []string {
+	return append(append([]string{}, a.headless...), prompt)
 }
 
 var copilot = &agent{
-	name: "copilot", pkg: copilotPackage, bin: "copilot",
+	name: "copilot", title: "Copilot CLI", pkg: copilotPackage, bin: "copilot",
 	tool:  func(t string) string { return "askd-" + t },
 	shell: "bash", shellInput: func(c string) map[string]any {
 		return map[string]any{"command": c, "description": "Run the command"}
@@ -82,20 +79,12 @@ var copilot = &agent{
 			"XDG_CACHE_HOME=" + copilotCache(t),
 		}
 	},
-	wireMCP: func(t *testing.T, home, askdURL string) {
-		writeJSONFile(t, filepath.Join(home, ".copilot", "mcp-config.json"), map[string]any{
-			"mcpServers": map[string]any{"askd": map[string]any{
-				"type": "http", "url": askdURL + "/mcp", "tools": []string{"*"},
-				"headers": map[string]string{"Authorization": "Bearer ${ASKD_TOKEN}", "Askd-Session": "${ASKD_SESSION}"},
-			}},
-		})
-	},
 	headless: []string{"-p"},
 	readme:   []string{"copilot", "-p"},
 }
 
 var qwen = &agent{
-	name: "qwen", pkg: qwenPackage, bin: "qwen", node: 22, yolo: true,
+	name: "qwen", title: "Qwen Code", pkg: qwenPackage, bin: "qwen", node: 22, yolo: true,
 	tool:  func(t string) string { return "mcp__askd__" + t },
 	shell: "run_shell_command", shellInput: func(c string) map[string]any {
 		return map[string]any{"command": c, "description": "Run the command", "is_background": false}
@@ -106,22 +95,17 @@ var qwen = &agent{
 			"general":  map[string]any{"enableAutoUpdate": false},
 			"privacy":  map[string]any{"usageStatisticsEnabled": false},
 		})
-		return []string{"OPENAI_BASE_URL=" + model.chatURL(), "OPENAI_API_KEY=scripted", "OPENAI_MODEL=scripted-model"}
-	},
-	wireMCP: func(t *testing.T, home, askdURL string) {
-		editJSONFile(t, filepath.Join(home, ".qwen", "settings.json"), func(s map[string]any) {
-			s["mcpServers"] = map[string]any{"askd": map[string]any{
-				"httpUrl": askdURL + "/mcp",
-				"headers": map[string]string{"Authorization": "Bearer $ASKD_TOKEN", "Askd-Session": "$ASKD_SESSION"},
-			}}
-		})
+		return []string{"OPENAI_BASE_URL=" + model.chatURL(), "OPENAI_API_KEY=scripted", "OPENAI_MODEL=scripted-model",
+			// Qwen Code starts Node again with a larger heap, a second
+			// start of about a second of CPU that a short run does not need.
+			"QWEN_CODE_NO_RELAUNCH=true"}
 	},
 	headless: []string{"--yolo", "-p"},
 	readme:   []string{"qwen", "--yolo", "-p"},
 }
 
 var gemini = &agent{
-	name: "gemini", pkg: geminiPackage, bin: "gemini", node: 20, yolo: true,
+	name: "gemini", title: "Gemini CLI", pkg: geminiPackage, bin: "gemini", node: 20, yolo: true,
 	tool:  func(t string) string { return "mcp_askd_" + t },
 	shell: "run_shell_command", shellInput: func(c string) map[string]any {
 		return map[string]any{"command": c, "description": "Run the command"}
@@ -134,22 +118,17 @@ var gemini = &agent{
 			"privacy":   map[string]any{"usageStatisticsEnabled": false},
 			"telemetry": map[string]any{"enabled": false},
 		})
-		return []string{"GOOGLE_GEMINI_BASE_URL=" + model.geminiURL(), "GEMINI_API_KEY=scripted"}
+		return []string{"GOOGLE_GEMINI_BASE_URL=" + model.geminiURL(), "GEMINI_API_KEY=scripted",
+			"GEMINI_CLI_NO_RELAUNCH=true"} // as Qwen Code, its fork, does
 	},
-	wireMCP: func(t *testing.T, home, askdURL string) {
-		editJSONFile(t, filepath.Join(home, ".gemini", "settings.json"), func(s map[string]any) {
-			s["mcpServers"] = map[string]any{"askd": map[string]any{
-				"httpUrl": askdURL + "/mcp",
-				"headers": map[string]string{"Authorization": "Bearer $ASKD_TOKEN", "Askd-Session": "$ASKD_SESSION"},
-			}}
-		})
-	},
-	headless: []string{"--approval-mode", "yolo", "-p"},
-	readme:   []string{"gemini", "--approval-mode", "yolo", "-p"},
+	// --skip-trust: Gemini CLI will not start headless in a folder not
+	// trusted, and install trusts none (docs/clients.md).
+	headless: []string{"--skip-trust", "--approval-mode", "yolo", "-p"},
+	readme:   []string{"gemini", "--skip-trust", "--approval-mode", "yolo", "-p"},
 }
 
 var opencode = &agent{
-	name: "opencode", pkg: opencodePackage, bin: "opencode", yolo: true,
+	name: "opencode", title: "OpenCode", pkg: opencodePackage, bin: "opencode", yolo: true, runsEdits: true,
 	tool:  func(t string) string { return "askd_" + t },
 	shell: "bash", shellInput: func(c string) map[string]any {
 		return map[string]any{"command": c, "description": "Run the command"}
@@ -173,14 +152,6 @@ var opencode = &agent{
 		for _, dir := range []string{filepath.Join(home, ".config", "opencode"), filepath.Join(project, ".opencode")} {
 			opencodePluginDeps(t, dir)
 		}
-	},
-	wireMCP: func(t *testing.T, home, askdURL string) {
-		editJSONFile(t, filepath.Join(home, ".config", "opencode", "opencode.json"), func(s map[string]any) {
-			s["mcp"] = map[string]any{"askd": map[string]any{
-				"type": "remote", "url": askdURL + "/mcp",
-				"headers": map[string]string{"Authorization": "Bearer {env:ASKD_TOKEN}", "Askd-Session": "{env:ASKD_SESSION}"},
-			}}
-		})
 	},
 	headless: []string{"run", "--auto"},
 	readme:   []string{"askd", "opencode", "--", "--auto"},
@@ -415,20 +386,6 @@ func writeJSONFile(t *testing.T, path string, v any) {
 	if err := os.WriteFile(path, append(data, '\n'), 0o644); err != nil {
 		t.Fatal(err)
 	}
-}
-
-func editJSONFile(t *testing.T, path string, edit func(map[string]any)) {
-	t.Helper()
-	data, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var v map[string]any
-	if err := json.Unmarshal(bytes.TrimSpace(data), &v); err != nil {
-		t.Fatalf("%s: %v", path, err)
-	}
-	edit(v)
-	writeJSONFile(t, path, v)
 }
 
 // pathWithout is PATH without any directory holding an askd command: the

@@ -5,12 +5,12 @@
 // /bin/sh -c, which is dash on Debian and Ubuntu). The other CLIs of SPEC
 // §18 (Copilot CLI, Qwen Code, Gemini CLI, OpenCode; agents_test.go) run
 // the same way against one scripted-model server they share
-// (scripted_test.go); their flows skip, saying so, while the askd binary
-// has no askd install NAME for them. Claude Code, Codex and the MCP
-// Inspector's CLI also run with no askd hook at all, a filesystem MCP
-// server of theirs put behind askd's MCP gate by askd install mcp-gate
-// (mcpgate_test.go). In CI (CI=true) a missing node or npm fails the tests;
-// elsewhere they skip, loudly.
+// (scripted_test.go), each flow of issue 41 in one test
+// (others_flows_test.go). Claude Code, Codex and the MCP Inspector's CLI
+// also run with no askd hook at all, a filesystem MCP server of theirs put
+// behind askd's MCP gate by askd install mcp-gate (mcpgate_test.go). In CI
+// (CI=true) a missing node or npm fails the tests; elsewhere they skip,
+// loudly.
 package agentcli_test
 
 import (

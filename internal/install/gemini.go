@@ -31,6 +31,14 @@ const geminiSynopsis = agentSynopsis
 // and skills/askd/SKILL.md. Gemini's hook timeouts are milliseconds. The
 // file is backed up beside itself first; every other server, hook and
 // setting stays.
+//
+// Install trusts no folder. Gemini CLI 0.61.0 will not start headless in a
+// folder the person has not trusted (and would turn yolo back into its
+// default mode there), so the headless line carries --skip-trust, which
+// trusts the folder the run starts in for that run only: trust is the
+// person's call on each repository (a trusted folder's .gemini/settings.json,
+// hooks and .env load), and a trust entry written for the folder install
+// ran in would make the line work there and nowhere else.
 func installGemini(e *cli.Env, args []string) error {
 	fs := cli.Flags(e, "install gemini", geminiSynopsis)
 	parse := agentFlags(e, fs)
@@ -82,7 +90,8 @@ func installGemini(e *cli.Env, args []string) error {
 	}
 	report.file(skill, backup, changed)
 	printEnvNote(e, app.CLIGemini)
-	fmt.Fprintln(e.Stdout, "Headless: gemini --approval-mode yolo -p \"...\"   (askd's BeforeTool hook is then the only gate, and fails closed)")
+	fmt.Fprintln(e.Stdout, "Headless: gemini --skip-trust --approval-mode yolo -p \"...\"   (--skip-trust: Gemini CLI trusts the folder for this run, without which it")
+	fmt.Fprintln(e.Stdout, "will not start headless; askd's BeforeTool hook is then the only gate, and fails closed)")
 	return nil
 }
 

@@ -75,7 +75,7 @@ func installUsage(w io.Writer) {
   askd install gemini %s
       wire askd into Copilot CLI, Qwen Code or Gemini CLI at user scope: the MCP entry, the
       permission gate, the next-prompt hook and a skill (a backup beside each file changed);
-      headless: copilot -p, qwen --yolo -p, gemini --approval-mode yolo -p
+      headless: copilot -p, qwen --yolo -p, gemini --skip-trust --approval-mode yolo -p
   askd install opencode %s
       wire askd into OpenCode: the MCP entry, askd's plugin (the permission gate) and a
       skill; headless: askd opencode -- --auto "..."
