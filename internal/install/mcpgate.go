@@ -295,7 +295,7 @@ func (f *configFile) explain(e *cli.Env, g gateSpec, edit *gatedEntry, url strin
 		}
 	}
 	fmt.Fprintf(w, "Restart %s (or its MCP servers) to start the gate. To put the entry back:\n", c.name)
-	fmt.Fprintf(w, "  askd install mcp-gate --config %s --server %s --undo\n", f.path, g.key)
+	fmt.Fprintf(w, "  %s\n", shellWords([]string{"askd", "install", "mcp-gate", "--config", f.path, "--server", g.key, "--undo"}))
 }
 
 // defaultAskd is the command a gated entry runs: askd, looked up on the
