@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"net/http"
 	"os"
 	"path/filepath"
@@ -298,6 +299,43 @@ func TestListener(t *testing.T) {
 		}
 		if status, body := post(addr, map[string]string{"Origin": "http://" + addr}); status != http.StatusOK || !strings.Contains(body, "protocolVersion") {
 			t.Fatalf("its own origin: %d %q", status, body)
+		}
+	})
+
+	// A session ended by DELETE is gone before the 204: the next request
+	// naming it is 404 (the conformance suite's check, which raced the
+	// session's goroutine).
+	t.Run("DELETE ends the session", func(t *testing.T) {
+		addr := listen(t, "127.0.0.1:0")
+		do := func(method, id, body string) *http.Response {
+			t.Helper()
+			req, _ := http.NewRequest(method, "http://"+addr+frontPath, strings.NewReader(body))
+			req.Header.Set("Content-Type", "application/json")
+			req.Header.Set("Accept", "application/json, text/event-stream")
+			if id != "" {
+				req.Header.Set("Mcp-Session-Id", id)
+			}
+			resp, err := http.DefaultClient.Do(req)
+			if err != nil {
+				t.Fatal(err)
+			}
+			io.Copy(io.Discard, resp.Body)
+			resp.Body.Close()
+			return resp
+		}
+		id := do(http.MethodPost, "", initialize).Header.Get("Mcp-Session-Id")
+		if id == "" {
+			t.Fatal("initialize: no Mcp-Session-Id")
+		}
+		for i := range 20 {
+			if resp := do(http.MethodDelete, id, ""); resp.StatusCode != http.StatusNoContent {
+				t.Fatalf("DELETE: %d", resp.StatusCode)
+			}
+			ping := `{"jsonrpc":"2.0","id":2,"method":"ping"}`
+			if resp := do(http.MethodPost, id, ping); resp.StatusCode != http.StatusNotFound {
+				t.Fatalf("round %d: a ping naming the deleted session: %d, want 404", i, resp.StatusCode)
+			}
+			id = do(http.MethodPost, "", initialize).Header.Get("Mcp-Session-Id")
 		}
 	})
 

@@ -102,7 +102,10 @@ func (f *front) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	case http.MethodGet:
 		f.listenStream(w, r)
 	case http.MethodDelete:
-		if c := f.session(r.Header.Get("Mcp-Session-Id")); c != nil {
+		// The session is gone from the map before the 204 is written: a
+		// request naming it after the DELETE is answered 404, as the
+		// transport says, not served by a session still closing.
+		if c := f.end(r.Header.Get("Mcp-Session-Id")); c != nil {
 			c.close()
 		}
 		w.WriteHeader(http.StatusNoContent)
@@ -226,10 +229,22 @@ func (f *front) start(id string) (*frontConn, error) {
 		if f.stateless == c {
 			f.stateless = nil
 		}
-		delete(f.sessions, id)
+		if f.sessions[id] == c {
+			delete(f.sessions, id)
+		}
 		f.mu.Unlock()
 	}()
 	return c, nil
+}
+
+// end takes the session id out of the listener's map and returns it, nil
+// when there is none.
+func (f *front) end(id string) *frontConn {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	c := f.sessions[id]
+	delete(f.sessions, id)
+	return c
 }
 
 // statelessConn is the shared session of requests that name none, started
