@@ -154,3 +154,42 @@ func countRows(d *client.AskDetail, action string) int {
 }
 
 func itoa(n int64) string { b, _ := json.Marshal(n); return string(b) }
+
+// TestOneCallOverHTTP (SPEC §14): on SQLite and PostgreSQL, a key asked
+// with one_call gets its approval back, one_call in its JSON, until it is
+// told; then a new one. Asked the other way it is 409 naming the key;
+// one_call without a key is refused naming the field.
+func TestOneCallOverHTTP(t *testing.T) {
+	eachStore(t, app.Config{}, func(t *testing.T, srv *testserver.Server) {
+		ctx := ctxT(t)
+		agent := srv.Agent("gate")
+		in := keyedApproval("mcp-gate 1", "Call write_file on fs")
+		in.OneCall = true
+		a, err := agent.CreateUntold(ctx, in, 0)
+		if err != nil || !a.OneCall || !a.Pending() {
+			t.Fatalf("create = %+v, %v; want pending, one_call", a, err)
+		}
+		if _, err := srv.Human().Answer(ctx, a.ID, &askd.Answer{Decision: askd.DecisionApproved}); err != nil {
+			t.Fatal(err)
+		}
+		again, err := agent.CreateUntold(ctx, in, time.Minute)
+		if err != nil || again.ID != a.ID || again.ToldAt != nil || again.Status != askd.StatusAnswered {
+			t.Fatalf("the key, decided and untold = %+v, %v; want ask %d at once, untold", again, err, a.ID)
+		}
+		if _, told, err := agent.MarkTold(ctx, again.ID); err != nil || !told {
+			t.Fatalf("mark told: %v, %v", told, err)
+		}
+		next, err := agent.CreateUntold(ctx, in, 0)
+		if err != nil || next.ID == a.ID || !next.Pending() || !next.OneCall {
+			t.Fatalf("the key once told = %+v, %v; want a new pending approval", next, err)
+		}
+		other := *in
+		other.OneCall = false
+		_, err = agent.Create(ctx, &other, 0)
+		wantStatus(t, err, http.StatusConflict, `key "mcp-gate 1"`)
+		other = *in
+		other.Key = ""
+		_, err = agent.Create(ctx, &other, 0)
+		wantStatus(t, err, http.StatusBadRequest, "one_call")
+	})
+}
