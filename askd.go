@@ -177,6 +177,10 @@ type Ask struct {
 	// Whoever makes or reads an ask sets it: the app as it creates one, the
 	// stores as they read one (WithKey).
 	Key string `json:"key,omitempty"`
+	// OneCall says a keyed approval answers one call (SPEC §14, asked with
+	// one_call): once told, its key asks anew, and it holds its key no
+	// more (HoldsKey).
+	OneCall bool `json:"one_call,omitempty"`
 }
 
 // WithKey sets an attention ask's Key to its slot from its kind and
@@ -190,6 +194,12 @@ func (a *Ask) WithKey() *Ask {
 
 // Keyed reports whether a is a keyed approval (SPEC §12).
 func (a *Ask) Keyed() bool { return a.Kind == KindApproval && a.Key != "" }
+
+// HoldsKey reports whether a is the approval its key names now: a keyed
+// approval, but a one-call one told (its call was answered; the key's next
+// approval is a new one). A token has at most one approval holding a key:
+// both stores' unique index says so.
+func (a *Ask) HoldsKey() bool { return a.Keyed() && !(a.OneCall && a.ToldAt != nil) }
 
 // SlotKey is the attention slot an ask of kind k in session holds:
 // "session:<name>" for attention asks, "" for the others (Ask.Key).
@@ -473,7 +483,8 @@ type AskTx interface {
 	// CountSearch counts the settled asks matching q; q.After and q.Limit
 	// do not apply.
 	CountSearch(ctx context.Context, q SearchQuery) (int, error)
-	// CreateAsk inserts a and sets a.ID.
+	// CreateAsk inserts a and sets a.ID. ECONFLICT when a holds its key
+	// (Ask.HoldsKey) and another approval of its agent token holds it.
 	CreateAsk(ctx context.Context, a *Ask) error
 	// UpdateAsk replaces the stored ask a.ID with a. Like AddEvent's, its
 	// statement may be held back: its error (ENOTFOUND for a missing ask)

@@ -43,6 +43,11 @@ type AskInput struct {
 	// approvals whose key starts with it (and is not Key): a newer push of
 	// a ref replaces the older one's pending ask.
 	Replaces string `json:"replaces,omitempty"`
+	// OneCall, with Key, asks that one approval answer one call (SPEC §14,
+	// the MCP gate): the same key gets the approval back while it is
+	// pending, or decided and not yet told; once told, the same key makes a
+	// new approval. A key is asked one way: with one_call or without.
+	OneCall bool `json:"one_call,omitempty"`
 
 	// form (SPEC §9): Title is the message; Schema (form mode) or URL (url
 	// mode), never both.
@@ -140,6 +145,12 @@ func (in *AskInput) Validate(previewHTML bool) error {
 		case in.Key != "" && in.ToolUseID != "":
 			p.add("key", "not with tool_use_id: a tool call re-attaches by its tool use id")
 		}
+		switch {
+		case in.OneCall && in.Key == "":
+			p.add("one_call", "only with key")
+		case in.OneCall && in.Replaces != "":
+			p.add("replaces", "not with one_call: a one-call approval is replaced by the next once told")
+		}
 	} else {
 		only("payload", in.Payload != nil, "approval")
 		only("grace_seconds", in.GraceSeconds != nil, "approval")
@@ -147,6 +158,7 @@ func (in *AskInput) Validate(previewHTML bool) error {
 		only("tool_use_id", in.ToolUseID != "", "approval")
 		only("key", in.Key != "", "approval")
 		only("replaces", in.Replaces != "", "approval")
+		only("one_call", in.OneCall, "approval")
 	}
 	return p.err()
 }

@@ -347,6 +347,14 @@ func TestAskInputValidate(t *testing.T) {
 			want: "tool_name: 201 characters, at most 200"},
 		{name: "tool_use_id 201 characters", kind: askd.KindApproval, edit: func(in *askd.AskInput) { in.ToolUseID = strings.Repeat("x", 201) },
 			want: "tool_use_id: 201 characters, at most 200"},
+		{name: "approval keyed for one call", kind: askd.KindApproval, edit: func(in *askd.AskInput) { in.Key, in.OneCall = "mcp-gate 1", true }},
+		{name: "one_call without key", kind: askd.KindApproval, edit: func(in *askd.AskInput) { in.OneCall = true },
+			want: "one_call: only with key"},
+		{name: "one_call with replaces", kind: askd.KindApproval, edit: func(in *askd.AskInput) {
+			in.Key, in.Replaces, in.OneCall = "mcp-gate 1", "mcp-gate", true
+		}, want: "replaces: not with one_call: a one-call approval is replaced by the next once told"},
+		{name: "one_call on a decision", kind: askd.KindDecision, edit: func(in *askd.AskInput) { in.OneCall = true },
+			want: "one_call: only on approval asks"},
 		{name: "approval with options", kind: askd.KindApproval, edit: func(in *askd.AskInput) { in.Options = options("a", "b") },
 			want: "options: only on decision asks"},
 		{name: "approval with recommended", kind: askd.KindApproval, edit: func(in *askd.AskInput) { in.Recommended = "a" },

@@ -214,6 +214,49 @@ func (c *Client) Check(ctx context.Context, id int64, wait time.Duration) (*askd
 	return &a, c.do(ctx, http.MethodGet, fmt.Sprintf("/api/asks/%d%s", id, waitQuery(wait)), nil, &a)
 }
 
+// CreateUntold is Create, but a settled ask it returns is not told: the
+// agent hands the outcome on, then marks it told with MarkTold (SPEC §14:
+// the MCP gate). keep_untold over HTTP.
+func (c *Client) CreateUntold(ctx context.Context, in *askd.AskInput, wait time.Duration) (*askd.Ask, error) {
+	var a askd.Ask
+	return &a, c.do(ctx, http.MethodPost, "/api/asks"+untoldQuery(wait), in, &a)
+}
+
+// CheckUntold is Check, but a settled ask it returns is not told (see
+// CreateUntold).
+func (c *Client) CheckUntold(ctx context.Context, id int64, wait time.Duration) (*askd.Ask, error) {
+	var a askd.Ask
+	return &a, c.do(ctx, http.MethodGet, fmt.Sprintf("/api/asks/%d%s", id, untoldQuery(wait)), nil, &a)
+}
+
+// MarkTold records that the agent handed on the outcome of its settled ask
+// id, read with CreateUntold or CheckUntold: the ask as told, and told true
+// when this call marked it. An ask told already, by this call's earlier
+// try or by anyone else, is told false, with the ask as it is, and no
+// error: of several marks one marks it. A pending ask is an error
+// (ECONFLICT).
+func (c *Client) MarkTold(ctx context.Context, id int64) (a *askd.Ask, told bool, err error) {
+	a = new(askd.Ask)
+	err = c.do(ctx, http.MethodPost, fmt.Sprintf("/api/asks/%d/told", id), struct{}{}, a)
+	var ce *Error
+	if errors.As(err, &ce) && ce.Status == http.StatusConflict && ce.Ask != nil && ce.Ask.ToldAt != nil {
+		return ce.Ask, false, nil
+	}
+	if err != nil {
+		return nil, false, err
+	}
+	return a, true, nil
+}
+
+// untoldQuery is the query of a read that keeps an outcome untold, waiting
+// up to wait.
+func untoldQuery(wait time.Duration) string {
+	if q := waitQuery(wait); q != "" {
+		return q + "&keep_untold=true"
+	}
+	return "?keep_untold=true"
+}
+
 // Open lists the agent session's pending asks.
 func (c *Client) Open(ctx context.Context) ([]*askd.Ask, error) {
 	var out struct{ Asks []*askd.Ask }

@@ -128,6 +128,42 @@ func TestAgentCalls(t *testing.T) {
 	}
 }
 
+// TestUntoldCalls: CreateUntold and CheckUntold return a decided ask
+// untold, with or without a wait; MarkTold marks it, told true, and says
+// told false, with no error, for one told already.
+func TestUntoldCalls(t *testing.T) {
+	srv := testserver.Start(t, testserver.Options{})
+	ctx := t.Context()
+	agent := srv.Agent("untold")
+	in := &askd.AskInput{Kind: askd.KindApproval, Title: "Deploy", Key: "deploy 1"}
+	created := async(func() (*askd.Ask, error) { return agent.CreateUntold(ctx, in, time.Minute) })
+	a := srv.Pending(t, "untold", 1)[0]
+	if _, err := srv.Human().Answer(ctx, a.ID, &askd.Answer{Decision: askd.DecisionApproved}); err != nil {
+		t.Fatal(err)
+	}
+	if got := await(t, created); got.ID != a.ID || got.Status != askd.StatusAnswered || got.ToldAt != nil {
+		t.Fatalf("CreateUntold with a wait = %+v, want ask %d answered, untold", got, a.ID)
+	}
+	for _, wait := range []time.Duration{0, time.Minute} {
+		if got, err := agent.CheckUntold(ctx, a.ID, wait); err != nil || got.Status != askd.StatusAnswered || got.ToldAt != nil {
+			t.Fatalf("CheckUntold(wait %s) = %+v, %v; want answered, untold", wait, got, err)
+		}
+	}
+	if got, told, err := agent.MarkTold(ctx, a.ID); err != nil || !told || got.ToldAt == nil {
+		t.Fatalf("MarkTold = %+v, %v, %v; want told by it", got, told, err)
+	}
+	if got, told, err := agent.MarkTold(ctx, a.ID); err != nil || told || got.ToldAt == nil {
+		t.Fatalf("MarkTold again = %+v, %v, %v; want the ask told, not by it, no error", got, told, err)
+	}
+	b, err := agent.Create(ctx, decision("Which day?"), 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, _, err := agent.MarkTold(ctx, b.ID); askd.ErrorCode(err) != askd.ECONFLICT {
+		t.Fatalf("MarkTold of a pending ask: %v, want ECONFLICT", err)
+	}
+}
+
 func TestHumanCalls(t *testing.T) {
 	srv := testserver.Start(t, testserver.Options{})
 	ctx := t.Context()

@@ -22,6 +22,8 @@ type await struct {
 	wake  chan struct{}    // waits on a goroutine of their own (wait)
 	seen  *waiter          // what the last change told (waiter.last)
 	stopW func()
+	// keepUntold: a settled ask is returned untold (Wait.KeepUntold).
+	keepUntold bool
 }
 
 // startAwait registers c's wait w with the hub, before any look, so no change
@@ -29,7 +31,7 @@ type await struct {
 // again (the ask changed, the token was revoked); it must not block. Waits
 // without kick use wait.
 func (s *Service) startAwait(c askd.Caller, w Wait, kick func()) *await {
-	aw := &await{svc: s, c: c, id: w.Ask, until: w.Until, mode: w.Mode}
+	aw := &await{svc: s, c: c, id: w.Ask, until: w.Until, mode: w.Mode, keepUntold: w.KeepUntold}
 	if kick == nil {
 		aw.wake = make(chan struct{}, 1)
 		kick = func() { signal(aw.wake) }
@@ -138,13 +140,14 @@ func (w *await) sleep(wake, tick time.Time) time.Duration {
 // finish turns the wait's outcome into what the caller returns. Past an
 // approval's grace the pending ask is marked to be told once decided. A
 // settled ask's outcome goes back in the caller's reply, so it is told,
-// marked before finish returns; not so a person's check.
+// marked before finish returns; not so a person's check, nor a read that
+// keeps it untold (the caller marks it told once it has handed it on).
 func (w *await) finish(ctx context.Context, a *askd.Ask, err error) (*askd.Ask, error) {
 	if err != nil {
 		return nil, err
 	}
 	if !a.Pending() {
-		if w.mode == AwaitCheck && w.c.Role != askd.RoleAgent {
+		if w.keepUntold || w.mode == AwaitCheck && w.c.Role != askd.RoleAgent {
 			return a, nil
 		}
 		return w.retrying(ctx, func() (*askd.Ask, error) { return w.svc.tellOutcome(ctx, w.c, a, "checked") })
@@ -176,7 +179,7 @@ func (w *await) retrying(ctx context.Context, write func() (*askd.Ask, error)) (
 // waits afterReply, so that the reply and the agent's reading of it have the
 // CPUs first.
 func (w *await) finishBeside(ctx context.Context, a *askd.Ask, err error) (*askd.Ask, error) {
-	if err != nil || a.Pending() || a.ToBeTold || w.mode == AwaitCheck {
+	if err != nil || a.Pending() || a.ToBeTold || w.mode == AwaitCheck || w.keepUntold {
 		return w.finish(ctx, a, err)
 	}
 	time.AfterFunc(afterReply, func() {

@@ -27,7 +27,8 @@ type CreateOptions struct {
 // Create makes a new ask for an agent, or returns the one it re-attaches to:
 // a pending question with identical questions from the same session, an
 // approval with the same tool_use_id, the token's approval with the same key
-// (SPEC §12: from any of its sessions, whatever its status), or — for
+// (SPEC §12: from any of its sessions, whatever its status; with one_call,
+// only while it is untold: reattachKeyed), or — for
 // attention asks — the session's pending attention ask, replaced by the new
 // content (same id, revision + 1). Everything else it looks at is the
 // caller's own session (its token's, SPEC §1).
@@ -137,7 +138,8 @@ func (s *Service) newAsk(c askd.Caller, in *askd.AskInput, opt CreateOptions) *a
 		Recommended: in.Recommended, Payload: compactJSON(in.Payload), ToolName: in.ToolName, ToolUseID: in.ToolUseID,
 		Source: in.Source, Schema: in.Schema, URL: in.URL,
 		AgentTool: opt.AgentTool, NoEdit: opt.NoEdit,
-		Key:       in.Key,  // an approval's (SPEC §12); an attention ask's slot is set below
+		Key:       in.Key, // an approval's (SPEC §12); an attention ask's slot is set below
+		OneCall:   in.OneCall,
 		Owner:     c.Owner, // routed to the agent token's owner (SPEC §10)
 		CreatedAt: now, UpdatedAt: now,
 		ToBeTold: in.Kind.IsAttention(),
@@ -198,17 +200,40 @@ func (s *Service) reattachQuestion(ctx context.Context, tx askd.Tx, c askd.Calle
 // yes never approves something new. Two requests of one key at once, from
 // any sessions or processes, make one ask: writers take turns
 // (askd.Store.Update), so the later finds the earlier's.
+//
+// A key asked with one_call (SPEC §14: one approval answers one call) is
+// the approval's only while it holds it (askd.Ask.HoldsKey): pending, or
+// decided and not yet told. Once told — its call was answered — nil: the
+// key makes a new approval, and the told one keeps its key in its record
+// but holds it no more (the stores' unique index is of the approvals that
+// hold their key). Two requests at once after the telling make one new
+// approval, for the same reason as above; and a told one is never handed
+// out again. A key is asked one way: with one_call or without, else
+// ECONFLICT.
 func (s *Service) reattachKeyed(ctx context.Context, tx askd.Tx, c askd.Caller, a *askd.Ask) (*askd.Ask, error) {
+	// The newest first: the one holding the key, if one does (every older one
+	// is a one-call approval told).
 	prior, err := tx.Asks.FindAsks(ctx, askd.AskFilter{Agent: c.Name, Key: a.Key, Kind: askd.KindApproval, Limit: 1})
 	if err != nil || len(prior) == 0 {
 		return nil, err
 	}
-	if p := prior[0]; !sameApproval(p, a) {
+	p := prior[0]
+	switch {
+	case p.OneCall != a.OneCall:
+		how := "without one_call"
+		if p.OneCall {
+			how = "with one_call"
+		}
+		return nil, askd.Errorf(askd.ECONFLICT, "key %q: approval %d was asked %s; a key is asked one way, so ask this one with a new key",
+			clip(a.Key, 80), p.ID, how)
+	case !p.HoldsKey():
+		return nil, nil // its call was answered: this is a new call
+	case !sameApproval(p, a):
 		return nil, askd.Errorf(askd.ECONFLICT,
 			"key %q: approval %d (%s) was asked with other content (title, details, payload or tool_name); a key names one request, so ask this one with a new key",
 			clip(a.Key, 80), p.ID, p.Status)
 	}
-	return prior[0], nil
+	return p, nil
 }
 
 // replaceKeyed cancels as replaced c's token's pending keyed approvals whose

@@ -61,6 +61,10 @@ type Wait struct {
 	// Progress is how often a wait still going reports so (its progress
 	// callback): 0 for never.
 	Progress time.Duration
+	// KeepUntold returns a settled ask without telling it (keep_untold over
+	// HTTP): the caller hands the outcome on and then marks it told itself
+	// (MarkTold, told.go). The MCP gate reads its approvals so.
+	KeepUntold bool
 }
 
 // CallRef names an MCP call: its MCP session and JSON-RPC request id.
@@ -122,8 +126,8 @@ func (e *ShutdownError) Unwrap() error {
 func ShuttingDown(id int64) error { return &ShutdownError{Ask: id} }
 
 // AwaitOutcome blocks until c's wait w is over and returns the outcome to
-// give the agent: a settled ask, marked told before it returns (told.go);
-// past an approval's grace window (AwaitGrace) the ask pending, marked to be
+// give the agent: a settled ask, marked told before it returns (told.go)
+// unless w.KeepUntold; past an approval's grace window (AwaitGrace) the ask pending, marked to be
 // told once decided; a check's (AwaitCheck) ask as it is. progress, when not
 // nil and w.Progress > 0, is called every w.Progress while the ask is
 // pending, with how many times it has been (1, 2, ...).

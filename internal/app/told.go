@@ -2,6 +2,7 @@ package app
 
 import (
 	"context"
+	"fmt"
 	"slices"
 	"time"
 
@@ -22,6 +23,8 @@ import (
 //   - the session's untold outcomes taken at once (tellSession: the Stop
 //     hook, check_ask {}, an agent's GET /api/asks);
 //   - a channel bridge's report that it typed the text in (ChannelTold);
+//   - an agent's report that it handed on an outcome it read untold
+//     (MarkTold: POST /api/asks/{id}/told, after a keep_untold read);
 //   - the delivery worker's send to a webhook or command (Delivered).
 //
 // markTold is the one writer of the told state outside the stores: whoever
@@ -79,6 +82,46 @@ func (s *Service) Check(ctx context.Context, c askd.Caller, id int64) (*askd.Ask
 		return nil, err
 	}
 	return s.tellOutcome(ctx, c, a, "checked")
+}
+
+// MarkTold records that agent c handed on the outcome of its settled ask
+// id, read untold (Wait.KeepUntold; keep_untold over HTTP): the ask is
+// marked told, a told row saying "handed on", and any pending tell of it
+// sent. It returns the ask as told. Of several marks of one ask, one marks
+// it: any other, before or after, is ECONFLICT with the ask, told_at set,
+// and changes nothing, so a caller learns whether its mark was the one (of
+// two MCP gates that read one decision, only that one uses it: one
+// approval, one call). Errors: EFORBIDDEN for non-agents; ENOTFOUND for an
+// ask c may not read; ECONFLICT with the ask when it is pending (nothing
+// to tell yet) or was told already.
+func (s *Service) MarkTold(ctx context.Context, c askd.Caller, id int64) (*askd.Ask, error) {
+	if c.Role != askd.RoleAgent {
+		return nil, askd.Errorf(askd.EFORBIDDEN, "only agent tokens mark their asks told")
+	}
+	var out *askd.Ask
+	err := s.store.Update(ctx, func(tx askd.Tx) error {
+		a, err := tx.Asks.Ask(ctx, id)
+		if askd.ErrorCode(err) == askd.ENOTFOUND || err == nil && !readable(c, a) {
+			return askd.Errorf(askd.ENOTFOUND, "ask %d not found", id)
+		}
+		if err != nil {
+			return err
+		}
+		out = a
+		// One mark marks it: writers take turns (askd.Store.Update), so a later mark reads the earlier's told_at.
+		switch {
+		case a.Pending():
+			return &askd.Error{Code: askd.ECONFLICT, Message: fmt.Sprintf("ask %d is pending: it has no outcome to tell yet", a.ID), Ask: a}
+		case a.ToldAt != nil:
+			return &askd.Error{Code: askd.ECONFLICT, Message: fmt.Sprintf("ask %d was told already, at %s: its outcome reached the agent before", a.ID, a.ToldAt.Format(time.RFC3339)), Ask: a}
+		}
+		_, err = s.markTold(ctx, tx, a, c.Name, "handed on")
+		return err
+	})
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
 }
 
 // tellOutcome is Check of an ask the caller has just read (through Get or a

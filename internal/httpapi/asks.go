@@ -68,15 +68,24 @@ func (s *Server) getAsk(w http.ResponseWriter, r *http.Request, c askd.Caller) e
 	if err != nil {
 		return err
 	}
+	untold, err := keepUntoldParam(r)
+	if err != nil {
+		return err
+	}
 	var a *askd.Ask
 	if wait > 0 {
-		if a, err = s.app.AwaitOutcome(r.Context(), c, app.Wait{Ask: id, Mode: app.AwaitCheck, Until: time.Now().Add(wait)}, nil); err != nil {
+		if a, err = s.app.AwaitOutcome(r.Context(), c, app.Wait{Ask: id, Mode: app.AwaitCheck, Until: time.Now().Add(wait), KeepUntold: untold}, nil); err != nil {
 			return lookAgainOverHTTP(err)
 		}
 	}
 	if c.Role == askd.RoleAgent {
-		// An agent reading its settled ask has been told of it.
-		a, err = s.app.Check(r.Context(), c, id)
+		switch {
+		case untold && a == nil:
+			a, err = s.app.Get(r.Context(), c, id)
+		case !untold:
+			// An agent reading its settled ask has been told of it.
+			a, err = s.app.Check(r.Context(), c, id)
+		}
 		if err != nil {
 			return err
 		}
@@ -121,6 +130,10 @@ func (s *Server) createAsk(w http.ResponseWriter, r *http.Request, c askd.Caller
 	if err != nil {
 		return err
 	}
+	untold, err := keepUntoldParam(r)
+	if err != nil {
+		return err
+	}
 	var in askd.AskInput
 	if err := decode(w, r, &in); err != nil {
 		return err
@@ -135,17 +148,38 @@ func (s *Server) createAsk(w http.ResponseWriter, r *http.Request, c askd.Caller
 	// is told later (Stop hook, check_ask, the session's channel) unless the
 	// agent checks first; a client that goes away meanwhile cuts it off. An
 	// ask settled already (the same question again, answered while the agent
-	// was cut off) is this reply's outcome, told by it.
+	// was cut off) is this reply's outcome, told by it, unless keep_untold
+	// leaves that to the agent (POST /api/asks/{id}/told).
 	graced := a.Kind == askd.KindApproval && in.GraceSeconds != nil
 	if graced && wait == 0 {
 		wait = s.app.Grace(in.GraceSeconds)
 	}
 	if wait > 0 || graced || !a.Pending() {
-		if a, err = s.app.AwaitOutcome(r.Context(), c, app.Wait{Ask: a.ID, Mode: app.AwaitGrace, Until: time.Now().Add(wait)}, nil); err != nil {
+		if a, err = s.app.AwaitOutcome(r.Context(), c, app.Wait{Ask: a.ID, Mode: app.AwaitGrace, Until: time.Now().Add(wait), KeepUntold: untold}, nil); err != nil {
 			return lookAgainOverHTTP(err)
 		}
 	}
 	writeJSON(w, http.StatusCreated, a)
+	return nil
+}
+
+// markTold is POST /api/asks/{id}/told, body {} or none: the agent handed
+// on the outcome it read with keep_untold. 200 with the ask told; 409 with
+// the ask when it is pending, or was told already (this mark was not the
+// one).
+func (s *Server) markTold(w http.ResponseWriter, r *http.Request, c askd.Caller) error {
+	id, err := askID(r)
+	if err != nil {
+		return err
+	}
+	if err := decodeOptional(w, r, &struct{}{}); err != nil {
+		return err
+	}
+	a, err := s.app.MarkTold(r.Context(), c, id)
+	if err != nil {
+		return err
+	}
+	writeJSON(w, http.StatusOK, a)
 	return nil
 }
 
@@ -324,12 +358,23 @@ func nonNil[T any](s []T) []T {
 
 // mineParam reads mine= (SPEC §10: only the asks routed to the caller, a
 // team of theirs, or nobody): true or false, "" for false.
-func mineParam(v string) (bool, error) {
+func mineParam(v string) (bool, error) { return boolParam("mine", v) }
+
+// keepUntoldParam reads keep_untold=: true, and an agent's read of its
+// settled ask does not tell it; the agent marks it told once it has handed
+// the outcome on (POST /api/asks/{id}/told). A person's read never tells.
+func keepUntoldParam(r *http.Request) (bool, error) {
+	return boolParam("keep_untold", r.URL.Query().Get("keep_untold"))
+}
+
+// boolParam reads query parameter name's value v: true or false (1 or 0),
+// "" for false.
+func boolParam(name, v string) (bool, error) {
 	switch v {
 	case "", "false", "0":
 		return false, nil
 	case "true", "1":
 		return true, nil
 	}
-	return false, askd.Errorf(askd.EINVALID, "mine: %q is not true or false", v)
+	return false, askd.Errorf(askd.EINVALID, "%s: %q is not true or false", name, v)
 }

@@ -95,6 +95,7 @@ func (s *Server) routes() {
 	m.HandleFunc("GET /api/asks/{id}", s.authed("", s.getAsk))
 	m.HandleFunc("DELETE /api/asks/{id}", s.authed("", s.deleteAsk))
 	m.HandleFunc("POST /api/asks", s.authed(askd.RoleAgent, s.createAsk))
+	m.HandleFunc("POST /api/asks/{id}/told", s.authed(askd.RoleAgent, s.markTold))
 	m.HandleFunc("POST /api/asks/{id}/answer", s.authed(askd.RoleHuman, s.answerAsk))
 	m.HandleFunc("POST /api/asks/{id}/snooze", s.authed(askd.RoleHuman, s.snoozeAsk))
 	m.HandleFunc("POST /api/asks/{id}/claim", s.authed(askd.RoleHuman, s.claimAsk))

@@ -16,72 +16,85 @@ import (
 
 // verdict is what became of a call the gate put to askd.
 type verdict struct {
-	ask  *askd.Ask // the approval as last read; nil when none was made
-	hold hold      // the generation the call held (ledger.go)
+	ask *askd.Ask // the approval as last read; nil when none was made
 	// args, when the person changed the arguments, are theirs: the call
 	// goes on with them.
 	args json.RawMessage
 	// refusal, when not "", is the error result's text: the call does not
-	// go on. spent says whether the approval's decision is used by it (a
-	// rejection) or stays for the same call again (no decision yet, askd
-	// unreachable).
+	// go on.
 	refusal string
-	spent   bool
 }
 
 // approve puts call c to askd as an approval and waits, up to --wait, for
-// the decision (see ledger.go for which approval it is). progress is
-// called every progressEvery while it waits, with the approval's id once
-// it has one. When ctx ends the wait is cut off: askd keeps the approval
-// pending, to be picked up by the same call.
+// the decision, which it uses only when its mark told it (onecall.go: one
+// approval, one call). progress is called every progressEvery while it
+// waits, with the approval's id once it has one. When ctx ends the wait
+// is cut off: askd keeps the approval, pending or decided and untold, for
+// the same call again. A gate fails closed: askd unreachable or refusing
+// is a refusal saying so.
 func (g *gate) approve(ctx context.Context, c *toolCall, progress func(id int64)) verdict {
 	in, refusal := g.approvalInput(c)
 	if refusal != "" {
 		return verdict{refusal: refusal}
 	}
+	in.Key, in.OneCall = callKey(g.session, &in), true
 	var id atomic.Int64
 	if progress != nil {
 		stop := g.every(ctx, func() { progress(id.Load()) })
 		defer stop()
 	}
-	digest := callDigest(g.session, in.ToolName, in.Payload)
 	deadline := time.Now().Add(g.wait)
-	for walked := 0; ; walked++ {
-		if walked == maxWalk {
-			return verdict{refusal: fmt.Sprintf("askd gate: %d approvals of this very call were used already; the gate asks no further, and the MCP server did not get the call.", maxWalk)}
-		}
-		h := g.ledger.claim(digest)
-		c.holding(h)
-		in.Key = approvalKey(digest, h.gen)
-		// Asked without a wait first: a decision this returns was made
-		// before the call (ledger.go); and progress names the approval
-		// from the first tick, a call held still can say which it is.
-		a, toldBefore, err := g.ask(ctx, &in, 0)
+	for range maxAsks {
+		// Asked without a wait first, so that progress names the approval
+		// from the first tick: a call held still can say which it is.
+		a, err := g.askd.CreateUntold(ctx, &in, 0)
 		switch {
 		case ctx.Err() != nil:
 			g.cutOff(in)
-			return verdict{hold: h}
-		case askd.ErrorCode(err) == askd.ECONFLICT:
-			// The key holds other content (a gate of another version):
-			// it is not this call's.
-			g.ledger.release(h, true)
-			continue
+			return verdict{}
 		case err != nil:
-			return verdict{hold: h, refusal: g.askdFailed(c, nil, err)}
-		case !a.Pending() && !h.known && toldBefore:
-			g.ledger.release(h, true) // an earlier call used it
-			continue
+			return verdict{refusal: g.askdFailed(c, nil, err)}
 		}
 		c.asked(a)
 		id.Store(a.ID)
-		a, err = g.await(ctx, &in, a, deadline)
-		return g.judge(c, h, a, err)
+		if a, err = g.await(ctx, &in, a, deadline); err != nil {
+			return g.unanswered(c, a, err)
+		}
+		used, err := g.use(ctx, a)
+		switch {
+		case ctx.Err() != nil && !used:
+			return verdict{ask: a} // cut off: untold, for the same call again
+		case err != nil:
+			return verdict{ask: a, refusal: g.markFailed(c, a, err)}
+		case !used:
+			continue // another call's mark was the one: this call asks anew
+		}
+		return g.judge(c, a)
 	}
+	return verdict{refusal: fmt.Sprintf("askd gate: %d approvals of this very call went to other calls of it while this one waited; the gate asks no further, and the MCP server did not get the call.", maxAsks)}
 }
 
-// maxWalk bounds the generations one call passes over (ledger.go): a
-// gate never asks askd without end.
-const maxWalk = 10000
+// maxAsks bounds the approvals one call asks for, each of which another
+// call of the same key used (onecall.go): a gate never asks askd without
+// end.
+const maxAsks = 1000
+
+// use marks decided approval a told, as used by this call: used reports
+// whether this mark was the one (askd lets one mark of an ask mark it). A
+// mark once sent is seen through, the call given up or not, so that the
+// gate knows whether it used the decision.
+func (g *gate) use(ctx context.Context, a *askd.Ask) (used bool, err error) {
+	if err := ctx.Err(); err != nil {
+		return false, err
+	}
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), markTimeout)
+	defer cancel()
+	_, used, err = g.askd.MarkTold(ctx, a.ID)
+	return used, err
+}
+
+// markTimeout bounds a mark, and the request that tells askd of a cut-off.
+const markTimeout = 10 * time.Second
 
 // waitFor is how long the next request may wait for a decision: until
 // deadline, at most longestWait, and at least a moment (a request with no
@@ -103,8 +116,9 @@ func (g *gate) await(ctx context.Context, in *askd.AskInput, a *askd.Ask, deadli
 		// Asking again with the key waits on the same approval. askd
 		// takes a request cut short (the call given up, the gate stopped
 		// or killed) as a cut-off; one that ends at its wait's end, as the
-		// call's end: pending, to be told once decided.
-		b, _, err := g.ask(ctx, in, g.waitFor(deadline))
+		// call's end: pending, to be told once decided. Either way a
+		// decision stays untold until the gate marks it (use).
+		b, err := g.askd.CreateUntold(ctx, in, g.waitFor(deadline))
 		switch {
 		case ctx.Err() != nil:
 			g.cutOff(*in)
@@ -128,10 +142,11 @@ func (g *gate) await(ctx context.Context, in *askd.AskInput, a *askd.Ask, deadli
 // (with a cut_off row in its history), but not one cut before askd began
 // to wait (between the gate's ask and its wait, or in askd's create):
 // this covers those, and changes nothing where the cut-off is recorded.
+// A decision it reads stays untold, for the same call again.
 func (g *gate) cutOff(in askd.AskInput) {
-	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	ctx, cancel := context.WithTimeout(context.Background(), markTimeout)
 	defer cancel()
-	g.askd.Create(ctx, &in, time.Millisecond)
+	g.askd.CreateUntold(ctx, &in, time.Millisecond)
 }
 
 // stillPending ends a wait that saw no decision within --wait; err is why
@@ -162,9 +177,10 @@ func (g *gate) every(ctx context.Context, fn func()) (stop func()) {
 	return func() { close(done); <-finished }
 }
 
-// judge turns the outcome of a call's approval into its verdict.
-func (g *gate) judge(c *toolCall, h hold, a *askd.Ask, err error) verdict {
-	v := verdict{ask: a, hold: h}
+// unanswered is the verdict of a call whose approval's wait ended with
+// err: no decision within --wait, or askd failing.
+func (g *gate) unanswered(c *toolCall, a *askd.Ask, err error) verdict {
+	v := verdict{ask: a}
 	var pending *stillPending
 	switch {
 	case errors.As(err, &pending):
@@ -174,12 +190,15 @@ func (g *gate) judge(c *toolCall, h hold, a *askd.Ask, err error) verdict {
 		}
 		v.refusal = fmt.Sprintf("askd gate: %s: approval #%d to call %s on %s is still pending (askd check %d); the MCP server did not get the call. The same call again (same tool, same arguments) picks up the decision once it is made.",
 			why, a.ID, c.tool, g.name, a.ID)
-		return v
-	case err != nil:
+	default:
 		v.refusal = g.askdFailed(c, a, err)
-		return v
 	}
-	v.spent = true
+	return v
+}
+
+// judge turns decided approval a, used by call c, into its verdict.
+func (g *gate) judge(c *toolCall, a *askd.Ask) verdict {
+	v := verdict{ask: a}
 	ans := a.Answer
 	if a.Status == askd.StatusAnswered && ans != nil {
 		switch ans.Decision {
@@ -247,6 +266,14 @@ func (g *gate) askdFailed(c *toolCall, a *askd.Ask, err error) string {
 	return msg
 }
 
+// markFailed is the error result of a call whose decided approval a askd
+// could not mark used (use): the call does not go on, and the decision
+// stays untold, for the same call again.
+func (g *gate) markFailed(c *toolCall, a *askd.Ask, err error) string {
+	return fmt.Sprintf("askd gate: approval #%d to call %s on %s is decided, but askd could not mark it used (%s); the MCP server did not get the call. The decision stays untold in askd (askd check %d): the same call again picks it up.",
+		a.ID, c.tool, g.name, errorText(err), a.ID)
+}
+
 func errorText(err error) string {
 	var ce *client.Error
 	if errors.As(err, &ce) {
@@ -273,57 +300,6 @@ func sleep(ctx context.Context, d time.Duration) {
 	case <-t.C:
 	case <-ctx.Done():
 	}
-}
-
-// ask creates the approval in, or re-attaches to it by its key, waiting up
-// to wait for its decision (0: not at all). toldBefore reports, for a
-// request without a wait, whether askd had told the decided ask it returns
-// before this request (see ledger.go): its told_at is more than a second
-// before the response's Date, or it was never marked to be told (the call
-// that waited on it got it) and was not answered by a rule as it was made
-// (one this request made is the call's own).
-func (g *gate) ask(ctx context.Context, in *askd.AskInput, wait time.Duration) (a *askd.Ask, toldBefore bool, err error) {
-	var date time.Time
-	a, err = g.askd.Create(withDateNote(ctx, &date), in, wait)
-	if err != nil {
-		return nil, false, err
-	}
-	if a.ToldAt == nil {
-		return a, false, nil
-	}
-	if date.IsZero() {
-		return a, true, nil
-	}
-	// A rule answers an approval as it is made (settled at its making):
-	// one this request made is the call's own, and only the clock tells.
-	byRule := a.SettledAt != nil && a.SettledAt.Equal(a.CreatedAt)
-	// Askd's clock both: a second before the response (its Date has no
-	// finer grain) is before this request.
-	return a, !a.ToBeTold && !byRule || a.ToldAt.Before(date.Add(-time.Second)), nil
-}
-
-// dateNote is where a request's context asks noteDate to put the Date of
-// its response.
-type dateNote struct{}
-
-func withDateNote(ctx context.Context, date *time.Time) context.Context {
-	return context.WithValue(ctx, dateNote{}, date)
-}
-
-// noteDate is a RoundTripper that notes each response's Date header where
-// its request's context asks (withDateNote).
-type noteDate struct{ base http.RoundTripper }
-
-func (n noteDate) RoundTrip(r *http.Request) (*http.Response, error) {
-	resp, err := n.base.RoundTrip(r)
-	if err == nil {
-		if d, ok := r.Context().Value(dateNote{}).(*time.Time); ok {
-			if t, perr := http.ParseTime(resp.Header.Get("Date")); perr == nil {
-				*d = t
-			}
-		}
-	}
-	return resp, err
 }
 
 // canonicalObject is a JSON object in one spelling: members sorted,

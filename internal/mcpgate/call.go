@@ -29,28 +29,11 @@ type toolCall struct {
 	// approval is the approval it waits on or went through with, nil when
 	// --allow let it through or none was made.
 	approval *askd.Ask
-	// holds is the generation of its approvals it holds (ledger.go),
-	// given up at once when the client gives up on it: the same call again
-	// finds it idle, however soon it comes.
-	holds hold
 }
 
-// holding notes the generation c holds.
-func (c *toolCall) holding(h hold) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	c.holds = h
-}
-
-// giveUp ends c's wait: its generation idle for the same call again, its
-// context done.
-func (c *toolCall) giveUp(l *ledger) {
-	c.mu.Lock()
-	h := c.holds
-	c.mu.Unlock()
-	l.release(h, false)
-	c.cancel()
-}
+// giveUp ends c's wait, at once: its approval, pending or decided and
+// untold, stays in askd for the same call again (onecall.go).
+func (c *toolCall) giveUp() { c.cancel() }
 
 // asked notes the approval c waits on.
 func (c *toolCall) asked(a *askd.Ask) {
@@ -146,13 +129,13 @@ func (s *session) runCall(c *toolCall) {
 	v := s.g.approve(c.ctx, c, s.callProgress(c))
 	if c.ctx.Err() != nil {
 		// The client gave up (or the session ended): no reply is due, and
-		// the approval, decided or not, stays for the same call again.
-		s.g.ledger.release(v.hold, false)
+		// the call goes no further. Its approval, decided or not, stays
+		// for the same call again, unless the gate had marked it used in
+		// that moment (onecall.go).
 		s.endCall(c)
 		return
 	}
 	if v.refusal != "" {
-		s.g.ledger.release(v.hold, v.spent)
 		s.reply(c, toolError(c.msg, v.refusal))
 		return
 	}
@@ -160,14 +143,13 @@ func (s *session) runCall(c *toolCall) {
 	if v.args != nil {
 		params, err := setMember(c.msg.Params, "arguments", v.args)
 		if err != nil {
-			s.g.ledger.release(v.hold, true)
 			s.reply(c, toolError(c.msg, "askd gate: "+err.Error()))
 			return
 		}
 		m = c.msg.withParams(params)
 	}
-	// The decision is used now: a later identical call asks anew.
-	s.g.ledger.release(v.hold, true)
+	// The decision is this call's (marked told, approve): a later
+	// identical call asks anew.
 	s.forward(c, m)
 }
 

@@ -33,7 +33,7 @@
 //
 //   - tools/call: held until it may go on (call.go): at once for a tool
 //     --allow names; otherwise once an approval in askd says yes
-//     (approval.go, ledger.go). A refusal is an error result (isError), and
+//     (approval.go, onecall.go). A refusal is an error result (isError), and
 //     the server never sees the call.
 //   - initialize (2025 revisions) and each 2026-07-28 request's _meta
 //     client capabilities: elicitation declared to the server, so that it
@@ -71,7 +71,8 @@
 // tool: one rule or policy covers it through a hook or the gate), payload
 // the arguments in canonical JSON, details the arguments rendered (each in
 // a code block, control characters as escapes), source NAME, title "Call
-// TOOL on NAME", and a key (ledger.go: one approval answers one call).
+// TOOL on NAME", a key naming the call, one_call and keep_untold
+// (onecall.go: one approval answers one call).
 // Arguments that are no object, hold a key twice or text that is not
 // UTF-8, or exceed askd's 256 KiB payload limit are refused before askd is
 // asked. The gate asks, then waits by asking again with the key (POST
@@ -81,12 +82,14 @@
 // never withdrawn, and one that ends at its wait's end as the call's end,
 // no sooner (a call given up before askd began its wait is marked so with
 // a wait of a moment). A reverse proxy in front of askd must let a request
-// stay silent that long. Approved:
-// the call goes on as the client sent it; modified: with the person's
-// arguments in place of the client's. After --wait, an error result says
-// the approval is still pending and that the same call picks it up. askd
-// unreachable, at its pending cap, or refusing the approval: an error
-// result says so; a gate fails closed.
+// stay silent that long. A decision is read untold and marked told (POST
+// /api/asks/{id}/told) before it is used; a call whose mark was not the
+// one asks anew. Approved: the call goes on as the client sent it;
+// modified: with the person's arguments in place of the client's. After
+// --wait, an error result says the approval is still pending and that the
+// same call picks it up. askd unreachable, at its pending cap, refusing
+// the approval, or failing to mark it: an error result says so; a gate
+// fails closed.
 //
 // # Choices where SPEC §14 is silent
 //

@@ -59,7 +59,7 @@ variable: what the gate lets through is said on its command line.
 // nothing is started.
 func parseGate(e *cli.Env, args []string) (*gate, error) {
 	fs := cli.Flags(e, "gate mcp", synopsis)
-	g := &gate{e: e, allow: map[string]bool{}, headers: http.Header{}, ledger: newLedger(), instance: newInstance()}
+	g := &gate{e: e, allow: map[string]bool{}, headers: http.Header{}, instance: newInstance()}
 	var allow, upHeaders, hosts stringList
 	name := fs.String("name", "", "the client's key for the server: approvals are for mcp__`NAME`__TOOL, asked by NAME")
 	fs.Var(&allow, "allow", "a `TOOL` that goes to the server without an ask (repeat for more)")
@@ -247,7 +247,7 @@ func (g *gate) connectAskd(askdURL, tokenFile string) error {
 	}
 	c := client.New(askdURL, token)
 	c.Session = g.session
-	c.HTTP = &http.Client{Transport: noteDate{askdTransport}}
+	c.HTTP = &http.Client{Transport: askdTransport}
 	g.askd = c
 	return nil
 }

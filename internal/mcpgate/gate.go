@@ -17,7 +17,7 @@ import (
 )
 
 // gate is one askd gate mcp: what its command line says, and what the
-// client sessions it serves share (askd, the ledger of approvals).
+// client sessions it serves share (askd).
 type gate struct {
 	e       *cli.Env
 	name    string          // NAME: source of its asks, mcp__NAME__TOOL
@@ -35,8 +35,7 @@ type gate struct {
 	listenToken  string   // the Bearer token the listener requires ("" for none)
 	allowedHosts []string // --allowed-host
 
-	askd   *client.Client
-	ledger *ledger
+	askd *client.Client
 	// instance tells this process's own request ids from anyone else's.
 	instance string
 

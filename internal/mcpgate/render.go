@@ -41,7 +41,7 @@ func (g *gate) approvalInput(c *toolCall) (in askd.AskInput, refusal string) {
 		Payload:  payload,
 		ToolName: "mcp__" + g.name + "__" + c.tool,
 		Source:   g.name,
-		Key:      approvalKey(strings.Repeat("0", 32), 1), // checked with its shape
+		Key:      callKey("", &askd.AskInput{}), OneCall: true, // checked with their shape
 	}
 	if err := in.Validate(false); err != nil {
 		return in, fmt.Sprintf("askd gate: this call to %s cannot be put to askd (%s); nothing was asked, and the MCP server did not get the call.", c.tool, askd.ErrorMessage(err))

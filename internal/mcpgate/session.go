@@ -306,7 +306,7 @@ func (s *session) clientCancelled(m *message) *message {
 	up := c.upstreamID()
 	forwarded := c.isForwarded()
 	// Held, or put to a person for the server (input_required): that ends.
-	c.giveUp(s.g.ledger)
+	c.giveUp()
 	if !forwarded {
 		return nil
 	}
@@ -329,7 +329,7 @@ func (s *session) clientGone(k string) {
 	c := s.calls[k]
 	s.mu.Unlock()
 	if c != nil && !c.isForwarded() {
-		c.giveUp(s.g.ledger)
+		c.giveUp()
 	}
 }
 

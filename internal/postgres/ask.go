@@ -103,6 +103,7 @@ var askFields = []string{
 	"approvals_needed", "approvals", "exclude_owner",
 	"gate_key",
 	"agent_tool", "no_edit",
+	"one_call",
 }
 
 // searchValue is the value a write gives the column search, after those of
@@ -191,6 +192,7 @@ func askValues(a *askd.Ask) ([]any, error) {
 		a.ApprovalsNeeded, approvals, a.ExcludeOwner,
 		gateKey(a),
 		a.AgentTool, a.NoEdit,
+		a.OneCall,
 		search,
 	}, nil
 }
@@ -227,7 +229,8 @@ func scanAsk(row pgx.Row) (*askd.Ask, error) {
 		&a.Owner, &a.ClaimedBy, &claimedAt, &a.EscalatedTo, &escalatedAt,
 		&a.ApprovalsNeeded, &approvals, &a.ExcludeOwner,
 		&key,
-		&a.AgentTool, &a.NoEdit)
+		&a.AgentTool, &a.NoEdit,
+		&a.OneCall)
 	if err != nil {
 		return nil, err
 	}

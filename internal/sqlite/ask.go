@@ -26,6 +26,7 @@ var askFields = []string{
 	"approvals_needed", "approvals", "exclude_owner",
 	"gate_key",
 	"agent_tool", "no_edit",
+	"one_call",
 }
 
 var (
@@ -85,6 +86,7 @@ func askValues(a *askd.Ask) ([]any, error) {
 		a.ApprovalsNeeded, approvals, a.ExcludeOwner,
 		gateKey(a),
 		a.AgentTool, a.NoEdit,
+		a.OneCall,
 	}, nil
 }
 
@@ -121,7 +123,8 @@ func scanAsk(row scanner) (*askd.Ask, error) {
 		&a.Owner, &a.ClaimedBy, &claimedAt, &a.EscalatedTo, &escalatedAt,
 		&a.ApprovalsNeeded, &approvals, &a.ExcludeOwner,
 		&key,
-		&a.AgentTool, &a.NoEdit)
+		&a.AgentTool, &a.NoEdit,
+		&a.OneCall)
 	if err != nil {
 		return nil, err
 	}
@@ -362,7 +365,7 @@ func (t *tx) CreateAsk(ctx context.Context, a *askd.Ask) error {
 	}
 	res, err := t.tx.ExecContext(ctx, insertAsk, values...)
 	if err != nil {
-		return fmt.Errorf("create ask: %w", err)
+		return translate(err, "create ask", says{dupe: "the agent token has an approval holding this key"})
 	}
 	if !a.Pending() {
 		t.settled++

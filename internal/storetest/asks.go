@@ -129,6 +129,12 @@ func roundTripAsks() []struct {
 			ToolName: "Bash", ToolUseID: "call-7", AgentTool: "run_shell_command", NoEdit: true,
 			CreatedAt: at(0), UpdatedAt: at(0),
 		}},
+		{"approval keyed for one call, approved and told", &askd.Ask{
+			Kind: askd.KindApproval, Session: "s3", Agent: "agent-1", Status: askd.StatusAnswered, Revision: 1,
+			Title: "Call write_file on fs", Source: "fs", Key: "mcp-gate 0f1e2d", OneCall: true,
+			CreatedAt: at(0), UpdatedAt: at(time.Minute), SettledAt: ptr(at(time.Minute)), SettledBy: "reviewer",
+			Answer: &askd.Answer{Decision: askd.DecisionApproved}, ToldAt: ptr(at(time.Minute)),
+		}},
 		{"approval pending, no payload", &askd.Ask{
 			Kind: askd.KindApproval, Session: "s3", Agent: "agent-1", Status: askd.StatusPending, Revision: 1,
 			Title: "Deploy", CreatedAt: at(0), UpdatedAt: at(0),

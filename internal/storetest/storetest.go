@@ -23,6 +23,10 @@
 //   - SearchAsks finds settled asks only, by the words of their text and
 //     answer (not previews, not payloads), the last word as a prefix too;
 //   - ids of asks and events are never reused, even after DeleteAsks;
+//   - an agent token's approvals that hold a key (askd.Ask.HoldsKey: keyed,
+//     but not one-call and told) are one per key: CreateAsk refuses a
+//     second with ECONFLICT, and a one-call approval told frees its key;
+//     FindAsks by key finds every approval asked with it, told or not;
 //   - every history row is a row of one hash chain (AuditRows passes
 //     askd.VerifyAudit); config rows (AddConfigEvent) are in it but are no
 //     ask's events, and no watcher hears of them; DeleteAsks takes no row
@@ -90,6 +94,7 @@ func Run(t *testing.T, open func(t *testing.T) askd.Store, reopen func(t *testin
 		{"CountAsks", testCountAsks},
 		{"DeleteAsks", testDeleteAsks},
 		{"IDsNeverReused", testIDsNeverReused},
+		{"KeysHeld", testKeysHeld},
 		{"AuditChain", testAuditChain},
 		{"AuditPurge", testAuditPurge},
 		{"LastConfigEvent", testLastConfigEvent},
@@ -333,8 +338,14 @@ func checkAsk(t *testing.T, what string, got, want *askd.Ask) {
 		a.ClaimedAt, a.EscalatedAt = nil, nil
 		a.Payload = nil
 	}
-	if got.Key != askd.SlotKey(got.Kind, got.Session) {
-		t.Errorf("%s: key %q, want %q: a store sets it as it reads (askd.Ask.WithKey)", what, got.Key, askd.SlotKey(got.Kind, got.Session))
+	// An attention ask's slot, set as a store reads it; a keyed approval's
+	// key, as stored.
+	wantKey := askd.SlotKey(got.Kind, got.Session)
+	if want.Kind == askd.KindApproval {
+		wantKey = want.Key
+	}
+	if got.Key != wantKey {
+		t.Errorf("%s: key %q, want %q: a store keeps an approval's, and sets an attention ask's slot as it reads (askd.Ask.WithKey)", what, got.Key, wantKey)
 	}
 	g.Key, w.Key = "", ""
 	if (g.Answer == nil) != (w.Answer == nil) {

@@ -1,0 +1,14 @@
+-- One approval answers one call (SPEC §14, the MCP gate): an approval
+-- asked with one_call is 1 here. Once told it holds its key no more (the
+-- token's next approval with the key is a new one), so the unique index is
+-- now of the approvals that hold their key (askd.Ask.HoldsKey): every
+-- keyed one but a one-call one told. A token has at most one under a key;
+-- keys asked without one_call keep one approval each, for good, as before.
+-- The lookup by key keeps an index of every keyed approval, told or not:
+-- a query says no told_at, so it could not use the unique one. The same
+-- column and indexes as the PostgreSQL store's 023_one_call.sql.
+ALTER TABLE asks ADD COLUMN one_call INTEGER NOT NULL DEFAULT 0;
+DROP INDEX asks_gate_key;
+CREATE INDEX asks_gate_key ON asks (agent, gate_key) WHERE gate_key IS NOT NULL;
+CREATE UNIQUE INDEX asks_gate_key_held ON asks (agent, gate_key)
+    WHERE gate_key IS NOT NULL AND (one_call = 0 OR told_at IS NULL);
