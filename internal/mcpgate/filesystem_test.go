@@ -36,7 +36,7 @@ func TestFilesystem(t *testing.T) {
 		content := "line one\nline two: ünïcode, `backticks`, \"quotes\"\n"
 		out := callAsync(cs, context.Background(), "write_file", map[string]any{"path": path, "content": content})
 		a := w.asked(t)
-		if a.Kind != askd.KindApproval || a.ToolName != "mcp__filesystem__write_file" || a.Source != "filesystem" || !strings.Contains(a.Title, "write_file") || !strings.Contains(a.Title, "filesystem") {
+		if a.Kind != askd.KindApproval || a.ToolName != "mcp__filesystem__write_file" || a.Source != "filesystem" || a.Title != "Call write_file" {
 			t.Fatalf("the approval asked: kind %s, tool_name %q, source %q, title %q", a.Kind, a.ToolName, a.Source, a.Title)
 		}
 		var payload map[string]string

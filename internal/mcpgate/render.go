@@ -36,7 +36,7 @@ func (g *gate) approvalInput(c *toolCall) (in askd.AskInput, refusal string) {
 	}
 	in = askd.AskInput{
 		Kind:     askd.KindApproval,
-		Title:    clip(oneLine(fmt.Sprintf("Call %s on %s", c.tool, g.name)), askd.MaxTitleChars),
+		Title:    clip(oneLine("Call "+c.tool), askd.MaxTitleChars), // the card adds "through NAME" (Source)
 		Details:  renderArgs(g.name, c.tool, payload),
 		Payload:  payload,
 		ToolName: "mcp__" + g.name + "__" + c.tool,
