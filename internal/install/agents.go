@@ -129,6 +129,18 @@ func (c changes) file(path, backup string, changed bool) {
 	report(c.e, path, changed)
 }
 
+// skill writes askd's skill to path, its tools named with prefix as the
+// CLI names them (skillFor), a backup beside a file it changes, and
+// reports it.
+func (c changes) skill(path, prefix string) error {
+	changed, backup, err := writeFileWithBackup(path, skillFor(prefix))
+	if err != nil {
+		return err
+	}
+	c.file(path, backup, changed)
+	return nil
+}
+
 // editJSONFile reads a JSON object file (absent: {}), lets edit change it
 // and, if anything changed, writes it back in one rename, first copying an
 // existing file to a backup beside it (writeBackup), which is returned. The

@@ -78,12 +78,9 @@ func installCopilot(e *cli.Env, args []string) error {
 		return err
 	}
 	report.file(hooksFile, backup, changed)
-	skill := filepath.Join(home, "skills", "askd", "SKILL.md")
-	changed, backup, err = writeFileWithBackup(skill, skillFor("askd-"))
-	if err != nil {
+	if err := report.skill(filepath.Join(home, "skills", "askd", "SKILL.md"), "askd-"); err != nil {
 		return err
 	}
-	report.file(skill, backup, changed)
 	printEnvNote(e, app.CLICopilot)
 	fmt.Fprintln(e.Stdout, "Headless: copilot -p \"...\"")
 	return nil

@@ -83,12 +83,9 @@ func installGemini(e *cli.Env, args []string) error {
 		return err
 	}
 	report.file(settings, backup, changed)
-	skill := filepath.Join(dir, "skills", "askd", "SKILL.md")
-	changed, backup, err = writeFileWithBackup(skill, skillFor("mcp_askd_"))
-	if err != nil {
+	if err := report.skill(filepath.Join(dir, "skills", "askd", "SKILL.md"), "mcp_askd_"); err != nil {
 		return err
 	}
-	report.file(skill, backup, changed)
 	printEnvNote(e, app.CLIGemini)
 	fmt.Fprintln(e.Stdout, "Headless: gemini --skip-trust --approval-mode yolo -p \"...\"   (--skip-trust: Gemini CLI trusts the folder for this run, without which it")
 	fmt.Fprintln(e.Stdout, "will not start headless; askd's BeforeTool hook is then the only gate, and fails closed)")

@@ -71,12 +71,9 @@ func installQwen(e *cli.Env, args []string) error {
 		return err
 	}
 	report.file(settings, backup, changed)
-	skill := filepath.Join(home, "skills", "askd", "SKILL.md")
-	changed, backup, err = writeFileWithBackup(skill, skillFor("mcp__askd__"))
-	if err != nil {
+	if err := report.skill(filepath.Join(home, "skills", "askd", "SKILL.md"), "mcp__askd__"); err != nil {
 		return err
 	}
-	report.file(skill, backup, changed)
 	printEnvNote(e, app.CLIQwen)
 	fmt.Fprintln(e.Stdout, "Headless: qwen --yolo -p \"...\"   (askd's PreToolUse hook is then the only gate, and fails closed)")
 	return nil
