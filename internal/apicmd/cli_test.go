@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
-	"flag"
 	"fmt"
 	"io"
 	"os"
@@ -18,9 +17,6 @@ import (
 	"github.com/askd-dev/askd/internal/cli"
 	"github.com/askd-dev/askd/internal/testserver"
 )
-
-// update rewrites the golden files instead of comparing with them.
-var update = flag.Bool("update", false, "rewrite golden files")
 
 // commands are this package's commands by the names askd's command table
 // gives them.
@@ -38,24 +34,6 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 		return fmt.Errorf("askd %s is not a command of package apicmd", args[0])
 	}
 	return cmd(ctx, &cli.Env{Stdin: stdin, Stdout: stdout, Stderr: stderr, Getenv: os.Getenv}, args[1:])
-}
-
-// golden compares got with the file at path, or with -update writes it.
-func golden(t *testing.T, path string, got []byte) {
-	t.Helper()
-	if *update {
-		if err := os.WriteFile(path, got, 0o644); err != nil {
-			t.Fatal(err)
-		}
-		return
-	}
-	want, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatalf("%v (run with -update to create it)", err)
-	}
-	if !bytes.Equal(got, want) {
-		t.Fatalf("%s differs:\n%s\nwant:\n%s", path, got, want)
-	}
 }
 
 // runCLI runs askd with args and returns its stdout, stderr and error.
@@ -457,8 +435,8 @@ func TestDescribeGolden(t *testing.T) {
 			norm := func(s string) []byte {
 				return []byte(timestamps.ReplaceAllString(strings.ReplaceAll(s, "#"+id+" ", "#N "), "TIME"))
 			}
-			golden(t, filepath.Join("testdata", "describe", tt.name+".check"), norm(check))
-			golden(t, filepath.Join("testdata", "describe", tt.name+".show"), norm(show))
+			testserver.Golden(t, filepath.Join("testdata", "describe", tt.name+".check"), norm(check))
+			testserver.Golden(t, filepath.Join("testdata", "describe", tt.name+".show"), norm(show))
 		})
 	}
 }

@@ -70,7 +70,7 @@ func TestFormShowGolden(t *testing.T) {
 			}
 			checkTerminalSafe(t, show)
 			norm := strings.ReplaceAll(strings.ReplaceAll(show, "#"+id+" ", "#N "), "answer "+id+" ", "answer N ")
-			golden(t, filepath.Join("testdata", "describe", tt.name+".show"), []byte(timestamps.ReplaceAllString(norm, "TIME")))
+			testserver.Golden(t, filepath.Join("testdata", "describe", tt.name+".show"), []byte(timestamps.ReplaceAllString(norm, "TIME")))
 		})
 	}
 	list, _, err := runCLI(t, append([]string{"list", "--status", "pending"}, human...)...)

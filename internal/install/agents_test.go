@@ -105,7 +105,7 @@ func TestInstallAgents(t *testing.T) {
 					if err != nil {
 						t.Fatal(err)
 					}
-					golden(t, filepath.Join(testdata, g), got)
+					testserver.Golden(t, filepath.Join(testdata, g), got)
 				}
 			}
 			for f, own := range c.own {

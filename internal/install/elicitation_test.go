@@ -10,6 +10,7 @@ import (
 	"testing"
 
 	"github.com/askd-dev/askd/internal/cli"
+	"github.com/askd-dev/askd/internal/testserver"
 )
 
 // userSettings is a project's .claude/settings.json before askd: the user's
@@ -67,7 +68,7 @@ func TestInstallClaudeElicitation(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		golden(t, filepath.Join("testdata", "settings-elicitation.json"), got)
+		testserver.Golden(t, filepath.Join("testdata", "settings-elicitation.json"), got)
 	}
 
 	for i := range 2 {
@@ -118,7 +119,7 @@ func TestInstallClaudeElicitationRemovedLeavesNoEvent(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	golden(t, filepath.Join("testdata", "settings.json"), got)
+	testserver.Golden(t, filepath.Join("testdata", "settings.json"), got)
 }
 
 // TestInstallClaudeElicitationTimeout: Claude Code's timeout for the

@@ -5,7 +5,6 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
-	"flag"
 	"fmt"
 	"io"
 	"io/fs"
@@ -24,8 +23,6 @@ import (
 	"github.com/askd-dev/askd/internal/testserver"
 	"github.com/pelletier/go-toml/v2"
 )
-
-var update = flag.Bool("update", false, "rewrite golden files")
 
 func TestMain(m *testing.M) {
 	code := m.Run()
@@ -83,7 +80,7 @@ func TestInstallClaude(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			golden(t, filepath.Join("testdata", f.golden), got)
+			testserver.Golden(t, filepath.Join("testdata", f.golden), got)
 		}
 	}
 	settings, _ := os.ReadFile(filepath.Join(dir, ".claude/settings.json"))
@@ -306,7 +303,7 @@ func TestInstallCodex(t *testing.T) {
 	if err := askdInstall([]string{"codex", "--print", "--url", "http://askd.internal:7777/", "--question-timeout", "10m"}, &out, &out); err != nil {
 		t.Fatal(err)
 	}
-	golden(t, filepath.Join("testdata", "codex.toml"), out.Bytes())
+	testserver.Golden(t, filepath.Join("testdata", "codex.toml"), out.Bytes())
 }
 
 // TestInstallCodexBlock checks what `askd install codex --print` prints, per flag:
@@ -454,23 +451,6 @@ func flattenTOML(t *testing.T, text string) map[string]string {
 	}
 	walk("", doc)
 	return flat
-}
-
-func golden(t *testing.T, path string, got []byte) {
-	t.Helper()
-	if *update {
-		if err := os.WriteFile(path, got, 0o644); err != nil {
-			t.Fatal(err)
-		}
-		return
-	}
-	want, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatalf("%v (run with -update to create it)", err)
-	}
-	if !bytes.Equal(got, want) {
-		t.Fatalf("%s differs:\n%s\nwant:\n%s", path, got, want)
-	}
 }
 
 // TestInstallHelp: `askd install -h` prints every subcommand's usage on

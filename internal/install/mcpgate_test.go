@@ -10,6 +10,7 @@ import (
 	"testing"
 
 	"github.com/askd-dev/askd/internal/cli"
+	"github.com/askd-dev/askd/internal/testserver"
 )
 
 // testToken is the agent token install mcp-gate's environment holds in the
@@ -77,7 +78,7 @@ func TestMCPGateClients(t *testing.T) {
 				t.Errorf("install says %q first, want %q", strings.SplitN(out, "\n", 2)[0], want)
 			}
 			got := readBytes(t, path)
-			golden(t, filepath.Join("testdata", "mcp-gate", c.name+".out"+ext), bytes.ReplaceAll(got, []byte(dir), []byte("DIR")))
+			testserver.Golden(t, filepath.Join("testdata", "mcp-gate", c.name+".out"+ext), bytes.ReplaceAll(got, []byte(dir), []byte("DIR")))
 			keptOutside(t, in, got, c.file, serverOf(c.args))
 			if ext == ".json" && c.client != "VS Code" && c.client != "Gemini CLI" {
 				if e := jsonEntryOf(t, got, "mcpServers", serverOf(c.args)); !isGate(e.Command, e.Args) || e.URL != "" {
