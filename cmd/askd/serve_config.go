@@ -10,6 +10,7 @@ import (
 
 	"github.com/askd-dev/askd"
 	"github.com/askd-dev/askd/internal/cli"
+	"github.com/askd-dev/askd/internal/hostcheck"
 	"github.com/askd-dev/askd/internal/httpapi"
 	"github.com/askd-dev/askd/internal/openstore"
 	"github.com/askd-dev/askd/internal/tell"
@@ -75,7 +76,7 @@ func hostsConfig(sc *serveConfig) error {
 			if h = strings.TrimSpace(h); h == "" {
 				continue
 			}
-			if err := httpapi.ValidHost(h); err != nil {
+			if err := hostcheck.Valid(h); err != nil {
 				return cli.UsageError("--allowed-hosts: " + err.Error())
 			}
 			sc.hosts = append(sc.hosts, h)

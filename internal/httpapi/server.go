@@ -10,6 +10,7 @@ import (
 
 	"github.com/askd-dev/askd"
 	"github.com/askd-dev/askd/internal/app"
+	"github.com/askd-dev/askd/internal/hostcheck"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 )
 
@@ -60,9 +61,9 @@ type Server struct {
 	opts     Options
 	log      *slog.Logger
 	mux      *http.ServeMux
-	throttle *throttle   // failed authentications per client address
-	hosts    *hostPolicy // the Host headers served
-	patterns []string    // the routes' patterns, as registered (Routes)
+	throttle *throttle         // failed authentications per client address
+	hosts    *hostcheck.Policy // the Host headers served
+	patterns []string          // the routes' patterns, as registered (Routes)
 }
 
 // New returns a Server over svc.
@@ -71,7 +72,7 @@ func New(svc *app.Service, opts Options) *Server {
 		opts.Role = RoleAll
 	}
 	s := &Server{app: svc, opts: opts, log: opts.Logger, mux: http.NewServeMux(), throttle: newThrottle(svc.Config().Now),
-		hosts: newHostPolicy(opts.Hosts, opts.Listen)}
+		hosts: hostcheck.New(opts.Hosts, opts.Listen)}
 	if s.log == nil {
 		s.log = slog.New(slog.DiscardHandler)
 	}
@@ -166,7 +167,7 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) { s.logged(w,
 // serve routes r. A request whose Host is not one askd serves is refused
 // before anything else (see hosts.go).
 func (s *Server) serve(w http.ResponseWriter, r *http.Request) {
-	if !s.hosts.allows(r.Host) && !hostProbe(r) {
+	if !s.hosts.Allows(r.Host) && !hostProbe(r) {
 		s.writeError(w, r, beforeBody{errHost(r.Host)})
 		return
 	}

@@ -15,6 +15,7 @@ import (
 	"github.com/askd-dev/askd/client"
 	"github.com/askd-dev/askd/internal/app"
 	"github.com/askd-dev/askd/internal/cli"
+	"github.com/askd-dev/askd/internal/hostcheck"
 )
 
 const synopsis = "--name NAME [--allow TOOL]... [flags] -- COMMAND [ARGS...]\n" +
@@ -94,6 +95,11 @@ func parseGate(e *cli.Env, args []string) (*gate, error) {
 		return nil, cli.UsageError(fmt.Sprintf("gate mcp: --wait %s: must be 0 or more", g.wait))
 	case *elicitation != "server" && *elicitation != "client":
 		return nil, cli.UsageError(fmt.Sprintf("gate mcp: --elicitation %q: say server or client", *elicitation))
+	}
+	for _, h := range hosts {
+		if err := hostcheck.Valid(h); err != nil {
+			return nil, cli.UsageError("gate mcp: --allowed-host: " + err.Error())
+		}
 	}
 	g.command, g.elicitToClient, g.allowedHosts = argv, *elicitation == "client", hosts
 	for _, t := range allow {

@@ -70,6 +70,7 @@ func TestCommandLine(t *testing.T) {
 		{base, []string{"--name", strings.Repeat("n", 101), "--", "server"}, "at most 100"},
 		{base, []string{"--name", "fs", "--elicitation", "nobody", "--", "server"}, "server or client"},
 		{base, []string{"--name", "fs", "--wait", "-1s", "--", "server"}, "0 or more"},
+		{base, []string{"--name", "fs", "--listen", "127.0.0.1:0", "--allowed-host", "evil.example/x", "--", "server"}, "--allowed-host: \"evil.example/x\" is not a host name"},
 		{base, []string{"--name", "fs", "--listen", "nowhere", "--", "server"}, "host:port"},
 		{base, []string{"--name", "fs", "--listen", "0.0.0.0:7790", "--", "server"}, "--listen-token-file"},
 		{base, []string{"--name", "fs", "--allowed-host", "x.example", "--", "server"}, "for --listen"},

@@ -5,9 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
-	"net"
 	"net/http"
-	"net/netip"
 	"strings"
 	"sync"
 )
@@ -269,66 +267,4 @@ func (c *frontConn) closeStream(st *stream) {
 		}
 	}
 	close(st.done)
-}
-
-// hostPolicy decides which Host headers the listener answers: askd's rule
-// (internal/httpapi/hosts.go, SPEC §7). A page on evil.example whose name
-// an attacker rebinds to 127.0.0.1 reaches the gate from the victim's
-// browser with Host evil.example; so the Host must be a loopback name or
-// address, the address the gate listens on (any address when it listens on
-// all), or an --allowed-host name (*.example.com allows every subdomain).
-// Ports are not compared.
-type hostPolicy struct {
-	names    map[string]bool
-	suffixes []string
-	ip       netip.Addr
-	anyIP    bool
-}
-
-func newHostPolicy(hosts []string, listen string) hostPolicy {
-	p := hostPolicy{names: map[string]bool{}}
-	for _, h := range hosts {
-		h = hostname(h)
-		if rest, ok := strings.CutPrefix(h, "*."); ok {
-			p.suffixes = append(p.suffixes, "."+rest)
-		} else if h != "" {
-			p.names[h] = true
-		}
-	}
-	if ip, err := netip.ParseAddr(hostname(listen)); err == nil {
-		p.ip, p.anyIP = ip.Unmap(), ip.IsUnspecified()
-	}
-	return p
-}
-
-func (p hostPolicy) allows(host string) bool {
-	h := hostname(host)
-	switch {
-	case host == "":
-		return true // HTTP/1.0 without Host: not a browser's request
-	case h == "localhost" || strings.HasSuffix(h, ".localhost"):
-		return true
-	}
-	if ip, err := netip.ParseAddr(h); err == nil {
-		ip = ip.Unmap()
-		return ip.IsLoopback() || p.anyIP || ip == p.ip
-	}
-	if p.names[h] {
-		return true
-	}
-	for _, s := range p.suffixes {
-		if strings.HasSuffix(h, s) {
-			return true
-		}
-	}
-	return false
-}
-
-// hostname is host without port, brackets or trailing dot, in lower case.
-func hostname(host string) string {
-	if h, _, err := net.SplitHostPort(host); err == nil {
-		host = h
-	}
-	host = strings.TrimSuffix(strings.TrimSuffix(strings.TrimPrefix(host, "["), "]"), ".")
-	return strings.ToLower(host)
 }

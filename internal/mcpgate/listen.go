@@ -14,6 +14,8 @@ import (
 	"strings"
 	"sync"
 	"time"
+
+	"github.com/askd-dev/askd/internal/hostcheck"
 )
 
 // # The streamable HTTP listener (--listen)
@@ -47,7 +49,7 @@ const frontPath = "/mcp"
 type front struct {
 	g     *gate
 	ctx   context.Context
-	hosts hostPolicy
+	hosts *hostcheck.Policy // the Host headers served (DNS rebinding: internal/hostcheck)
 
 	running   sync.WaitGroup // sessions still running
 	starting  sync.Mutex     // one stateless session is started at a time
@@ -61,7 +63,7 @@ func (g *gate) serveHTTP(ctx context.Context) error {
 	if err != nil {
 		return fmt.Errorf("gate mcp: --listen %s: %w", g.listen, err)
 	}
-	f := &front{g: g, ctx: ctx, hosts: newHostPolicy(g.allowedHosts, ln.Addr().String()), sessions: map[string]*frontConn{}}
+	f := &front{g: g, ctx: ctx, hosts: hostcheck.New(g.allowedHosts, ln.Addr().String()), sessions: map[string]*frontConn{}}
 	srv := &http.Server{Handler: f, ReadHeaderTimeout: 10 * time.Second}
 	g.say("serving MCP at http://%s%s for %s", ln.Addr(), frontPath, g.name)
 	if g.listening != nil {
@@ -123,7 +125,7 @@ type refusal struct {
 
 // refuse checks r's Host, Origin and token, before its body is read.
 func (f *front) refuse(r *http.Request) *refusal {
-	if !f.hosts.allows(r.Host) {
+	if !f.hosts.Allows(r.Host) {
 		return &refusal{http.StatusForbidden, fmt.Sprintf("Host %q is not one this gate serves: it answers loopback names, the address it listens on and --allowed-host names (DNS rebinding protection)", r.Host)}
 	}
 	if o := r.Header.Get("Origin"); o != "" {

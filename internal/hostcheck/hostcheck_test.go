@@ -1,4 +1,4 @@
-package httpapi
+package hostcheck
 
 import "testing"
 
@@ -34,14 +34,14 @@ func TestHostPolicy(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			if got := newHostPolicy(tt.hosts, tt.listen).allows(tt.host); got != tt.want {
+			if got := New(tt.hosts, tt.listen).Allows(tt.host); got != tt.want {
 				t.Fatalf("allows(%q) = %v, want %v", tt.host, got, tt.want)
 			}
 		})
 	}
 }
 
-func TestValidHost(t *testing.T) {
+func TestValid(t *testing.T) {
 	tests := []struct {
 		host string
 		ok   bool
@@ -51,8 +51,8 @@ func TestValidHost(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.host, func(t *testing.T) {
-			if err := ValidHost(tt.host); (err == nil) != tt.ok {
-				t.Fatalf("ValidHost(%q) = %v, want ok %v", tt.host, err, tt.ok)
+			if err := Valid(tt.host); (err == nil) != tt.ok {
+				t.Fatalf("Valid(%q) = %v, want ok %v", tt.host, err, tt.ok)
 			}
 		})
 	}
