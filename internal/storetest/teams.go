@@ -300,7 +300,7 @@ func testNotifyEmail(t *testing.T, s askd.Store) {
 	}
 	cases := []askd.PersonNotify{
 		{Person: "alice", Email: email("alice@example.com")},
-		{Person: "bob", Email: email("")},                       // a choice of none
+		{Person: "bob", Email: email("")},                      // a choice of none
 		{Person: "carol", ProviderEmail: "carol@corp.example"}, // the provider's, no choice
 	}
 	for _, n := range cases {
