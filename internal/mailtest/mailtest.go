@@ -27,6 +27,7 @@ import (
 	"path/filepath"
 	"strconv"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 )
@@ -135,13 +136,32 @@ type Server struct {
 	mu      sync.Mutex
 	events  []Event
 	seen    chan struct{}  // a new event; capacity 1
-	release io.WriteCloser // the server's stdin: a line releases a held DATA
+	release io.WriteCloser // the server's stdin (command)
+	stdin   sync.Mutex
+	syncs   atomic.Int64 // sync events taken
 }
 
 // Release lets one held DATA be answered (HoldData).
 func (s *Server) Release(t testing.TB) {
 	t.Helper()
-	if _, err := io.WriteString(s.release, "\n"); err != nil {
+	s.command(t, "release")
+}
+
+// Sync returns once every event the server printed before it was called
+// has been taken: after a delivery is recorded sent (the server printed
+// the message before its reply), Messages then holds it.
+func (s *Server) Sync(t testing.TB) {
+	t.Helper()
+	n := s.syncs.Load()
+	s.command(t, "sync")
+	s.Wait(t, "the server's sync", func([]Event) bool { return s.syncs.Load() > n })
+}
+
+func (s *Server) command(t testing.TB, line string) {
+	t.Helper()
+	s.stdin.Lock()
+	defer s.stdin.Unlock()
+	if _, err := io.WriteString(s.release, line+"\n"); err != nil {
 		t.Fatal(err)
 	}
 }
@@ -266,8 +286,16 @@ func (s *Server) take(line []byte, ready chan<- int) {
 	if err := json.Unmarshal(line, &e); err != nil {
 		return
 	}
-	if e.Event.Event == "ready" {
+	switch e.Event.Event {
+	case "ready":
 		ready <- e.Port
+		return
+	case "sync":
+		s.syncs.Add(1)
+		select {
+		case s.seen <- struct{}{}:
+		default:
+		}
 		return
 	}
 	ev := e.Event

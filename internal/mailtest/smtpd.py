@@ -15,7 +15,9 @@ import asyncio
 import email
 import json
 import ssl
+import logging
 import sys
+import threading
 import warnings
 from email import policy
 from html.parser import HTMLParser
@@ -24,6 +26,11 @@ from aiosmtpd.smtp import SMTP, AuthResult, LoginPassword
 
 # aiosmtpd 1.4 warns of its own use of a deprecated attribute at each AUTH.
 warnings.filterwarnings("ignore", message="Session.login_data")
+# ...and of AUTH offered without TLS, which --auth-in-clear means.
+warnings.filterwarnings("ignore", message="Requiring AUTH while not requiring TLS")
+# A client that refuses the certificate, or hangs up, is what some tests
+# are about: aiosmtpd's tracebacks of it would only be noise.
+logging.getLogger("mail.log").setLevel(logging.CRITICAL)
 
 
 def emit(obj):
@@ -61,15 +68,17 @@ class Handler:
     def __init__(self, args):
         self.refuse = set(args.refuse or [])
         self.delay = args.delay_data
-        self.hold = None  # with --hold-data: a line on stdin releases each held DATA
+        self.hold = asyncio.Semaphore(0) if args.hold_data else None
 
-    def start_holding(self, loop):
-        import threading
-        self.hold = asyncio.Semaphore(0)
-
+    def read_stdin(self, loop):
+        """Lines on stdin: "release" answers one held DATA (--hold-data);
+        "sync" prints a sync event, after every line printed before it."""
         def read():
-            for _ in sys.stdin:
-                loop.call_soon_threadsafe(self.hold.release)
+            for line in sys.stdin:
+                if line.strip() == "release" and self.hold is not None:
+                    loop.call_soon_threadsafe(self.hold.release)
+                elif line.strip() == "sync":
+                    loop.call_soon_threadsafe(emit, {"event": "sync"})
         threading.Thread(target=read, daemon=True).start()
 
     async def handle_MAIL(self, server, session, envelope, address, mail_options):
@@ -143,7 +152,7 @@ def main():
     ap.add_argument("--auth-in-clear", action="store_true", help="offer AUTH without TLS too (to see that no client uses it)")
     ap.add_argument("--refuse", action="append", metavar="ADDRESS", help="refuse this recipient with 550")
     ap.add_argument("--delay-data", type=float, default=0, help="seconds to wait before answering DATA")
-    ap.add_argument("--hold-data", action="store_true", help="answer each DATA only once a line comes on stdin")
+    ap.add_argument("--hold-data", action="store_true", help="answer each DATA only once a release line comes on stdin")
     args = ap.parse_args()
 
     def authenticator(server, session, envelope, mechanism, auth_data):
@@ -163,8 +172,7 @@ def main():
     loop = asyncio.new_event_loop()
     asyncio.set_event_loop(loop)
     handler = Handler(args)
-    if args.hold_data:
-        handler.start_holding(loop)
+    handler.read_stdin(loop)
     server = loop.run_until_complete(loop.create_server(
         lambda: LoggedSMTP(handler, loop=loop, **kw), host="127.0.0.1", port=args.port,
         ssl=context(args.smtps) if args.smtps else None))

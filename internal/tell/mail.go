@@ -102,13 +102,14 @@ type mailContent struct {
 // mailMessage is the whole message of a's mail for delivery d.
 func (w *Worker) mailMessage(d *askd.Delivery, a *askd.Ask, reason app.NotifyReason, links []app.MintedLink, unsubscribe string) ([]byte, error) {
 	text, _ := shownText(a)
-	c := mailContent{Intro: mailIntro(a, reason), Text: text, Card: w.link(a.ID), Unsubscribe: unsubscribe}
+	c := mailContent{Text: text, Card: w.link(a.ID), Unsubscribe: unsubscribe}
 	for _, l := range links {
 		c.Links = append(c.Links, mailLink{Label: mailLabel(l.Label), URL: w.answerURL(l.Code)})
 	}
 	if len(a.OneTapAnswers()) > 0 && len(links) == 0 && a.Pending() && reason != app.NotifySettledMsg {
 		c.Viewer = true
 	}
+	c.Intro = mailIntro(a, reason, c.Viewer)
 	plain, html, err := mailBodies(c)
 	if err != nil {
 		return nil, err
@@ -147,12 +148,15 @@ func (w *Worker) mailMessage(d *askd.Delivery, a *askd.Ask, reason app.NotifyRea
 }
 
 // mailIntro is the mail's first line, askd's words (with the session's
-// and people's names, shown).
-func mailIntro(a *askd.Ask, reason app.NotifyReason) string {
+// and people's names, shown); a viewer's does not ask for their approval.
+func mailIntro(a *askd.Ask, reason app.NotifyReason, viewer bool) string {
 	switch reason {
 	case app.NotifyEscalated:
 		return shownLine(fmt.Sprintf("Escalated to you: nobody took this %s from %s in time.", a.Kind, a.Session))
 	case app.NotifyApproval:
+		if viewer {
+			return shownLine(headline(a)) + ": one more approval is in."
+		}
 		return shownLine(headline(a)) + ": one more approval is in, and yours is needed."
 	case app.NotifySettledMsg:
 		return shown(app.SettledText(a, "")) + " Its links in earlier mails answer nothing now."

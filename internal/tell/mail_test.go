@@ -261,6 +261,7 @@ func TestMailReadByAMailClient(t *testing.T) {
 		t.Errorf("the follow-up does not say who settled it: %q", follow.Part(t, "text/plain").Text)
 	}
 	ma.idle(t)
+	ms.Sync(t)
 	if n := len(ms.To("bob@example.com")); n != 1 {
 		t.Errorf("bob, who answered, got %d mails; want only the first", n)
 	}
@@ -301,6 +302,7 @@ func TestMailReadByAMailClient(t *testing.T) {
 	}
 	ms.WaitTo(t, "bob@example.com", 2)
 	ma.idle(t)
+	ms.Sync(t)
 	if n := len(ms.To("alice@example.com")); n != 2 {
 		t.Errorf("alice got %d mails after unsubscribing; want none more", n)
 	}
