@@ -1,7 +1,6 @@
 package tell_test
 
 import (
-	"bytes"
 	"context"
 	"log/slog"
 	"net/http"
@@ -9,7 +8,6 @@ import (
 	"regexp"
 	"slices"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -25,30 +23,11 @@ import (
 // aiosmtpd, each message read by Python's email package as a mail client
 // reads it (internal/mailtest).
 
-// lockedBuffer is a log's output, written by the worker's goroutines and
-// read by the test.
-type lockedBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (l *lockedBuffer) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.Write(p)
-}
-
-func (l *lockedBuffer) String() string {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.String()
-}
-
 // mailAskd is askd mailing people through an SMTP server, with a worker
 // whose log the test reads.
 type mailAskd struct {
 	*testserver.Server
-	log    *lockedBuffer
+	log    *testserver.SyncBuffer
 	tokens map[string]string // each person's human token
 }
 
@@ -70,7 +49,7 @@ func startMail(t *testing.T, smtpURL string, m tell.Mail, cfg app.Config, addres
 	if cfg.Backoff == nil {
 		cfg.Backoff = func(int) time.Duration { return 20 * time.Millisecond }
 	}
-	ma := &mailAskd{log: &lockedBuffer{}, tokens: map[string]string{}}
+	ma := &mailAskd{log: &testserver.SyncBuffer{}, tokens: map[string]string{}}
 	ma.Server = testserver.Start(t, testserver.Options{Config: cfg})
 	logger := slog.New(slog.NewTextHandler(ma.log, &slog.HandlerOptions{Level: slog.LevelDebug}))
 	ctx, cancel := context.WithCancel(context.Background())
