@@ -24,7 +24,8 @@ type mailConfig struct {
 func mailFlags(fs *flag.FlagSet, mc *mailConfig) {
 	fs.StringVar(&mc.server, "notify-smtp", "", "mail each new ask to the people it is routed to who have an address (their own, PUT /api/me/notify,\n"+
 		"or their identity provider's), through this SMTP server: smtp://HOST:PORT (STARTTLS) or smtps://HOST:PORT.\n"+
-		"Only over TLS, its certificate verified; needs --notify-email-from and --public-url")
+		"Only over TLS, its certificate verified (--notify-smtp-insecure: a loopback relay without);\n"+
+		"needs --notify-email-from and --public-url")
 	fs.StringVar(&mc.from, "notify-email-from", "", "the address askd's mail comes from (one mailbox, e.g. askd@example.com)")
 	fs.Var(&mc.to, "notify-email-to", "mail each new ask that reaches nobody's own channel to this address, as the other --notify-*\n"+
 		"notifiers are told (repeat, or comma-separate); its links answer as --notify-as")

@@ -127,3 +127,17 @@ func TestServeMailsTheFallbackAddress(t *testing.T) {
 		t.Errorf("the password shows in what askd printed or logged")
 	}
 }
+
+// askd serve --help lists the email flags, and says where the password
+// comes from.
+func TestServeHelpListsMailFlags(t *testing.T) {
+	var out bytes.Buffer
+	run(context.Background(), []string{"serve", "--help"}, nil, &out, &out)
+	for _, want := range []string{"--notify-smtp string", "--notify-email-from string", "--notify-email-to value",
+		"--notify-smtp-user string", "--notify-smtp-password-file string", "--notify-smtp-insecure",
+		"smtp://HOST:PORT (STARTTLS) or smtps://HOST:PORT", "a file holding the SMTP password"} {
+		if !strings.Contains(out.String(), want) {
+			t.Errorf("serve --help lacks %q", want)
+		}
+	}
+}
