@@ -5,6 +5,7 @@ import (
 	"net/http"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/askd-dev/askd"
 	"github.com/askd-dev/askd/client"
@@ -271,5 +272,58 @@ func TestMailQuorumAndViewer(t *testing.T) {
 	}
 	if n := len(ms.To("vic@example.com")); n != 3 {
 		t.Errorf("vic got %d mails; want 3", n)
+	}
+}
+
+// An ask routed to a team mails its members; escalated, it mails the
+// escalation's target, whose mail says so and whose links answer as them.
+func TestMailEscalation(t *testing.T) {
+	ms := mailtest.Start(t, mailtest.Options{StartTLS: true})
+	// The ask is made two minutes in the past, and falls due now: the
+	// worker sends what is due by the wall clock.
+	clk := &testserver.Clock{}
+	clk.Skip(-2 * time.Minute)
+	ma := startMail(t, ms.URL(), tell.Mail{RootCAs: ms.Roots()}, app.Config{Now: clk.Now},
+		map[string]string{"alice": "alice@example.com", "bob": "bob@example.com", "carol": "carol@example.com"})
+	if _, err := ma.App.CreateTeam(t.Context(), app.Itself, app.TeamInput{Name: "ops", Members: []string{"bob"},
+		EscalateAfter: time.Minute, EscalateTo: "carol"}); err != nil {
+		t.Fatal(err)
+	}
+	agent := client.New(ma.URL, ma.TokenWith(t, app.TokenSpec{Name: "deployer", Role: askd.RoleAgent, Owner: "team:ops"}))
+	agent.Session = "deploys"
+	a, err := agent.Create(t.Context(), &askd.AskInput{Kind: askd.KindDecision, Title: "Roll back?",
+		Options: []askd.Option{{Label: "Yes"}, {Label: "No"}}}, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ms.WaitTo(t, "bob@example.com", 1)
+	ma.idle(t)
+	ms.Sync(t)
+	if n := len(ms.To("carol@example.com")) + len(ms.To("alice@example.com")); n != 0 {
+		t.Fatalf("%d mails to people the ask is not routed to", n)
+	}
+	clk.Skip(2 * time.Minute)
+	if n, err := ma.App.EscalateDue(t.Context()); err != nil || n != 1 {
+		t.Fatalf("escalated %d, %v", n, err)
+	}
+	m := ms.WaitTo(t, "carol@example.com", 1)[0]
+	text := m.Part(t, "text/plain").Text
+	if !strings.HasPrefix(text, "Escalated to you: nobody took this decision from deploys in time.") {
+		t.Errorf("carol's mail: %q", text)
+	}
+	_, links := checkOnlyAskdLinks(t, m, ma.URL)
+	if len(links) != 2 {
+		t.Fatalf("carol's links %q", links)
+	}
+	if status, page := tap(t, links[1]); status != http.StatusOK || !strings.Contains(page, "Answered by carol via link") {
+		t.Fatalf("carol's link: %d %s", status, page)
+	}
+	if got, _ := stored(t, ma.Server, a.ID); got.SettledBy != "carol" || got.Answer.Answer != "No" {
+		t.Errorf("after carol's link: %+v", got)
+	}
+	// bob, mailed first, hears carol settled it, in his thread.
+	follow := ms.WaitTo(t, "bob@example.com", 2)[1]
+	if !strings.Contains(follow.Part(t, "text/plain").Text, "carol") || follow.Header(t, "in-reply-to") == "" {
+		t.Errorf("bob's follow-up: In-Reply-To %q, %q", follow.Header(t, "in-reply-to"), follow.Part(t, "text/plain").Text)
 	}
 }
