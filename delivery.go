@@ -36,6 +36,7 @@ const (
 	NotifyWebhook ChannelType = "webhook" // generic: POST JSON
 	NotifySlack   ChannelType = "slack"   // Slack incoming webhook: POST {"text": ...}
 	NotifyNtfy    ChannelType = "ntfy"    // ntfy topic URL: POST plain text, Title and Click headers
+	NotifyEmail   ChannelType = "email"   // an email to Channel.Email through the server's SMTP server (SPEC §16)
 )
 
 // Placeholders a command template's argv may hold, each replaced within every
@@ -72,6 +73,9 @@ type Channel struct {
 	// such channels, still stored in older databases, can be recognised and
 	// refused: Validate never accepts it and nothing runs it.
 	Argv []string `json:"argv,omitempty"`
+	// Email is an email notifier's address, one mailbox (CheckMailbox): a
+	// person's own, or the server's fallback (askd serve --notify-email-to).
+	Email string `json:"email,omitempty"`
 	// As is the person a notifier's notification is for (SPEC §10: their own
 	// ntfy topic, webhook or Web Push subscriptions): its answer buttons
 	// answer as them, and a push goes to their subscriptions only. "" for

@@ -132,12 +132,20 @@ func ShortDuration(d time.Duration) string {
 }
 
 // PersonNotify is where one person wants to hear of asks routed to them:
-// their own ntfy topic and webhook (their Web Push subscriptions are kept
-// with their browser sessions).
+// their own ntfy topic, webhook and email address (their Web Push
+// subscriptions are kept with their browser sessions).
 type PersonNotify struct {
 	Person  string `json:"-"`
 	Ntfy    string `json:"ntfy,omitempty"`
 	Webhook string `json:"webhook,omitempty"`
+	// Email is the address the person chose (SPEC §16), one mailbox; nil
+	// while they have not chosen, and then ProviderEmail is mailed; ""
+	// is a choice of none, which sign-ins keep.
+	Email *string `json:"email,omitempty"`
+	// ProviderEmail is the address their identity provider gave, verified,
+	// at their last sign-in (SPEC §15); "" when it gave none. It is the
+	// provider's to set: a person's PUT cannot change it.
+	ProviderEmail string `json:"provider_email,omitempty"`
 	// WebhookSecret, when set, signs the webhook's notifications as tell
 	// webhooks are signed (Askd-Signature and the Standard Webhooks
 	// headers, SPEC §19). It is never shown: a reply carries "******" in
@@ -147,9 +155,10 @@ type PersonNotify struct {
 }
 
 // Validate checks n's URLs: each empty, or an absolute http or https URL
-// with a host of at most MaxURLBytes; and its webhook secret: only with a
-// webhook, at most MaxSecretBytes. Errors are EINVALID naming the field
-// (ntfy, webhook, webhook_secret). Where the URLs may point is the
+// with a host of at most MaxURLBytes; its email: unset, empty, or one
+// mailbox (CheckMailbox); and its webhook secret: only with a webhook, at
+// most MaxSecretBytes. Errors are EINVALID naming the field (ntfy,
+// webhook, email, webhook_secret). Where the URLs may point is the
 // server's to say (the destination guard, WebhookAllow.CheckURL).
 func (n *PersonNotify) Validate() error {
 	var p problems
@@ -158,6 +167,9 @@ func (n *PersonNotify) Validate() error {
 	}
 	if n.Webhook != "" {
 		p.httpURL("webhook", n.Webhook)
+	}
+	if n.Email != nil && *n.Email != "" {
+		p.mailbox("email", *n.Email)
 	}
 	switch {
 	case n.WebhookSecret != "" && n.Webhook == "":
@@ -175,6 +187,21 @@ func (n PersonNotify) Redacted() PersonNotify {
 		n.WebhookSecret = secretShown
 	}
 	return n
+}
+
+// MailTo is the address n's person is mailed at: the one they chose, else
+// while they have not chosen their provider's; "" for none.
+func (n *PersonNotify) MailTo() string {
+	if n.Email != nil {
+		return *n.Email
+	}
+	return n.ProviderEmail
+}
+
+// None reports whether n holds nothing to keep: no channel, no choice of
+// address (a choice of none is kept), no provider's address.
+func (n *PersonNotify) None() bool {
+	return n.Ntfy == "" && n.Webhook == "" && n.Email == nil && n.ProviderEmail == ""
 }
 
 // KeepsSecret reports whether n, as a person sends it, asks to keep the
@@ -209,8 +236,8 @@ type TeamTx interface {
 	// is none.
 	DeleteTeam(ctx context.Context, name string) error
 
-	// SetNotify replaces person's notification settings (all fields empty:
-	// none kept), ENOTFOUND when a field is set and no human token is named
+	// SetNotify replaces person's notification settings (None: none
+	// kept), ENOTFOUND when a field is set and no human token is named
 	// n.Person; Notify reads them (the zero value, with Person set, when
 	// none); NotifyAll returns everyone's that has any, by person.
 	SetNotify(ctx context.Context, n *PersonNotify) error

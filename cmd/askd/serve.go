@@ -189,6 +189,7 @@ func (s *server) startJobs() {
 	worker := tell.New(s.svc, tell.Options{
 		Timeout: s.sc.tellTimeout, PublicURL: s.base, UserAgent: "askd/" + version, Logger: s.log,
 		LinkBase: strings.TrimRight(s.sc.publicURL, "/"), SlackInteractive: s.sc.slackSecret != "",
+		Mail: s.sc.mail.mail,
 	})
 	s.jobs.Go(func() { worker.Run(runCtx) })
 }
@@ -207,6 +208,9 @@ func (s *server) announce() {
 	}
 	if s.svc.PushOn() {
 		fmt.Fprintf(s.out, "Web Push is on (--notify-push): allow notifications in the inbox at %s.\n", s.base)
+	}
+	if m := s.sc.mail.mail; m != nil {
+		fmt.Fprintf(s.out, "Email is on: people with an address are mailed from %s through %s.\n", m.From, m.Server)
 	}
 	if s.sc.cfg.NotifyAs != "" {
 		fmt.Fprintf(s.out, "Answer buttons in notifications answer as %s (--notify-as).\n", s.sc.cfg.NotifyAs)

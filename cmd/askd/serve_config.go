@@ -51,6 +51,9 @@ func (sc *serveConfig) check() error {
 	if err := tellConfig(sc); err != nil {
 		return err
 	}
+	if err := sc.mail.check(sc); err != nil { // serve_mail.go
+		return err
+	}
 	if err := linksConfig(sc); err != nil {
 		return err
 	}
@@ -173,14 +176,19 @@ func linksConfig(sc *serveConfig) error {
 				"(without it they would link to this machine's loopback address, which opens nothing elsewhere)", n.Type))
 		}
 	}
+	if sc.mail.server != "" {
+		return cli.UsageError("--notify-smtp: mails carry answer links and a link to the ask, which need --public-url: the inbox's URL as people\n" +
+			"reach it from their mail (without it they would link to this machine's loopback address, which opens nothing elsewhere)")
+	}
 	return nil
 }
 
 // answerButtons reports whether notifications carry answer buttons, and so
-// need a --notify-as human: an ntfy or Slack notifier is configured.
+// need a --notify-as human: an ntfy or Slack notifier, or the fallback
+// email address, is configured.
 func (sc *serveConfig) answerButtons() bool {
 	for _, n := range sc.cfg.Notifiers {
-		if n.Type == askd.NotifyNtfy || n.Type == askd.NotifySlack {
+		if n.Type == askd.NotifyNtfy || n.Type == askd.NotifySlack || n.Type == askd.NotifyEmail {
 			return true
 		}
 	}

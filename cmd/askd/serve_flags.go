@@ -30,6 +30,7 @@ type serveConfig struct {
 	tellTimeout, bodyTimeout               time.Duration
 	notifyPush                             bool
 	signIn                                 signInConfig // serve_signin.go
+	mail                                   mailConfig   // serve_mail.go
 }
 
 // listFlag collects a repeatable flag's values (each may also be
@@ -70,6 +71,7 @@ func serveFlags(e *cli.Env, sc *serveConfig) *flag.FlagSet {
 	tellFlags(fs, sc)
 	notifyFlags(fs, sc)
 	signInFlags(fs, &sc.signIn)
+	mailFlags(fs, &sc.mail)
 	flagsUsage := fs.Usage
 	fs.Usage = func() {
 		flagsUsage()
@@ -88,8 +90,8 @@ func serverFlags(fs *flag.FlagSet, sc *serveConfig) {
 		"there), or serve the file there although it is not the one served before; without it both are refused")
 	fs.StringVar(&sc.role, "role", "all", "which side to serve: all, agent (MCP, hooks, agent API) or inbox (page, human API); agent and inbox need PostgreSQL")
 	fs.StringVar(&sc.publicURL, "public-url", "", "the inbox's URL as people reach it, for links (the sign-in link, notifications'); its host is served.\n"+
-		"Default: http://ADDR, or http://127.0.0.1:PORT on all interfaces. Required with --notify-ntfy and\n"+
-		"--notify-slack (their answer buttons open it on phones); askd warns when --notify-webhook links\n"+
+		"Default: http://ADDR, or http://127.0.0.1:PORT on all interfaces. Required with --notify-ntfy,\n"+
+		"--notify-slack and --notify-smtp (their answer links open it on phones); askd warns when --notify-webhook links\n"+
 		"would open only on this machine")
 	fs.Var(&sc.allowedHosts, "allowed-hosts", "further host names requests may be addressed to (the Host header), e.g. askd.lan or *.example.com\n"+
 		"(repeat, or comma-separate); loopback names, the --public-url host and the listen address are always served,\n"+

@@ -36,6 +36,11 @@ type Config struct {
 	// Type of askd.NotifyWebhook, NotifySlack or NotifyNtfy and a URL, or
 	// askd.NotifyPush (Web Push to every push subscription, push.go).
 	Notifiers []askd.Channel
+	// Mail says people are mailed at their own addresses (askd serve
+	// --notify-smtp; mail.go): an email channel of each person with an
+	// address. The server's fallback address (--notify-email-to) is a
+	// notifier of type askd.NotifyEmail in Notifiers.
+	Mail bool
 	// NotifyAs is the human token that notifications' answer buttons answer
 	// as (askd serve --notify-as; see answerlinks.go): every answer given
 	// through a signed link or a Slack button is recorded as this person's.

@@ -120,6 +120,7 @@ func (s *Service) signInIdentity(ctx context.Context, in identitySignIn) (string
 		return "", err
 	}
 	s.forgetBrowsers(ended)
+	s.notifyKept.forget() // a provider's email may have changed (mail.go)
 	return id, nil
 }
 

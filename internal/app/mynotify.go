@@ -26,7 +26,9 @@ func (s *Service) MyNotify(ctx context.Context, c askd.Caller) (*askd.PersonNoti
 }
 
 // SetMyNotify replaces person c's notification settings with n (both URLs
-// empty: none). Each URL is an http(s) URL, not obviously one the
+// empty and no email: none). An email is one mailbox; absent, the person
+// has not chosen and their provider's address is mailed; "" is a choice
+// of none (mail.go). A provider_email sent is ignored. Each URL is an http(s) URL, not obviously one the
 // destination guard refuses unless the operator allows it (as an agent's
 // webhook, checkChannel; the real guard is when it is sent); errors are
 // EINVALID naming the field, and nothing is stored then. A webhook secret
@@ -49,11 +51,12 @@ func (s *Service) SetMyNotify(ctx context.Context, c askd.Caller, n askd.PersonN
 	}
 	n.Person = c.Name
 	if err := s.store.Update(ctx, func(tx askd.Tx) error {
+		old, err := tx.Teams.Notify(ctx, c.Name)
+		if err != nil {
+			return err
+		}
+		n.ProviderEmail = old.ProviderEmail // the provider's to set (mail.go), not the person's
 		if n.KeepsSecret() {
-			old, err := tx.Teams.Notify(ctx, c.Name)
-			if err != nil {
-				return err
-			}
 			if old.WebhookSecret == "" {
 				return askd.Errorf(askd.EINVALID, "webhook_secret: \"******\" keeps the secret stored, and none is; send the secret itself")
 			}

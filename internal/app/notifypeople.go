@@ -14,7 +14,8 @@ import (
 // # Who is told of a new ask (SPEC §10)
 //
 // A new ask notifies the people it is routed to, each through their own
-// channels (PUT /api/me/notify: an ntfy topic, a webhook), as them: their
+// channels (PUT /api/me/notify: an ntfy topic, a webhook, an email
+// address, mail.go), as them: their
 // notification's answer buttons answer as them, and a viewer's have none.
 // An ask of no owner notifies every person with a channel. The server-wide
 // notifiers (askd serve --notify-*) are the fallback for an ask that
@@ -202,7 +203,7 @@ func (s *Service) notifyAll(ctx context.Context, tx askd.Tx) ([]*askd.PersonNoti
 	return all, nil
 }
 
-// peopleChannels are the own channels (ntfy, webhook) of people (nil:
+// peopleChannels are the own channels (ntfy, webhook, email) of people (nil:
 // everyone's), each as its person.
 func (s *Service) peopleChannels(ctx context.Context, tx askd.Tx, people []string) ([]keyedChannel, error) {
 	all, err := s.notifyAll(ctx, tx)
@@ -219,6 +220,9 @@ func (s *Service) peopleChannels(ctx context.Context, tx askd.Tx, people []strin
 		}
 		if n.Webhook != "" {
 			out = append(out, keyedChannel{Channel: askd.Channel{Type: askd.NotifyWebhook, URL: n.Webhook, Secret: n.WebhookSecret, As: n.Person}})
+		}
+		if to := n.MailTo(); to != "" && s.cfg.Mail { // mail.go
+			out = append(out, keyedChannel{Channel: askd.Channel{Type: askd.NotifyEmail, Email: to, As: n.Person}})
 		}
 	}
 	return out, nil

@@ -209,6 +209,10 @@ func (s *Service) oidcSignIn(o *OIDC, who *ProviderIdentity) identitySignIn {
 		if !allowed {
 			return refuse(RefusedNotAllowed, "this account may not sign in to askd (--oidc-allow): ask an admin (%s)", strings.Join(adminNames(ctx, tx), ", "))
 		}
+		// The address mailed while the person has not chosen one (mail.go).
+		if err := setProviderEmail(ctx, tx, t.Name, verifiedEmail(who.Claims)); err != nil {
+			return err
+		}
 		if o.RoleClaim != "" {
 			if err := syncRole(ctx, tx, in.by, t, o.role(who.Claims)); err != nil {
 				return err

@@ -68,6 +68,12 @@ func (s *Service) settle(ctx context.Context, id int64, change settleFunc) (*ask
 		if send, err = s.enqueueTell(ctx, tx, a); err != nil {
 			return err
 		}
+		// Those mailed about it learn who settled it (mail.go).
+		if mailed, err := s.enqueueSettledMail(ctx, tx, a); err != nil {
+			return err
+		} else if mailed {
+			send = true
+		}
 		return s.record(ctx, tx, a, action, a.SettledBy, note)
 	})
 	if send {

@@ -151,6 +151,9 @@ func (s *Server) routes() {
 		// person: the inbox side's.
 		m.HandleFunc("GET /a/{code}", s.answerLink)
 		m.HandleFunc("POST /a/{code}", s.answerLink)
+		// Mails' List-Unsubscribe links (unsubscribe.go).
+		m.HandleFunc("GET /unsubscribe/{code}", s.unsubscribe)
+		m.HandleFunc("POST /unsubscribe/{code}", s.unsubscribe)
 		if s.opts.Slack != nil {
 			m.Handle("POST /slack/interactions", s.opts.Slack)
 		}

@@ -156,22 +156,23 @@ func scanTeam(row pgx.Row) (*askd.Team, error) {
 	return &tm, nil
 }
 
-// SetNotify replaces n.Person's notification settings; with every field
-// empty, none are kept. ENOTFOUND when a field is set and there is no human
+// SetNotify replaces n.Person's notification settings; with none
+// (askd.PersonNotify.None), none are kept. ENOTFOUND when a field is set and there is no human
 // token named n.Person.
 func (t *tx) SetNotify(ctx context.Context, n *askd.PersonNotify) error {
 	if err := t.mustWrite("set notify"); err != nil {
 		return err
 	}
 	what := fmt.Sprintf("set the notifications of %q", n.Person)
-	if n.Ntfy == "" && n.Webhook == "" {
+	if n.None() {
 		_, err := t.tx.Exec(t.ctx(ctx), "DELETE FROM people_notify WHERE person = $1", n.Person)
 		return translate(err, what)
 	}
-	tag, err := t.tx.Exec(t.ctx(ctx), `INSERT INTO people_notify (person, ntfy, webhook, webhook_secret)
-		SELECT name, $2, $3, $4 FROM tokens WHERE name = $1 AND role = 'human'
-		ON CONFLICT (person) DO UPDATE SET ntfy = EXCLUDED.ntfy, webhook = EXCLUDED.webhook, webhook_secret = EXCLUDED.webhook_secret`,
-		n.Person, n.Ntfy, n.Webhook, n.WebhookSecret)
+	tag, err := t.tx.Exec(t.ctx(ctx), `INSERT INTO people_notify (person, ntfy, webhook, webhook_secret, email, provider_email)
+		SELECT name, $2, $3, $4, $5, $6 FROM tokens WHERE name = $1 AND role = 'human'
+		ON CONFLICT (person) DO UPDATE SET ntfy = EXCLUDED.ntfy, webhook = EXCLUDED.webhook, webhook_secret = EXCLUDED.webhook_secret,
+			email = EXCLUDED.email, provider_email = EXCLUDED.provider_email`,
+		n.Person, n.Ntfy, n.Webhook, n.WebhookSecret, n.Email, n.ProviderEmail)
 	if err != nil {
 		return translate(err, what)
 	}
@@ -186,8 +187,8 @@ func (t *tx) SetNotify(ctx context.Context, n *askd.PersonNotify) error {
 func (t *tx) Notify(ctx context.Context, person string) (*askd.PersonNotify, error) {
 	n := &askd.PersonNotify{Person: person}
 	// An aggregate, so that there is a row (of '') when the person has none.
-	err := t.tx.QueryRow(t.ctx(ctx), "SELECT COALESCE(max(ntfy), ''), COALESCE(max(webhook), ''), COALESCE(max(webhook_secret), '') FROM people_notify WHERE person = $1",
-		person).Scan(&n.Ntfy, &n.Webhook, &n.WebhookSecret)
+	err := t.tx.QueryRow(t.ctx(ctx), "SELECT COALESCE(max(ntfy), ''), COALESCE(max(webhook), ''), COALESCE(max(webhook_secret), ''), max(email), COALESCE(max(provider_email), '') FROM people_notify WHERE person = $1",
+		person).Scan(&n.Ntfy, &n.Webhook, &n.WebhookSecret, &n.Email, &n.ProviderEmail)
 	if err != nil {
 		return nil, translate(err, fmt.Sprintf("read the notifications of %q", person))
 	}
@@ -197,10 +198,10 @@ func (t *tx) Notify(ctx context.Context, person string) (*askd.PersonNotify, err
 // NotifyAll returns the notification settings of everyone who has any, by
 // person.
 func (t *tx) NotifyAll(ctx context.Context) ([]*askd.PersonNotify, error) {
-	rows, err := t.tx.Query(t.ctx(ctx), `SELECT person, ntfy, webhook, webhook_secret FROM people_notify ORDER BY person COLLATE "C"`)
+	rows, err := t.tx.Query(t.ctx(ctx), `SELECT person, ntfy, webhook, webhook_secret, email, provider_email FROM people_notify ORDER BY person COLLATE "C"`)
 	return collect(rows, err, "list notifications", func(row pgx.CollectableRow) (*askd.PersonNotify, error) {
 		var n askd.PersonNotify
-		err := row.Scan(&n.Person, &n.Ntfy, &n.Webhook, &n.WebhookSecret)
+		err := row.Scan(&n.Person, &n.Ntfy, &n.Webhook, &n.WebhookSecret, &n.Email, &n.ProviderEmail)
 		return &n, err
 	})
 }

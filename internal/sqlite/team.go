@@ -142,22 +142,23 @@ func scanTeam(row scanner) (*askd.Team, error) {
 	return &tm, nil
 }
 
-// SetNotify replaces n.Person's notification settings; with every field
-// empty, none are kept. ENOTFOUND when a field is set and there is no human
+// SetNotify replaces n.Person's notification settings; with none
+// (askd.PersonNotify.None), none are kept. ENOTFOUND when a field is set and there is no human
 // token named n.Person.
 func (t *tx) SetNotify(ctx context.Context, n *askd.PersonNotify) error {
 	if err := t.mustWrite("set notify"); err != nil {
 		return err
 	}
 	what := fmt.Sprintf("set the notifications of %q", n.Person)
-	if n.Ntfy == "" && n.Webhook == "" {
+	if n.None() {
 		_, err := t.tx.ExecContext(ctx, "DELETE FROM people_notify WHERE person = ?", n.Person)
 		return translate(err, what, says{})
 	}
-	res, err := t.tx.ExecContext(ctx, `INSERT INTO people_notify (person, ntfy, webhook, webhook_secret)
-		SELECT name, ?, ?, ? FROM tokens WHERE name = ? AND role = 'human'
-		ON CONFLICT (person) DO UPDATE SET ntfy = excluded.ntfy, webhook = excluded.webhook, webhook_secret = excluded.webhook_secret`,
-		n.Ntfy, n.Webhook, n.WebhookSecret, n.Person)
+	res, err := t.tx.ExecContext(ctx, `INSERT INTO people_notify (person, ntfy, webhook, webhook_secret, email, provider_email)
+		SELECT name, ?, ?, ?, ?, ? FROM tokens WHERE name = ? AND role = 'human'
+		ON CONFLICT (person) DO UPDATE SET ntfy = excluded.ntfy, webhook = excluded.webhook, webhook_secret = excluded.webhook_secret,
+			email = excluded.email, provider_email = excluded.provider_email`,
+		n.Ntfy, n.Webhook, n.WebhookSecret, n.Email, n.ProviderEmail, n.Person)
 	if err != nil {
 		return fmt.Errorf("%s: %w", what, err)
 	}
@@ -169,8 +170,8 @@ func (t *tx) SetNotify(ctx context.Context, n *askd.PersonNotify) error {
 func (t *tx) Notify(ctx context.Context, person string) (*askd.PersonNotify, error) {
 	n := &askd.PersonNotify{Person: person}
 	// An aggregate, so that there is a row (of '') when the person has none.
-	err := t.tx.QueryRowContext(ctx, "SELECT COALESCE(MAX(ntfy), ''), COALESCE(MAX(webhook), ''), COALESCE(MAX(webhook_secret), '') FROM people_notify WHERE person = ?",
-		person).Scan(&n.Ntfy, &n.Webhook, &n.WebhookSecret)
+	err := t.tx.QueryRowContext(ctx, "SELECT COALESCE(MAX(ntfy), ''), COALESCE(MAX(webhook), ''), COALESCE(MAX(webhook_secret), ''), MAX(email), COALESCE(MAX(provider_email), '') FROM people_notify WHERE person = ?",
+		person).Scan(&n.Ntfy, &n.Webhook, &n.WebhookSecret, &n.Email, &n.ProviderEmail)
 	if err != nil {
 		return nil, fmt.Errorf("read the notifications of %q: %w", person, err)
 	}
@@ -180,10 +181,10 @@ func (t *tx) Notify(ctx context.Context, person string) (*askd.PersonNotify, err
 // NotifyAll returns the notification settings of everyone who has any, by
 // person.
 func (t *tx) NotifyAll(ctx context.Context) ([]*askd.PersonNotify, error) {
-	rows, err := t.tx.QueryContext(ctx, "SELECT person, ntfy, webhook, webhook_secret FROM people_notify ORDER BY person")
+	rows, err := t.tx.QueryContext(ctx, "SELECT person, ntfy, webhook, webhook_secret, email, provider_email FROM people_notify ORDER BY person")
 	return collect(rows, err, "list notifications", func(row scanner) (*askd.PersonNotify, error) {
 		var n askd.PersonNotify
-		err := row.Scan(&n.Person, &n.Ntfy, &n.Webhook, &n.WebhookSecret)
+		err := row.Scan(&n.Person, &n.Ntfy, &n.Webhook, &n.WebhookSecret, &n.Email, &n.ProviderEmail)
 		return &n, err
 	})
 }

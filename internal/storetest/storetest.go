@@ -114,6 +114,7 @@ func Run(t *testing.T, open func(t *testing.T) askd.Store, reopen func(t *testin
 		{"Policies", testPolicies},
 		{"Teams", testTeams},
 		{"NotifySettings", testNotifySettings},
+		{"NotifyEmail", testNotifyEmail},
 		{"Routes", testRoutes},
 		{"PendingRoutes", testPendingRoutes},
 		{"SessionRoutes", testSessionRoutes},

@@ -273,3 +273,58 @@ func testNotifySettings(t *testing.T, s askd.Store) {
 		t.Errorf("NotifyAll after revoking bob = %+v, want none", got)
 	}
 }
+
+// testNotifyEmail: a person's email is kept apart from no choice (nil) and
+// a choice of none (""), and each of those, like a provider's address
+// alone, keeps a row (SPEC §16).
+func testNotifyEmail(t *testing.T, s askd.Store) {
+	ctx := t.Context()
+	people(t, s, "alice", "bob", "carol")
+	read := func(t *testing.T, person string) askd.PersonNotify {
+		t.Helper()
+		var n *askd.PersonNotify
+		view(t, s, func(tx askd.Tx) (err error) {
+			n, err = tx.Teams.Notify(ctx, person)
+			return err
+		})
+		return *n
+	}
+	set := func(t *testing.T, n askd.PersonNotify) {
+		t.Helper()
+		update(t, s, func(tx askd.Tx) error { return tx.Teams.SetNotify(ctx, &n) })
+	}
+	email := func(s string) *string { return &s }
+	same := func(a, b askd.PersonNotify) bool {
+		return a.Person == b.Person && a.Ntfy == b.Ntfy && a.Webhook == b.Webhook && a.ProviderEmail == b.ProviderEmail &&
+			(a.Email == nil) == (b.Email == nil) && (a.Email == nil || *a.Email == *b.Email)
+	}
+	cases := []askd.PersonNotify{
+		{Person: "alice", Email: email("alice@example.com")},
+		{Person: "bob", Email: email("")},                      // a choice of none
+		{Person: "carol", ProviderEmail: "carol@corp.example"}, // the provider's, no choice
+	}
+	for _, n := range cases {
+		set(t, n)
+		if got := read(t, n.Person); !same(got, n) {
+			t.Errorf("Notify(%s) = %+v (email %v), want %+v", n.Person, got, got.Email, n)
+		}
+	}
+	var listed []*askd.PersonNotify
+	view(t, s, func(tx askd.Tx) (err error) {
+		listed, err = tx.Teams.NotifyAll(ctx)
+		return err
+	})
+	if len(listed) != len(cases) {
+		t.Fatalf("NotifyAll = %d settings, want %d", len(listed), len(cases))
+	}
+	for i, n := range listed {
+		if !same(*n, cases[i]) {
+			t.Errorf("NotifyAll[%d] = %+v, want %+v", i, *n, cases[i])
+		}
+	}
+	// No choice and no provider's address: nothing kept.
+	set(t, askd.PersonNotify{Person: "carol"})
+	if got := read(t, "carol"); !same(got, askd.PersonNotify{Person: "carol"}) || got.Email != nil {
+		t.Errorf("Notify after clearing = %+v, want none", got)
+	}
+}

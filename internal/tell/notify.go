@@ -100,6 +100,8 @@ func (w *Worker) notify(ctx context.Context, cl *app.Claimed) error {
 		return w.notifyNtfy(ctx, d, a)
 	case askd.NotifyPush:
 		return w.notifyPush(ctx, a, d.Channel.As)
+	case askd.NotifyEmail:
+		return w.notifyEmail(ctx, d, a)
 	}
 	return &failure{msg: fmt.Sprintf("notifier type %q cannot be sent by this askd", d.Channel.Type), permanent: true}
 }

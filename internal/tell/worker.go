@@ -2,8 +2,8 @@
 // through webhook and command channels (hook channels wait for the agent to
 // fetch them; command channels run only the operator's templates; agents'
 // webhooks never reach the server's own networks, see newGuardedClient),
-// notifies people of new asks through webhooks, Slack and ntfy, with answer
-// buttons (notify.go), takes the clicks of Slack's buttons
+// notifies people of new asks through webhooks, Slack, ntfy, Web Push and
+// email, with answer buttons (notify.go, mail.go), takes the clicks of Slack's buttons
 // (SlackInteractions), and asks the optional before-tell gate. The rules —
 // what is due, retries, backoff, giving up, marking asks told, what an
 // answer link does — are the app's; this package only does the I/O.
@@ -47,6 +47,9 @@ type Options struct {
 	// (SlackInteractions serves its clicks): Slack buttons then answer in
 	// place rather than opening their link's confirm page.
 	SlackInteractive bool
+	// Mail sends email notifications (SPEC §16; smtp.go); nil: none are
+	// sent, and an email delivery fails saying so.
+	Mail *Mail
 	// UserAgent of webhook requests; default "askd".
 	UserAgent string
 	Logger    *slog.Logger

@@ -467,6 +467,47 @@ func TestNotifySettings(t *testing.T) {
 	if html := eval[string](p, `document.body.innerHTML`); strings.Contains(html, secret) {
 		t.Error("the page holds the secret")
 	}
+
+	// An email address (SPEC §16): not one mailbox is refused beside its
+	// field, and nothing is stored; one is saved, and the secret kept.
+	set("email", "Alice <alice@example.com>")
+	p.do(chromedp.Click(chromedp.CSS("#notify-save")))
+	p.waitFor(`!document.querySelector('#notify-email-error').hidden`)
+	if got := p.text("#notify-email-error"); !strings.HasPrefix(got, "email: ") {
+		t.Errorf("beside email: %q", got)
+	}
+	if n := storedNotify(t, srv); n.Email != nil {
+		t.Errorf("a refused address changed the store: %q", *n.Email)
+	}
+	set("email", "alice@example.com")
+	p.do(chromedp.Click(chromedp.CSS("#notify-save")))
+	p.waitFor(`document.querySelector('#notify-status').textContent === 'Saved.'`)
+	if n := storedNotify(t, srv); n.Email == nil || *n.Email != "alice@example.com" || n.WebhookSecret != secret || n.Ntfy != "https://ntfy.example/alice-elsewhere" {
+		t.Errorf("stored after saving an address: %+v", n)
+	}
+	// Emptied, it is a choice of none, which the page then says.
+	set("email", "")
+	p.do(chromedp.Click(chromedp.CSS("#notify-save")))
+	p.waitFor(`document.querySelector('#notify-status').textContent === 'Saved.' && !document.querySelector('#notify-email-note').hidden`)
+	if n := storedNotify(t, srv); n.Email == nil || *n.Email != "" {
+		t.Errorf("stored after emptying the address: %+v, want a choice of none", n)
+	}
+	if got := p.text("#notify-email-note"); !strings.Contains(got, "You chose no email") {
+		t.Errorf("the note says %q", got)
+	}
+}
+
+// storedNotify reads the test server's human's notification setting.
+func storedNotify(t *testing.T, srv *testserver.Server) *askd.PersonNotify {
+	t.Helper()
+	var n *askd.PersonNotify
+	if err := srv.Store.View(t.Context(), func(tx askd.Tx) (err error) {
+		n, err = tx.Teams.Notify(t.Context(), srv.HumanName)
+		return err
+	}); err != nil {
+		t.Fatal(err)
+	}
+	return n
 }
 
 // TestTeamPhoneLayout checks the team's inbox at a phone's width (390×844),

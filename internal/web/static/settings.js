@@ -1,14 +1,17 @@
 // settings.js is the Settings view: who the person is and their role, and
 // where askd tells them of asks besides this browser (SPEC §10: their own
-// ntfy topic and webhook, GET and PUT /api/me/notify, the whole setting
-// replaced at each save). The server checks the addresses; a refusal is
-// shown beside the field it names ("ntfy: …", "webhook: …"). A webhook
-// secret (set through the API) is never shown: the reply's "******" is
-// sent back with the webhook, which keeps it.
+// ntfy topic and webhook, and SPEC §16's email address; GET and PUT
+// /api/me/notify, the whole setting replaced at each save). The server
+// checks the addresses; a refusal is shown beside the field it names
+// ("ntfy: …", "webhook: …", "email: …"). A webhook secret (set through
+// the API) is never shown: the reply's "******" is sent back with the
+// webhook, which keeps it. The email field empty sends no email while the
+// person never chose one (their identity provider's address is mailed,
+// shown beside it), and a choice of none ("") once they had.
 import { api, errorText } from './api.js';
 
 const $ = id => document.getElementById(id);
-const FIELDS = ['ntfy', 'webhook'];
+const FIELDS = ['ntfy', 'webhook', 'email'];
 
 // What each role may do, in a sentence.
 const ROLES = {
@@ -39,6 +42,7 @@ export function signedInLine(me) {
 const input = name => $('notify-form').querySelector(`input[name="${name}"]`);
 let loaded = false;
 let secret = ''; // the webhook secret as replies show it: "******" when one is stored
+let chose = false; // the person chose an address, or none (the reply has email)
 
 // openSettings shows the view for person me ({name, access}), reading the
 // settings the first time. Save (or Enter in a field) sends them.
@@ -72,6 +76,17 @@ async function load() {
 function fill(data) {
   for (const name of FIELDS) input(name).value = (data && data[name]) || '';
   secret = (data && data.webhook_secret) || '';
+  chose = !!data && typeof data.email === 'string';
+  const provider = (data && data.provider_email) || '';
+  const note = $('notify-email-note');
+  if (chose && !data.email) {
+    note.textContent = 'You chose no email. Write an address to get it again.';
+  } else if (!chose && provider) {
+    note.textContent = `Left empty, askd mails the address your identity provider gave: ${provider}.`;
+  } else {
+    note.textContent = '';
+  }
+  note.hidden = !note.textContent;
 }
 
 async function save() {
@@ -81,6 +96,7 @@ async function save() {
     if (v) body[name] = v;
     show(name, '');
   }
+  if (!body.email && chose) body.email = ''; // emptied: a choice of none
   if (body.webhook && secret) body.webhook_secret = secret;
   status('', false);
   busy(true);
