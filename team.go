@@ -146,6 +146,10 @@ type PersonNotify struct {
 	// at their last sign-in (SPEC §15); "" when it gave none. It is the
 	// provider's to set: a person's PUT cannot change it.
 	ProviderEmail string `json:"provider_email,omitempty"`
+	// MailOff, in replies only, says this askd mails no one (askd serve
+	// has no --notify-smtp): an address is kept, and mailed once it does.
+	// The stores keep nothing of it; a PUT's is ignored.
+	MailOff bool `json:"mail_off,omitempty"`
 	// WebhookSecret, when set, signs the webhook's notifications as tell
 	// webhooks are signed (Askd-Signature and the Standard Webhooks
 	// headers, SPEC §19). It is never shown: a reply carries "******" in

@@ -12,7 +12,7 @@ import (
 // the address rules of an agent's webhook (channel.go).
 
 // MyNotify returns where person c hears of the asks routed to them (people
-// of every role).
+// of every role), and whether this askd mails no one (MailOff).
 func (s *Service) MyNotify(ctx context.Context, c askd.Caller) (*askd.PersonNotify, error) {
 	if err := c.Needs(askd.AccessViewer); err != nil {
 		return nil, err
@@ -22,7 +22,11 @@ func (s *Service) MyNotify(ctx context.Context, c askd.Caller) (*askd.PersonNoti
 		out, err = tx.Teams.Notify(ctx, c.Name)
 		return err
 	})
-	return out, err
+	if err != nil {
+		return nil, err
+	}
+	out.MailOff = !s.cfg.Mail
+	return out, nil
 }
 
 // SetMyNotify replaces person c's notification settings with n (both URLs
@@ -49,7 +53,7 @@ func (s *Service) SetMyNotify(ctx context.Context, c askd.Caller, n askd.PersonN
 			return nil, err
 		}
 	}
-	n.Person = c.Name
+	n.Person, n.MailOff = c.Name, false
 	if err := s.store.Update(ctx, func(tx askd.Tx) error {
 		old, err := tx.Teams.Notify(ctx, c.Name)
 		if err != nil {
@@ -67,5 +71,6 @@ func (s *Service) SetMyNotify(ctx context.Context, c askd.Caller, n askd.PersonN
 		return nil, err
 	}
 	s.notifyKept.forget()
+	n.MailOff = !s.cfg.Mail
 	return &n, nil
 }

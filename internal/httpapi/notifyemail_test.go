@@ -82,6 +82,28 @@ func TestMyNotifyEmail(t *testing.T) {
 	}
 }
 
+// TestMyNotifyMailOff: a person's setting says when this askd mails no
+// one, so the inbox can say an address waits for the operator; the store
+// keeps nothing of it, and a setting read and sent back is taken.
+func TestMyNotifyMailOff(t *testing.T) {
+	for _, mail := range []bool{false, true} {
+		srv := testserver.Start(t, testserver.Options{Config: app.Config{Mail: mail}})
+		_, got := rawRequest(t, srv, http.MethodGet, "/api/me/notify", srv.HumanToken, "", nil)
+		status, put := rawRequest(t, srv, http.MethodPut, "/api/me/notify", srv.HumanToken, `{"email": "alice@example.com", "mail_off": true}`, nil)
+		if status != http.StatusOK {
+			t.Fatalf("mail %v: PUT = %d %s", mail, status, put)
+		}
+		for _, body := range []string{got, put} {
+			if off := strings.Contains(body, `"mail_off":true`); off == mail {
+				t.Errorf("mail %v: %s, want mail_off %v", mail, body, !mail)
+			}
+		}
+		if n := storedNotify(t, srv, srv.HumanName); emailOf(n) != `"alice@example.com"` || n.MailOff {
+			t.Errorf("mail %v: stored %s, mail_off %v", mail, emailOf(n), n.MailOff)
+		}
+	}
+}
+
 // TestOIDCProviderEmail: a person signed in through the provider is
 // mailed at its email while the provider marks it verified and they have
 // not chosen; their choice, none included, outlasts later sign-ins.

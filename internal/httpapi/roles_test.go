@@ -371,7 +371,8 @@ func TestMyNotify(t *testing.T) {
 	cr := startCrew(t, srv)
 	ctx := ctxT(t)
 	bob := cr.people["bob"]
-	both := askd.PersonNotify{Ntfy: "https://ntfy.sh/bob-askd", Webhook: "https://hooks.example.com/bob"}
+	// This server mails no one: each reply says so (mail_off).
+	both := askd.PersonNotify{Ntfy: "https://ntfy.sh/bob-askd", Webhook: "https://hooks.example.com/bob", MailOff: true}
 	if got, err := bob.SetMyNotify(ctx, both); err != nil || *got != both {
 		t.Fatalf("set = %+v, %v", got, err)
 	}
@@ -379,7 +380,7 @@ func TestMyNotify(t *testing.T) {
 		t.Fatalf("get = %+v, %v; want %+v", got, err, both)
 	}
 	// Replaces the whole: the webhook goes.
-	only := askd.PersonNotify{Ntfy: "https://ntfy.sh/bob-2"}
+	only := askd.PersonNotify{Ntfy: "https://ntfy.sh/bob-2", MailOff: true}
 	if _, err := bob.SetMyNotify(ctx, only); err != nil {
 		t.Fatal(err)
 	}
@@ -387,7 +388,7 @@ func TestMyNotify(t *testing.T) {
 		t.Errorf("after a PUT of ntfy alone: %+v, want %+v", got, only)
 	}
 	// Someone else's is their own.
-	if got, _ := cr.people["carol"].MyNotify(ctx); *got != (askd.PersonNotify{}) {
+	if got, _ := cr.people["carol"].MyNotify(ctx); *got != (askd.PersonNotify{MailOff: true}) {
 		t.Errorf("carol's = %+v, want none", got)
 	}
 
@@ -418,16 +419,16 @@ func TestMyNotify(t *testing.T) {
 	}
 
 	// {} clears the setting.
-	if got, err := bob.SetMyNotify(ctx, askd.PersonNotify{}); err != nil || *got != (askd.PersonNotify{}) {
+	if got, err := bob.SetMyNotify(ctx, askd.PersonNotify{}); err != nil || *got != (askd.PersonNotify{MailOff: true}) {
 		t.Fatalf("clear = %+v, %v", got, err)
 	}
-	if got, _ := bob.MyNotify(ctx); *got != (askd.PersonNotify{}) {
+	if got, _ := bob.MyNotify(ctx); *got != (askd.PersonNotify{MailOff: true}) {
 		t.Errorf("after {}: %+v, want none", got)
 	}
 
 	t.Run("allowed by the operator", func(t *testing.T) {
 		srv := testserver.Start(t, testserver.Options{Config: app.Config{WebhookAllow: loopbackAllowed()}})
-		n := askd.PersonNotify{Ntfy: "http://127.0.0.1:8080/topic"}
+		n := askd.PersonNotify{Ntfy: "http://127.0.0.1:8080/topic", MailOff: true}
 		if got, err := srv.Human().SetMyNotify(ctxT(t), n); err != nil || *got != n {
 			t.Errorf("set = %+v, %v; want it allowed", got, err)
 		}

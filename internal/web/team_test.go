@@ -495,6 +495,10 @@ func TestNotifySettings(t *testing.T) {
 	if got := p.text("#notify-email-note"); !strings.Contains(got, "You chose no email") {
 		t.Errorf("the note says %q", got)
 	}
+	// This server mails no one (no --notify-smtp): the page says so.
+	if got := p.text("#notify-email-note"); !strings.Contains(got, "This askd sends no mail yet") {
+		t.Errorf("the note says %q, want it to say this askd sends no mail", got)
+	}
 }
 
 // storedNotify reads the test server's human's notification setting.

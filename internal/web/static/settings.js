@@ -79,13 +79,16 @@ function fill(data) {
   chose = !!data && typeof data.email === 'string';
   const provider = (data && data.provider_email) || '';
   const note = $('notify-email-note');
+  const says = [];
   if (chose && !data.email) {
-    note.textContent = 'You chose no email. Write an address to get it again.';
+    says.push('You chose no email. Write an address to get it again.');
   } else if (!chose && provider) {
-    note.textContent = `Left empty, askd mails the address your identity provider gave: ${provider}.`;
-  } else {
-    note.textContent = '';
+    says.push(`Left empty, askd mails the address your identity provider gave: ${provider}.`);
   }
+  if (data && data.mail_off) {
+    says.push('This askd sends no mail yet: its operator has not set up email (askd serve --notify-smtp). An address saved here is kept, and mailed once it does.');
+  }
+  note.textContent = says.join(' ');
   note.hidden = !note.textContent;
 }
 
