@@ -246,3 +246,53 @@ func compact(t testing.TB, raw json.RawMessage) []byte {
 	}
 	return buf.Bytes()
 }
+
+// TestServerNotifications: what the server sends the client of its own
+// accord passes through the gate as it came: the progress of a call
+// --allow lets through, each step before the call's result, with the
+// client's progress token.
+func TestServerNotifications(t *testing.T) {
+	f := newFixture(t)
+	server := npmServer(t, "mcp-server-everything", "stdio")
+	g := startGate(t, f.env(), append([]string{"--name", "everything", "--allow", "trigger-long-running-operation", "--"}, server...)...)
+	peer := &rawPeer{t: t, c: newLineConn(g.out, g.in, nil)}
+	peer.call("initialize", map[string]any{"protocolVersion": "2025-11-25", "capabilities": map[string]any{}, "clientInfo": map[string]string{"name": "raw", "version": "1"}})
+	peer.notify("notifications/initialized")
+	peer.send(map[string]any{"jsonrpc": "2.0", "id": "long", "method": "tools/call", "params": map[string]any{
+		"name": "trigger-long-running-operation", "arguments": map[string]any{"duration": 0.3, "steps": 3},
+		"_meta": map[string]any{"progressToken": "p-1"},
+	}})
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	var steps []float64
+	for {
+		m, err := peer.c.read(ctx)
+		if err != nil {
+			t.Fatalf("after %v steps: %v", steps, err)
+		}
+		if m.Method == "notifications/progress" {
+			var p struct {
+				ProgressToken string  `json:"progressToken"`
+				Progress      float64 `json:"progress"`
+				Total         float64 `json:"total"`
+			}
+			if err := json.Unmarshal(m.Params, &p); err != nil || p.ProgressToken != "p-1" || p.Total != 3 {
+				t.Fatalf("a progress notification: %s (%v)", m.Params, err)
+			}
+			steps = append(steps, p.Progress)
+			continue
+		}
+		if m.isResponse() && m.key() == idKey(encode("long")) {
+			if !strings.Contains(string(m.Result), "Long running operation completed") {
+				t.Fatalf("the call's result: %s %s", m.Result, m.Error)
+			}
+			break
+		}
+	}
+	if fmt.Sprint(steps) != "[1 2 3]" {
+		t.Errorf("progress before the result: %v, want [1 2 3]", steps)
+	}
+	if asks := f.asks(t, "everything"); len(asks) != 0 {
+		t.Errorf("an allowed call asked: %d asks", len(asks))
+	}
+}
