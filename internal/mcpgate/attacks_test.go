@@ -306,7 +306,15 @@ func TestListener(t *testing.T) {
 	// naming it is 404 (the conformance suite's check, which raced the
 	// session's goroutine).
 	t.Run("DELETE ends the session", func(t *testing.T) {
-		addr := listen(t, "127.0.0.1:0")
+		// A server of its own: the sessions' own requests to theirs (a GET
+		// stream each) may come after this test, and the others count what
+		// reached theirs.
+		own := startRecordingServer(t, false)
+		got := make(chan string, 1)
+		tun := testTunables
+		tun.listening = func(a string) { got <- a }
+		startGateWith(t, f.env(), tun, "--name", "remote", "--session", "listener", "--listen", "127.0.0.1:0", "--upstream", own.URL)
+		addr := <-got
 		do := func(method, id, body string) *http.Response {
 			t.Helper()
 			req, _ := http.NewRequest(method, "http://"+addr+frontPath, strings.NewReader(body))
