@@ -184,8 +184,9 @@ type asks struct {
 }
 
 // follow opens the person's event stream, unfiltered, and dispatches it
-// until ctx ends. It returns once the stream is connecting; hld sends its
-// response's headers only with the first event.
+// until ctx ends. It returns once the stream's response has begun (askd's
+// at once), or after a second: hld sends its response's headers only with
+// the first event, and has subscribed long before.
 func (b *bench) follow(ctx context.Context) (*asks, error) {
 	a := &asks{waiting: map[string]chan string{}, closed: make(chan struct{})}
 	req, err := http.NewRequestWithContext(ctx, http.MethodGet, b.side.eventsURL(), nil)
@@ -196,9 +197,11 @@ func (b *bench) follow(ctx context.Context) (*asks, error) {
 	if b.cfg.humanToken != "" {
 		req.Header.Set("Authorization", "Bearer "+b.cfg.humanToken)
 	}
+	begun := make(chan struct{})
 	go func() {
 		defer close(a.closed)
 		resp, err := b.person.Do(req)
+		close(begun)
 		if err != nil {
 			return
 		}
@@ -227,6 +230,10 @@ func (b *bench) follow(ctx context.Context) (*asks, error) {
 			}
 		}
 	}()
+	select {
+	case <-begun:
+	case <-time.After(time.Second):
+	}
 	return a, nil
 }
 
@@ -301,7 +308,12 @@ func (b *bench) latency(ctx context.Context, tw io.Writer) error {
 		}()
 		id, err := b.asks.id(ctx, key, 30*time.Second)
 		if err != nil {
-			return err
+			select {
+			case <-done:
+				return fmt.Errorf("%s call %s returned before its answer: %v", tool, key, cerr)
+			default:
+				return err
+			}
 		}
 		time.Sleep(b.cfg.pause)
 		t0 := time.Now()
