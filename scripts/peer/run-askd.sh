@@ -29,7 +29,9 @@ pid=$!
 for _ in $(seq 100); do curl -sf "http://127.0.0.1:$port/healthz" >/dev/null && break; sleep 0.1; done
 curl -sf "http://127.0.0.1:$port/healthz" >/dev/null || { echo "run-askd: askd serve did not start:"; cat "$dir/serve.log"; exit 1; }
 url="http://127.0.0.1:$port"
-echo "# $(date -u +%FT%TZ) $(nproc) cores, load $(cut -d' ' -f1-3 /proc/loadavg), commit $(git -C "$root" rev-parse --short HEAD), server ${ASKD_BIN:+$(basename "$ASKD_BIN")}${ASKD_BIN:-this tree}, flags: ${ASKD_FLAGS:-default}"
+server="this tree, commit $(git -C "$root" rev-parse --short HEAD)"
+[ -n "${ASKD_BIN:-}" ] && server="$ASKD_BIN"
+echo "# $(date -u +%FT%TZ) $(nproc) cores, load $(cut -d' ' -f1-3 /proc/loadavg), server $server, flags: ${ASKD_FLAGS:-default}"
 for r in $(seq "${ROUNDS:-1}"); do
 	for load in ${LOADS:-stock}; do
 		echo "## round $r: $load"
