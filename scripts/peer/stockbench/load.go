@@ -141,7 +141,7 @@ func (b *bench) waiterLoad(ctx context.Context, tw io.Writer) error {
 	run := nowNano()
 	const perSession = 20
 	var calls sync.WaitGroup
-	var ok, failed atomic.Int64
+	var ok, failed, lastOK atomic.Int64
 	var firstErr atomic.Value
 	cctx, cancelCalls := context.WithCancel(ctx)
 	defer cancelCalls()
@@ -167,6 +167,7 @@ func (b *bench) waiterLoad(ctx context.Context, tw io.Writer) error {
 				res, err := cs.CallTool(cctx, b.side.call(tool, key))
 				if err == nil && b.side.returned(tool, key, res) {
 					ok.Add(1)
+					lastOK.Store(time.Now().UnixNano())
 					return
 				}
 				failed.Add(1)
@@ -223,8 +224,11 @@ func (b *bench) waiterLoad(ctx context.Context, tw io.Writer) error {
 	for _, k := range keys {
 		b.asks.forget(k)
 	}
-	fmt.Fprintf(tw, "waiting %s calls\t%d waiting, %d answered, %d lost\tramp %s, all answered (%d at a time) and returned in %s, %d answer errors\n",
-		tool, n, ok.Load(), int64(n)-ok.Load(), ramp.Round(time.Millisecond), b.cfg.releasers, drain.Round(time.Millisecond), answerErrs.Load())
+	// A lost call (hld's race) is given up after a minute: the release's
+	// time is also given to the last call that returned.
+	last := time.Duration(lastOK.Load() - t0.UnixNano())
+	fmt.Fprintf(tw, "waiting %s calls\t%d waiting, %d answered, %d lost\tramp %s, all answered (%d at a time) and returned in %s (the last answered call returned at %s), %d answer errors\n",
+		tool, n, ok.Load(), int64(n)-ok.Load(), ramp.Round(time.Millisecond), b.cfg.releasers, drain.Round(time.Millisecond), last.Round(time.Millisecond), answerErrs.Load())
 	if cpu0 >= 0 && cpu1 >= 0 {
 		fmt.Fprintf(tw, "  server CPU per released call\t%.2f ms\t\n", float64(cpu1-cpu0)*10/float64(n))
 	}
