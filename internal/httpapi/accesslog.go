@@ -147,6 +147,12 @@ func (s *Server) logged(w http.ResponseWriter, r *http.Request, serve http.Handl
 	if hijacked {
 		return // End writes the line
 	}
+	if lw.sized {
+		// The response is whole (its length was declared; net/http closes
+		// a short one): it goes to the client now, and its line after it,
+		// rather than the line's formatting and write delaying every answer.
+		_ = http.NewResponseController(w).Flush()
+	}
 	if lw.status == 0 {
 		lw.status = http.StatusOK // what net/http sends for a handler that wrote nothing
 	}
@@ -203,11 +209,13 @@ func (s *Server) logAccess(e *accessEntry, method, route, client string, status 
 type loggedWriter struct {
 	http.ResponseWriter
 	status int
+	sized  bool // the response declared its length (Content-Length)
 }
 
 func (w *loggedWriter) WriteHeader(code int) {
 	if w.status == 0 && code >= 200 { // 1xx responses are not the status
 		w.status = code
+		w.sized = w.Header().Get("Content-Length") != ""
 	}
 	w.ResponseWriter.WriteHeader(code)
 }
@@ -215,6 +223,7 @@ func (w *loggedWriter) WriteHeader(code int) {
 func (w *loggedWriter) Write(b []byte) (int, error) {
 	if w.status == 0 {
 		w.status = http.StatusOK
+		w.sized = w.Header().Get("Content-Length") != ""
 	}
 	return w.ResponseWriter.Write(b)
 }

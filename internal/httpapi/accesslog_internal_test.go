@@ -8,6 +8,7 @@ import (
 	"net/http/httptest"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/askd-dev/askd/internal/response"
 )
@@ -78,4 +79,56 @@ func TestAccessLineHijacked(t *testing.T) {
 			}
 		})
 	}
+}
+
+// A response of known length (writeJSON's) reaches the client before its
+// access line is written: a log whose write blocks until the client has the
+// response does not hold the response back.
+func TestAccessLineAfterResponse(t *testing.T) {
+	read := make(chan struct{})
+	logs := &heldLog{read: read}
+	s := &Server{log: slog.New(slog.NewJSONHandler(logs, nil))}
+	served := make(chan struct{})
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		s.logged(w, r, func(w http.ResponseWriter, r *http.Request) { writeJSON(w, http.StatusOK, map[string]bool{"ok": true}) })
+		close(served)
+	}))
+	defer srv.Close()
+	resp, err := http.Get(srv.URL + "/x")
+	if err != nil {
+		t.Fatal(err)
+	}
+	body, err := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	close(read)
+	if err != nil {
+		t.Fatal(err)
+	}
+	<-served
+	if string(body) != "{\"ok\":true}\n" || resp.ContentLength != int64(len(body)) || len(resp.TransferEncoding) != 0 {
+		t.Errorf("body %q, Content-Length %d, Transfer-Encoding %v: want the JSON with its length", body, resp.ContentLength, resp.TransferEncoding)
+	}
+	if logs.early {
+		t.Error("the access line was written before the client had the response")
+	}
+	if !strings.Contains(logs.String(), `"status":200`) {
+		t.Errorf("no access line with status 200: %q", logs.String())
+	}
+}
+
+// heldLog is a log whose first write waits until read is closed (the client
+// has its response), or 10 s: then it notes that the line came first.
+type heldLog struct {
+	read  chan struct{}
+	early bool
+	strings.Builder
+}
+
+func (l *heldLog) Write(p []byte) (int, error) {
+	select {
+	case <-l.read:
+	case <-time.After(10 * time.Second):
+		l.early = true
+	}
+	return l.Builder.Write(p)
 }

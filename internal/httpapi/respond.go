@@ -8,6 +8,7 @@ import (
 	"io"
 	"net/http"
 	"os"
+	"strconv"
 	"time"
 
 	"github.com/askd-dev/askd"
@@ -21,12 +22,19 @@ type ErrorBody struct {
 	Ask   *askd.Ask `json:"ask,omitempty"` // the current state, on a conflict
 }
 
+// writeJSON writes v as the response's JSON body, with its length: a
+// response of known length goes out whole before the request's access line
+// is written (logged), not after it.
 func writeJSON(w http.ResponseWriter, status int, v any) {
-	w.Header().Set("Content-Type", "application/json")
-	w.WriteHeader(status)
-	enc := json.NewEncoder(w)
+	var buf bytes.Buffer
+	enc := json.NewEncoder(&buf)
 	enc.SetEscapeHTML(false)
 	_ = enc.Encode(v)
+	h := w.Header()
+	h.Set("Content-Type", "application/json")
+	h.Set("Content-Length", strconv.Itoa(buf.Len()))
+	w.WriteHeader(status)
+	_, _ = w.Write(buf.Bytes())
 }
 
 // writeJSONCompressed is writeJSON, gzip-compressed when the client accepts

@@ -7,7 +7,8 @@
 #   [--no-gzip] [--timeout 10m]
 # HLD_SRC: a work tree of github.com/humanlayer/humanlayer to build hld from
 # (needs a C compiler: hld uses cgo SQLite). The load tool is ./hldbench
-# beside this script, its own Go module. docs/benchmarks.md has the figures.
+# beside this script, its own Go module; HLD_TOOL=stockbench runs the stock
+# clients (./stockbench) instead. docs/benchmarks.md has the figures.
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 src=${HLD_SRC:?set HLD_SRC to a humanlayer work tree}
@@ -27,7 +28,13 @@ mkdir -p "$state/out"
 # Go's build cache makes the builds quick after the first (hld's cgo SQLite
 # takes a couple of minutes the first time). -p 2: a small shared machine.
 (cd "$src/hld" && CGO_ENABLED=1 nice go build -p 2 -o "$state/out/hld" ./cmd/hld)
-(cd "$here/hldbench" && nice go build -p 2 -o "$state/out/hldbench" .)
+tool=${HLD_TOOL:-hldbench}
+case $tool in
+hldbench) target=() ;;
+stockbench) target=(--target hld) ;;
+*) echo "run-hld: HLD_TOOL is hldbench or stockbench"; exit 2 ;;
+esac
+(cd "$here/$tool" && nice go build -p 2 -o "$state/out/bench" .)
 
 
 # hld's state, all inside $state: HOME (its ~/.humanlayer defaults), an empty
@@ -73,7 +80,7 @@ commit=$(git -C "$src" rev-parse --short HEAD 2>/dev/null || echo unknown)
 version=$(curl -sf "http://127.0.0.1:$port/api/v1/health" | sed -n 's/.*"version":"\([^"]*\)".*/\1/p' | head -1)
 echo "# $(date -u +%FT%TZ) $(nproc) cores, load $(cut -d' ' -f1-3 /proc/loadavg), hld commit $commit (version ${version:-?}), $(go version | cut -d' ' -f3)"
 rc=0
-"$state/out/hldbench" --url "http://127.0.0.1:$port" --pid "$pid" "$@" || rc=$?
+"$state/out/bench" "${target[@]}" --url "http://127.0.0.1:$port" --pid "$pid" "$@" || rc=$?
 
 # Stop hld as its own signal handling expects (SIGTERM: graceful shutdown).
 kill -TERM "$pid"
