@@ -5,12 +5,8 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"io"
 	"maps"
-	"net"
 	"net/http"
-	"net/http/httputil"
-	"net/url"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -119,7 +115,7 @@ func TestConformanceThroughTheGate(t *testing.T) {
 	f := &fixture{askd: s, person: s.Human()}
 	const session = "conformance"
 	approveEvery(t, f, session)
-	direct := tokenProxy(t, s.URL, s.AgentToken)
+	direct := testserver.TokenProxy(t, s.URL, s.AgentToken)
 	addr := make(chan string, 1)
 	tun := testTunables
 	tun.listening = func(a string) { addr <- a }
@@ -337,42 +333,4 @@ func readSuite(t *testing.T, out string) map[string][]suiteCheck {
 		results[m[1]] = append(results[m[1]], checks...)
 	}
 	return results
-}
-
-// tokenProxy serves target on a loopback port of its own, adding the agent
-// token to every request, as TestConformance's proxy does (the suite has no
-// option for a token): the Host header goes through as the suite sent it,
-// and each request body is read whole before it is forwarded (why:
-// internal/mcpserver's tokenProxy).
-func tokenProxy(t *testing.T, target, token string) string {
-	t.Helper()
-	u, err := url.Parse(target)
-	if err != nil {
-		t.Fatal(err)
-	}
-	rp := &httputil.ReverseProxy{
-		Rewrite: func(r *httputil.ProxyRequest) {
-			r.SetURL(u)
-			r.Out.Host = r.In.Host
-			r.Out.Header.Set("Authorization", "Bearer "+token)
-		},
-		FlushInterval: -1,
-	}
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	forward := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		body, err := io.ReadAll(r.Body)
-		if err != nil {
-			http.Error(w, "reading the request: "+err.Error(), http.StatusBadRequest)
-			return
-		}
-		r.Body, r.ContentLength = io.NopCloser(bytes.NewReader(body)), int64(len(body))
-		rp.ServeHTTP(w, r)
-	})
-	hs := &http.Server{Handler: forward, ReadHeaderTimeout: 10 * time.Second}
-	go hs.Serve(ln)
-	t.Cleanup(func() { hs.Close() })
-	return "http://" + ln.Addr().String()
 }

@@ -5,12 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"io"
 	"maps"
-	"net"
-	"net/http"
-	"net/http/httputil"
-	"net/url"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -22,6 +17,7 @@ import (
 	"time"
 
 	"github.com/askd-dev/askd/internal/app"
+	"github.com/askd-dev/askd/internal/testserver"
 )
 
 // The official MCP conformance suite and the Node that runs it, pinned. The
@@ -238,7 +234,7 @@ func TestConformance(t *testing.T) {
 func runConformance(t *testing.T, node, dir string, args []string) map[string][]conformanceCheck {
 	t.Helper()
 	srv := start(t, app.Config{})
-	proxy := tokenProxy(t, srv.URL, srv.AgentToken)
+	proxy := testserver.TokenProxy(t, srv.URL, srv.AgentToken)
 	out := t.TempDir()
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 	defer cancel()
@@ -311,50 +307,6 @@ func readConformance(t *testing.T, out string) map[string][]conformanceCheck {
 		results[name] = append(results[name], checks...)
 	}
 	return results
-}
-
-// tokenProxy serves target on a loopback port of its own, adding the agent
-// token to every request: the suite has no option for one. The Host header
-// goes through as the suite sent it, so askd's DNS-rebinding check sees it.
-func tokenProxy(t *testing.T, target, token string) string {
-	t.Helper()
-	u, err := url.Parse(target)
-	if err != nil {
-		t.Fatal(err)
-	}
-	rp := &httputil.ReverseProxy{
-		Rewrite: func(r *httputil.ProxyRequest) {
-			r.SetURL(u)
-			r.Out.Host = r.In.Host
-			r.Out.Header.Set("Authorization", "Bearer "+token)
-		},
-		FlushInterval: -1, // event streams pass at once
-	}
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	// The request goes on from memory, not from the suite's connection. A
-	// transport that reads the request body on its own goroutine can still
-	// be doing so (its last read, looking for the end) when askd, which has
-	// every byte already, answers; the response headers going out to the
-	// suite then make net/http consume and close that body under it, the
-	// failed read fails the upstream connection, and the response being
-	// copied is cut: the suite saw "no result in response body", or waited
-	// out a scenario's 30 s for an end that never came.
-	forward := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		body, err := io.ReadAll(r.Body)
-		if err != nil {
-			http.Error(w, "reading the request: "+err.Error(), http.StatusBadRequest)
-			return
-		}
-		r.Body, r.ContentLength = io.NopCloser(bytes.NewReader(body)), int64(len(body))
-		rp.ServeHTTP(w, r)
-	})
-	hs := &http.Server{Handler: forward, ReadHeaderTimeout: 10 * time.Second}
-	go hs.Serve(ln)
-	t.Cleanup(func() { hs.Close() })
-	return "http://" + ln.Addr().String()
 }
 
 // conformanceDir installs the conformance suite, and Node 22 when the
