@@ -54,12 +54,10 @@ var linkHeadings = map[app.LinkState]string{
 	app.LinkUnknown: "Unknown link",
 }
 
-// viaLink is the history note of an answer given through a link's page or
-// ntfy's button.
-const viaLink = "via link"
-
-// answerLink serves GET and POST /a/{code}.
-func (s *Server) answerLink(w http.ResponseWriter, r *http.Request) {
+// setLinkHeaders sets the headers of a page a code in a link opens (an
+// answer link's, an unsubscribe link's): no script but the page's own
+// (linkCSP), no referrer, no cache, no frame, no index.
+func setLinkHeaders(w http.ResponseWriter) {
 	h := w.Header()
 	h.Set("Content-Security-Policy", linkCSP)
 	h.Set("Referrer-Policy", "no-referrer")
@@ -67,12 +65,32 @@ func (s *Server) answerLink(w http.ResponseWriter, r *http.Request) {
 	h.Set("X-Content-Type-Options", "nosniff")
 	h.Set("X-Frame-Options", "DENY")
 	h.Set("X-Robots-Tag", "noindex, nofollow")
+}
+
+// linkThrottled returns, when the client at addr has tried too many
+// unknown codes, the error its page says, the connection closed unread and
+// Retry-After set; nil when it may go on.
+func (s *Server) linkThrottled(w http.ResponseWriter, r *http.Request, addr string) error {
+	after, over := s.throttle.refused(addr)
+	if !over {
+		return nil
+	}
+	noteFailedAuth(r)
+	closeUnread(w)
+	err := errThrottled(after)
+	retryAfter(w, err)
+	return err
+}
+
+// viaLink is the history note of an answer given through a link's page or
+// ntfy's button.
+const viaLink = "via link"
+
+// answerLink serves GET and POST /a/{code}.
+func (s *Server) answerLink(w http.ResponseWriter, r *http.Request) {
+	setLinkHeaders(w)
 	addr := clientAddr(r)
-	if after, over := s.throttle.refused(addr); over {
-		noteFailedAuth(r)
-		closeUnread(w)
-		err := errThrottled(after)
-		retryAfter(w, err)
+	if err := s.linkThrottled(w, r, addr); err != nil {
 		s.linkPage(w, http.StatusTooManyRequests, &linkPage{Heading: "Too many unknown links", Says: askd.ErrorMessage(err)})
 		return
 	}

@@ -23,19 +23,9 @@ import (
 
 // unsubscribe serves GET and POST /unsubscribe/{code}.
 func (s *Server) unsubscribe(w http.ResponseWriter, r *http.Request) {
-	h := w.Header()
-	h.Set("Content-Security-Policy", linkCSP)
-	h.Set("Referrer-Policy", "no-referrer")
-	h.Set("Cache-Control", "no-store")
-	h.Set("X-Content-Type-Options", "nosniff")
-	h.Set("X-Frame-Options", "DENY")
-	h.Set("X-Robots-Tag", "noindex, nofollow")
+	setLinkHeaders(w)
 	addr := clientAddr(r)
-	if after, over := s.throttle.refused(addr); over {
-		noteFailedAuth(r)
-		closeUnread(w)
-		err := errThrottled(after)
-		retryAfter(w, err)
+	if err := s.linkThrottled(w, r, addr); err != nil {
 		s.unsubscribePage(w, http.StatusTooManyRequests, unsubscribeView{Heading: "Too many unknown links", Says: askd.ErrorMessage(err)})
 		return
 	}
