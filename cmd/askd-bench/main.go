@@ -1,6 +1,7 @@
 // Command askd-bench is askd's load tool: it measures a running askd over
 // loopback (latency, waiters, throughput, SSE fan-out) for the figures in
-// docs/benchmarks.md. scripts/bench-sqlite.sh and scripts/bench-postgres.sh
+// docs/benchmarks.md, and `askd-bench seed` fills a database with settled
+// and pending asks for the figures taken on a team's months of history. scripts/bench-sqlite.sh and scripts/bench-postgres.sh
 // start the servers under test and run it; it is not part of askd's command
 // table, since it is for askd's developers, not for the people askd serves.
 package main
@@ -45,6 +46,9 @@ func main() {
 // run is askd-bench with args: the flags read, then the scenarios run, their
 // figures printed on stdout.
 func run(ctx context.Context, args []string, stdout io.Writer) error {
+	if len(args) > 0 && args[0] == "seed" {
+		return runSeed(ctx, args[1:], stdout)
+	}
 	bc, err := parseFlags(args, stdout)
 	if err != nil {
 		return err
