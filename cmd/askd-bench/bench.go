@@ -47,6 +47,12 @@ func runScenarios(ctx context.Context, bc benchConfig, out io.Writer) error {
 			err = b.throughput(ctx, tw, true)
 		case "sse":
 			err = b.sseFanout(ctx, tw)
+		case "history":
+			err = b.historySearch(ctx, tw)
+		case "inbox":
+			err = b.inboxLoad(ctx, tw)
+		case "purge":
+			err = b.purgeLatency(ctx, tw)
 		default:
 			err = usageError(fmt.Sprintf("--scenarios: unknown %q", sc))
 		}

@@ -64,6 +64,8 @@ type benchConfig struct {
 	latencyN, waiters, sseStreams              int
 	settle                                     time.Duration
 	duration, timeout, pause                   time.Duration
+	historyN, inboxN, sessions                 int
+	purgeWatch, purgeMax                       time.Duration
 	agents                                     []int
 	cpuOf                                      []string
 }
@@ -73,12 +75,19 @@ type benchConfig struct {
 func parseFlags(args []string, stdout io.Writer) (benchConfig, error) {
 	var bc benchConfig
 	fs := flag.NewFlagSet("askd-bench", flag.ContinueOnError)
-	synopsis := "--agent-token T --human-token T [--url URL] [--inbox-url URL] [--scenarios latency,waiters,throughput,throughput-rest,sse]"
+	synopsis := "--agent-token T --human-token T [--url URL] [--inbox-url URL] [--scenarios latency,waiters,throughput,throughput-rest,sse,history,inbox,purge]\n       askd-bench seed --db DB [--settled N] [--pending N] (askd-bench seed -h lists its flags)"
 	fs.StringVar(&bc.agentURL, "url", "http://127.0.0.1:7777", "the agent side (MCP) of the askd under test; loopback only")
 	fs.StringVar(&bc.inboxURL, "inbox-url", "", "the inbox side, when it runs apart (default: --url)")
 	fs.StringVar(&bc.agentToken, "agent-token", "", "an agent token")
 	fs.StringVar(&bc.humanToken, "human-token", "", "a human token")
-	fs.StringVar(&bc.scenarios, "scenarios", "latency,waiters,throughput,sse", "which figures to measure (also throughput-rest: creates over POST /api/asks)")
+	fs.StringVar(&bc.scenarios, "scenarios", "latency,waiters,throughput,sse", "which figures to measure (also throughput-rest: creates over POST /api/asks;\n"+
+		"and, on a database askd-bench seed filled, history: searches of it; inbox: the first load's requests; purge: answers\n"+
+		"before and while askd serve --retain purges)")
+	fs.IntVar(&bc.historyN, "history-n", 30, "searches timed in the history scenario, of each kind")
+	fs.IntVar(&bc.sessions, "seed-sessions", 50000, "the history scenario searches sessions seed-s-0 to seed-s-(N-1): the settled asks seeded over 20")
+	fs.IntVar(&bc.inboxN, "inbox-n", 20, "first loads timed in the inbox scenario")
+	fs.DurationVar(&bc.purgeWatch, "purge-watch", 2*time.Second, "in the purge scenario, how often the count of settled asks is read, to see the purge go")
+	fs.DurationVar(&bc.purgeMax, "purge-max", 30*time.Minute, "in the purge scenario, give up timing after this long")
 	restKind := fs.String("rest-kind", "ready", "what throughput-rest creates and answers: ready (a plain attention ask), approval, or form (a\n"+
 		"seven-field form, answered with content checked against it)")
 	fs.IntVar(&bc.latencyN, "latency-n", 500, "answers timed in the latency scenario")
@@ -92,6 +101,9 @@ func parseFlags(args []string, stdout io.Writer) (benchConfig, error) {
 	cpuOf := fs.String("cpu-of", "", "comma-separated process names (as in /proc/PID/comm, e.g. postgres) whose CPU the throughput scenario also counts per cycle")
 	if err := parse(fs, synopsis, args, stdout); err != nil {
 		return bc, err
+	}
+	if bc.sessions < 1 {
+		return bc, usageError("--seed-sessions: want 1 or more")
 	}
 	if bc.inboxURL == "" {
 		bc.inboxURL = bc.agentURL
