@@ -84,7 +84,8 @@ func parseFlags(args []string, stdout io.Writer) (benchConfig, error) {
 		"and, on a database askd-bench seed filled, history: searches of it; inbox: the first load's requests; purge: answers\n"+
 		"before and while askd serve --retain purges)")
 	fs.IntVar(&bc.historyN, "history-n", 30, "searches timed in the history scenario, of each kind")
-	fs.IntVar(&bc.sessions, "seed-sessions", 50000, "the history scenario searches sessions seed-s-0 to seed-s-(N-1): the settled asks seeded over 20")
+	fs.IntVar(&bc.sessions, "seed-sessions", 50000, "the history scenario searches sessions seed-s-0 to seed-s-(N-1), and asks' numbers up to 20 N:\n"+
+		"the settled asks seeded over 20, at least 5,001")
 	fs.IntVar(&bc.inboxN, "inbox-n", 20, "first loads timed in the inbox scenario")
 	fs.DurationVar(&bc.purgeWatch, "purge-watch", 2*time.Second, "in the purge scenario, how often the count of settled asks is read, to see the purge go")
 	fs.DurationVar(&bc.purgeMax, "purge-max", 30*time.Minute, "in the purge scenario, give up timing after this long")
@@ -102,8 +103,8 @@ func parseFlags(args []string, stdout io.Writer) (benchConfig, error) {
 	if err := parse(fs, synopsis, args, stdout); err != nil {
 		return bc, err
 	}
-	if bc.sessions < 1 {
-		return bc, usageError("--seed-sessions: want 1 or more")
+	if bc.sessions <= 5000 {
+		return bc, usageError("--seed-sessions: want 5,001 or more")
 	}
 	if bc.inboxURL == "" {
 		bc.inboxURL = bc.agentURL

@@ -43,15 +43,18 @@ func (b *bench) get(ctx context.Context, path string) (time.Duration, int, error
 }
 
 // historySearch times GET /api/history (a page of 50, and the count of
-// every match, as the history page asks) for a word, a session and a person
-// the seed wrote, --history-n of each, one after another.
+// every match, as the history page asks) for words, a session and a person
+// the seed wrote, --history-n of each, one after another. A common word is
+// one of seedWords; a rare one is the number in one ask's title (the
+// prefix of no other, for asks 100,000 and on).
 func (b *bench) historySearch(ctx context.Context, tw io.Writer) error {
 	n := b.cfg.historyN
 	series := []struct {
 		name  string
 		query func(i int) string
 	}{
-		{"a word", func(i int) string { return "q=" + seedWords[i%len(seedWords)] }},
+		{"a common word (1 ask in 13)", func(i int) string { return "q=" + seedWords[i%len(seedWords)] }},
+		{"a rare word (an ask's number)", func(i int) string { return fmt.Sprintf("q=%d", 100000+(i*7919)%(b.cfg.sessions*20-100000)) }},
 		{"a session", func(i int) string { return fmt.Sprintf("session=seed-s-%d", (i*7919)%b.cfg.sessions) }},
 		{"a person", func(i int) string { return fmt.Sprintf("by=person-%d", i%20+1) }},
 		{"a word and a person", func(i int) string {

@@ -46,36 +46,54 @@ func (t *tx) SearchAsks(ctx context.Context, q askd.SearchQuery) ([]*askd.Ask, e
 const walkAbove = 5000
 
 // indexedMatches counts the asks whose words the full-text index holds
-// that match words: settled asks all (the queue aside).
+// that match words: settled asks all (the queue aside). A read transaction
+// counts each search once.
 func (t *tx) indexedMatches(ctx context.Context, words []string) (int, error) {
+	match := matchWords(words)
+	if n, ok := t.matches[match]; ok {
+		return n, nil
+	}
 	var n int
-	if err := t.tx.QueryRowContext(ctx, "SELECT count(*) FROM asks_search WHERE asks_search MATCH ?", matchWords(words)).Scan(&n); err != nil {
+	if err := t.tx.QueryRowContext(ctx, "SELECT count(*) FROM asks_search WHERE asks_search MATCH ?", match).Scan(&n); err != nil {
 		return 0, fmt.Errorf("search asks: %w", err)
+	}
+	if !t.writable {
+		if t.matches == nil {
+			t.matches = map[string]int{}
+		}
+		t.matches[match] = n
 	}
 	return n, nil
 }
 
 // CountSearch counts the settled asks matching q, After and Limit aside.
+// Words alone are counted in the index and in the queue, which hold settled
+// asks only and never the same one: not ask by ask.
 func (t *tx) CountSearch(ctx context.Context, q askd.SearchQuery) (int, error) {
 	query, args := countQuery(q)
+	indexed := 0
+	if rest := q; len(q.Words) > 0 {
+		if rest.Words = nil; sameWhere(rest, askd.SearchQuery{}) {
+			n, err := t.indexedMatches(ctx, q.Words)
+			if err != nil {
+				return 0, err
+			}
+			indexed = n
+			query, args = `SELECT count(*) FROM asks_search_docs
+				WHERE id IN (SELECT id FROM asks_search_queue) AND status <> 'pending' AND askd_match(doc, ?)`,
+				[]any{strings.Join(q.Words, " ")}
+		}
+	}
 	var n int
 	if err := t.tx.QueryRowContext(ctx, query, args...).Scan(&n); err != nil {
 		return 0, fmt.Errorf("count searched asks: %w", err)
 	}
-	return n, nil
+	return indexed + n, nil
 }
 
-// countQuery is the statement that counts the settled asks matching q.
-// Words alone are counted in the index and the queue, which hold settled
-// asks only and never the same one: not ask by ask.
+// countQuery is the statement that counts the settled asks matching q,
+// ask by ask.
 func countQuery(q askd.SearchQuery) (string, []any) {
-	if rest := q; len(q.Words) > 0 {
-		if rest.Words = nil; sameWhere(rest, askd.SearchQuery{}) {
-			return `SELECT (SELECT count(*) FROM asks_search WHERE asks_search MATCH ?) +
-				(SELECT count(*) FROM asks_search_docs WHERE id IN (SELECT id FROM asks_search_queue) AND status <> 'pending' AND askd_match(doc, ?))`,
-				[]any{matchWords(q.Words), strings.Join(q.Words, " ")}
-		}
-	}
 	where, args := searchWhere(q)
 	return "SELECT COUNT(*) FROM asks" + where, args
 }
