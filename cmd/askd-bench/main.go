@@ -65,6 +65,7 @@ type benchConfig struct {
 	settle                                     time.Duration
 	duration, timeout, pause                   time.Duration
 	historyN, inboxN, sessions                 int
+	sseRounds, sseCycling                      int
 	purgeWatch, purgeMax                       time.Duration
 	agents                                     []int
 	cpuOf                                      []string
@@ -95,6 +96,8 @@ func parseFlags(args []string, stdout io.Writer) (benchConfig, error) {
 	fs.IntVar(&bc.waiters, "waiters", 10000, "concurrent blocked ask_user_question calls")
 	fs.DurationVar(&bc.settle, "waiters-settle", 0, "in the waiters scenario, also read the agent process's memory this long after the calls are all waiting (Go collects at least every 2 minutes: 130s gives the settled figure)")
 	fs.IntVar(&bc.sseStreams, "sse-streams", 1000, "inbox event streams for the fan-out scenario")
+	fs.IntVar(&bc.sseRounds, "sse-rounds", 5, "asks whose event the fan-out scenario times, one after another")
+	fs.IntVar(&bc.sseCycling, "sse-cycling", 0, "agents making and answering asks (REST) all through the fan-out scenario, one cycle after another each")
 	fs.DurationVar(&bc.duration, "duration", 5*time.Second, "how long each throughput run lasts")
 	fs.DurationVar(&bc.pause, "pause", 20*time.Millisecond, "idle time before each timed answer in the latency scenario, as a person's (0: answer at once)")
 	fs.DurationVar(&bc.timeout, "timeout", 10*time.Minute, "give up the whole run after this long")
