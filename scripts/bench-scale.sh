@@ -45,6 +45,7 @@ sqlite)
 		mv "$data/$name.db.part" "$data/$name.db"
 	fi
 	cp "$data/$name.db" "$work/askd.db"
+	sync "$work/askd.db" # the copy written out before the run, not during it
 	db="$work/askd.db"
 	;;
 postgres)
