@@ -97,7 +97,7 @@ func batchedPurge(t *testing.T, db string) (purged, live int) {
 		}
 		return svc.Answer(ctx, person, a.ID, &askd.Answer{Answer: "ok"})
 	}
-	const old = 250 // two and a half batches
+	const old = 250 // five batches
 	for i := range old {
 		if _, err := cycle(agent, i); err != nil {
 			t.Fatal(err)
