@@ -12,6 +12,7 @@
 #   6. SSE fan-out to 1,000 streams while 64 agents cycle.
 # Usage: [STORES="sqlite postgres"] [SETTLED=1000000] [PENDING=100000] [ROUNDS=3]
 #        [DATA=dir] [STEPS="1 2 3 4 5 6"] scripts/scale-sitting.sh
+# SETTLED is at least 100,020 (the history step searches asks' numbers from 100,000).
 # The seeded databases are kept in DATA (default bin/scale) between sittings: seeding
 # 1,000,000 settled asks takes about 2 minutes on SQLite, 12 on PostgreSQL, on this
 # project's 2-core machine. Hours in all: make bench-scale, never make test.
