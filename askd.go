@@ -490,12 +490,16 @@ type AskTx interface {
 	// statement may be held back: its error (ENOTFOUND for a missing ask)
 	// may come from the transaction's next statement or from Update.
 	UpdateAsk(ctx context.Context, a *Ask) error
-	// DeleteAsks removes the settled asks settled before p.SettledBefore
-	// and returns how many went. Their events leave the history but not
-	// the audit chain: each is kept there purged (AuditRow.Purged, its
-	// content replaced by its body hash), and a record of the purge (a
-	// PurgeNote) is added for each run of rows it purged, at p.At.
-	DeleteAsks(ctx context.Context, p Purge) (int, error)
+	// DeleteAsks removes at most limit (above 0) of the settled asks
+	// settled before p.SettledBefore, those settled first first, and
+	// returns how many went: a purge calls it, one transaction after
+	// another, until fewer than limit went, and so holds the writer for a
+	// batch at a time, never for the whole purge. The asks' events leave
+	// the history but not the audit chain: each is kept there purged
+	// (AuditRow.Purged, its content replaced by its body hash), and a
+	// record of the purge (a PurgeNote) is added for each run of rows the
+	// call purged, at p.At.
+	DeleteAsks(ctx context.Context, p Purge, limit int) (int, error)
 }
 
 // EventTx is what a transaction may do with the asks' events.

@@ -438,24 +438,20 @@ func ConfigNote(fields map[string]any) string {
 	return string(b)
 }
 
-// PurgeRuns gathers the runs of rows a purge purges, from every row of the
-// chain a store holds whole, oldest first: Row(id, purged) for each, then
-// Events.
+// PurgeRuns gathers the runs of rows one transaction of a purge purges: a
+// run is rows next to each other among those the history still holds whole
+// (the rows the transaction purges among them). Call Row for each row it
+// purges, oldest first, then Events.
 type PurgeRuns struct {
 	runs []PurgeNote
-	in   bool
-	kept int64
 }
 
-// Row notes the next row of the chain and whether the purge purges it.
-func (p *PurgeRuns) Row(id int64, purged bool) {
-	if !purged {
-		p.kept, p.in = id, false
-		return
-	}
-	if !p.in {
-		p.runs = append(p.runs, PurgeNote{After: p.kept})
-		p.in = true
+// Row notes the next row the purge purges, id, and the row before it in
+// the history, prev (0 for none): the last row left whole before a run,
+// unless it is a row this purge purges, the one noted last.
+func (p *PurgeRuns) Row(id, prev int64) {
+	if n := len(p.runs); n == 0 || p.runs[n-1].Through != prev {
+		p.runs = append(p.runs, PurgeNote{After: prev})
 	}
 	r := &p.runs[len(p.runs)-1]
 	r.Through = id

@@ -3,6 +3,7 @@ package askd
 import (
 	"encoding/json"
 	"fmt"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -34,12 +35,23 @@ func (c *chainBuilder) add(askID int64, action, actor, note string) *AuditRow {
 // its body, and one record per run follows, under retain at c's time.
 func (c *chainBuilder) purge(retain time.Duration, asks ...int64) {
 	c.add(0, ConfigRetain, "askd", fmt.Sprintf(`{"retain":%q}`, retain))
-	var runs PurgeRuns
+	// The history holds the rows no earlier purge purged: each row this
+	// one purges follows the last of those.
+	var (
+		runs PurgeRuns
+		prev int64
+	)
+	for _, r := range c.rows {
+		now := r.AskID != 0 && slices.Contains(asks, r.AskID)
+		if now {
+			runs.Row(r.ID, prev)
+		}
+		if now || !r.Purged {
+			prev = r.ID
+		}
+	}
 	for _, a := range asks {
 		purgeInPlace(c.rows, a)
-	}
-	for _, r := range c.rows {
-		runs.Row(r.ID, r.Purged)
 	}
 	at := c.at.Add(time.Minute)
 	for _, e := range runs.Events(Purge{SettledBefore: at.Add(-retain), At: at, Retain: retain}) {

@@ -47,6 +47,12 @@ func runScenarios(ctx context.Context, bc benchConfig, out io.Writer) error {
 			err = b.throughput(ctx, tw, true)
 		case "sse":
 			err = b.sseFanout(ctx, tw)
+		case "history":
+			err = b.historySearch(ctx, tw)
+		case "inbox":
+			err = b.inboxLoad(ctx, tw)
+		case "purge":
+			err = b.purgeLatency(ctx, tw)
 		default:
 			err = usageError(fmt.Sprintf("--scenarios: unknown %q", sc))
 		}
@@ -609,8 +615,13 @@ func (b *bench) sseFanout(ctx context.Context, tw io.Writer) error {
 			defer resp.Body.Close()
 			sc := bufio.NewScanner(resp.Body)
 			sc.Buffer(make([]byte, 64<<10), 1<<20)
+			created := false // the event's data follows its name
 			for sc.Scan() {
-				if line := sc.Text(); strings.HasPrefix(line, "event: ask.created") {
+				line := sc.Text()
+				switch {
+				case strings.HasPrefix(line, "event: "):
+					created = line == "event: ask.created"
+				case created && strings.HasPrefix(line, "data: ") && strings.Contains(line, `"bench-fanout-`):
 					got <- recv{stream: i, at: time.Now()}
 				}
 			}
@@ -631,10 +642,12 @@ func (b *bench) sseFanout(ctx context.Context, tw io.Writer) error {
 	agent := client.New(b.cfg.agentURL, b.cfg.agentToken)
 	agent.HTTP = b.agentHTTP
 	run := time.Now().UnixNano()
+	cycled, stopCycling := b.cycle(ctx, b.cfg.sseCycling, run)
+	defer stopCycling()
 	var lat []time.Duration
-	const rounds = 5
+	rounds := b.cfg.sseRounds
 	for r := 0; r < rounds; r++ {
-		agent.Session = fmt.Sprintf("bench-sse-%d-%d", run, r) // a new session: a new ask, not a replacement
+		agent.Session = fmt.Sprintf("bench-fanout-%d-%d", run, r) // a new session: a new ask, not a replacement
 		t0 := time.Now()
 		if _, err := agent.Create(ctx, &askd.AskInput{Kind: askd.KindReady, Title: fmt.Sprintf("fan-out %d", r)}, 0); err != nil {
 			return err
@@ -656,8 +669,42 @@ func (b *bench) sseFanout(ctx context.Context, tw io.Writer) error {
 		}
 		time.Sleep(100 * time.Millisecond)
 	}
-	fmt.Fprintf(tw, "SSE fan-out to %d streams (+1 stalled)\t%s\t%d rounds, create -> each stream's receipt\n", n, percentiles(lat), rounds)
+	cycles := stopCycling()
+	fmt.Fprintf(tw, "SSE fan-out to %d streams (+1 stalled)\t%s\t%d rounds, create -> each stream's receipt; %d agents cycling meanwhile: %d cycles, %d errors\n",
+		n, percentiles(lat), rounds, b.cfg.sseCycling, cycles.Load(), cycled.Load())
 	return nil
+}
+
+// cycle starts agents agents making and answering asks over REST, one
+// after another each, until stop is called; stop waits for them and
+// returns the cycles done. errs counts the failed ones.
+func (b *bench) cycle(ctx context.Context, agents int, run int64) (errs *atomic.Int64, stop func() *atomic.Int64) {
+	errs = new(atomic.Int64)
+	var cycles atomic.Int64
+	cctx, cancel := context.WithCancel(ctx)
+	var wg sync.WaitGroup
+	for g := range agents {
+		wg.Go(func() {
+			a := b.agent(fmt.Sprintf("bench-cycle-%d-%d", run, g))
+			for i := 0; cctx.Err() == nil; i++ {
+				ask, err := a.Create(cctx, &askd.AskInput{Kind: askd.KindReady, Title: fmt.Sprintf("cycle %d", i)}, 0)
+				if err == nil {
+					_, err = b.human().Answer(cctx, ask.ID, &askd.Answer{Answer: "ok"})
+				}
+				switch {
+				case err == nil:
+					cycles.Add(1)
+				case cctx.Err() == nil:
+					errs.Add(1)
+				}
+			}
+		})
+	}
+	var once sync.Once
+	return errs, func() *atomic.Int64 {
+		once.Do(func() { cancel(); wg.Wait() })
+		return &cycles
+	}
 }
 
 // percentiles formats p50 / p99 / max in milliseconds.

@@ -10,11 +10,12 @@ import (
 	"testing"
 
 	"github.com/askd-dev/askd/internal/cli"
+	"github.com/askd-dev/askd/internal/pgtest"
 	"github.com/askd-dev/askd/internal/testserver"
 )
 
 func TestMain(m *testing.M) {
-	code := m.Run()
+	code := pgtest.Run(m)
 	testserver.RemoveBinary()
 	os.Exit(code)
 }

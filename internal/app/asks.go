@@ -61,11 +61,24 @@ func (s *Service) History(ctx context.Context, c askd.Caller, id int64) ([]*askd
 	return evs, err
 }
 
+// purgeBatch is how many asks one transaction of a purge removes: about
+// 100 history rows, 2 ms of the writer with a million asks on SQLite (100
+// asks took 4 ms, 14 at p90), so that an answer waiting behind a batch
+// waits about as long as behind any other write.
+const purgeBatch = 50
+
 // Purge deletes settled asks older than Retain, with their history, whose
-// rows stay in the audit chain purged (askd.AsksTx.DeleteAsks). The
-// retention it purges with is recorded first in the chain when it is not
-// the one last recorded (a first purge, or --retain changed): verify holds
-// each purge to it.
+// rows stay in the audit chain purged (askd.AsksTx.DeleteAsks), and returns
+// how many went. It removes purgeBatch asks per transaction, oldest
+// first, and after each lets the writer idle as long as the batch held it:
+// a purge of a million rows takes the writer half the time at most, never
+// for the whole purge, while agents ask and people answer. A batch stands
+// on its own: stopped between two (ctx, a crash), what went is purged in
+// full, recorded and verifiable, and the next purge removes the rest. The
+// retention it purges with is recorded in the chain, in each batch, when
+// it is not the one last recorded (a first purge, --retain changed, or
+// another process with another --retain recorded its own meanwhile):
+// verify holds each purge to it.
 func (s *Service) Purge(ctx context.Context) (int, error) {
 	if s.cfg.Retain <= 0 {
 		return 0, nil
@@ -74,15 +87,33 @@ func (s *Service) Purge(ctx context.Context) (int, error) {
 	// exactly the record's time less the retention.
 	now := s.now().UTC().Truncate(time.Microsecond)
 	p := askd.Purge{SettledBefore: now.Add(-s.cfg.Retain), At: now, Retain: s.cfg.Retain}
-	var n int
-	err := s.store.Update(ctx, func(tx askd.Tx) (err error) {
-		if err := recordRetain(ctx, tx, p); err != nil {
+	total := 0
+	for {
+		var n int
+		start := time.Now()
+		err := s.store.Update(ctx, func(tx askd.Tx) (err error) {
+			if err := recordRetain(ctx, tx, p); err != nil {
+				return err
+			}
+			n, err = tx.Asks.DeleteAsks(ctx, p, purgeBatch)
 			return err
+		})
+		if err != nil {
+			return total, err
 		}
-		n, err = tx.Asks.DeleteAsks(ctx, p)
-		return err
-	})
-	return n, err
+		total += n
+		if n < purgeBatch {
+			return total, nil
+		}
+		// Real time, not the injected clock: this paces the writer.
+		pause := time.NewTimer(time.Since(start))
+		select {
+		case <-ctx.Done():
+			pause.Stop()
+			return total, ctx.Err()
+		case <-pause.C:
+		}
+	}
 }
 
 // recordRetain records p's retention in the audit chain unless it is the

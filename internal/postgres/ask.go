@@ -462,18 +462,35 @@ func (t *tx) UpdateAsk(ctx context.Context, a *askd.Ask) error {
 	return nil
 }
 
-// DeleteAsks removes the settled asks settled before p.SettledBefore, and
-// with them (ON DELETE CASCADE) their events, which stay in the audit chain
-// purged (purge). Pending asks stay whatever their age.
-func (t *tx) DeleteAsks(ctx context.Context, p askd.Purge) (int, error) {
+// DeleteAsks removes at most limit of the settled asks settled before
+// p.SettledBefore, those settled first first, and with them (ON DELETE
+// CASCADE) their events, which stay in the audit chain purged (purge).
+// Pending asks stay whatever their age.
+func (t *tx) DeleteAsks(ctx context.Context, p askd.Purge, limit int) (int, error) {
 	if err := t.mustWrite("delete asks"); err != nil {
 		return 0, err
 	}
+	if limit <= 0 {
+		return 0, askd.Errorf(askd.EINVALID, "delete asks: limit %d, want 1 or more", limit)
+	}
 	clear(t.locked) // the rows may go
-	if err := t.purge(ctx, p); err != nil {
+	// The partial index asks_settled_at (settled_at, id), walked from its start.
+	rows, err := t.tx.Query(t.ctx(ctx), `SELECT id FROM asks WHERE status <> 'pending' AND settled_at < $1
+		ORDER BY settled_at, id LIMIT $2`, p.SettledBefore, limit)
+	if err != nil {
+		return 0, translate(err, "delete asks")
+	}
+	ids, err := pgx.CollectRows(rows, pgx.RowTo[int64])
+	if err != nil {
+		return 0, translate(err, "delete asks")
+	}
+	if len(ids) == 0 {
+		return 0, nil
+	}
+	if err := t.purge(ctx, p, ids); err != nil {
 		return 0, err
 	}
-	tag, err := t.tx.Exec(t.ctx(ctx), "DELETE FROM asks WHERE status <> 'pending' AND settled_at < $1", p.SettledBefore)
+	tag, err := t.tx.Exec(t.ctx(ctx), "DELETE FROM asks WHERE id = ANY($1)", ids)
 	if err != nil {
 		return 0, translate(err, "delete asks")
 	}

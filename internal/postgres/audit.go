@@ -119,28 +119,23 @@ func (t *tx) LastConfigEvent(ctx context.Context, action string) (*askd.Event, e
 	return &e, nil
 }
 
-// purgedAsks selects the asks a purge removes.
-const purgedAsks = "SELECT id FROM asks WHERE status <> 'pending' AND settled_at < $1"
-
-// purge copies the rows of the asks settled before p.SettledBefore to
-// audit_purged, each with its body (a first-version row whole), before the
-// asks and their events go, and holds back a record for each run of rows
-// purged: a run is rows next to each other among those the history still
-// holds whole.
-func (t *tx) purge(ctx context.Context, p askd.Purge) error {
+// purge copies the rows of the asks ids to audit_purged, each with its
+// body (a first-version row whole), before the asks and their events go,
+// and holds back a record for each run of rows purged: a run is rows next
+// to each other among those the history still holds whole. Each row's
+// neighbour before it is looked up by the primary key: the purge reads the
+// rows it purges, not the history around them.
+func (t *tx) purge(ctx context.Context, p askd.Purge, ids []int64) error {
 	rows, err := t.tx.Query(t.ctx(ctx), `
-		SELECT e.id, COALESCE(e.ask_id IN (`+purgedAsks+`), false)
-		FROM events e ORDER BY e.id`, p.SettledBefore)
+		SELECT e.id, COALESCE((SELECT b.id FROM events b WHERE b.id < e.id ORDER BY b.id DESC LIMIT 1), 0)
+		FROM events e WHERE e.ask_id = ANY($1) ORDER BY e.id`, ids)
 	if err != nil {
 		return translate(err, "purge")
 	}
 	var runs askd.PurgeRuns
-	var (
-		id     int64
-		purged bool
-	)
-	_, err = pgx.ForEachRow(rows, []any{&id, &purged}, func() error {
-		runs.Row(id, purged)
+	var id, before int64
+	_, err = pgx.ForEachRow(rows, []any{&id, &before}, func() error {
+		runs.Row(id, before)
 		return nil
 	})
 	if err != nil {
@@ -154,7 +149,7 @@ func (t *tx) purge(ctx context.Context, p askd.Purge) error {
 		       CASE WHEN chain IS NULL THEN actor END,
 		       CASE WHEN chain IS NULL THEN note END,
 		       COALESCE(hash, '')
-		FROM events WHERE ask_id IN (`+purgedAsks+`)`, p.SettledBefore)
+		FROM events WHERE ask_id = ANY($1)`, ids)
 	if err != nil {
 		return translate(err, "purge: keep the purged rows")
 	}

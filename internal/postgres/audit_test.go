@@ -265,7 +265,7 @@ func TestAuditAcrossVersions(t *testing.T) {
 		if err := tx.Audit.AddConfigEvent(ctx, &askd.Event{Action: askd.ConfigRetain, Actor: "askd", At: purge.At, Note: askd.ConfigNote(map[string]any{"retain": purge.Retain.String()})}); err != nil {
 			return err
 		}
-		n, err := tx.Asks.DeleteAsks(ctx, purge)
+		n, err := tx.Asks.DeleteAsks(ctx, purge, 1000)
 		if err == nil && n != 1 {
 			t.Errorf("DeleteAsks = %d, want 1", n)
 		}

@@ -63,7 +63,7 @@ func TestMigrateSearch(t *testing.T) {
 		if len(found) != 1 || found[0].Title != "Flush the caches" {
 			t.Errorf("search caches after migration = %d asks, want the one with the unreadable payload", len(found))
 		}
-		_, err = tx.Asks.DeleteAsks(ctx, askd.Purge{SettledBefore: time.Now().Add(-5 * time.Hour), At: time.Now(), Retain: 5 * time.Hour})
+		_, err = tx.Asks.DeleteAsks(ctx, askd.Purge{SettledBefore: time.Now().Add(-5 * time.Hour), At: time.Now(), Retain: 5 * time.Hour}, 1000)
 		return err
 	})
 	if err != nil {

@@ -35,9 +35,11 @@ func (t *tx) CountSearch(ctx context.Context, q askd.SearchQuery) (int, error) {
 // searchWhere returns the WHERE clause, with a leading space, for every field
 // of q but After and Limit, and its arguments ($1, $2, ...).
 func searchWhere(q askd.SearchQuery) (string, []any) {
-	// Settled asks all have settled_at; saying so lets the planner use the
-	// partial index on it.
-	where, args := " WHERE status <> 'pending' AND settled_at IS NOT NULL", []any(nil)
+	// An ask has settled_at from when it settles (askd.Ask.Settle), and no
+	// ask goes back to pending: settled_at alone says settled. Saying only
+	// that lets the planner use the partial indexes on it, and count a
+	// session's or a person's asks from an index alone.
+	where, args := " WHERE settled_at IS NOT NULL", []any(nil)
 	if len(q.Words) > 0 {
 		where, args = and(where, args, "search @@ to_tsquery('simple', ?)", tsquery(q.Words))
 	}

@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+	"strconv"
 	"strings"
 	"time"
 	"unicode/utf8"
@@ -436,18 +437,44 @@ func updateChanged(stored, values []any, id int64) (string, []any) {
 	return "UPDATE asks SET " + set.String() + " WHERE id = ?", append(args, id)
 }
 
-// DeleteAsks removes the settled asks settled before p.SettledBefore, and
-// with them (ON DELETE CASCADE) their events, which stay in the audit chain
-// purged (purge). Pending asks stay whatever their age.
-func (t *tx) DeleteAsks(ctx context.Context, p askd.Purge) (int, error) {
+// DeleteAsks removes at most limit of the settled asks settled before
+// p.SettledBefore, those settled first first, and with them (ON DELETE
+// CASCADE) their events, which stay in the audit chain purged (purge).
+// Pending asks stay whatever their age.
+func (t *tx) DeleteAsks(ctx context.Context, p askd.Purge, limit int) (int, error) {
 	if err := t.mustWrite("delete asks"); err != nil {
 		return 0, err
 	}
-	if err := t.purge(ctx, p); err != nil {
+	if limit <= 0 {
+		return 0, askd.Errorf(askd.EINVALID, "delete asks: limit %d, want 1 or more", limit)
+	}
+	// The partial index asks_settled_at, walked from its start.
+	rows, err := t.tx.QueryContext(ctx, `SELECT id FROM asks WHERE status <> 'pending' AND settled_at < ?
+		ORDER BY settled_at, id LIMIT ?`, micros(p.SettledBefore), limit)
+	if err != nil {
+		return 0, fmt.Errorf("delete asks: %w", err)
+	}
+	var ids []int64
+	for rows.Next() {
+		var id int64
+		if err := rows.Scan(&id); err != nil {
+			rows.Close()
+			return 0, fmt.Errorf("delete asks: %w", err)
+		}
+		ids = append(ids, id)
+	}
+	rows.Close()
+	if err := rows.Err(); err != nil {
+		return 0, fmt.Errorf("delete asks: %w", err)
+	}
+	if len(ids) == 0 {
+		return 0, nil
+	}
+	list := idList(ids)
+	if err := t.purge(ctx, p, list); err != nil {
 		return 0, err
 	}
-	res, err := t.tx.ExecContext(ctx,
-		"DELETE FROM asks WHERE status <> 'pending' AND settled_at < ?", micros(p.SettledBefore))
+	res, err := t.tx.ExecContext(ctx, "DELETE FROM asks WHERE id IN (SELECT value FROM json_each(?))", list)
 	if err != nil {
 		return 0, fmt.Errorf("delete asks: %w", err)
 	}
@@ -458,6 +485,19 @@ func (t *tx) DeleteAsks(ctx context.Context, p askd.Purge) (int, error) {
 		return 0, fmt.Errorf("delete asks: %w", err)
 	}
 	return int(n), nil
+}
+
+// idList is ids as a JSON array, for json_each: one argument however many.
+func idList(ids []int64) string {
+	b := make([]byte, 0, 8*len(ids)+2)
+	b = append(b, '[')
+	for i, id := range ids {
+		if i > 0 {
+			b = append(b, ',')
+		}
+		b = strconv.AppendInt(b, id, 10)
+	}
+	return string(append(b, ']'))
 }
 
 // micros is t as stored: microseconds since the Unix epoch.

@@ -137,64 +137,29 @@ func (t *tx) LastConfigEvent(ctx context.Context, action string) (*askd.Event, e
 	return e, nil
 }
 
-// purge moves the rows of the asks settled before p.SettledBefore to
+// purge moves the rows of the asks list names (a JSON array of ids) to
 // audit_purged, each with its body, before the asks and their events go,
 // and adds a record for each run of rows purged: a run is rows next to each
-// other among those the history still holds whole.
-func (t *tx) purge(ctx context.Context, p askd.Purge) error {
-	const purgedAsks = "SELECT id FROM asks WHERE status <> 'pending' AND settled_at < ?"
+// other among those the history still holds whole. Each row's neighbour
+// before it is looked up by the primary key: the purge reads the rows it
+// purges, not the history around them.
+func (t *tx) purge(ctx context.Context, p askd.Purge, list string) error {
 	rows, err := t.tx.QueryContext(ctx, `
-		SELECT e.id, e.ask_id IS NOT NULL AND e.ask_id IN (`+purgedAsks+`)
-		FROM events e ORDER BY e.id`, micros(p.SettledBefore))
-	if err != nil {
-		return fmt.Errorf("purge: %w", err)
-	}
-	var runs askd.PurgeRuns
-	for rows.Next() {
-		var (
-			id     int64
-			purged bool
-		)
-		if err := rows.Scan(&id, &purged); err != nil {
-			rows.Close()
-			return fmt.Errorf("purge: %w", err)
-		}
-		runs.Row(id, purged)
-	}
-	rows.Close()
-	if err := rows.Err(); err != nil {
-		return fmt.Errorf("purge: %w", err)
-	}
-	if err := t.keepPurged(ctx, purgedAsks, micros(p.SettledBefore)); err != nil {
-		return err
-	}
-	for _, e := range runs.Events(p) {
-		if err := t.insertUnattached(ctx, e); err != nil {
-			return err
-		}
-	}
-	return nil
-}
-
-// keepPurged copies the events of the asks purgedAsks selects to
-// audit_purged: a second-version row as its body, a first-version one
-// whole. SQLite has no SHA-256 in SQL: the bodies are computed here.
-func (t *tx) keepPurged(ctx context.Context, purgedAsks string, args ...any) error {
-	rows, err := t.tx.QueryContext(ctx, `
-		SELECT id, ask_id, session, action, actor, at, note, COALESCE(hash, ''), chain IS NOT NULL
-		FROM events WHERE ask_id IN (`+purgedAsks+`) ORDER BY id`, args...)
+		SELECT e.id, e.ask_id, e.session, e.action, e.actor, e.at, e.note, COALESCE(e.hash, ''), e.chain IS NOT NULL,
+		       COALESCE((SELECT b.id FROM events b WHERE b.id < e.id ORDER BY b.id DESC LIMIT 1), 0)
+		FROM events e WHERE e.ask_id IN (SELECT value FROM json_each(?)) ORDER BY e.id`, list)
 	if err != nil {
 		return fmt.Errorf("purge: %w", err)
 	}
 	type kept struct {
-		r      askd.AuditRow
-		at     int64
-		second bool
+		r          askd.AuditRow
+		at, before int64
+		second     bool
 	}
 	var all []kept
 	for rows.Next() {
 		var k kept
-		if err := rows.Scan(&k.r.ID, &k.r.AskID, &k.r.Session, &k.r.Action, &k.r.Actor, &k.at, &k.r.Note, &k.r.Hash, &k.second); err != nil {
+		if err := rows.Scan(&k.r.ID, &k.r.AskID, &k.r.Session, &k.r.Action, &k.r.Actor, &k.at, &k.r.Note, &k.r.Hash, &k.second, &k.before); err != nil {
 			rows.Close()
 			return fmt.Errorf("purge: %w", err)
 		}
@@ -204,7 +169,11 @@ func (t *tx) keepPurged(ctx context.Context, purgedAsks string, args ...any) err
 	if err := rows.Err(); err != nil {
 		return fmt.Errorf("purge: %w", err)
 	}
+	// A second-version row is kept as its body, a first-version one whole.
+	// SQLite has no SHA-256 in SQL: the bodies are computed here.
+	var runs askd.PurgeRuns
 	for _, k := range all {
+		runs.Row(k.r.ID, k.before)
 		var body, session, actor, note any
 		if k.second {
 			body = askd.AuditBody(k.r.Session, k.r.Actor, k.r.Note)
@@ -216,6 +185,11 @@ func (t *tx) keepPurged(ctx context.Context, purgedAsks string, args ...any) err
 			VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)`,
 			k.r.ID, k.r.AskID, k.r.Action, k.at, body, session, actor, note, k.r.Hash); err != nil {
 			return fmt.Errorf("purge: keep row %d: %w", k.r.ID, err)
+		}
+	}
+	for _, e := range runs.Events(p) {
+		if err := t.insertUnattached(ctx, e); err != nil {
+			return err
 		}
 	}
 	return nil

@@ -82,7 +82,7 @@ func TestPurgeLeavesNoWords(t *testing.T) {
 				t.Fatalf("%d rows of the index hold the word and %d asks are queued, want %d and %d", indexed, queued, c.indexed, c.queued)
 			}
 			if err := s.Update(ctx, func(tx askd.Tx) error {
-				_, err := tx.Asks.DeleteAsks(ctx, askd.Purge{SettledBefore: time.UnixMicro(500), At: time.UnixMicro(500).Add(time.Hour), Retain: time.Hour})
+				_, err := tx.Asks.DeleteAsks(ctx, askd.Purge{SettledBefore: time.UnixMicro(500), At: time.UnixMicro(500).Add(time.Hour), Retain: time.Hour}, 1000)
 				return err
 			}); err != nil {
 				t.Fatal(err)

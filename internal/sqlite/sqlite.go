@@ -466,6 +466,10 @@ type tx struct {
 	// stored is, in a write transaction, each ask's values as Ask read them
 	// or UpdateAsk last wrote them (remember).
 	stored map[int64][]any
+	// matches is, in a read transaction, the full-text index's count of
+	// each search's words (indexedMatches): a page of the history counts
+	// its matches, then reads them.
+	matches map[string]int
 }
 
 // areas is t as the askd.Tx it serves: t does every area.

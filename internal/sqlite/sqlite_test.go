@@ -102,7 +102,7 @@ func indexing(s *Store, batch int, delay time.Duration) *Store {
 func TestMigrate(t *testing.T) {
 	ctx := t.Context()
 	path := filepath.Join(t.TempDir(), "askd.db")
-	all := []string{"001_asks_events_tokens", "002_channels_deliveries", "003_mcp_calls", "004_sessions", "005_browser_sessions", "006_search", "007_rules", "008_answer_links", "009_database_info", "010_push", "011_bridges", "012_forms", "013_teams", "014_audit", "015_policies", "016_gate_keys", "017_audit_purged", "018_identities", "019_agent_tools", "020_mcp_calls_answered", "021_notify_secret", "022_one_call", "023_notify_email"}
+	all := []string{"001_asks_events_tokens", "002_channels_deliveries", "003_mcp_calls", "004_sessions", "005_browser_sessions", "006_search", "007_rules", "008_answer_links", "009_database_info", "010_push", "011_bridges", "012_forms", "013_teams", "014_audit", "015_policies", "016_gate_keys", "017_audit_purged", "018_identities", "019_agent_tools", "020_mcp_calls_answered", "021_notify_secret", "022_one_call", "023_notify_email", "024_history_indexes"}
 
 	applied, err := Migrate(ctx, path)
 	if err != nil {
@@ -185,7 +185,7 @@ func TestMigrateConcurrently(t *testing.T) {
 		})
 	}
 	wg.Wait()
-	if want := []string{"001_asks_events_tokens", "002_channels_deliveries", "003_mcp_calls", "004_sessions", "005_browser_sessions", "006_search", "007_rules", "008_answer_links", "009_database_info", "010_push", "011_bridges", "012_forms", "013_teams", "014_audit", "015_policies", "016_gate_keys", "017_audit_purged", "018_identities", "019_agent_tools", "020_mcp_calls_answered", "021_notify_secret", "022_one_call", "023_notify_email"}; !slices.Equal(applied, want) {
+	if want := []string{"001_asks_events_tokens", "002_channels_deliveries", "003_mcp_calls", "004_sessions", "005_browser_sessions", "006_search", "007_rules", "008_answer_links", "009_database_info", "010_push", "011_bridges", "012_forms", "013_teams", "014_audit", "015_policies", "016_gate_keys", "017_audit_purged", "018_identities", "019_agent_tools", "020_mcp_calls_answered", "021_notify_secret", "022_one_call", "023_notify_email", "024_history_indexes"}; !slices.Equal(applied, want) {
 		t.Errorf("migrations applied by 4 concurrent Migrate calls: %v, want %v", applied, want)
 	}
 }

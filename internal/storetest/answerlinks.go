@@ -205,7 +205,7 @@ func testAnswerLinksGo(t *testing.T, s askd.Store) {
 	}
 	update(t, s, func(tx askd.Tx) error { return tx.Tokens.RevokeToken(ctx, "leaving") })
 	update(t, s, func(tx askd.Tx) error {
-		_, err := tx.Asks.DeleteAsks(ctx, purgeBefore(at(time.Minute)))
+		_, err := tx.Asks.DeleteAsks(ctx, purgeBefore(at(time.Minute)), 1000)
 		return err
 	})
 	for _, gone := range []*askd.AnswerLink{old, leaving, purged} {

@@ -519,7 +519,7 @@ func testDeleteAsks(t *testing.T, s askd.Store) {
 	var deleted int
 	update(t, s, func(tx askd.Tx) error {
 		var err error
-		deleted, err = tx.Asks.DeleteAsks(ctx, purgeBefore(at(-24*time.Hour)))
+		deleted, err = tx.Asks.DeleteAsks(ctx, purgeBefore(at(-24*time.Hour)), 1000)
 		return err
 	})
 	if deleted != 2 {
@@ -562,7 +562,7 @@ func testDeleteAsks(t *testing.T, s askd.Store) {
 
 	update(t, s, func(tx askd.Tx) error {
 		var err error
-		deleted, err = tx.Asks.DeleteAsks(ctx, purgeBefore(at(-24*time.Hour)))
+		deleted, err = tx.Asks.DeleteAsks(ctx, purgeBefore(at(-24*time.Hour)), 1000)
 		return err
 	})
 	if deleted != 0 {
@@ -582,7 +582,7 @@ func testIDsNeverReused(t *testing.T, s askd.Store) {
 		if err := tx.Events.AddEvent(ctx, last); err != nil {
 			return err
 		}
-		_, err := tx.Asks.DeleteAsks(ctx, purgeBefore(at(time.Hour)))
+		_, err := tx.Asks.DeleteAsks(ctx, purgeBefore(at(time.Hour)), 1000)
 		return err
 	})
 

@@ -144,7 +144,7 @@ func testAuditPurge(t *testing.T, s askd.Store) {
 			return err
 		}
 		var err error
-		n, err = tx.Asks.DeleteAsks(ctx, purgeBefore(at(2*time.Minute)))
+		n, err = tx.Asks.DeleteAsks(ctx, purgeBefore(at(2*time.Minute)), 1000)
 		return err
 	})
 	if n != 4 {
@@ -192,7 +192,7 @@ func testAuditPurge(t *testing.T, s askd.Store) {
 	// A second purge with nothing to remove leaves nothing, and new rows
 	// still chain.
 	update(t, s, func(tx askd.Tx) error {
-		_, err := tx.Asks.DeleteAsks(ctx, purgeBefore(at(2*time.Minute)))
+		_, err := tx.Asks.DeleteAsks(ctx, purgeBefore(at(2*time.Minute)), 1000)
 		return err
 	})
 	update(t, s, func(tx askd.Tx) error {
@@ -249,4 +249,103 @@ func testLastConfigEvent(t *testing.T, s askd.Store) {
 		}
 		return nil
 	})
+}
+
+// testAuditPurgeInBatches: a purge removes at most the limit's asks a
+// call, those settled first first, whatever order they were made in, and
+// the chain verifies after each call: each records the runs of rows it
+// purged among those the history still held whole. A limit below 1 is
+// refused and changes nothing.
+func testAuditPurgeInBatches(t *testing.T, s askd.Store) {
+	ctx := t.Context()
+	// Seven asks made one after another, a pending one among them; settled
+	// in the reverse order, so that the oldest settled are the newest made
+	// and their rows sit after the others' created rows.
+	var asks []*askd.Ask
+	for i := range 8 {
+		a := newAsk(askd.KindQuestion, "s1", at(time.Duration(i)*time.Second))
+		update(t, s, func(tx askd.Tx) error {
+			if err := tx.Asks.CreateAsk(ctx, a); err != nil {
+				return err
+			}
+			_, err := addEvent(t, tx, a, askd.ActionCreated)
+			return err
+		})
+		asks = append(asks, a)
+	}
+	pending := asks[3]
+	for i := len(asks) - 1; i >= 0; i-- {
+		if a := asks[i]; a != pending {
+			update(t, s, func(tx askd.Tx) error {
+				a.Settle(askd.StatusAnswered, "", &askd.Answer{}, "reviewer", at(time.Minute+time.Duration(len(asks)-i)*time.Second))
+				if err := tx.Asks.UpdateAsk(ctx, a); err != nil {
+					return err
+				}
+				_, err := addEvent(t, tx, a, askd.ActionAnswered)
+				return err
+			})
+		}
+	}
+	cut := purgeBefore(at(time.Hour))
+	before := mustVerify(t, s)
+	for _, limit := range []int{0, -1} {
+		err := s.Update(ctx, func(tx askd.Tx) error {
+			_, err := tx.Asks.DeleteAsks(ctx, cut, limit)
+			return err
+		})
+		if askd.ErrorCode(err) != askd.EINVALID {
+			t.Errorf("DeleteAsks with limit %d: %v, want EINVALID", limit, err)
+		}
+	}
+	if got := auditRows(t, s); len(got) != len(before) {
+		t.Fatalf("a refused purge changed the chain: %d rows, want %d", len(got), len(before))
+	}
+	update(t, s, func(tx askd.Tx) error { return recordRetain(t, tx, cut) })
+	left := []*askd.Ask{asks[7], asks[6], asks[5], asks[4], asks[2], asks[1], asks[0]} // oldest settled first
+	for _, want := range []int{2, 2, 2, 1, 0} {
+		seen := len(auditRows(t, s))
+		var n int
+		update(t, s, func(tx askd.Tx) (err error) {
+			n, err = tx.Asks.DeleteAsks(ctx, cut, 2)
+			return err
+		})
+		if n != want {
+			t.Fatalf("DeleteAsks(limit 2) = %d, want %d", n, want)
+		}
+		gone := left[:n]
+		left = left[n:]
+		rows := mustVerify(t, s)
+		view(t, s, func(tx askd.Tx) error {
+			for _, a := range gone {
+				if _, err := tx.Asks.Ask(ctx, a.ID); askd.ErrorCode(err) != askd.ENOTFOUND {
+					t.Errorf("ask %d (settled %s) still there after its batch: %v", a.ID, a.SettledAt, err)
+				}
+			}
+			for _, a := range append(left, pending) {
+				if _, err := tx.Asks.Ask(ctx, a.ID); err != nil {
+					t.Errorf("ask %d purged before its turn: %v", a.ID, err)
+				}
+			}
+			return nil
+		})
+		// The records this batch added count its rows: two per ask.
+		recorded := 0
+		for _, r := range rows[seen:] {
+			var p askd.PurgeNote
+			if r.Action != askd.ActionPurged || json.Unmarshal([]byte(r.Note), &p) != nil {
+				t.Fatalf("row %d added by a purge: %+v, want a purge's record", r.ID, r)
+			}
+			recorded += p.Rows
+		}
+		if recorded != 2*n {
+			t.Errorf("a batch of %d asks recorded %d rows purged, want %d", n, recorded, 2*n)
+		}
+	}
+	// All the rows are still in the chain, each ask's purged or whole.
+	rows := mustVerify(t, s)
+	for _, r := range rows[:len(before)] {
+		if r.Purged != (r.AskID != pending.ID) {
+			t.Errorf("row %d of ask %d: purged %v", r.ID, r.AskID, r.Purged)
+		}
+	}
 }

@@ -295,7 +295,7 @@ func testDeliveryRoundTrip(t *testing.T, s askd.Store) {
 
 	// Deliveries go with their ask when it is purged.
 	update(t, s, func(tx askd.Tx) error {
-		_, err := tx.Asks.DeleteAsks(ctx, purgeBefore(at(time.Hour)))
+		_, err := tx.Asks.DeleteAsks(ctx, purgeBefore(at(time.Hour)), 1000)
 		return err
 	})
 	err = s.View(ctx, func(tx askd.Tx) error {

@@ -108,7 +108,7 @@ func testMCPCalls(t *testing.T, s askd.Store) {
 		if err := tx.Asks.UpdateAsk(ctx, settled(b, "", at(time.Hour))); err != nil {
 			return err
 		}
-		_, err := tx.Asks.DeleteAsks(ctx, purgeBefore(at(2*time.Hour)))
+		_, err := tx.Asks.DeleteAsks(ctx, purgeBefore(at(2*time.Hour)), 1000)
 		return err
 	})
 	gone("call of a deleted ask", key("3"))

@@ -260,7 +260,7 @@ func testSearchInStep(t *testing.T, s askd.Store) {
 	want(t, "quokka", born.ID, a.ID)
 
 	update(t, s, func(tx askd.Tx) error {
-		_, err := tx.Asks.DeleteAsks(ctx, purgeBefore(at(30*time.Minute)))
+		_, err := tx.Asks.DeleteAsks(ctx, purgeBefore(at(30*time.Minute)), 1000)
 		return err
 	})
 	want(t, "quokka", born.ID)

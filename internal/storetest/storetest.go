@@ -32,7 +32,9 @@
 //     ask's events, and no watcher hears of them; DeleteAsks takes no row
 //     out of the chain: the purged asks' rows stay in it, purged (their
 //     body instead of their session, actor and note), with one purge
-//     record per run of them; LastConfigEvent finds the newest config row
+//     record per run of them; DeleteAsks removes at most its limit, the
+//     asks settled first first, and the chain verifies after each call;
+//     LastConfigEvent finds the newest config row
 //     of an action;
 //   - watchers hear of committed events in order, and of nothing rolled back;
 //   - deliveries are claimed due-first, never twice while leased, even by
@@ -97,6 +99,7 @@ func Run(t *testing.T, open func(t *testing.T) askd.Store, reopen func(t *testin
 		{"KeysHeld", testKeysHeld},
 		{"AuditChain", testAuditChain},
 		{"AuditPurge", testAuditPurge},
+		{"AuditPurgeInBatches", testAuditPurgeInBatches},
 		{"LastConfigEvent", testLastConfigEvent},
 		{"Sessions", testSessions},
 		{"SessionsPaged", testSessionsPaged},
