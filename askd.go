@@ -366,6 +366,23 @@ type Change struct {
 	Ask *Ask
 }
 
+// Yielding marks ctx so that a Store.Update under it gives way to every
+// other: the store runs it in a transaction of its own, and only when no
+// other update of the process is waiting for the writer. For work nobody
+// waits on, done in many small transactions (a purge): an agent's or a
+// person's write then waits behind one of them at most.
+func Yielding(ctx context.Context) context.Context {
+	return context.WithValue(ctx, yieldingKey{}, true)
+}
+
+// IsYielding reports whether ctx was marked by Yielding.
+func IsYielding(ctx context.Context) bool {
+	y, _ := ctx.Value(yieldingKey{}).(bool)
+	return y
+}
+
+type yieldingKey struct{}
+
 // Store is a database holding asks, their history and tokens. Implementations
 // must pass internal/storetest.
 type Store interface {
@@ -385,6 +402,8 @@ type Store interface {
 	// outcome told once, a quorum approval counted once, one ask per key, an
 	// escalation once, one winner of answers or claims made at once, the
 	// pending caps; each site says so in a line naming this method.
+	// An update under Yielding(ctx) goes after every other one waiting,
+	// in a transaction of its own.
 	// internal/storetest checks it (WritersTakeTurns) across two sessions
 	// and across two handles on one database.
 	Update(ctx context.Context, fn func(Tx) error) error

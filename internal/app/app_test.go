@@ -371,3 +371,58 @@ func waiting(t testing.TB, svc *app.Service, n float64) {
 func waitFor(ctx context.Context, svc *app.Service, c askd.Caller, id int64, until time.Time) (*askd.Ask, error) {
 	return svc.AwaitOutcome(ctx, c, app.Wait{Ask: id, Mode: app.AwaitCheck, Until: until}, nil)
 }
+
+// yieldRecorder is a store that notes, for each Update, whether it was
+// marked to yield to the others (askd.Yielding).
+type yieldRecorder struct {
+	askd.Store
+	yielding []bool
+}
+
+func (y *yieldRecorder) Update(ctx context.Context, fn func(askd.Tx) error) error {
+	y.yielding = append(y.yielding, askd.IsYielding(ctx))
+	return y.Store.Update(ctx, fn)
+}
+
+// Every batch of a purge yields to the writes waiting (the store's queue
+// runs them first: internal/groupcommit); an answer does not.
+func TestPurgeYields(t *testing.T) {
+	ctx := context.Background()
+	st, err := sqlite.Open(ctx, filepath.Join(t.TempDir(), "askd.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	now := time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)
+	rec := &yieldRecorder{Store: st}
+	svc := app.New(rec, app.Config{Retain: 24 * time.Hour, Now: func() time.Time { return now }})
+	for i := range 25 {
+		a, err := svc.Create(ctx, agentCaller, &askd.AskInput{Kind: askd.KindReady, Title: fmt.Sprint("ask ", i)}, app.CreateOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := svc.Answer(ctx, humanCaller, a.ID, &askd.Answer{Answer: "ok"}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for i, y := range rec.yielding {
+		if y {
+			t.Fatalf("update %d of creating and answering yields", i)
+		}
+	}
+	before := len(rec.yielding)
+	now = now.Add(2 * 24 * time.Hour)
+	n, err := svc.Purge(ctx)
+	if err != nil || n != 25 {
+		t.Fatalf("purged %d, %v; want 25", n, err)
+	}
+	purge := rec.yielding[before:]
+	if len(purge) < 3 {
+		t.Fatalf("the purge of 25 asks made %d updates, want one a batch of 10 and a last", len(purge))
+	}
+	for i, y := range purge {
+		if !y {
+			t.Errorf("the purge's update %d does not yield", i)
+		}
+	}
+}

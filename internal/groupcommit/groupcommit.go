@@ -2,12 +2,14 @@
 // calls queue their functions, and each writer takes whatever queued while it
 // was busy and runs it as one batch, which the store commits as one
 // transaction (each function in a savepoint of its own). SQLite and
-// PostgreSQL share it; what a batch does is the store's.
+// PostgreSQL share it; what a batch does is the store's. An update under
+// askd.Yielding waits in a queue of its own, behind every other.
 package groupcommit
 
 import (
 	"context"
 	"sync"
+	"sync/atomic"
 
 	"github.com/askd-dev/askd"
 )
@@ -33,6 +35,8 @@ func (r Result) OK() bool { return r.Err == nil && !r.panicked }
 // Queue feeds a store's writers.
 type Queue struct {
 	updates   chan *Update
+	yielding  chan *Update // askd.Yielding's updates, each run alone
+	waiting   atomic.Int32 // Do calls not yet taken by a writer, for tests
 	quit      chan struct{}
 	closeOnce sync.Once
 	wg        sync.WaitGroup
@@ -43,32 +47,58 @@ type Queue struct {
 // updates. run must answer every update of its batch (see Finish). Updates
 // queued after Close fail with closed.
 func New(writers, max int, closed error, run func(batch []*Update)) *Queue {
-	q := &Queue{updates: make(chan *Update), quit: make(chan struct{}), closed: closed}
+	q := &Queue{updates: make(chan *Update), yielding: make(chan *Update), quit: make(chan struct{}), closed: closed}
 	for range writers {
 		q.wg.Go(func() { q.writer(max, run) })
 	}
 	return q
 }
 
+// writer takes the updates waiting, as batches of at most max, and a
+// yielding update only when none is: alone, so that no other waits for its
+// commit, and after a batch of those that came with it.
 func (q *Queue) writer(max int, run func([]*Update)) {
 	for {
-		var first *Update
+		var first, yielding *Update
 		select {
 		case first = <-q.updates:
 		case <-q.quit:
 			return
-		}
-		batch := []*Update{first}
-	drain:
-		for len(batch) < max {
+		default:
 			select {
-			case u := <-q.updates:
-				batch = append(batch, u)
-			default:
-				break drain
+			case first = <-q.updates:
+			case yielding = <-q.yielding:
+				first = q.take()
+			case <-q.quit:
+				return
 			}
 		}
-		run(batch)
+		if first != nil {
+			batch := []*Update{first}
+		drain:
+			for len(batch) < max {
+				select {
+				case u := <-q.updates:
+					batch = append(batch, u)
+				default:
+					break drain
+				}
+			}
+			run(batch)
+		}
+		if yielding != nil {
+			run([]*Update{yielding})
+		}
+	}
+}
+
+// take returns an update waiting, or nil.
+func (q *Queue) take() *Update {
+	select {
+	case u := <-q.updates:
+		return u
+	default:
+		return nil
 	}
 }
 
@@ -87,11 +117,19 @@ func (u *Update) Wait() Result { return <-u.done }
 // does; before that, ctx ending gives up.
 func (q *Queue) Do(ctx context.Context, fn func(askd.Tx) error) error {
 	u := NewUpdate(ctx, fn)
+	queue := q.updates
+	if askd.IsYielding(ctx) {
+		queue = q.yielding
+	}
+	q.waiting.Add(1)
 	select {
-	case q.updates <- u:
+	case queue <- u:
+		q.waiting.Add(-1)
 	case <-ctx.Done():
+		q.waiting.Add(-1)
 		return ctx.Err()
 	case <-q.quit:
+		q.waiting.Add(-1)
 		return q.closed
 	}
 	r := <-u.done

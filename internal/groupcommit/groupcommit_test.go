@@ -3,6 +3,7 @@ package groupcommit
 import (
 	"context"
 	"errors"
+	"runtime"
 	"sync"
 	"testing"
 
@@ -104,5 +105,64 @@ func TestGiveUpAndClose(t *testing.T) {
 	}
 	if ran {
 		t.Error("an update ran that should not have")
+	}
+}
+
+// An update queued while a yielding one waits for the writer runs first,
+// and the yielding one runs alone: a purge's next batch goes after the
+// answer that came while its last one ran.
+func TestYieldingGoesLast(t *testing.T) {
+	var (
+		mu    sync.Mutex
+		order []string
+		sizes []int
+	)
+	q := New(1, 8, errors.New("closed"), func(batch []*Update) {
+		mu.Lock()
+		sizes = append(sizes, len(batch))
+		mu.Unlock()
+		results := make([]Result, len(batch))
+		for i, u := range batch {
+			results[i] = Call(u, askd.Tx{})
+		}
+		Finish(batch, results)
+	})
+	defer q.Close()
+	record := func(name string) func(askd.Tx) error {
+		return func(askd.Tx) error {
+			mu.Lock()
+			order = append(order, name)
+			mu.Unlock()
+			return nil
+		}
+	}
+	held, release := make(chan struct{}), make(chan struct{})
+	var wg sync.WaitGroup
+	wg.Go(func() {
+		_ = q.Do(askd.Yielding(context.Background()), func(tx askd.Tx) error {
+			close(held)
+			<-release
+			return record("purge 1")(tx)
+		})
+	})
+	<-held
+	wg.Go(func() { _ = q.Do(askd.Yielding(context.Background()), record("purge 2")) })
+	for q.waiting.Load() < 1 {
+		runtime.Gosched()
+	}
+	wg.Go(func() { _ = q.Do(context.Background(), record("answer a")) })
+	wg.Go(func() { _ = q.Do(context.Background(), record("answer b")) })
+	for q.waiting.Load() < 3 {
+		runtime.Gosched()
+	}
+	close(release)
+	wg.Wait()
+	mu.Lock()
+	defer mu.Unlock()
+	if len(order) != 4 || order[0] != "purge 1" || order[3] != "purge 2" {
+		t.Errorf("ran %v, want purge 1, the two answers, purge 2", order)
+	}
+	if len(sizes) != 3 || sizes[0] != 1 || sizes[1] != 2 || sizes[2] != 1 {
+		t.Errorf("batches of %v, want [1 2 1]: the answers together, each purge alone", sizes)
 	}
 }
