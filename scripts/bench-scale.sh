@@ -76,7 +76,7 @@ esac
 # CPU seconds (user + system) of a set of processes, from /proc.
 cpu() { for p in "$@"; do awk '{print $14 + $15}' "/proc/$p/stat" 2>/dev/null; done | awk -v hz="$(getconf CLK_TCK)" '{t += $1} END {printf "%.2f", t / hz}'; }
 pg() { local pm; pm=$(head -1 "$data/pg/data/postmaster.pid"); echo "$pm $(pgrep -d ' ' -P "$pm" || true)"; }
-echo "# $(date -u +%FT%TZ) $(nproc) cores, load $(cut -d' ' -f1-3 /proc/loadavg), commit $(git rev-parse --short HEAD), $store, $settled settled and $pending pending seeded${RETAIN:+, --retain $RETAIN}"
+echo "# $(date -u +%FT%TZ) $(nproc) cores, load $(cut -d' ' -f1-3 /proc/loadavg), server ${ASKD_BIN:-this tree at $(git rev-parse --short HEAD)}, $store, $settled settled and $pending pending seeded${RETAIN:+, --retain $RETAIN}"
 if [ -n "${VERIFY:-}" ]; then
 	TIMEFORMAT='%R s elapsed, %U s user, %S s system'
 	time "$work/askd" audit verify --db "$db"

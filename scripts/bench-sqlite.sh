@@ -20,5 +20,5 @@ ASKD_MAX_PENDING_PER_TOKEN=100000 ASKD_MAX_NEW_SESSIONS=100000 "$dir/askd" serve
 pid=$!
 for _ in $(seq 100); do curl -sf "http://127.0.0.1:$port/healthz" >/dev/null && break; sleep 0.1; done
 curl -sf "http://127.0.0.1:$port/healthz" >/dev/null || { echo "bench: askd serve did not start:"; cat "$dir/serve.log"; exit 1; }
-echo "# $(date -u +%FT%TZ) $(nproc) cores, load $(cut -d' ' -f1-3 /proc/loadavg), commit $(git rev-parse --short HEAD), server ${ASKD_BIN:+$(basename "$ASKD_BIN")}${ASKD_BIN:-this tree}"
+echo "# $(date -u +%FT%TZ) $(nproc) cores, load $(cut -d' ' -f1-3 /proc/loadavg), server ${ASKD_BIN:-this tree at $(git rev-parse --short HEAD)}"
 "$dir/bench" --url "http://127.0.0.1:$port" --agent-token "$at" --human-token "$ht" "$@"
