@@ -148,13 +148,8 @@ func (c changes) skill(path, prefix string) error {
 // is not one JSON object (comments included), or an edit error, changes
 // nothing, not even a backup, and says so.
 func editJSONFile(path string, edit func(root *jsonedit.Object) error) (changed bool, backup string, err error) {
-	target, err := followSymlink(path)
+	target, data, exists, err := readTarget(path)
 	if err != nil {
-		return false, "", err
-	}
-	data, err := os.ReadFile(target)
-	exists := err == nil
-	if err != nil && !errors.Is(err, fs.ErrNotExist) {
 		return false, "", err
 	}
 	root, err := jsonedit.Decode(data)
@@ -169,29 +164,39 @@ func editJSONFile(path string, edit func(root *jsonedit.Object) error) (changed 
 	if err != nil {
 		return false, "", err
 	}
-	return writeWithBackup(target, exists, data, out)
+	return writeWithBackup(target, target, exists, data, out)
 }
 
 // writeFileWithBackup writes data to path (a file askd owns all of, a
 // plugin or a skill) unless it holds that already, backing up what was
 // there first.
 func writeFileWithBackup(path string, data []byte) (changed bool, backup string, err error) {
-	target, err := followSymlink(path)
+	target, old, exists, err := readTarget(path)
 	if err != nil {
 		return false, "", err
 	}
-	old, err := os.ReadFile(target)
-	exists := err == nil
-	if err != nil && !errors.Is(err, fs.ErrNotExist) {
-		return false, "", err
+	return writeWithBackup(target, target, exists, old, data)
+}
+
+// readTarget reads the file at path, or where it points when it is a
+// symlink (target): its text, and whether it exists (a missing one is no
+// error).
+func readTarget(path string) (target string, data []byte, exists bool, err error) {
+	if target, err = followSymlink(path); err != nil {
+		return "", nil, false, err
 	}
-	return writeWithBackup(target, exists, old, data)
+	data, err = os.ReadFile(target)
+	if errors.Is(err, fs.ErrNotExist) {
+		return target, nil, false, nil
+	}
+	return target, data, err == nil, err
 }
 
 // writeWithBackup replaces target's old text with out, unless they are the
 // same, after a backup of the old one when the file exists; a new file is
-// 0600 (CLI settings come to hold secrets), its directory made 0700.
-func writeWithBackup(target string, exists bool, old, out []byte) (changed bool, backup string, err error) {
+// 0600 (CLI settings come to hold secrets), its directory made 0700. Its
+// errors name the file as name (the path the person gave, or target).
+func writeWithBackup(name, target string, exists bool, old, out []byte) (changed bool, backup string, err error) {
 	if exists && bytes.Equal(old, out) {
 		return false, "", nil
 	}
@@ -203,13 +208,13 @@ func writeWithBackup(target string, exists bool, old, out []byte) (changed bool,
 		}
 		mode = info.Mode().Perm()
 		if backup, err = writeBackup(target, old, mode); err != nil {
-			return false, "", fmt.Errorf("%s: backup: %v (nothing was changed)", target, err)
+			return false, "", fmt.Errorf("%s: backup: %v (nothing was changed)", name, err)
 		}
 	} else if err := os.MkdirAll(filepath.Dir(target), 0o700); err != nil {
 		return false, "", err
 	}
 	if err := replaceFile(target, out, mode); err != nil {
-		return false, backup, fmt.Errorf("%s: %v", target, err)
+		return false, backup, fmt.Errorf("%s: %v", name, err)
 	}
 	return true, backup, nil
 }

@@ -1,7 +1,6 @@
 package install
 
 import (
-	"bytes"
 	"errors"
 	"flag"
 	"fmt"
@@ -90,39 +89,15 @@ func installCodex(e *cli.Env, args []string) error {
 // symlinked config is edited where it points. A file askd cannot edit safely
 // is an error that changes nothing.
 func editCodexFile(path, block string) (changed bool, backup string, err error) {
-	target, err := followSymlink(path)
+	target, data, exists, err := readTarget(path)
 	if err != nil {
-		return false, "", err
-	}
-	data, err := os.ReadFile(target)
-	exists := err == nil
-	if err != nil && !errors.Is(err, fs.ErrNotExist) {
 		return false, "", err
 	}
 	out, err := editCodexConfig(data, block)
 	if err != nil {
 		return false, "", fmt.Errorf("%s: %v", path, err)
 	}
-	if exists && bytes.Equal(out, data) {
-		return false, "", nil
-	}
-	mode := os.FileMode(0o600) // a new config: Codex's may come to hold secrets
-	if exists {
-		info, err := os.Stat(target)
-		if err != nil {
-			return false, "", err
-		}
-		mode = info.Mode().Perm()
-		if backup, err = writeBackup(target, data, mode); err != nil {
-			return false, "", fmt.Errorf("%s: backup: %v (nothing was changed)", path, err)
-		}
-	} else if err := os.MkdirAll(filepath.Dir(target), 0o700); err != nil {
-		return false, "", err
-	}
-	if err := replaceFile(target, out, mode); err != nil {
-		return false, backup, fmt.Errorf("%s: %v", path, err)
-	}
-	return true, backup, nil
+	return writeWithBackup(path, target, exists, data, out) // a new config is 0600: Codex's may come to hold secrets
 }
 
 // writeBackup copies data to a new file beside path, named for the time,
